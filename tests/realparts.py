@@ -1,0 +1,43 @@
+"""Real parts (PostgreSQL, Chromium, Prometheus, opencode) for the test suite.
+
+On a laptop without one of them its tests skip with a reason that says how to get it; under
+CI (`OCTEL_REQUIRE_REAL_PARTS=1`, set by `.ci/run`) a missing part fails the test instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+
+def require(ok: bool, what: str, how: str) -> None:
+    """Skip (or, under CI, fail) unless a real part is present."""
+    if ok:
+        return
+    reason = f"{what} not found; {how}"
+    if os.environ.get("OCTEL_REQUIRE_REAL_PARTS") == "1":
+        pytest.fail(f"real part missing under CI: {reason}")
+    pytest.skip(reason)
+
+
+def which(*names: str, extra_dirs: tuple[str, ...] = ()) -> str | None:
+    """First executable among names, on PATH or in extra_dirs."""
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+        for d in extra_dirs:
+            p = Path(d) / name
+            if p.is_file() and os.access(p, os.X_OK):
+                return str(p)
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
