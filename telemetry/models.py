@@ -1,0 +1,198 @@
+"""The store's tables (DESIGN.md "The records").
+
+Timestamps are timezone-aware UTC. Lists are paged on (time, id) and filtered in the database,
+so every list the console or CLI shows has an index behind it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Index, MetaData, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+__all__ = ["NAMING", "AgentRun", "Aggregate", "Cycle", "Daemon", "Finding", "SessionIndex"]
+
+# A naming convention makes Alembic's constraint names the same on SQLite and PostgreSQL.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+SQLModel.metadata = MetaData(naming_convention=NAMING)
+
+
+def _ts(nullable: bool = False, index: bool = False) -> Any:
+    return Field(
+        default=None, sa_column=Column(DateTime(timezone=True), nullable=nullable, index=index)
+    )
+
+
+def _json() -> Any:
+    return Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class Cycle(SQLModel, table=True):
+    """One dispatcher cycle, written at begin and updated at finish."""
+
+    __tablename__ = "cycle"
+    __table_args__ = (
+        Index("ix_cycle_driver_started", "driver", "started_at", "id"),
+        Index("ix_cycle_started", "started_at", "id"),
+        Index("ix_cycle_open", "ended_at", "driver"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    cycle_id: str = Field(max_length=200, unique=True)
+    driver: str = Field(max_length=100)
+    host: str | None = Field(default=None, max_length=255)
+    pid: int | None = None
+    started_at: datetime = _ts()
+    ended_at: datetime | None = _ts(nullable=True)
+    candidates_count: int | None = None
+    claims_count: int | None = None
+    swept_count: int | None = None
+    processed_count: int | None = None
+    escalated_count: int | None = None
+    terminal_state: str | None = Field(default=None, max_length=100, index=True)
+    worker_outcome: str | None = Field(default=None, max_length=100)
+    error_kind: str | None = Field(default=None, max_length=200)
+    session_id: str | None = Field(default=None, max_length=200, index=True)
+    worker_wallclock_seconds: float | None = None
+    start_synthesised: bool = False
+    raw: dict[str, Any] | None = _json()
+    updated_at: datetime = _ts()
+
+
+class Daemon(SQLModel, table=True):
+    """One dispatcher process, known by its heartbeats (HTTP or heartbeat file)."""
+
+    __tablename__ = "daemon"
+    __table_args__ = (UniqueConstraint("driver", "host", name="uq_daemon_driver_host"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    driver: str = Field(max_length=100, index=True)
+    host: str = Field(max_length=255)
+    pid: int | None = None
+    last_heartbeat_at: datetime = _ts()
+    in_flight_cycle_id: str | None = Field(default=None, max_length=200)
+    source: str = Field(default="http", max_length=20)
+    first_seen_at: datetime = _ts()
+
+
+class SessionIndex(SQLModel, table=True):
+    """One archived OpenCode session: what the console and CLI list, without scanning folders."""
+
+    __tablename__ = "session_index"
+    __table_args__ = (
+        Index("ix_session_index_archived", "archived_at", "id"),
+        Index("ix_session_index_agent_archived", "agent", "archived_at", "id"),
+        Index("ix_session_index_model_archived", "model", "archived_at", "id"),
+        Index("ix_session_index_verdict_archived", "verdict", "archived_at", "id"),
+        Index("ix_session_index_label_archived", "label", "archived_at", "id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(max_length=200, unique=True)
+    root_session_id: str = Field(max_length=200, index=True)
+    parent_session_id: str | None = Field(default=None, max_length=200, index=True)
+    depth: int = 0
+    label: str | None = Field(default=None, max_length=200)
+    cycle_id: str | None = Field(default=None, max_length=200, index=True)
+    agent: str | None = Field(default=None, max_length=100)
+    model: str | None = Field(default=None, max_length=200)
+    title: str | None = Field(default=None, max_length=1000)
+    directory: str | None = Field(default=None, max_length=1000)
+    opencode_version: str | None = Field(default=None, max_length=50)
+    created_at: datetime | None = _ts(nullable=True)
+    updated_at: datetime | None = _ts(nullable=True)
+    archived_at: datetime = _ts()
+    duration_s: float | None = None
+    turn_count: int = 0
+    message_count: int = 0
+    in_flight: bool = False
+    tokens_input: int = 0
+    tokens_output: int = 0
+    tokens_reasoning: int = 0
+    tokens_cache_read: int = 0
+    tokens_cache_write: int = 0
+    cost_usd: float = 0.0
+    subtree_tokens: int = 0
+    subtree_cost_usd: float = 0.0
+    subtree_session_count: int = 1
+    verdict: str = Field(default="healthy", max_length=20)
+    worst_detector: str | None = Field(default=None, max_length=100)
+    finding_count: int = 0
+    walk_error_count: int = 0
+    error_kind: str | None = Field(default=None, max_length=200)
+    archive_path: str = Field(max_length=1000)
+    schema_version: int = 2
+    content_hash: str = Field(max_length=128)
+
+
+class Finding(SQLModel, table=True):
+    """A detector's finding on a session, from an archive or a live probe."""
+
+    __tablename__ = "finding"
+    __table_args__ = (
+        UniqueConstraint("session_id", "detector", "source", name="uq_finding_session_detector"),
+        Index("ix_finding_detected", "detected_at", "id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(max_length=200, index=True)
+    detector: str = Field(max_length=100)
+    verdict: str = Field(max_length=20, index=True)
+    score: float = 0.0
+    start_index: int = 0
+    evidence: dict[str, Any] | None = _json()
+    source: str = Field(default="archive", max_length=20)
+    detected_at: datetime = _ts()
+
+
+class AgentRun(SQLModel, table=True):
+    """One Claude Code CLI run, from its `--output-format json` result."""
+
+    __tablename__ = "agent_run"
+    __table_args__ = (Index("ix_agent_run_created", "created_at", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_key: str = Field(max_length=200, unique=True)
+    task: str | None = Field(default=None, max_length=500, index=True)
+    agent: str | None = Field(default=None, max_length=100, index=True)
+    session_id: str | None = Field(default=None, max_length=200)
+    model: str | None = Field(default=None, max_length=200)
+    subtype: str | None = Field(default=None, max_length=100)
+    is_error: bool = False
+    exit_code: int | None = None
+    num_turns: int | None = None
+    duration_ms: int | None = None
+    duration_api_ms: int | None = None
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    model_usage: dict[str, Any] | None = _json()
+    raw: dict[str, Any] | None = _json()
+    created_at: datetime = _ts()
+
+
+class Aggregate(SQLModel, table=True):
+    """A monotonic counter that `/metrics` exposes, kept at write time.
+
+    Scrapes read these few rows instead of scanning history, and pruning old rows never lowers
+    a counter. `labels` is the canonical JSON of the label set.
+    """
+
+    __tablename__ = "aggregate"
+    __table_args__ = (UniqueConstraint("metric", "labels", name="uq_aggregate_metric_labels"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    metric: str = Field(max_length=100)
+    labels: str = Field(max_length=1000)
+    value: float = 0.0
+    updated_at: datetime = _ts()

@@ -1,0 +1,91 @@
+"""octel's settings, declared once as data.
+
+Every setting is an ``OCTEL_*`` environment variable (or a ``.env`` entry) and, where a command
+needs it, a flag. ``SETTINGS_DOC`` lists name, default and help for the README drift test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["DEFAULT_PORT", "Settings", "settings_doc"]
+
+DEFAULT_PORT = 8765
+
+
+class Settings(BaseSettings):
+    """Configuration of one octel instance."""
+
+    model_config = SettingsConfigDict(env_prefix="OCTEL_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(
+        Path("octel-data"), description="Folder for the SQLite file, archives, token and keys."
+    )
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL; default `sqlite:///<data_dir>/octel.db`. PostgreSQL: `postgresql+psycopg://…`.",
+    )
+    archive_dir: Path | None = Field(
+        None, description="Where archive files go; default `<data_dir>/archives`."
+    )
+    host: str = Field("127.0.0.1", description="Address `octel serve` listens on.")
+    port: int = Field(DEFAULT_PORT, ge=1, le=65535, description="Port `octel serve` listens on.")
+    long_worker_seconds: float = Field(
+        600.0,
+        gt=0,
+        description="Heartbeat age beyond which a daemon with a cycle in flight is a long-running worker.",
+    )
+    ingest_token: SecretStr | None = Field(
+        None,
+        description="Bearer token for writes; when unset, one is created in `<data_dir>/ingest-token` (mode 0600).",
+    )
+    heartbeat_files: str = Field(
+        "",
+        description="Heartbeat files as `driver=glob` pairs separated by `;`; a file's mtime is the beat.",
+    )
+    opencode_url: str = Field(
+        "http://127.0.0.1:4096", description="The OpenCode server to archive from."
+    )
+    redact_values: str = Field(
+        "", description="Comma-separated secret values to redact (12 characters at least)."
+    )
+    redact_file: Path | None = Field(
+        None, description="File with one secret value a line to redact."
+    )
+
+    @field_validator("data_dir", "archive_dir", "redact_file", mode="before")
+    @classmethod
+    def _expand(cls, v: Any) -> Any:
+        return Path(v).expanduser() if isinstance(v, str) and v else v
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'octel.db'}"
+
+    @property
+    def archives(self) -> Path:
+        return self.archive_dir or self.data_dir / "archives"
+
+    @property
+    def heartbeat_globs(self) -> list[tuple[str, str]]:
+        """`driver=glob;…` parsed into pairs; a malformed entry raises ValueError naming it."""
+        pairs = []
+        for entry in filter(None, (e.strip() for e in self.heartbeat_files.split(";"))):
+            driver, sep, pattern = entry.partition("=")
+            if not sep or not driver.strip() or not pattern.strip():
+                raise ValueError(f"OCTEL_HEARTBEAT_FILES entry {entry!r} is not driver=glob")
+            pairs.append((driver.strip(), pattern.strip()))
+        return pairs
+
+
+def settings_doc() -> list[tuple[str, str, str]]:
+    """(environment variable, default, help) for every setting, in declaration order."""
+    rows = []
+    for name, field in Settings.model_fields.items():
+        default = "" if field.default is None else str(field.default)
+        rows.append((f"OCTEL_{name.upper()}", default, field.description or ""))
+    return rows

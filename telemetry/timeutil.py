@@ -1,0 +1,40 @@
+"""Time helpers: every timestamp octel stores is timezone-aware UTC."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+__all__ = ["as_utc", "parse_duration", "parse_since", "utcnow"]
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_utc(dt: datetime) -> datetime:
+    """SQLite hands back naive datetimes; octel only ever stored UTC."""
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def parse_duration(text: str) -> timedelta:
+    """`90s`, `15m`, `24h`, `30d`, `2w` → timedelta; anything else raises ValueError."""
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a duration like 90s, 15m, 24h, 30d or 2w")
+    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    """A relative duration (`24h`, meaning that long before now) or an ISO 8601 time."""
+    try:
+        return now - parse_duration(text)
+    except ValueError:
+        pass
+    try:
+        return as_utc(datetime.fromisoformat(text))
+    except ValueError:
+        raise ValueError(f"{text!r} is neither a duration like 24h nor an ISO 8601 time") from None
