@@ -1,0 +1,399 @@
+"""OpenCode JSON -> the detectors' normalised stream (pure: dicts in, frozen records out).
+
+Reads both API generations: the classic `GET /session/{id}/message` items (`{info, parts}`) and
+the `/api/session/{id}/message` items (`{type, content, ...}`, also inside a `{data: [...]}`
+envelope). Anything that cannot be read is skipped, never raised: a recorder must survive a
+server that changes shape under it. Long strings are cut (outputs and errors to
+`MAX_OUTPUT` characters, texts to `MAX_TEXT`) because the detectors only compare their heads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from detectors.model import (
+    Compaction,
+    Message,
+    Part,
+    Patch,
+    PermissionEvent,
+    Reasoning,
+    Retry,
+    Role,
+    StatusSample,
+    StatusType,
+    StepFinish,
+    Text,
+    ToolCall,
+    ToolStatus,
+)
+
+__all__ = [
+    "MAX_OUTPUT",
+    "MAX_TEXT",
+    "Converted",
+    "canonical_json",
+    "from_fixture",
+    "from_opencode",
+    "permissions_from_opencode",
+    "status_from_opencode",
+]
+
+MAX_OUTPUT = 2000
+MAX_TEXT = 8000
+_READ_ERRORS = (TypeError, ValueError, AttributeError, KeyError, RecursionError)
+_TOOL_STATUSES: dict[object, ToolStatus] = {
+    "pending": "pending",
+    "running": "running",
+    "completed": "completed",
+    "error": "error",
+}
+_STATUS_TYPES: dict[object, StatusType] = {"busy": "busy", "retry": "retry", "idle": "idle"}
+
+
+class Converted(NamedTuple):
+    messages: list[Message]
+    status: list[StatusSample]
+    permissions: list[PermissionEvent]
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _l(v: object) -> Sequence[Any]:
+    return v if isinstance(v, list | tuple) else ()
+
+
+def _s(v: object, cap: int = MAX_TEXT) -> str:
+    return v[:cap] if isinstance(v, str) else ""
+
+
+def _i(v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return 0
+    try:
+        return int(v)
+    except (ValueError, OverflowError):  # NaN, inf
+        return 0
+
+
+def _f(v: object) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    f = float(v)
+    return f if f == f and abs(f) != float("inf") else None
+
+
+def canonical_json(value: object) -> str:
+    """Tool input as JSON with sorted keys, so key order never makes two calls differ."""
+    if isinstance(value, str):
+        raw = value
+        try:
+            value = json.loads(raw)  # a pending call carries its input as raw text
+        except ValueError:
+            return raw
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    except _READ_ERRORS:
+        return repr(value)
+
+
+def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out: str) -> ToolCall:
+    status = state.get("status")
+    meta = _d(state.get("metadata")) or _d(state.get("structured"))
+    exit_raw = meta.get("exit")
+    exit_code = exit_raw if isinstance(exit_raw, int) and not isinstance(exit_raw, bool) else None
+    err = state.get("error")
+    error = _s(err, MAX_OUTPUT) or _s(_d(err).get("message"), MAX_OUTPUT)
+    interrupted = meta.get("interrupted") is True or "User aborted the command" in text_out
+    return ToolCall(
+        part_id=pid,
+        tool=tool,
+        canonical_input=canonical_json(state.get("input", {})),
+        status=_TOOL_STATUSES.get(status, "error") if isinstance(status, str) else "error",
+        output=text_out[:MAX_OUTPUT],
+        error=error,
+        exit_code=exit_code,
+        call_id=call_id,
+        interrupted=interrupted,
+    )
+
+
+def _classic_part(p: Mapping[str, Any]) -> Part | None:
+    pid = _s(p.get("id"))
+    kind = p.get("type")
+    if kind == "text":
+        return Text(pid, _s(p.get("text")), p.get("synthetic") is True)
+    if kind == "reasoning":
+        return Reasoning(pid, _s(p.get("text")))
+    if kind == "tool":
+        state = _d(p.get("state"))
+        out = _s(state.get("output"), MAX_TEXT)
+        return _tool(pid, _s(p.get("tool")), state, _s(p.get("callID")), out)
+    if kind == "step-finish":
+        tokens = _d(p.get("tokens"))
+        out_t, reas_t = _i(tokens.get("output")), _i(tokens.get("reasoning"))
+        return StepFinish(pid, _s(p.get("reason")), out_t, reas_t)
+    if kind == "retry":
+        err = _d(p.get("error"))
+        msg = _s(_d(err.get("data")).get("message"), MAX_OUTPUT) or _s(err.get("message"))
+        return Retry(pid, _i(p.get("attempt")), msg)
+    if kind == "compaction":
+        return Compaction(pid, p.get("auto") is True, p.get("overflow") is True)
+    if kind == "patch":
+        return Patch(pid, tuple(f for f in _l(p.get("files")) if isinstance(f, str)))
+    return None  # step-start, file, agent, subtask, snapshot: nothing a detector reads
+
+
+def _classic(item: Mapping[str, Any], index: int) -> Message | None:
+    info = _d(item.get("info"))
+    role = info.get("role")
+    if role not in ("user", "assistant"):
+        return None
+    parts = [_classic_part(_d(p)) for p in _l(item.get("parts"))]
+    err = _d(info.get("error"))
+    tokens = _d(info.get("tokens"))
+    finish = info.get("finish")
+    return Message(
+        id=_s(info.get("id")),
+        role=role,
+        index=index,
+        parts=tuple(p for p in parts if p is not None),
+        finish=finish if isinstance(finish, str) else None,
+        error=_s(err.get("name")) or None,
+        error_message=_s(_d(err.get("data")).get("message"), MAX_OUTPUT),
+        output_tokens=_i(tokens.get("output")),
+        reasoning_tokens=_i(tokens.get("reasoning")),
+        completed=_d(info.get("time")).get("completed") is not None or role == "user",
+        agent=_s(info.get("agent")) or _s(info.get("mode")),
+        summary=info.get("summary") is True,
+    )
+
+
+def _v2_content(c: Mapping[str, Any]) -> Part | None:
+    pid = _s(c.get("id"))
+    kind = c.get("type")
+    if kind == "text":
+        return Text(pid, _s(c.get("text")))
+    if kind == "reasoning":
+        return Reasoning(pid, _s(c.get("text")))
+    if kind == "tool":
+        state = _d(c.get("state"))
+        out = "".join(_s(_d(x).get("text")) for x in _l(state.get("content")))
+        return _tool(pid, _s(c.get("name")), state, pid, out)
+    return None
+
+
+def _v2(item: Mapping[str, Any], index: int) -> Message | None:
+    kind = item.get("type")
+    mid = _s(item.get("id"))
+    time = _d(item.get("time"))
+    role: Role
+    parts: list[Part | None] = []
+    if kind == "assistant":
+        err = _d(item.get("error"))
+        tokens = _d(item.get("tokens"))
+        parts = [_v2_content(_d(c)) for c in _l(item.get("content"))]
+        files = tuple(f for f in _l(_d(item.get("snapshot")).get("files")) if isinstance(f, str))
+        if files:
+            parts.append(Patch(mid + ":snapshot", files))
+        finish = item.get("finish")
+        return Message(
+            id=mid,
+            role="assistant",
+            index=index,
+            parts=tuple(p for p in parts if p is not None),
+            finish=finish if isinstance(finish, str) else None,
+            error=(_s(err.get("name")) or _s(err.get("type"))) or None,
+            error_message=_s(err.get("message"), MAX_OUTPUT),
+            output_tokens=_i(tokens.get("output")),
+            reasoning_tokens=_i(tokens.get("reasoning")),
+            completed=time.get("completed") is not None,
+            agent=_s(item.get("agent")),
+        )
+    if kind in ("user", "synthetic", "system"):
+        role = "system" if kind == "system" else "user"
+        parts = [Text(mid + ":text", _s(item.get("text")), kind == "synthetic")]
+    elif kind == "shell":
+        role = "user"
+        state = {"status": "completed", "input": {"command": item.get("command")}}
+        call = _s(item.get("callID"))
+        parts = [_tool(mid + ":shell", "shell", state, call, _s(item.get("output")))]
+    elif kind == "compaction":
+        role = "user"
+        parts = [Compaction(mid + ":compaction", item.get("reason") == "auto")]
+    else:
+        return None  # agent-switched, model-switched
+    return Message(id=mid, role=role, index=index, parts=tuple(p for p in parts if p is not None))
+
+
+def _items(messages: object) -> Sequence[Any]:
+    if isinstance(messages, Mapping):
+        return _l(messages.get("data"))
+    return _l(messages)
+
+
+def _event(raw: object) -> tuple[Mapping[str, Any], float | None]:
+    """Unwrap `{received, event}` (recorder), `{payload}` (/global/event) or a bare event."""
+    d = _d(raw)
+    received = _f(d.get("received"))
+    ev = _d(d.get("event")) or _d(d.get("payload")) or d
+    return ev, (received / 1000.0 if received is not None else None)
+
+
+def _props(ev: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _d(ev.get("properties")) or _d(ev.get("data"))
+
+
+def _attach_overflows(
+    out: list[Message], created: list[float | None], events: Iterable[object], sid: str | None
+) -> None:
+    """ContextOverflowError is only an event; pin it on the empty step it ended."""
+    for raw in events:
+        ev, t = _event(raw)
+        props = _props(ev)
+        if ev.get("type") != "session.error" or t is None:
+            continue
+        if sid is not None and props.get("sessionID") not in (None, sid):
+            continue
+        err = _d(props.get("error"))
+        if err.get("name") != "ContextOverflowError":
+            continue
+        for k in range(len(out) - 1, -1, -1):
+            c = created[k]
+            m = out[k]
+            if c is not None and c <= t and m.role == "assistant":
+                if m.error is None and not any(isinstance(p, Text | ToolCall) for p in m.parts):
+                    msg = _s(_d(err.get("data")).get("message"), MAX_OUTPUT)
+                    out[k] = _replace_error(m, "ContextOverflowError", msg)
+                break
+
+
+def _replace_error(m: Message, name: str, text: str) -> Message:
+    return Message(
+        m.id, m.role, m.index, m.parts, m.finish, name, text,
+        m.output_tokens, m.reasoning_tokens, m.completed, m.agent, m.summary,
+    )  # fmt: skip
+
+
+def from_opencode(
+    messages: object,
+    *,
+    status_samples: Iterable[object] = (),
+    events: Iterable[object] = (),
+    session_id: str | None = None,
+) -> list[Message]:
+    """Messages of one session, oldest first, in the normalised model.
+
+    `events` (the SSE stream as recorded) supplies what the stored messages lack: a context
+    overflow is only an event, so it is pinned on the empty step it ended. Status samples and
+    permissions have their own converters; `status_samples` is accepted for symmetry.
+    """
+    del status_samples
+    out: list[Message] = []
+    created: list[float | None] = []
+    for raw in _items(messages):
+        item = _d(raw)
+        try:
+            if "info" in item:
+                msg = _classic(item, len(out))
+                t = _f(_d(_d(item.get("info")).get("time")).get("created"))
+            else:
+                msg = _v2(item, len(out))
+                t = _f(_d(item.get("time")).get("created"))
+        except _READ_ERRORS:
+            continue
+        if msg is not None:
+            out.append(msg)
+            created.append(t / 1000.0 if t is not None else None)
+            if session_id is None and "info" in item:
+                sid = _d(item.get("info")).get("sessionID")
+                session_id = sid if isinstance(sid, str) else None
+    _attach_overflows(out, created, events, session_id)
+    return out
+
+
+def _status(v: Mapping[str, Any], t: float | None, pending: tuple[str, ...]) -> StatusSample | None:
+    kind = v.get("type")
+    st = _STATUS_TYPES.get(kind) if isinstance(kind, str) else None
+    if st is None:
+        return None
+    return StatusSample(st, _i(v.get("attempt")), t, _s(v.get("message"), MAX_OUTPUT), pending)
+
+
+def status_from_opencode(
+    samples: Iterable[object], *, session_id: str | None = None
+) -> list[StatusSample]:
+    """Status history from recorder samples (`{t, status: {sid: status}, pending_permissions}`)
+    or bare statuses (`{type, attempt, next}`). A session absent from a sample is idle, as
+    `/session/status` leaves idle sessions out."""
+    out: list[StatusSample] = []
+    for raw in _l(list(samples) if not isinstance(samples, list | tuple) else samples):
+        d = _d(raw)
+        t = _f(d.get("t"))
+        pending = tuple(x for x in _l(d.get("pending_permissions")) if isinstance(x, str))
+        if "status" in d and "type" not in d:
+            smap = _d(d.get("status"))
+            if session_id is not None:
+                v = _d(smap.get(session_id))
+            else:
+                v = next((_d(x) for x in smap.values() if isinstance(x, Mapping)), {})
+            s = _status(v or {"type": "idle"}, t, pending)
+        else:
+            s = _status(d, t, pending)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def permissions_from_opencode(
+    events: Iterable[object], *, session_id: str | None = None
+) -> list[PermissionEvent]:
+    """Permission asks and replies from recorded events (classic and `permission.v2.*`)."""
+    out: list[PermissionEvent] = []
+    for raw in events:
+        ev, t = _event(raw)
+        kind = ev.get("type")
+        if kind not in ("permission.asked", "permission.replied", "permission.v2.asked",
+                        "permission.v2.replied"):  # fmt: skip
+            continue
+        p = _props(ev)
+        if session_id is not None and p.get("sessionID") != session_id:
+            continue
+        if isinstance(kind, str) and kind.endswith("asked"):
+            pats = p.get("patterns") if "patterns" in p else p.get("resources")
+            out.append(
+                PermissionEvent(
+                    "asked",
+                    _s(p.get("id")),
+                    _s(p.get("permission")) or _s(p.get("action")),
+                    tuple(x[:MAX_OUTPUT] for x in _l(pats) if isinstance(x, str)),
+                    call_id=_s(_d(p.get("tool")).get("callID")),
+                    t=t,
+                )
+            )
+        else:
+            out.append(
+                PermissionEvent("replied", _s(p.get("requestID")), reply=_s(p.get("reply")), t=t)
+            )
+    return out
+
+
+def from_fixture(doc: object, session_id: str | None = None) -> Converted:
+    """A recorded run (`{messages: {sid: [...]}, status_samples, events, root_id}`) or a bare
+    message list, converted for one session (the root unless `session_id` names another)."""
+    if not isinstance(doc, Mapping):
+        return Converted(from_opencode(doc), [], [])
+    msgs_by_session = _d(doc.get("messages"))
+    sid = session_id or _s(doc.get("root_id")) or next(iter(msgs_by_session), None)
+    if not isinstance(sid, str) or not sid:
+        return Converted(from_opencode(doc.get("messages", doc)), [], [])
+    events = _l(doc.get("events"))
+    return Converted(
+        from_opencode(msgs_by_session.get(sid), events=events, session_id=sid),
+        status_from_opencode(_l(doc.get("status_samples")), session_id=sid),
+        permissions_from_opencode(events, session_id=sid),
+    )
