@@ -45,9 +45,9 @@ def bump(db: Session, metric: str, labels: Mapping[str, str], delta: float) -> N
         set_={
             "value": Aggregate.value + stmt.excluded.value,
             "updated_at": stmt.excluded.updated_at,
-        },  # type: ignore[attr-defined]
+        },
     )
-    db.exec(stmt)  # type: ignore[call-overload]
+    db.exec(stmt)
 
 
 def observe_cycle_duration(db: Session, driver: str, seconds: float) -> None:

@@ -26,9 +26,7 @@ SQLModel.metadata = MetaData(naming_convention=NAMING)
 
 
 def _ts(nullable: bool = False, index: bool = False) -> Any:
-    return Field(
-        default=None, sa_column=Column(DateTime(timezone=True), nullable=nullable, index=index)
-    )
+    return Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=nullable, index=index))
 
 
 def _json() -> Any:

@@ -37,25 +37,21 @@ class Settings(BaseSettings):
     long_worker_seconds: float = Field(
         600.0,
         gt=0,
-        description="Heartbeat age beyond which a daemon with a cycle in flight is a long-running worker.",
+        description="Heartbeat age past which a daemon with a cycle in flight is a long-running worker.",
     )
     ingest_token: SecretStr | None = Field(
         None,
-        description="Bearer token for writes; when unset, one is created in `<data_dir>/ingest-token` (mode 0600).",
+        description="Bearer token for writes; unset: created in `<data_dir>/ingest-token` (mode 0600).",
     )
     heartbeat_files: str = Field(
         "",
-        description="Heartbeat files as `driver=glob` pairs separated by `;`; a file's mtime is the beat.",
+        description="Heartbeat files as `driver=glob` pairs, `;`-separated; a file's mtime is a beat.",
     )
-    opencode_url: str = Field(
-        "http://127.0.0.1:4096", description="The OpenCode server to archive from."
-    )
+    opencode_url: str = Field("http://127.0.0.1:4096", description="The OpenCode server to archive from.")
     redact_values: str = Field(
         "", description="Comma-separated secret values to redact (12 characters at least)."
     )
-    redact_file: Path | None = Field(
-        None, description="File with one secret value a line to redact."
-    )
+    redact_file: Path | None = Field(None, description="File with one secret value a line to redact.")
 
     @field_validator("data_dir", "archive_dir", "redact_file", mode="before")
     @classmethod

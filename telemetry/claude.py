@@ -1,0 +1,93 @@
+"""Read a Claude Code CLI result (`--output-format json`, or stream-json's final `result` event)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ClaudeResultError", "parse_claude_result"]
+
+
+class ClaudeResultError(ValueError):
+    """The input is not a Claude CLI result object; the message names the field."""
+
+
+def _int(d: Mapping[str, Any], key: str) -> int:
+    v = d.get(key, 0)
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ClaudeResultError(f"usage.{key} must be a number")
+    return int(v)
+
+
+def _last_result_event(text: str) -> Mapping[str, Any]:
+    """A whole JSON object, or the last `{"type": "result"}` line of a stream-json transcript."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        doc = None
+        for line in text.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                raise ClaudeResultError("input is neither a JSON object nor stream-json lines") from None
+            if isinstance(event, dict) and event.get("type") == "result":
+                doc = event
+        if doc is None:
+            raise ClaudeResultError("stream-json input has no result event") from None
+    if isinstance(doc, list):  # `--output-format json --verbose` prints the whole event list
+        results = [e for e in doc if isinstance(e, dict) and e.get("type") == "result"]
+        if not results:
+            raise ClaudeResultError("event list has no result event")
+        doc = results[-1]
+    if not isinstance(doc, dict):
+        raise ClaudeResultError("result must be a JSON object")
+    return doc
+
+
+def parse_claude_result(result: Mapping[str, Any] | str) -> dict[str, Any]:
+    """The columns of an agent run from one CLI result; raises ClaudeResultError on bad input."""
+    doc = _last_result_event(result) if isinstance(result, str) else result
+    if doc.get("type", "result") != "result":
+        raise ClaudeResultError("type must be 'result'")
+    usage = doc.get("usage") or {}
+    if not isinstance(usage, Mapping):
+        raise ClaudeResultError("usage must be an object")
+    model_usage = doc.get("modelUsage") or {}
+    if not isinstance(model_usage, Mapping):
+        raise ClaudeResultError("modelUsage must be an object")
+    cost = doc.get("total_cost_usd", doc.get("cost_usd", 0.0)) or 0.0
+    if isinstance(cost, bool) or not isinstance(cost, int | float):
+        raise ClaudeResultError("total_cost_usd must be a number")
+    # The model with the largest cost is the one the run is filed under.
+    model = max(model_usage, key=lambda m: (model_usage[m] or {}).get("costUSD", 0), default=None)
+    canonical = json.dumps(doc, sort_keys=True, default=str).encode()
+    run_key = str(doc.get("uuid") or doc.get("session_id") or hashlib.sha256(canonical).hexdigest()[:32])
+    if doc.get("uuid") is None and doc.get("session_id"):
+        # A resumed session prints the same session_id again; keep both runs.
+        run_key = f"{doc['session_id']}:{hashlib.sha256(canonical).hexdigest()[:16]}"
+    subtype = doc.get("subtype")
+    return {
+        "run_key": run_key,
+        "session_id": doc.get("session_id"),
+        "model": model,
+        "subtype": str(subtype) if subtype is not None else None,
+        "is_error": bool(doc.get("is_error", False))
+        or (isinstance(subtype, str) and subtype.startswith("error")),
+        "num_turns": doc.get("num_turns"),
+        "duration_ms": doc.get("duration_ms"),
+        "duration_api_ms": doc.get("duration_api_ms"),
+        "cost_usd": float(cost),
+        "input_tokens": _int(usage, "input_tokens"),
+        "output_tokens": _int(usage, "output_tokens"),
+        "cache_read_tokens": _int(usage, "cache_read_input_tokens"),
+        "cache_creation_tokens": _int(usage, "cache_creation_input_tokens"),
+        "model_usage": dict(model_usage),
+        "raw": dict(doc),
+    }

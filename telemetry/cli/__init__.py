@@ -1,0 +1,12 @@
+"""The `octel` command line. Command modules register themselves on the app when imported."""
+
+from __future__ import annotations
+
+from telemetry.cli import serve  # noqa: F401  (command modules)
+from telemetry.cli.app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,45 @@
+"""The FastAPI app, built from its settings: `create_app(settings)`; no module-level state."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from telemetry.db import make_engine
+from telemetry.migrate import upgrade
+from telemetry.settings import Settings
+from telemetry.token import ensure_ingest_token
+from web import ingest, status
+from web.errors import install_error_handlers
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("octel")
+
+
+def create_app(settings: Settings | None = None, *, migrate: bool = True) -> FastAPI:
+    """Build the app; the lifespan opens the store (and upgrades it) and closes it."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = make_engine(settings.db_url)
+        if migrate:
+            upgrade(engine)
+        token, path, created = ensure_ingest_token(settings)
+        if created:
+            log.warning("octel: created an ingest token in %s (mode 0600)", path)
+        app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
+        try:
+            yield
+        finally:
+            engine.dispose()
+
+    app = FastAPI(title="octel", version="0.1.0", lifespan=lifespan)
+    install_error_handlers(app)
+    app.include_router(ingest.router)
+    app.include_router(status.router)
+    return app

@@ -1,0 +1,73 @@
+"""One JSON error envelope for the whole API.
+
+{"error": {"code": "...", "message": "...",
+           "fields": [{"field": "body.cycle_id", "message": "..."}]}}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+__all__ = ["ApiError", "error_body", "install_error_handlers"]
+
+
+class ApiError(Exception):
+    """Raise from a route to answer with the envelope."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        fields: list[dict[str, str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.fields, self.headers = (
+            status,
+            code,
+            message,
+            fields or [],
+            headers,
+        )
+
+
+def error_body(code: str, message: str, fields: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": fields or []}}
+
+
+def _loc(loc: tuple[Any, ...] | list[Any]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+async def _api_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return JSONResponse(error_body(exc.code, exc.message, exc.fields), exc.status, headers=exc.headers)
+
+
+async def _validation(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    fields = [
+        {"field": _loc(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in exc.errors()
+    ]
+    first = fields[0] if fields else {"field": "", "message": "invalid"}
+    return JSONResponse(error_body("invalid_request", f"{first['field']}: {first['message']}", fields), 422)
+
+
+async def _http(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}.get(
+        exc.status_code, "http_error"
+    )
+    return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http)

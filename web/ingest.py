@@ -1,0 +1,100 @@
+"""`/api/v1/…`: what dispatchers report. Token required; every call idempotent on retry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, Depends, Response
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from telemetry import ingest
+from telemetry.claude import ClaudeResultError
+from telemetry.cycles import cycle_dict
+from telemetry.db import session_scope
+from telemetry.timeutil import utcnow
+from web.deps import EngineDep, require_token
+from web.errors import ApiError
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/v1", tags=["ingest"], dependencies=[Depends(require_token)])
+T = TypeVar("T")
+
+
+def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
+    """One write transaction; two first writes of one id race, so retry when they collide."""
+    for attempt in range(3):
+        try:
+            with session_scope(engine) as db:
+                return fn(db)
+        except IntegrityError:
+            if attempt == 2:
+                raise
+        except ingest.ConflictError as e:
+            raise ApiError(409, "conflict", str(e)) from None
+        except ClaudeResultError as e:
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"body.result: {e}",
+                [{"field": "body.result", "message": str(e)}],
+            ) from None
+    raise AssertionError("unreachable")
+
+
+@router.post("/cycles/begin", status_code=201)
+def begin(p: ingest.CycleBegin, engine: EngineDep, response: Response) -> dict[str, Any]:
+    def run(db: Session) -> tuple[dict[str, Any], bool]:
+        row, created = ingest.begin_cycle(db, p, utcnow())
+        return cycle_dict(row), created
+
+    row, created = _write(engine, run)
+    response.status_code = 201 if created else 200
+    return {"cycle": row, "created": created}
+
+
+@router.post("/cycles/finish")
+def finish(p: ingest.CycleFinish, engine: EngineDep) -> dict[str, Any]:
+    def run(db: Session) -> tuple[dict[str, Any], bool]:
+        row, changed = ingest.finish_cycle(db, p, utcnow())
+        return cycle_dict(row), changed
+
+    row, changed = _write(engine, run)
+    return {"cycle": row, "changed": changed}
+
+
+@router.post("/heartbeat")
+def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep) -> dict[str, Any]:
+    def run(db: Session) -> dict[str, Any]:
+        d = ingest.heartbeat(db, p, utcnow())
+        return {
+            "driver": d.driver,
+            "host": d.host,
+            "pid": d.pid,
+            "last_heartbeat_at": d.last_heartbeat_at.isoformat(),
+            "in_flight_cycle_id": d.in_flight_cycle_id,
+        }
+
+    return {"daemon": _write(engine, run)}
+
+
+@router.post("/agent-runs", status_code=201)
+def agent_run(p: ingest.AgentRunIn, engine: EngineDep, response: Response) -> dict[str, Any]:
+    def run(db: Session) -> tuple[dict[str, Any], bool]:
+        r, created = ingest.add_agent_run(db, p, utcnow())
+        return {
+            "run_key": r.run_key,
+            "task": r.task,
+            "agent": r.agent,
+            "model": r.model,
+            "subtype": r.subtype,
+            "is_error": r.is_error,
+            "cost_usd": r.cost_usd,
+        }, created
+
+    row, created = _write(engine, run)
+    response.status_code = 201 if created else 200
+    return {"run": row, "created": created}
