@@ -1,0 +1,280 @@
+"""OpenCode client: one adapter per API generation, chosen per capability.
+
+The classic routes (``/session``, ``/session/{id}/children``, ``/session/{id}/message``) and
+the ``/api/…`` generation answer the same questions in different envelopes. On 1.18.33 the
+``/api/`` message routes come back empty while the classic ones hold every message, so the
+client tries the families in order per capability, remembers which one the server really
+serves, and never settles for an empty history when another family has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from archiver.errors import FetchError
+from archiver.http import JsonHttp
+
+__all__ = ["ApiAdapter", "ClassicAdapter", "Messages", "OpenCodeClient", "has_activity"]
+
+JsonObj = dict[str, Any]
+
+
+def _need_list(body: Any, path: str) -> list[JsonObj]:
+    if not isinstance(body, list) or not all(isinstance(x, dict) for x in body):
+        raise FetchError("malformed", "expected a JSON array of objects", path=path)
+    return body
+
+
+def _need_obj(body: Any, path: str) -> JsonObj:
+    if not isinstance(body, dict):
+        raise FetchError("malformed", "expected a JSON object", path=path)
+    return body
+
+
+def _check_messages(items: list[JsonObj], path: str) -> list[JsonObj]:
+    for m in items:
+        if not isinstance(m.get("info"), dict) or not isinstance(m.get("parts", []), list):
+            raise FetchError("malformed", "message without info/parts", path=path)
+    return items
+
+
+def has_activity(session: JsonObj) -> bool:
+    """True when the session record shows that messages must exist (spent tokens or money)."""
+    tokens = session.get("tokens") or {}
+    spent = [tokens.get("input"), tokens.get("output"), tokens.get("reasoning")]
+    return bool(session.get("cost")) or any(isinstance(x, int | float) and x > 0 for x in spent)
+
+
+class Adapter(Protocol):
+    family: str
+
+    async def session(self, sid: str) -> JsonObj: ...
+    async def children(self, sid: str) -> list[JsonObj]: ...
+    async def messages(self, sid: str) -> list[JsonObj]: ...
+
+
+class ClassicAdapter:
+    """``/session/…`` routes; messages paged newest-first with ``limit`` + ``before`` cursor."""
+
+    family = "classic"
+
+    def __init__(self, http: JsonHttp, *, page_size: int = 200, max_pages: int = 10_000):
+        self._http = http
+        self._page = page_size
+        self._max_pages = max_pages
+
+    async def session(self, sid: str) -> JsonObj:
+        path = f"/session/{sid}"
+        return _need_obj((await self._http.request("GET", path)).body, path)
+
+    async def children(self, sid: str) -> list[JsonObj]:
+        path = f"/session/{sid}/children"
+        return _need_list((await self._http.request("GET", path)).body, path)
+
+    async def messages(self, sid: str) -> list[JsonObj]:
+        path = f"/session/{sid}/message"
+        pages: list[list[JsonObj]] = []
+        seen_cursors: set[str] = set()
+        params: dict[str, Any] = {"limit": self._page}
+        for _ in range(self._max_pages):
+            reply = await self._http.request("GET", path, params)
+            pages.append(_check_messages(_need_list(reply.body, path), path))
+            cursor = reply.headers.get("x-next-cursor")
+            if not cursor or not reply.body:
+                break
+            if cursor in seen_cursors:
+                raise FetchError("paging", "message cursor repeated", path=path)
+            seen_cursors.add(cursor)
+            params = {"limit": self._page, "before": cursor}
+        else:
+            raise FetchError("paging", f"more than {self._max_pages} pages", path=path)
+        # pages run newest to oldest, each page oldest-first inside
+        out: list[JsonObj] = []
+        seen: set[str] = set()
+        for page in reversed(pages):
+            for m in page:
+                mid = str(m["info"].get("id"))
+                if mid not in seen:
+                    seen.add(mid)
+                    out.append(m)
+        return out
+
+    async def diff(self, sid: str) -> list[JsonObj]:
+        path = f"/session/{sid}/diff"
+        return _need_list((await self._http.request("GET", path)).body, path)
+
+    async def todo(self, sid: str) -> list[JsonObj]:
+        path = f"/session/{sid}/todo"
+        return _need_list((await self._http.request("GET", path)).body, path)
+
+
+def _data(body: Any, path: str) -> Any:
+    if not isinstance(body, dict) or "data" not in body:
+        raise FetchError("malformed", "expected a {data: …} envelope", path=path)
+    return body["data"]
+
+
+def _from_v2_session(s: JsonObj) -> JsonObj:
+    out = dict(s)
+    loc = s.get("location")
+    if "directory" not in out and isinstance(loc, dict) and "directory" in loc:
+        out["directory"] = loc["directory"]
+    return out
+
+
+class ApiAdapter:
+    """``/api/…`` routes: ``{data, cursor{previous,next}}`` envelopes."""
+
+    family = "api"
+
+    def __init__(self, http: JsonHttp, *, page_size: int = 200, max_pages: int = 10_000):
+        self._http = http
+        self._page = page_size
+        self._max_pages = max_pages
+
+    async def session(self, sid: str) -> JsonObj:
+        path = f"/api/session/{sid}"
+        return _from_v2_session(_need_obj(_data((await self._http.request("GET", path)).body, path), path))
+
+    async def _pages(self, path: str) -> list[JsonObj]:
+        out: list[JsonObj] = []
+        params: dict[str, Any] = {"limit": self._page}
+        seen: set[str] = set()
+        for _ in range(self._max_pages):
+            body = (await self._http.request("GET", path, params)).body
+            items = _need_list(_data(body, path), path)
+            out.extend(items)
+            nxt = (body.get("cursor") or {}).get("next")
+            if not nxt or not items:
+                return out
+            if nxt in seen:
+                raise FetchError("paging", "cursor repeated", path=path)
+            seen.add(nxt)
+            params = {"limit": self._page, "cursor": nxt}
+        raise FetchError("paging", f"more than {self._max_pages} pages", path=path)
+
+    async def children(self, sid: str) -> list[JsonObj]:
+        # no children route in this generation: filter the flat list by parentID
+        return [_from_v2_session(s) for s in await self._pages("/api/session") if s.get("parentID") == sid]
+
+    async def messages(self, sid: str) -> list[JsonObj]:
+        return await self._pages(f"/api/session/{sid}/message")
+
+
+@dataclass
+class Messages:
+    items: list[JsonObj]
+    family: str
+    empty_but_active: bool = False
+    tried: list[str] = field(default_factory=list)
+
+
+class OpenCodeClient:
+    """Reads sessions, children and messages from whichever route family serves them."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient | httpx.Client,
+        base_url: str,
+        *,
+        prefer: tuple[str, ...] = ("classic", "api"),
+        retries: int = 3,
+        backoff: float = 0.05,
+        max_concurrency: int = 8,
+        page_size: int = 200,
+    ) -> None:
+        self.http = JsonHttp(
+            http, base_url, retries=retries, backoff=backoff, max_concurrency=max_concurrency
+        )
+        self.classic = ClassicAdapter(self.http, page_size=page_size)
+        self.api = ApiAdapter(self.http, page_size=page_size)
+        known: dict[str, Adapter] = {"classic": self.classic, "api": self.api}
+        self._order: list[Adapter] = [known[name] for name in prefer]
+        # capability -> adapters that did not serve it on this server
+        self._unsupported: dict[str, set[str]] = {}
+
+    @property
+    def base_url(self) -> str:
+        return self.http.base_url
+
+    def chosen(self, capability: str) -> str | None:
+        """The family currently used for a capability (None if none serves it)."""
+        bad = self._unsupported.get(capability, set())
+        return next((a.family for a in self._order if a.family not in bad), None)
+
+    def _adapters(self, capability: str) -> list[Adapter]:
+        bad = self._unsupported.get(capability, set())
+        return [a for a in self._order if a.family not in bad]
+
+    async def _first(self, capability: str, sid: str) -> Any:
+        last: FetchError | None = None
+        for adapter in self._adapters(capability):
+            try:
+                return await getattr(adapter, capability)(sid)
+            except FetchError as err:
+                if err.error_kind != "unsupported":
+                    raise
+                self._unsupported.setdefault(capability, set()).add(adapter.family)
+                last = err
+        raise last or FetchError("unsupported", f"no route family serves {capability}")
+
+    async def session(self, sid: str) -> JsonObj:
+        result: JsonObj = await self._first("session", sid)
+        return result
+
+    async def children(self, sid: str) -> list[JsonObj]:
+        result: list[JsonObj] = await self._first("children", sid)
+        return result
+
+    async def messages(self, sid: str, session: JsonObj | None = None) -> Messages:
+        """Every message; when one family answers empty for an active session, ask the others."""
+        tried: list[str] = []
+        first_error: FetchError | None = None
+        for adapter in self._adapters("messages"):
+            try:
+                items = await adapter.messages(sid)
+            except FetchError as err:
+                if err.error_kind == "unsupported":
+                    self._unsupported.setdefault("messages", set()).add(adapter.family)
+                    continue
+                first_error = first_error or err
+                tried.append(adapter.family)
+                continue
+            tried.append(adapter.family)
+            if items:
+                return Messages(items, adapter.family, tried=tried)
+            if first_error is None and session is not None and not has_activity(session):
+                return Messages([], adapter.family, tried=tried)
+        if first_error is not None:
+            raise first_error
+        active = session is None or has_activity(session)
+        return Messages([], tried[0] if tried else "none", empty_but_active=active, tried=tried)
+
+    async def diff(self, sid: str) -> list[JsonObj]:
+        return await self.classic.diff(sid)
+
+    async def todo(self, sid: str) -> list[JsonObj]:
+        return await self.classic.todo(sid)
+
+    async def health(self) -> JsonObj:
+        return _need_obj((await self.http.request("GET", "/global/health")).body, "/global/health")
+
+    async def status(self) -> dict[str, Any]:
+        return _need_obj((await self.http.request("GET", "/session/status")).body, "/session/status")
+
+    async def permissions(self) -> list[JsonObj]:
+        return _need_list((await self.http.request("GET", "/permission")).body, "/permission")
+
+    async def list_sessions(self) -> list[JsonObj]:
+        return _need_list((await self.http.request("GET", "/session")).body, "/session")
+
+    async def delete(self, sid: str) -> bool:
+        body = (await self.http.request("DELETE", f"/session/{sid}", idempotent=False)).body
+        return body is True
+
+    async def abort(self, sid: str) -> bool:
+        body = (await self.http.request("POST", f"/session/{sid}/abort", idempotent=False)).body
+        return body is True

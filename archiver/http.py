@@ -1,0 +1,120 @@
+"""One JSON request over an injected httpx client, with retries and a bounded number in flight.
+
+Idempotent reads retry on transport errors and 5xx with a short exponential backoff; every
+failure becomes a ``FetchError`` with an ``error_kind``. Accepts an ``httpx.AsyncClient`` or a
+plain ``httpx.Client`` (run in a worker thread so the walk stays concurrent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+
+from archiver.errors import FetchError
+
+__all__ = ["JsonHttp", "Reply"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: Any
+    headers: httpx.Headers
+
+
+def _kind_of(exc: httpx.TransportError) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.ReadError):
+        return "connection"
+    return "transport"
+
+
+def _is_object_not_found(body: Any) -> bool:
+    # OpenCode answers a missing session with {"name":"NotFoundError",...}; a missing route
+    # answers with something else (plain text, or the web UI's HTML).
+    return isinstance(body, dict) and "NotFound" in str(body.get("name", ""))
+
+
+class JsonHttp:
+    """GET/POST JSON against one server; retries idempotent reads."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient | httpx.Client,
+        base_url: str,
+        *,
+        retries: int = 3,
+        backoff: float = 0.05,
+        max_concurrency: int = 8,
+    ) -> None:
+        self._http = http
+        self.base_url = base_url.rstrip("/")
+        self._retries = retries
+        self._backoff = backoff
+        self._gate = asyncio.Semaphore(max_concurrency)
+        self.requests = 0
+
+    async def _send(self, method: str, url: str, params: dict[str, Any] | None) -> httpx.Response:
+        async with self._gate:
+            self.requests += 1
+            if isinstance(self._http, httpx.AsyncClient):
+                return await self._http.request(method, url, params=params)
+            return await asyncio.to_thread(self._http.request, method, url, params=params)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        params: dict[str, Any] | None = None,
+        *,
+        idempotent: bool = True,
+    ) -> Reply:
+        """The parsed JSON reply of a 2xx answer, else a FetchError."""
+        url = self.base_url + path
+        attempts = self._retries + 1 if idempotent else 1
+        last: FetchError | None = None
+        for attempt in range(attempts):
+            if attempt:
+                await asyncio.sleep(self._backoff * (2 ** (attempt - 1)))
+            try:
+                resp = await self._send(method, url, params)
+            except httpx.TransportError as exc:
+                last = FetchError(_kind_of(exc), f"{type(exc).__name__}: {exc}", path=path)
+                continue
+            if resp.status_code >= 500:
+                last = FetchError(
+                    "server_error",
+                    f"HTTP {resp.status_code}: {resp.text[:200]}",
+                    path=path,
+                    status=resp.status_code,
+                )
+                continue
+            return self._parse(resp, path)
+        assert last is not None
+        raise last
+
+    @staticmethod
+    def _parse(resp: httpx.Response, path: str) -> Reply:
+        status = resp.status_code
+        try:
+            body = orjson.loads(resp.content) if resp.content else None
+            parsed = True
+        except orjson.JSONDecodeError:
+            body, parsed = resp.text[:200], False
+        if status in (404, 405):
+            if parsed and isinstance(body, dict) and _is_object_not_found(body):
+                msg = str((body.get("data") or {}).get("message", "not found"))
+                raise FetchError("not_found", msg, path=path, status=status)
+            raise FetchError("unsupported", f"route not served (HTTP {status})", path=path, status=status)
+        if status >= 400:
+            raise FetchError("http_error", f"HTTP {status}: {str(body)[:200]}", path=path, status=status)
+        if not parsed:
+            ctype = resp.headers.get("content-type", "")
+            kind = "unsupported" if "html" in ctype else "malformed"
+            raise FetchError(kind, f"not JSON ({ctype or 'no content-type'})", path=path, status=status)
+        return Reply(status, body, resp.headers)
