@@ -1,0 +1,71 @@
+"""Fixtures shared by the whole suite: stores (SQLite and a real PostgreSQL), settings, the app."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests/realparts.py, tests/pgserver.py
+
+import pgserver
+from realparts import require
+
+from telemetry.db import make_engine
+from telemetry.migrate import upgrade
+from telemetry.settings import Settings
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    require(pgserver.pg_binaries() is not None, "PostgreSQL (initdb, pg_ctl)", pgserver.HOW)
+    with pgserver.postgres_server() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> str:
+    """A fresh database on the test PostgreSQL server."""
+    return pgserver.create_database(pg_server)
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'octel.db'}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each test using this runs on SQLite and on a real PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'octel.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture
+def engine(store_url: str) -> Iterator[Engine]:
+    eng = make_engine(store_url)
+    upgrade(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, store_url: str) -> Settings:
+    return Settings(
+        data_dir=tmp_path / "data",
+        database_url=store_url,
+        ingest_token="test-token-0123456789",  # type: ignore[arg-type]
+        _env_file=None,  # type: ignore[call-arg]
+    )
+
+
+@pytest.fixture
+def auth() -> dict[str, str]:
+    return {"Authorization": "Bearer test-token-0123456789"}
