@@ -15,7 +15,23 @@ from sqlmodel import Session, select
 from telemetry.models import Aggregate
 from telemetry.timeutil import utcnow
 
-__all__ = ["CYCLE_DURATION_BUCKETS", "bump", "labels_key", "observe_cycle_duration", "read_all"]
+__all__ = ["COUNTERS", "CYCLE_DURATION_BUCKETS", "bump", "labels_key", "observe_cycle_duration", "read_all"]
+
+# The counters writers keep (name: labels). `/metrics` exposes each as `octel_<name>`.
+COUNTERS: dict[str, tuple[str, ...]] = {
+    "cycles_total": ("driver", "terminal_state", "worker_outcome"),  # ingest.finish_cycle
+    "cycle_duration_seconds_bucket": ("driver", "le"),  # with _sum and _count: a histogram
+    "cycle_duration_seconds_sum": ("driver",),
+    "cycle_duration_seconds_count": ("driver",),
+    "agent_runs_total": ("agent", "model", "outcome"),  # ingest.add_agent_run
+    "agent_run_cost_usd_total": ("agent", "model"),
+    "agent_run_tokens_total": ("agent", "model", "kind"),
+    "sessions_archived_total": ("agent",),  # a session indexed for the first time
+    "archive_failures_total": ("error_kind",),  # an archive run that could not write a session
+    "session_tokens_total": ("agent", "model", "kind"),  # kind: input output reasoning cache_read cache_write
+    "session_cost_usd_total": ("agent", "model"),  # positive deltas on re-archive
+    "findings_total": ("detector", "verdict"),  # a new finding row (archive or live probe)
+}
 
 # Seconds; a dispatcher cycle runs from seconds to an hour or so.
 CYCLE_DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
@@ -29,6 +45,8 @@ def bump(db: Session, metric: str, labels: Mapping[str, str], delta: float) -> N
     """Add `delta` (≥ 0) to a counter, creating it at zero first."""
     if delta < 0:
         raise ValueError("counters only go up")
+    if metric not in COUNTERS:
+        raise KeyError(f"unknown counter {metric!r}; declare it in aggregates.COUNTERS")
     if delta == 0:
         return
     values = {
