@@ -1,0 +1,134 @@
+"""The detector interface and the registry every detector, built-in or add-on, goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from detectors.digest import Turn
+from detectors.findings import Finding, Verdict
+from detectors.model import PermissionEvent, StatusSample
+from detectors.thresholds import Thresholds
+
+__all__ = [
+    "EVIDENCE_IDS",
+    "REGISTRY",
+    "Detector",
+    "DetectorSpec",
+    "Episode",
+    "Registry",
+    "register",
+]
+
+# Evidence keeps at most this many ids per list, so a finding stays small however long the run.
+EVIDENCE_IDS = 20
+
+
+class Detector:
+    """Incremental detector: fed each message's digest, status sample and permission event.
+
+    Contract (the probe's batch/incremental equivalence rests on it):
+    - each `feed`/`status`/`permission` call does O(1) amortised work per part;
+    - `finding()` does not change state and may be called at any time;
+    - the finding depends on the message sequence, the status sequence and the permission
+      sequence, never on how the three were interleaved.
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        self.th = thresholds
+
+    def feed(self, turn: Turn) -> None:
+        """One message, in stream order."""
+
+    def status(self, sample: StatusSample) -> None:
+        """One status sample, in time order."""
+
+    def permission(self, event: PermissionEvent) -> None:
+        """One permission ask or reply, in time order."""
+
+    def finding(self) -> Finding:
+        raise NotImplementedError
+
+
+class Episode:
+    """The worst episode of a pattern seen so far (highest score, then longest)."""
+
+    __slots__ = ("count", "evidence", "score", "start", "verdict")
+
+    def __init__(self) -> None:
+        self.verdict: Verdict = "healthy"
+        self.score = 0.0
+        self.count = 0.0
+        self.start = -1
+        self.evidence: Mapping[str, Any] = {}
+
+    def offer(
+        self,
+        verdict: Verdict,
+        score: float,
+        count: float,
+        start: int,
+        evidence: Callable[[], Mapping[str, Any]],
+    ) -> None:
+        if (score, count) > (self.score, self.count):
+            self.verdict, self.score, self.count, self.start = verdict, score, count, start
+            self.evidence = evidence()
+
+    def finding(self, name: str, **extra: Any) -> Finding:
+        ev = dict(self.evidence)
+        ev.update(extra)
+        return Finding(name, self.verdict, self.score, ev, self.start)
+
+
+DetectorFactory = Callable[[Thresholds], Detector]
+_F = TypeVar("_F", bound=DetectorFactory)
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorSpec:
+    name: str
+    summary: str
+    factory: DetectorFactory
+
+
+class Registry:
+    """Named detector factories. `register` is a decorator for a class or factory function."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, DetectorSpec] = {}
+
+    def register(self, name: str, summary: str) -> Callable[[_F], _F]:
+        def deco(factory: _F) -> _F:
+            if name in self._specs:
+                raise ValueError(f"a detector named {name!r} is already registered")
+            self._specs[name] = DetectorSpec(name, summary, factory)
+            return factory
+
+        return deco
+
+    def unregister(self, name: str) -> None:
+        self._specs.pop(name, None)
+
+    def specs(self) -> tuple[DetectorSpec, ...]:
+        return tuple(self._specs.values())
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._specs)
+
+    def create(self, thresholds: Thresholds, only: Iterable[str] | None = None) -> list[Detector]:
+        wanted = None if only is None else set(only)
+        if wanted is not None and wanted - set(self._specs):
+            missing = ", ".join(sorted(wanted - set(self._specs)))
+            raise ValueError(f"unknown detector(s): {missing}")
+        return [s.factory(thresholds) for s in self._specs.values() if wanted is None or s.name in wanted]
+
+
+REGISTRY = Registry()
+
+
+def register(name: str, summary: str) -> Callable[[_F], _F]:
+    """Add a detector to the default registry (the built-ins use this too)."""
+    return REGISTRY.register(name, summary)

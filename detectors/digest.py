@@ -1,0 +1,131 @@
+"""One pass over a message's parts, shared by every detector.
+
+The probe digests each message once (O(parts)); detectors then read the digest, so adding a
+detector does not add another walk over the parts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from detectors.model import Compaction, Message, Patch, Reasoning, Retry, Text, ToolCall
+
+__all__ = ["FILE_TOOLS", "Call", "Turn", "digest", "error_signature", "is_wait"]
+
+# Tools whose successful call changes files (a `patch` part also says so).
+FILE_TOOLS = frozenset({"edit", "write", "patch", "multiedit", "apply_patch"})
+_SLEEP = re.compile(r"\bsleep\s+[0-9.]")
+_WAIT_TOOLS = frozenset({"sleep", "wait"})
+_VOLATILE = re.compile(r"(/[^\s'\"]+)|(\d+(\.\d+)?)|('[^']*')|(\"[^\"]*\")")
+_DENIED = ("rule which prevents you", "rejected permission")
+_SPACE = re.compile(r"\s+")
+
+
+def is_wait(tool: str, canonical_input: str) -> bool:
+    """A call that only waits (a bash `sleep`): not activity, not a loop by itself."""
+    return tool in _WAIT_TOOLS or (tool == "bash" and _SLEEP.search(canonical_input) is not None)
+
+
+def error_signature(call: ToolCall) -> str:
+    """How a call failed, with paths, numbers and quoted values blanked ("" if it did not).
+
+    Two calls with different arguments that fail for the same reason share a signature.
+    """
+    if call.status == "error":
+        head = call.error.strip().split("\n", 1)[0][:160]
+        return "error:" + _VOLATILE.sub("_", head)
+    if call.tool == "invalid":
+        return "invalid:" + _VOLATILE.sub("_", call.output.strip().split("\n", 1)[0][:120])
+    if call.exit_code is not None and call.exit_code != 0:
+        return f"exit:{call.exit_code}"
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    sig: str  # tool + canonical input: what "the same call" means
+    tool: str
+    part_id: str
+    status: str
+    error_sig: str  # "" when the call succeeded (or has not finished)
+    wait: bool
+    denied: bool
+    interrupted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What the detectors need to know about one message."""
+
+    index: int
+    id: str
+    role: str
+    calls: tuple[Call, ...]
+    text: str  # the message's own (non-synthetic) text, whitespace collapsed
+    has_reasoning: bool
+    file_change: bool
+    compaction: bool
+    error: str | None
+    completed: bool
+    finish: str | None
+    output_tokens: int
+    retry_attempt: int
+
+    @property
+    def active(self) -> bool:
+        """Text or a tool call other than a wait: the model said or did something."""
+        return bool(self.text) or any(not c.wait for c in self.calls)
+
+
+def digest(m: Message) -> Turn:
+    calls: list[Call] = []
+    texts: list[str] = []
+    reasoning = file_change = compaction = False
+    retry = 0
+    for p in m.parts:
+        if isinstance(p, ToolCall):
+            sig = p.tool + "\x00" + p.canonical_input
+            esig = error_signature(p)
+            denied = p.status == "error" and any(d in p.error for d in _DENIED)
+            calls.append(
+                Call(
+                    sig,
+                    p.tool,
+                    p.part_id,
+                    p.status,
+                    esig,
+                    is_wait(p.tool, p.canonical_input),
+                    denied,
+                    p.interrupted,
+                )
+            )
+            if p.status == "completed" and p.tool in FILE_TOOLS:
+                file_change = True
+        elif isinstance(p, Text):
+            if not p.synthetic and p.text.strip():
+                texts.append(p.text)
+        elif isinstance(p, Reasoning):
+            reasoning = reasoning or bool(p.text.strip())
+        elif isinstance(p, Patch):
+            file_change = file_change or bool(p.files)
+        elif isinstance(p, Compaction):
+            compaction = True
+        elif isinstance(p, Retry):
+            retry = max(retry, p.attempt)
+    text = _SPACE.sub(" ", " ".join(texts)).strip().lower() if texts else ""
+    return Turn(
+        index=m.index,
+        id=m.id,
+        role=m.role,
+        calls=tuple(calls),
+        text=text,
+        has_reasoning=reasoning,
+        file_change=file_change,
+        compaction=compaction,
+        error=m.error,
+        completed=m.completed,
+        finish=m.finish,
+        output_tokens=m.output_tokens,
+        retry_attempt=retry,
+    )

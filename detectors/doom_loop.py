@@ -1,0 +1,140 @@
+"""Doom loop: the same tool call again and again, or a short cycle of calls (A B A B...).
+
+Calls are compared by tool and canonical input, across messages, whatever text sits between
+them. A completed file change (edit, write, patch) ends every run: test -> fix -> test is
+progress. A run that includes a wait (bash `sleep`) is polling and gets far higher limits.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from typing import Any
+
+from detectors.base import EVIDENCE_IDS, Detector, Episode, register
+from detectors.digest import Call, Turn
+from detectors.findings import Finding, Verdict, grade
+from detectors.thresholds import Thresholds
+
+__all__ = ["DoomLoop"]
+
+
+class _Run:
+    """Positions i where call[i] == call[i - period], counted while unbroken."""
+
+    __slots__ = ("error", "ids", "length", "parts", "serial", "start", "wait")
+
+    def __init__(self) -> None:
+        self.length = 0
+        self.start = -1
+        self.wait = False
+        self.error = ""  # shared failure signature, "" when the calls did not all fail alike
+        self.ids: list[str] = []
+        self.parts: list[str] = []
+        self.serial = 0
+
+
+def _add(lst: list[str], item: str) -> None:
+    if len(lst) < EVIDENCE_IDS and (not lst or lst[-1] != item):
+        lst.append(item)
+
+
+@register("doom_loop", "the same tool call, or a short cycle of calls, repeated")
+class DoomLoop(Detector):
+    name = "doom_loop"
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._period = max(1, int(thresholds.doom_max_period))
+        # Recent calls: (call, message index, message id).
+        self._recent: deque[tuple[Call, int, str]] = deque(maxlen=self._period)
+        self._runs = [_Run() for _ in range(self._period + 1)]  # index = period
+        self._serial = 0
+        self._best = Episode()
+        self._best_run: tuple[int, int] = (0, 0)
+
+    def feed(self, turn: Turn) -> None:
+        if turn.file_change:
+            self._reset()
+        for call in turn.calls:
+            self._call(call, turn)
+
+    def _reset(self) -> None:
+        self._recent.clear()
+        for r in self._runs:
+            r.length = 0
+
+    def _call(self, call: Call, turn: Turn) -> None:
+        recent = self._recent
+        n = len(recent)
+        for p in range(1, self._period + 1):
+            run = self._runs[p]
+            if p <= n and recent[n - p][0].sig == call.sig:
+                if run.length == 0:
+                    self._open(run, p, call)
+                run.length += 1
+                run.wait = run.wait or call.wait
+                if run.error and call.error_sig != run.error:
+                    run.error = ""
+                _add(run.ids, turn.id)
+                _add(run.parts, call.part_id)
+            else:
+                run.length = 0
+        recent.append((call, turn.index, turn.id))
+        self._judge(call)
+
+    def _open(self, run: _Run, p: int, call: Call) -> None:
+        self._serial += 1
+        run.serial = self._serial
+        window = list(self._recent)[-p:]
+        run.start = window[0][1]
+        run.wait = any(c.wait for c, _, _ in window)
+        first_err = window[0][0].error_sig
+        run.error = first_err if p == 1 and first_err else ""
+        run.ids = []
+        run.parts = []
+        for c, _, mid in window:
+            _add(run.ids, mid)
+            _add(run.parts, c.part_id)
+
+    def _judge(self, call: Call) -> None:
+        th = self.th
+        ones = self._runs[1].length
+        for p in range(1, self._period + 1):
+            run = self._runs[p]
+            if run.length == 0 or (p > 1 and ones >= p):
+                continue  # not running, or just the identical-call run seen at a longer period
+            reps = (run.length + p) / p
+            verdict: Verdict
+            if run.wait:
+                verdict, score = grade(reps, th.poll_repeat_suspect, th.poll_repeat_stuck)
+            elif p == 1:
+                verdict, score = grade(reps, th.doom_repeat_suspect, th.doom_repeat_stuck)
+                if run.error:
+                    v2, s2 = grade(reps, th.doom_repeat_suspect, th.doom_fail_stuck)
+                    if s2 > score:
+                        verdict, score = v2, s2
+            else:
+                verdict, score = grade(reps, th.doom_cycle_suspect, th.doom_cycle_stuck)
+            if (score, reps) > (self._best.score, self._best.count):
+                self._best_run = (p, run.serial)
+            ev = functools.partial(self._evidence, run, reps, p)
+            self._best.offer(verdict, score, reps, run.start, ev)
+
+    def _evidence(self, run: _Run, reps: float, period: int) -> dict[str, Any]:
+        calls = [c for c, _, _ in self._recent][-period:]
+        return {
+            "period": period,
+            "repetitions": reps,
+            "signature": [c.sig.replace("\x00", " ", 1)[:300] for c in calls],
+            "polling": run.wait,
+            "same_failure": run.error or None,
+            "message_ids": list(run.ids),
+            "part_ids": list(run.parts),
+        }
+
+    def finding(self) -> Finding:
+        p, serial = self._best_run
+        run = self._runs[p] if 0 < p < len(self._runs) else None
+        active = run is not None and run.length > 0 and run.serial == serial
+        return self._best.finding(self.name, active=active)

@@ -1,0 +1,112 @@
+"""Permission deadlock: a headless agent waiting for an answer that never comes.
+
+Signals: a permission ask with no reply (stuck once it has waited `permission_wait_stuck_s`
+in the status samples, or once the session went idle without an answer); repeated denials
+(rejected asks and rule denials); tool calls left pending or running while the session idles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from detectors.base import EVIDENCE_IDS, Detector, Episode, register
+from detectors.digest import Turn
+from detectors.findings import Finding, Verdict, grade
+from detectors.model import PermissionEvent, StatusSample
+from detectors.thresholds import Thresholds
+
+__all__ = ["PermissionDeadlock"]
+
+
+@register("permission_deadlock", "permission asks left unanswered, denials, calls hanging idle")
+class PermissionDeadlock(Detector):
+    name = "permission_deadlock"
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self._asked: dict[str, PermissionEvent] = {}
+        self._replied: set[str] = set()
+        self._pending: set[str] = set()
+        self._rejects: list[str] = []
+        self._seen: dict[str, tuple[float, float]] = {}  # request id -> first, last sample t
+        self._last_status = ""
+        self._denials = 0
+        self._denial_start = -1
+        self._denial_ids: list[str] = []
+        self._hanging: tuple[str, ...] = ()
+        self._hanging_turn: tuple[int, str] = (-1, "")
+        self._best = Episode()
+
+    def feed(self, turn: Turn) -> None:
+        for call in turn.calls:
+            if call.denied:
+                if self._denials == 0:
+                    self._denial_start = turn.index
+                self._denials += 1
+                if len(self._denial_ids) < EVIDENCE_IDS:
+                    self._denial_ids.append(call.part_id)
+                self._offer_denials()
+        self._hanging = tuple(c.part_id for c in turn.calls if c.status in ("pending", "running"))
+        self._hanging_turn = (turn.index, turn.id)
+
+    def _offer_denials(self) -> None:
+        n = self._denials + len(self._rejects)
+        v, s = grade(n, self.th.denial_suspect, self.th.denial_stuck)
+        ev = {"signal": "denials", "count": n, "part_ids": list(self._denial_ids),
+              "rejected_requests": list(self._rejects)}  # fmt: skip
+        self._best.offer(v, s, n, self._denial_start, lambda: ev)
+
+    def permission(self, event: PermissionEvent) -> None:
+        rid = event.request_id
+        if event.kind == "asked":
+            self._asked.setdefault(rid, event)
+            if rid not in self._replied:
+                self._pending.add(rid)
+        else:
+            self._replied.add(rid)
+            self._pending.discard(rid)
+            if event.reply == "reject" and len(self._rejects) < EVIDENCE_IDS:
+                self._rejects.append(rid)
+                self._offer_denials()
+
+    def status(self, sample: StatusSample) -> None:
+        self._last_status = sample.type
+        if sample.t is None:
+            return
+        for rid in sample.pending_permissions:
+            first, _ = self._seen.get(rid, (sample.t, sample.t))
+            self._seen[rid] = (first, sample.t)
+
+    def finding(self) -> Finding:
+        best = self._best.finding(self.name)
+        idle = self._last_status == "idle"
+        found: list[Finding] = [best]
+        if self._pending:
+            found.append(self._unanswered(idle))
+        if self._hanging and idle:
+            ev: dict[str, Any] = {"signal": "hanging_calls", "part_ids": list(self._hanging),
+                                  "message_ids": [self._hanging_turn[1]]}  # fmt: skip
+            found.append(Finding(self.name, "stuck", 1.0, ev, self._hanging_turn[0]))
+        return max(found, key=lambda f: f.score)
+
+    def _unanswered(self, idle: bool) -> Finding:
+        waits = {rid: self._wait(rid) for rid in sorted(self._pending)}
+        longest = max(waits.values())
+        limit = float(self.th.permission_wait_stuck_s)
+        verdict: Verdict = "stuck" if idle or longest >= limit > 0 else "suspect"
+        score = 1.0 if verdict == "stuck" else max(0.5, min(0.99, longest / limit if limit else 0))
+        asks = [self._asked[r] for r in waits]
+        ev = {
+            "signal": "unanswered",
+            "requests": list(waits)[:EVIDENCE_IDS],
+            "permissions": sorted({a.permission for a in asks}),
+            "patterns": sorted({p for a in asks for p in a.patterns})[:EVIDENCE_IDS],
+            "call_ids": [a.call_id for a in asks if a.call_id][:EVIDENCE_IDS],
+            "waited_s": round(longest, 3),
+            "idle": idle,
+        }
+        return Finding(self.name, verdict, score, ev, -1)
+
+    def _wait(self, rid: str) -> float:
+        first, last = self._seen.get(rid, (0.0, 0.0))
+        return last - first

@@ -1,0 +1,76 @@
+"""The incremental probe and the batch `score()` built on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from detectors.base import REGISTRY, Registry
+from detectors.digest import digest
+from detectors.findings import Finding, Verdict, worst_verdict
+from detectors.model import Message, PermissionEvent, StatusSample
+from detectors.thresholds import Thresholds
+
+__all__ = ["Probe", "score"]
+
+
+class Probe:
+    """Live scoring: feed messages (in order, each once it is complete), status samples and
+    permission events as they arrive, and ask for `findings()` whenever you like.
+
+    Work per message is proportional to its parts; `findings()` costs the same whatever the
+    length of the stream. The three inputs may be interleaved in any way: the findings depend
+    only on each one's own order.
+    """
+
+    def __init__(
+        self,
+        *,
+        thresholds: Thresholds | None = None,
+        registry: Registry | None = None,
+        only: Iterable[str] | None = None,
+    ) -> None:
+        self.thresholds = thresholds or Thresholds()
+        self._detectors = (registry or REGISTRY).create(self.thresholds, only)
+        self.messages_seen = 0
+
+    def feed(self, message: Message) -> None:
+        turn = digest(message)
+        for d in self._detectors:
+            d.feed(turn)
+        self.messages_seen += 1
+
+    def feed_status(self, sample: StatusSample) -> None:
+        for d in self._detectors:
+            d.status(sample)
+
+    def feed_permission(self, event: PermissionEvent) -> None:
+        for d in self._detectors:
+            d.permission(event)
+
+    def findings(self, *, include_healthy: bool = False) -> list[Finding]:
+        """One finding per detector, in registry order; healthy ones only on request."""
+        out = [d.finding() for d in self._detectors]
+        return out if include_healthy else [f for f in out if f.verdict != "healthy"]
+
+    def verdict(self) -> Verdict:
+        return worst_verdict(self.findings())
+
+
+def score(
+    messages: Iterable[Message],
+    *,
+    status: Iterable[StatusSample] = (),
+    permissions: Iterable[PermissionEvent] = (),
+    thresholds: Thresholds | None = None,
+    include_healthy: bool = False,
+    registry: Registry | None = None,
+) -> list[Finding]:
+    """Score a whole stream. Returns the non-healthy findings (all with `include_healthy`)."""
+    probe = Probe(thresholds=thresholds, registry=registry)
+    for m in messages:
+        probe.feed(m)
+    for s in status:
+        probe.feed_status(s)
+    for e in permissions:
+        probe.feed_permission(e)
+    return probe.findings(include_healthy=include_healthy)
