@@ -1,0 +1,206 @@
+"""Redaction: no planted secret survives, other text is unchanged, JSON stays valid."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archiver.redact import Redactor, load_key, secret_values
+
+KEY = b"k" * 32
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
+
+# realistic shapes of the secrets each built-in rule is for (all fake)
+SAMPLES = {
+    "github": "ghp_FAKEfakeFAKEfakeFAKEfakeFAKEfake1234",
+    "github_pat": "github_pat_11FAKE0000000000000000_fakefakefakefakefake",
+    "gitlab": "glpat-FAKEfakeFAKEfake1234",
+    "openai": "sk-proj-FAKE0123456789abcdefFAKE0123456789",
+    "anthropic": "sk-ant-api03-FAKEfakeFAKEfakeFAKEfake-00",
+    "aws": "AKIAFAKEFAKEFAKEFAKE",
+    "slack": "xoxb-123456789012-FAKEfakeFAKE",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.FAKEsignatureFAKE",
+    "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n"
+    "-----END OPENSSH PRIVATE KEY-----",
+}
+# secrets recognised by their context: (text, the secret part)
+CONTEXT = [
+    ("postgres://admin:hunter2-fake@127.0.0.1:5432/app", "hunter2-fake"),
+    ("Authorization: Bearer abcdefghijklmnopqrstuvwx", "abcdefghijklmnopqrstuvwx"),
+    (
+        "AWS_SECRET_ACCESS_KEY=fakeFAKEfakeFAKEfakeFAKEfakeFAKEfake1234",
+        "fakeFAKEfakeFAKEfakeFAKEfakeFAKEfake1234",
+    ),
+    ("export DB_PASSWORD='correct-horse-battery'", "correct-horse-battery"),
+    (
+        "Authorization: token 0123456789abcdef0123456789abcdef01234567",
+        "0123456789abcdef0123456789abcdef01234567",
+    ),
+]
+CONFIGURED = 'my configured "quoted" secret\\value é'
+
+_secrets = st.sampled_from(list(SAMPLES.values()) + [c[1] for c in CONTEXT] + [CONFIGURED])
+_plain = st.text(st.characters(codec="utf-8", exclude_characters=":@=/\\-_."), max_size=30)
+
+
+def _plant(secret: str) -> str:
+    for text, part in CONTEXT:
+        if part == secret:
+            return text
+    return secret
+
+
+@st.composite
+def _docs_with_secrets(draw: st.DrawFn) -> tuple[Any, list[str], list[str]]:
+    planted: list[str] = []
+    fillers: list[str] = []
+
+    def string() -> str:
+        a, b = draw(_plain), draw(_plain)
+        fillers.extend(x for x in (a, b) if x.strip())
+        if draw(st.booleans()):
+            secret = draw(_secrets)
+            planted.append(secret)
+            return f"{a} {_plant(secret)} {b}"
+        return a + b
+
+    def value(depth: int) -> Any:
+        kind = draw(st.integers(0, 4 if depth < 3 else 2))
+        if kind == 0:
+            return string()
+        if kind == 1:
+            return draw(
+                st.none()
+                | st.booleans()
+                | st.integers(-(2**63), 2**63 - 1)
+                | st.floats(allow_nan=False, allow_infinity=False)
+            )
+        if kind == 2:
+            return string()
+        if kind == 3:
+            return [value(depth + 1) for _ in range(draw(st.integers(0, 3)))]
+        return {f"k{i} {string()}": value(depth + 1) for i in range(draw(st.integers(0, 3)))}
+
+    return value(0), planted, fillers
+
+
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, list):
+        return [s for x in obj for s in _strings(x)]
+    if isinstance(obj, dict):
+        return [s for k, v in obj.items() for s in [k, *_strings(v)]]
+    return []
+
+
+@settings(max_examples=300, deadline=None)
+@given(_docs_with_secrets())
+def test_no_planted_secret_survives(case: tuple[Any, list[str], list[str]]) -> None:
+    doc, planted, fillers = case
+    red = Redactor(KEY, [CONFIGURED])
+    out, counts = red.redact_obj(doc)
+    text = "\x00".join(_strings(out))
+    for secret in planted:
+        assert secret not in text
+    for filler in fillers:
+        assert filler in text
+    assert sum(counts.values()) >= len(planted)
+    assert red.redact_obj(out)[0] == out, "redaction is idempotent"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=40),
+        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_text_without_secrets_is_unchanged(doc: Any) -> None:
+    out, counts = Redactor(KEY, [CONFIGURED]).redact_obj(doc)
+    assert out == doc and counts == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet='\\"\n\tbnu0123abcdefghijklmnopq\x01\x1f', max_size=30),
+    st.text(alphabet='\\"\n\tbnu0123abcdefghijklmnopq', min_size=12, max_size=14),
+)
+def test_configured_values_next_to_escapes(noise: str, value: str) -> None:
+    red = Redactor(KEY, [value])
+    out, _ = red.redact_obj([noise + value + noise, {value: noise}])
+    assert value not in json.dumps(out) and value not in orjson.dumps(out).decode()
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_each_rule_catches_its_secret(name: str) -> None:
+    secret = SAMPLES[name]
+    out, counts = Redactor(KEY).redact_obj({"k": f"see {secret} here"})
+    assert secret not in out["k"] and out["k"].startswith("see [REDACTED:")
+    assert sum(counts.values()) == 1
+
+
+def test_placeholder_is_stable_and_keyed() -> None:
+    secret = SAMPLES["github"]
+    a = Redactor(KEY).redact_obj([secret, {"x": secret}])[0]
+    b = Redactor(KEY).redact_obj(secret)[0]
+    c = Redactor(b"other-key" * 4).redact_obj(secret)[0]
+    assert a[0] == a[1]["x"] == b != c
+    assert b.startswith("[REDACTED:github:") and len(b) == len("[REDACTED:github:]") + 12
+
+
+def test_keys_are_redacted_too() -> None:
+    out, counts = Redactor(KEY).redact_obj({SAMPLES["aws"]: 1})
+    assert list(out) == [Redactor(KEY).placeholder("aws", SAMPLES["aws"].encode()).decode()]
+    assert counts == {"aws": 1}
+
+
+def test_short_configured_values_are_refused(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="archiver.redact"):
+        red = Redactor(KEY, ["tiny-val", "long-enough-value"])
+    assert red.refused == ["tiny-val"] and red.values == ("long-enough-value",)
+    assert "refused" in caplog.text and "tiny-val" not in caplog.text
+    assert red.redact_obj("a tiny-val one")[0] == "a tiny-val one"
+
+
+def test_secrets_fixture_has_nothing_left() -> None:
+    fx = orjson.loads((FIXTURES / "secrets.json").read_bytes())
+    out, counts = Redactor(KEY, ["hunter2-fake-pw-long"]).redact_obj(fx)
+    text = orjson.dumps(out).decode()
+    for s in (
+        "ghp_FAKEfakeFAKEfakeFAKEfakeFAKEfake1234",
+        "sk-proj-FAKE0123456789abcdefFAKE",
+        "AKIAFAKEFAKEFAKEFAKE1",
+        "fakeFAKEfakeFAKEfakeFAKEfakeFAKEfake1234",
+        "hunter2-fake@",
+        "MIIEfake",
+    ):
+        assert s not in text, s
+    assert {"github", "openai", "aws", "assignment", "key_block", "url_userinfo"} <= set(counts)
+
+
+def test_provider_api_key_is_redacted() -> None:
+    providers = {"providers": [{"id": "x", "options": {"apiKey": "sk-live-0123456789abcdefXYZ"}}]}
+    out, _ = Redactor(KEY).redact_obj(providers)
+    assert "0123456789abcdef" not in orjson.dumps(out).decode()
+
+
+def test_key_file_is_created_once(tmp_path: Path) -> None:
+    path = tmp_path / "d" / "redact.key"
+    k1 = load_key(path)
+    assert load_key(path) == k1 and len(k1) == 32
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_secret_values_from_setting_and_file(tmp_path: Path) -> None:
+    f = tmp_path / "s.txt"
+    f.write_text("from-file-value-1\n\n  from-file-value-2  \n")
+    assert secret_values("a-b, c ,", f) == ["a-b", "c", "from-file-value-1", "from-file-value-2"]
