@@ -1,0 +1,639 @@
+"""Build the generated part of the labelled detector corpus (and large sessions for benchmarks).
+
+Sessions are written in the shape OpenCode's classic routes return (`{info, parts}` messages),
+wrapped like a recorded run (`messages`, `status_samples`, `events`, `root_id`), so the corpus
+also exercises the converter. Everything is seeded: running this again writes the same bytes.
+
+    python tests/corpus/gen_corpus.py            # rewrite tests/corpus/*.json
+    python tests/corpus/gen_corpus.py --check    # exit 1 if a file would change
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+FIXTURES = HERE.parent / "fixtures" / "opencode"
+T0 = 1_800_000_000_000  # ms; a fixed clock keeps the output stable
+
+Outcome = tuple[Any, ...]
+
+
+class Session:
+    """A session written step by step, as OpenCode would store it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.sid = f"ses_{name}"
+        self.messages: list[dict[str, Any]] = []
+        self.status: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self._n = 0
+        self._clock = T0
+        self._last_user = ""
+
+    def _id(self, prefix: str) -> str:
+        self._n += 1
+        return f"{prefix}_{self.name[:12]}{self._n:06d}"
+
+    def _tick(self, ms: int = 500) -> int:
+        self._clock += ms
+        return self._clock
+
+    def _part(self, mid: str, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"id": self._id("prt"), "sessionID": self.sid, "messageID": mid, "type": kind, **fields}
+
+    def user(self, text: str, *, synthetic: bool = False, compaction: bool = False) -> None:
+        mid = self._id("msg")
+        self._last_user = mid
+        info = {"id": mid, "sessionID": self.sid, "role": "user", "time": {"created": self._tick()},
+                "agent": "build", "summary": {"diffs": []}}  # fmt: skip
+        parts = (
+            [self._part(mid, "compaction", auto=True, overflow=True)]
+            if compaction
+            else [self._part(mid, "text", text=text, **({"synthetic": True} if synthetic else {}))]
+        )
+        self.messages.append({"info": info, "parts": parts})
+
+    def step(
+        self,
+        *,
+        text: str | None = None,
+        reasoning: str | None = None,
+        tools: list[tuple[str, dict[str, Any], Outcome]] = (),  # type: ignore[assignment]
+        finish: str | None = None,
+        error: tuple[str, str] | None = None,
+        output_tokens: int = 12,
+        completed: bool = True,
+        patch: list[str] | None = None,
+        bare: bool = False,
+        summary: bool = False,
+    ) -> None:
+        """One assistant step. A tool outcome is ("ok", out) | ("exit", code, out) |
+        ("error", msg) | ("running",) | ("pending",) | ("aborted",)."""
+        mid = self._id("msg")
+        created = self._tick()
+        parts: list[dict[str, Any]] = [] if bare else [self._part(mid, "step-start", snapshot="s")]
+        if reasoning is not None:
+            parts.append(self._part(mid, "reasoning", text=reasoning))
+        if text is not None:
+            parts.append(self._part(mid, "text", text=text))
+        for tool, inp, outcome in tools:
+            parts.append(self._tool(mid, tool, inp, outcome))
+        if finish is None:
+            finish = "tool-calls" if tools else "stop"
+        tokens = {"input": 900, "output": output_tokens, "reasoning": 0,
+                  "cache": {"read": 0, "write": 0}}  # fmt: skip
+        if completed and error is None and not bare:
+            parts.append(self._part(mid, "step-finish", reason=finish, cost=0.001, tokens=tokens))
+        if patch:
+            parts.append(self._part(mid, "patch", hash="h", files=patch))
+        info: dict[str, Any] = {
+            "id": mid, "sessionID": self.sid, "role": "assistant", "parentID": self._last_user,
+            "modelID": "m", "providerID": "p", "mode": "build", "agent": "build",
+            "cost": 0.001, "tokens": tokens, "time": {"created": created},
+        }  # fmt: skip
+        if summary:
+            info["summary"] = True
+        if completed:
+            info["time"]["completed"] = self._tick(200)
+            if error is None:
+                info["finish"] = finish
+        if error is not None:
+            info["error"] = {"name": error[0], "data": {"message": error[1]}}
+            info["tokens"] = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+        self.messages.append({"info": info, "parts": parts})
+
+    def _tool(self, mid: str, tool: str, inp: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
+        kind = outcome[0]
+        t = {"start": self._tick(50), "end": self._tick(50)}
+        state: dict[str, Any]
+        if kind == "ok":
+            state = {"status": "completed", "input": inp, "output": outcome[1], "title": tool,
+                     "metadata": {"exit": 0} if tool == "bash" else {}, "time": t}  # fmt: skip
+        elif kind == "exit":
+            state = {"status": "completed", "input": inp, "output": outcome[2], "title": tool,
+                     "metadata": {"exit": outcome[1], "output": outcome[2]}, "time": t}  # fmt: skip
+        elif kind == "error":
+            state = {"status": "error", "input": inp, "error": outcome[1], "time": t}
+        elif kind == "aborted":
+            state = {"status": "error", "input": inp, "error": "Tool execution aborted",
+                     "metadata": {"interrupted": True}, "time": t}  # fmt: skip
+        else:  # running / pending
+            state = {"status": kind, "input": inp, "time": {"start": t["start"]}}
+        return self._part(mid, "tool", callID=f"call_{self._n}", tool=tool, state=state)
+
+    def sample(self, kind: str | None, *, attempt: int = 0, pending: tuple[str, ...] = (),
+               every_ms: int = 250) -> None:  # fmt: skip
+        """One status poll; `None` means the session was absent (idle)."""
+        t = self._tick(every_ms)
+        status: dict[str, Any] = {}
+        if kind == "retry":
+            status[self.sid] = {"type": "retry", "attempt": attempt, "message": "Provider is overloaded",
+                                "next": t + 2000}  # fmt: skip
+        elif kind is not None:
+            status[self.sid] = {"type": kind}
+        self.status.append({"t": round((t - T0) / 1000, 3), "status": status,
+                            "pending_permissions": list(pending)})  # fmt: skip
+
+    def event(self, kind: str, **props: Any) -> None:
+        ev = {"id": self._id("evt"), "type": kind, "properties": {"sessionID": self.sid, **props}}
+        self.events.append({"received": self._tick(10), "event": ev})
+
+    def ask(self, permission: str, patterns: list[str], call: str | None = None) -> str:
+        rid = self._id("per")
+        props: dict[str, Any] = {"id": rid, "permission": permission, "patterns": patterns,
+                                 "metadata": {}, "always": ["*"]}  # fmt: skip
+        if call:
+            props["tool"] = {"messageID": self.messages[-1]["info"]["id"], "callID": call}
+        self.event("permission.asked", **props)
+        return rid
+
+    def reply(self, rid: str, reply: str) -> None:
+        self.event("permission.replied", requestID=rid, reply=reply)
+
+    def doc(self, description: str) -> dict[str, Any]:
+        return {"scenario": self.name, "description": description, "root_id": self.sid,
+                "messages": {self.sid: self.messages}, "status_samples": self.status,
+                "events": self.events}  # fmt: skip
+
+
+# --- small vocabulary of calls ------------------------------------------------------------
+
+
+def bash(cmd: str) -> dict[str, Any]:
+    return {"command": cmd}
+
+
+def read(path: str) -> dict[str, Any]:
+    return {"filePath": f"/work/app/{path}"}
+
+
+def edit(path: str, old: str, new: str) -> dict[str, Any]:
+    return {"filePath": f"/work/app/{path}", "oldString": old, "newString": new}
+
+
+def run_busy(s: Session, n: int) -> None:
+    for _ in range(n):
+        s.sample("busy")
+
+
+def finish_idle(s: Session, n: int = 3) -> None:
+    for _ in range(n):
+        s.sample(None)
+
+
+DENIED = "The user has specified a rule which prevents you from using this specific tool call."
+FILES = [f"src/mod_{i:02d}.py" for i in range(60)]
+
+# --- stuck sessions -----------------------------------------------------------------------
+
+
+def gen_doom(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"doom_{k}")
+    s.user("Fix the failing test.")
+    s.step(text="Looking at the repo.", tools=[("read", read("README.md"), ("ok", "# app"))])
+    variant = k % 4
+    cmd = rng.choice(["git status --short", "pytest -q tests/test_api.py", "ls src"])
+    if variant == 0:  # identical calls, text in between now and then
+        for i in range(rng.randint(5, 8)):
+            s.step(text="Checking again." if i % 2 else None, tools=[("bash", bash(cmd), ("ok", "M a.py\n"))])
+    elif variant == 1:  # the same call failing the same way
+        for _ in range(rng.randint(3, 5)):
+            s.step(
+                tools=[
+                    ("read", read("src/missing.py"), ("error", "File not found: /work/app/src/missing.py"))
+                ]
+            )
+    elif variant == 2:  # a short cycle A B A B ...
+        a, b = (
+            ("bash", bash(cmd), ("exit", 1, "1 failed")),
+            ("read", read("src/api.py"), ("ok", "def f(): ...")),
+        )
+        for _ in range(rng.randint(4, 6)):
+            s.step(tools=[a])
+            s.step(text="Let me look at the code again.", tools=[b])
+    else:  # a cycle of three, keys in a different order each time
+        for i in range(rng.randint(4, 5)):
+            s.step(
+                tools=[
+                    (
+                        "grep",
+                        {"pattern": "def main", "path": "src"}
+                        if i % 2
+                        else {"path": "src", "pattern": "def main"},
+                        ("ok", "src/a.py"),
+                    )
+                ]
+            )
+            s.step(tools=[("read", read("src/a.py"), ("ok", "..."))])
+            s.step(tools=[("bash", bash("python -m app"), ("exit", 2, "usage"))])
+    run_busy(s, 4)
+    s.step(text="Still failing.")
+    finish_idle(s)
+    return s, {"label": "doom_loop", "also": ["retry_cascade"] if variant in (1, 2, 3) else []}
+
+
+def gen_retry(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"retry_{k}")
+    s.user("Make the build pass.")
+    variant = k % 4
+    also: list[str] = []
+    if variant == 0:  # a run of different failing calls
+        for i in range(rng.randint(6, 8)):
+            s.step(
+                tools=[("bash", bash(f"make target{i}"), ("exit", 2, f"make: *** No rule to make target{i}"))]
+            )
+    elif variant == 1:  # the same error with varying arguments, reads in between
+        for i in range(rng.randint(5, 6)):
+            s.step(tools=[("read", read("src/app.py"), ("ok", "code"))] if i else [])
+            s.step(
+                tools=[
+                    (
+                        "edit",
+                        edit("src/app.py", f"old {i}", "new"),
+                        ("error", "Could not find oldString in the file. It must match exactly."),
+                    )
+                ]
+            )
+        also = ["no_progress"]
+    elif variant == 2:  # provider errors, step after step
+        for _ in range(rng.randint(3, 4)):
+            s.step(error=("APIError", "Service Unavailable"), completed=True, bare=True)
+    else:  # retries recorded only in the status history
+        s.step(text="Working.", tools=[("bash", bash("ls"), ("ok", "src"))])
+        for attempt in range(1, rng.randint(5, 7)):
+            for _ in range(rng.randint(3, 6)):
+                s.sample("retry", attempt=attempt)
+    s.step(text="I could not make it work.")
+    finish_idle(s)
+    return s, {"label": "retry_cascade", "also": also}
+
+
+def gen_permission(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"perm_{k}")
+    s.user("Update the config.")
+    variant = k % 5
+    if variant in (0, 1, 2):  # an ask nobody answers
+        kind, pats, tool, inp = [
+            ("external_directory", ["/etc/*"], "read", {"filePath": "/etc/hosts"}),
+            ("read", [".env"], "read", read(".env")),
+            ("doom_loop", ["bash"], "bash", bash("npm test")),
+        ][variant]
+        s.step(text="Reading it.", tools=[(tool, inp, ("running",))], completed=False)
+        rid = s.ask(kind, pats, call=f"call_{s._n}")
+        for _ in range(rng.randint(30, 50)):
+            s.sample("busy", pending=(rid,))
+    elif variant == 3:  # repeated denials
+        for i in range(rng.randint(4, 5)):
+            s.step(
+                tools=[
+                    (
+                        "bash",
+                        bash(f"rm -rf build{i}"),
+                        (
+                            "error",
+                            DENIED,
+                        ),
+                    )
+                ]
+            )
+        s.step(text="I am not allowed to do that.")
+        finish_idle(s)
+    else:  # a call left running while the session idles
+        s.step(
+            text="Running the migration.",
+            tools=[("bash", bash("./migrate.sh"), ("running",))],
+            completed=False,
+        )
+        run_busy(s, 5)
+        finish_idle(s)
+    also = ["retry_cascade"] if variant == 3 else []
+    return s, {"label": "permission_deadlock", "also": also}
+
+
+def gen_empty(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"empty_{k}")
+    s.user("Fix the bug.")
+    s.step(text="Let me see.", tools=[("read", read("src/bug.py"), ("ok", "x = 1"))])
+    for i in range(rng.randint(5, 8)):
+        if (i + k) % 3 == 0:
+            s.step(finish="tool-calls", output_tokens=0)
+        else:
+            s.step(
+                reasoning="I should look at the bug. " * rng.randint(1, 4),
+                finish="tool-calls",
+                output_tokens=4,
+            )
+    run_busy(s, 3)
+    also = ["silent_stop"] if k % 2 else []
+    if k % 2:
+        s.step(reasoning="Done thinking.", output_tokens=3)
+        finish_idle(s)
+    else:
+        s.step(text="I am not sure how to proceed.")
+    return s, {"label": "empty_reasoning", "also": also}
+
+
+def gen_monologue(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"mono_{k}")
+    s.user("Why does the service crash?")
+    s.step(text="Checking the logs.", tools=[("bash", bash("tail -n 50 app.log"), ("ok", "panic"))])
+    line = rng.choice(
+        ["The service crashes because of a nil pointer.", "I need to check the logs again before I answer."]
+    )
+    for _ in range(rng.randint(4, 6)):
+        s.step(text=line, finish="tool-calls")
+    s.step(text=line + "  ")
+    finish_idle(s)
+    return s, {"label": "monologue", "also": []}
+
+
+def gen_compaction(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"compact_{k}")
+    s.user("Summarise the whole repository.")
+    for i in range(rng.randint(3, 4)):
+        s.step(tools=[("read", read(FILES[i]), ("ok", "x" * 50))])
+        s.step(completed=True, bare=True)
+        s.event("session.error", error={"name": "ContextOverflowError", "data": {"message": "too long"}})
+        s.user("", compaction=True)
+        s.step(text=f"Summary {i}: the repository has many files.", summary=True)
+        s.user("The previous request exceeded the provider's size limit.", synthetic=True)
+    s.step(text="Continuing.")
+    finish_idle(s)
+    return s, {"label": "compaction_loop", "also": []}
+
+
+def gen_silent(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"silent_{k}")
+    s.user("Add a health endpoint.")
+    s.step(text="Reading the router.", tools=[("read", read("src/router.py"), ("ok", "routes"))])
+    s.step(
+        tools=[("edit", edit("src/router.py", "routes", "routes + health"), ("ok", "ok"))],
+        patch=["src/router.py"],
+    )
+    run_busy(s, rng.randint(2, 6))
+    s.step(output_tokens=0, finish=rng.choice(["stop", "length", "unknown"]))
+    finish_idle(s)
+    return s, {"label": "silent_stop", "also": []}
+
+
+def gen_no_progress(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"noprog_{k}")
+    s.user("Find out why the cache misses.")
+    pool = [("read", read(f)) for f in FILES[:5]] + [("grep", {"pattern": "cache", "path": "src"}),
+                                                      ("bash", bash("git log -3 --oneline"))]  # fmt: skip
+    last: list[int] = []
+    for i in range(rng.randint(26, 32)):
+        j = rng.choice([x for x in range(len(pool)) if x not in last[-4:]])  # no short cycle
+        last.append(j)
+        s.step(
+            text="Looking further." if i % 5 == 0 else None, tools=[(pool[j][0], pool[j][1], ("ok", "..."))]
+        )
+    s.step(text="I have not found it yet.")
+    finish_idle(s)
+    return s, {"label": "no_progress", "also": []}
+
+
+# --- healthy sessions, the hard ones ------------------------------------------------------
+
+
+def gen_polling(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_poll_{k}")
+    s.user("Wait for CI and then merge.")
+    n = rng.randint(10, 18)
+    for i in range(n):
+        out = "in_progress" if i < n - 1 else "completed success"
+        if k % 2:
+            s.step(tools=[("bash", bash("sleep 30 && gh run view 42 --json status"), ("ok", out))])
+        else:
+            s.step(tools=[("bash", bash("sleep 30"), ("ok", ""))])
+            s.step(tools=[("bash", bash("gh run view 42 --json status"), ("ok", out))])
+        run_busy(s, 2)
+    s.step(tools=[("bash", bash("gh pr merge 7"), ("ok", "merged"))])
+    s.step(text="CI passed and the PR is merged.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "polling with sleep"}
+
+
+def gen_long_build(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_build_{k}")
+    s.user("Build the release.")
+    s.step(
+        text="Starting the build; it takes a while.",
+        tools=[("bash", bash("make release"), ("running",))],
+        completed=False,
+    )
+    run_busy(s, rng.randint(150, 250))
+    s.messages.pop()
+    s.step(
+        text="Starting the build; it takes a while.", tools=[("bash", bash("make release"), ("ok", "built"))]
+    )
+    s.step(tools=[("bash", bash("ls dist"), ("ok", "app.tar.gz"))])
+    s.step(text="The release is in dist/app.tar.gz.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "a long build"}
+
+
+def gen_many_reads(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_reads_{k}")
+    s.user("Explain the architecture.")
+    files = FILES[:]
+    rng.shuffle(files)
+    for i, f in enumerate(files[: rng.randint(35, 55)]):
+        s.step(text="Reading on." if i % 7 == 0 else None, tools=[("read", read(f), ("ok", f"module {f}"))])
+    s.step(text="The app is split into sixty small modules; here is how they fit.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "many different reads"}
+
+
+def gen_test_fix(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_testfix_{k}")
+    s.user("Make the tests pass.")
+    rounds = rng.randint(4, 7)
+    for i in range(rounds):
+        s.step(
+            text="Running the tests." if i == 0 else None,
+            tools=[("bash", bash("pytest -q"), ("exit", 1, f"{rounds - i} failed"))],
+        )
+        s.step(tools=[("read", read("src/calc.py"), ("ok", "code"))])
+        s.step(
+            tools=[("edit", edit("src/calc.py", f"bug{i}", f"fix{i}"), ("ok", "edited"))],
+            patch=["src/calc.py"],
+        )
+    s.step(tools=[("bash", bash("pytest -q"), ("ok", "all passed"))])
+    s.step(text="All tests pass now.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "test-fix-test that makes progress"}
+
+
+def gen_long_reasoning(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_think_{k}")
+    s.user("Refactor the parser.")
+    s.step(text="Reading the parser.", tools=[("read", read("src/parser.py"), ("ok", "def parse(): ..."))])
+    for _ in range(rng.randint(1, 2)):
+        s.step(reasoning="Consider the grammar. " * 400, finish="tool-calls", output_tokens=0)
+    s.step(
+        reasoning="Now write it.",
+        tools=[("write", {"filePath": "/work/app/src/parser.py", "content": "x" * 4000}, ("ok", "written"))],
+        patch=["src/parser.py"],
+    )
+    s.step(text="The parser is refactored.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "long reasoning before a big edit"}
+
+
+def gen_mixed(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_mixed_{k}")
+    s.user("Add logging.")
+    for attempt in (1, 2):
+        s.sample("retry", attempt=attempt)
+    s.step(text="Let me check.", tools=[("bash", bash("grep -rn logging src"), ("exit", 1, ""))])
+    s.step(text="Let me check.", tools=[("read", read("src/main.py"), ("ok", "main"))])
+    rid = s.ask("read", [".env"], call="call_x")
+    s.reply(rid, "once")
+    s.step(text="Let me check.", tools=[("read", read(".env"), ("ok", "A=1"))])
+    s.step(tools=[("edit", edit("src/main.py", "main", "main + log"), ("ok", "ok"))], patch=["src/main.py"])
+    s.step(completed=True, bare=True)
+    s.event("session.error", error={"name": "ContextOverflowError", "data": {"message": "too long"}})
+    s.user("", compaction=True)
+    s.step(text="Summary: logging added to main.", summary=True)
+    s.step(tools=[("bash", bash("pytest -q"), ("exit", 1, "1 failed"))])
+    s.step(tools=[("bash", bash("pytest -q"), ("exit", 1, "1 failed"))])
+    s.step(tools=[("edit", edit("src/main.py", "log", "logger"), ("ok", "ok"))], patch=["src/main.py"])
+    s.step(tools=[("bash", bash("pytest -q"), ("ok", "passed"))])
+    s.step(text="Logging is in place.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "mixed signals"}
+
+
+GENERATORS: dict[str, tuple[Callable[[random.Random, int], tuple[Session, dict[str, Any]]], int]] = {
+    "doom": (gen_doom, 8),
+    "retry": (gen_retry, 8),
+    "perm": (gen_permission, 5),
+    "empty": (gen_empty, 4),
+    "mono": (gen_monologue, 3),
+    "compact": (gen_compaction, 3),
+    "silent": (gen_silent, 3),
+    "noprog": (gen_no_progress, 3),
+    "ok_poll": (gen_polling, 4),
+    "ok_build": (gen_long_build, 2),
+    "ok_reads": (gen_many_reads, 3),
+    "ok_testfix": (gen_test_fix, 3),
+    "ok_think": (gen_long_reasoning, 3),
+    "ok_mixed": (gen_mixed, 2),
+}
+
+# Captured runs of a real server, with the label a person gives them.
+FIXTURE_LABELS: dict[str, tuple[str, list[str], str]] = {
+    "aborted": ("healthy", [], "a person aborted a sleep; nothing stuck"),
+    "context_overflow": ("healthy", [], "one overflow, compacted, then the run went on"),
+    "deleted_busy": ("healthy", [], "session deleted; no messages left"),
+    "deleted_tree": ("healthy", [], ""),
+    "doom_loop": ("doom_loop", [], "six identical bash calls in six steps"),
+    "doom_loop_guard": ("doom_loop", [], "four identical calls in one step"),
+    "doom_loop_rejected": ("doom_loop", ["retry_cascade"], "identical calls, guard rejected"),
+    "healthy": ("healthy", [], ""),
+    "permission_deadlock": ("permission_deadlock", [], "bash ask never answered"),
+    "permission_denied": ("healthy", [], "two denials, then the agent reports and stops"),
+    "permission_rejected": ("healthy", [], "one rejection stops the run by design"),
+    "reasoning_loop": ("empty_reasoning", ["silent_stop"], "reasoning-only and empty steps"),
+    "retry_cascade": ("retry_cascade", [], "503, 429, 503 then success"),
+    "secrets": ("healthy", [], ".env ask answered"),
+    "subagent_nesting_denied": ("healthy", [], ""),
+    "subagent_tree": ("healthy", [], ""),
+    "subtask_part": ("healthy", [], ""),
+    "tool_errors": ("retry_cascade", [], "a cascade of tool errors, then giving up"),
+    "user_parts": ("healthy", [], ""),
+}
+
+
+def _midrun_deadlock() -> dict[str, Any]:
+    """permission_deadlock as a live recorder saw it while the ask was pending."""
+    full = json.loads((FIXTURES / "permission_deadlock.json").read_text())
+    mid = full["midrun"]
+    t0 = full["events"][0]["received"]
+    cut = t0 + mid["t"] * 1000 + 4000
+    return {
+        "scenario": "permission_deadlock_midrun",
+        "description": "permission_deadlock cut 4 s after the midrun snapshot, ask still pending",
+        "root_id": full["root_id"],
+        "messages": mid["messages"],
+        "status_samples": [x for x in full["status_samples"] if x["t"] <= mid["t"] + 4],
+        "events": [e for e in full["events"] if e["received"] <= cut],
+    }
+
+
+def build() -> Iterator[tuple[str, str]]:
+    """(file name, content) of every generated corpus file."""
+    for prefix, (gen, count) in GENERATORS.items():
+        for k in range(count):
+            session, label = gen(random.Random(f"{prefix}-{k}"), k)
+            label = {"source": "generated", **label}
+            yield f"{session.name}.json", _dump(session.doc(gen.__doc__ or prefix))
+            yield f"{session.name}.label.json", _dump(label)
+    for name, (lab, also, note) in FIXTURE_LABELS.items():
+        label = {"source": f"fixture:{name}", "label": lab, "also": also, "note": note,
+                 "session": f"../fixtures/opencode/{name}.json"}  # fmt: skip
+        yield f"fx_{name}.label.json", _dump(label)
+    yield "fx_permission_deadlock_midrun.json", _dump(_midrun_deadlock())
+    label = {"source": "fixture:permission_deadlock (midrun)", "label": "permission_deadlock",
+             "also": [], "note": "live view: ask pending, session busy"}  # fmt: skip
+    yield "fx_permission_deadlock_midrun.label.json", _dump(label)
+
+
+def large_session(steps: int, seed: int = 7) -> dict[str, Any]:
+    """A long, healthy-looking session for benchmarks: reads, edits, tests, text."""
+    rng = random.Random(seed)
+    s = Session("bench")
+    s.user("Work through the backlog.")
+    for i in range(steps):
+        r = rng.random()
+        f = FILES[rng.randrange(len(FILES))]
+        if r < 0.4:
+            calls = [
+                ("read", read(f), ("ok", "x" * 200)),
+                ("grep", {"pattern": f"p{i}", "path": "src"}, ("ok", f)),
+            ]
+            s.step(
+                text="Reading." if i % 3 == 0 else None,
+                reasoning="Think." if i % 4 == 0 else None,
+                tools=calls,  # type: ignore[arg-type]
+            )
+        elif r < 0.7:
+            s.step(text="Editing.", tools=[("edit", edit(f, f"a{i}", f"b{i}"), ("ok", "ok"))], patch=[f])
+        elif r < 0.9:
+            s.step(tools=[("bash", bash(f"pytest -q -k t{i % 50}"), ("exit", i % 2, "result"))])
+        else:
+            s.step(text=f"Progress note {i}.")
+    return s.doc("benchmark session")
+
+
+def _dump(doc: Any) -> str:
+    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = []
+    for name, content in build():
+        path = HERE / name
+        if path.exists() and path.read_text() == content:
+            continue
+        stale.append(name)
+        if not check:
+            path.write_text(content)
+    if check and stale:
+        print(f"{len(stale)} corpus file(s) out of date: {', '.join(stale[:5])}")
+        return 1
+    print(f"{'checked' if check else 'wrote'} corpus in {HERE} ({len(stale)} changed)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
