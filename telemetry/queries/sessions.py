@@ -1,0 +1,232 @@
+"""Session queries: the newest-archived-first list, one session with its findings, the subtree.
+
+The list is keyset-paged on (archived_at, id) and walks one of the `(column, archived_at, id)`
+indexes of `session_index` in order, so a filtered page never sorts. Filters without such an
+index (root only, text search) are written so no single-column index can serve them: the
+planner then has no cheaper plan than the ordered index walk that stops after one page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_
+from sqlmodel import Session, col, select
+
+from telemetry.models import Finding, SessionIndex
+from telemetry.paging import decode_cursor, encode_cursor
+from telemetry.timeutil import as_utc
+
+__all__ = [
+    "MAX_LIMIT",
+    "SessionFilter",
+    "finding_dict",
+    "get_session",
+    "list_sessions",
+    "session_dict",
+    "session_tree",
+]
+
+MAX_LIMIT = 500
+
+# Equality filters, each served by an index on (column, archived_at, id).
+_EQUALITY = ("agent", "model", "verdict", "label")
+_TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFilter:
+    agent: str | None = None
+    model: str | None = None
+    verdict: str | None = None
+    label: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    q: str | None = None  # substring of title or label, case-insensitive on ASCII
+    root_only: bool = False
+    limit: int = 50
+    cursor: str | None = None
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return as_utc(dt).isoformat() if dt is not None else None
+
+
+def _tokens(s: SessionIndex) -> dict[str, int]:
+    return {
+        "input": s.tokens_input,
+        "output": s.tokens_output,
+        "reasoning": s.tokens_reasoning,
+        "cache_read": s.tokens_cache_read,
+        "cache_write": s.tokens_cache_write,
+    }
+
+
+def session_dict(s: SessionIndex) -> dict[str, Any]:
+    """One index row as JSON-ready data (the shape every session query returns)."""
+    tokens = _tokens(s)
+    return {
+        "session_id": s.session_id,
+        "root_session_id": s.root_session_id,
+        "parent_session_id": s.parent_session_id,
+        "depth": s.depth,
+        "label": s.label,
+        "cycle_id": s.cycle_id,
+        "agent": s.agent,
+        "model": s.model,
+        "title": s.title,
+        "directory": s.directory,
+        "opencode_version": s.opencode_version,
+        "created_at": _iso(s.created_at),
+        "updated_at": _iso(s.updated_at),
+        "archived_at": _iso(s.archived_at),
+        "duration_s": s.duration_s,
+        "turn_count": s.turn_count,
+        "message_count": s.message_count,
+        "in_flight": s.in_flight,
+        "tokens": tokens,
+        "tokens_total": sum(tokens.values()),
+        "cost_usd": s.cost_usd,
+        "subtree_tokens": s.subtree_tokens,
+        "subtree_cost_usd": s.subtree_cost_usd,
+        "subtree_session_count": s.subtree_session_count,
+        "verdict": s.verdict,
+        "worst_detector": s.worst_detector,
+        "finding_count": s.finding_count,
+        "walk_error_count": s.walk_error_count,
+        "error_kind": s.error_kind,
+        "archive_path": s.archive_path,
+        "schema_version": s.schema_version,
+    }
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "detector": f.detector,
+        "verdict": f.verdict,
+        "score": f.score,
+        "start_index": f.start_index,
+        "evidence": f.evidence,
+        "source": f.source,
+        "detected_at": _iso(f.detected_at),
+    }
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def list_sessions(db: Session, f: SessionFilter) -> dict[str, Any]:
+    """`{items, next_cursor}`, newest archived first; every filter and the page run in the database."""
+    limit = max(1, min(f.limit, MAX_LIMIT))
+    stmt = select(SessionIndex)
+    for name in _EQUALITY:
+        value = getattr(f, name)
+        if value is not None:
+            stmt = stmt.where(getattr(SessionIndex, name) == value)
+    archived, rid = col(SessionIndex.archived_at), col(SessionIndex.id)
+    if f.since is not None:
+        stmt = stmt.where(archived >= f.since)
+    if f.until is not None:
+        stmt = stmt.where(archived < f.until)
+    if f.root_only:
+        # Not `parent_session_id IS NULL`: its own index would win and the page would be sorted.
+        stmt = stmt.where(func.coalesce(col(SessionIndex.parent_session_id), "") == "")
+    if f.q:
+        pattern = f"%{_escape_like(f.q)}%"
+        stmt = stmt.where(
+            or_(
+                col(SessionIndex.title).ilike(pattern, escape="\\"),
+                col(SessionIndex.label).ilike(pattern, escape="\\"),
+            )
+        )
+    if f.cursor:
+        at, row_id = decode_cursor(f.cursor)
+        stmt = stmt.where(or_(archived < at, and_(archived == at, rid < row_id)))
+    rows = db.exec(stmt.order_by(archived.desc(), rid.desc()).limit(limit + 1)).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    nxt = encode_cursor(rows[-1].archived_at, rows[-1].id or 0) if more and rows else None
+    return {"items": [session_dict(r) for r in rows], "next_cursor": nxt}
+
+
+def _find(db: Session, session_id: str) -> SessionIndex | None:
+    return db.exec(select(SessionIndex).where(SessionIndex.session_id == session_id)).first()
+
+
+def _node(s: SessionIndex) -> dict[str, Any]:
+    tokens = _tokens(s)
+    return {
+        "session_id": s.session_id,
+        "parent_session_id": s.parent_session_id,
+        "depth": s.depth,
+        "agent": s.agent,
+        "model": s.model,
+        "title": s.title,
+        "verdict": s.verdict,
+        "in_flight": s.in_flight,
+        "turn_count": s.turn_count,
+        "cost_usd": s.cost_usd,
+        "tokens": tokens,
+        "tokens_total": sum(tokens.values()),
+    }
+
+
+def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> dict[str, Any]:
+    """Nest `rows` under `top` by parent links and roll cost and tokens up explicitly.
+
+    Own numbers stay own (OpenCode's session cost excludes its children); the subtree numbers
+    are sums over the indexed descendants. Parent links that loop are cut at the first repeat.
+    """
+    children: dict[str, list[SessionIndex]] = {}
+    for r in rows:
+        if r.parent_session_id is not None and r.session_id != top.session_id:
+            children.setdefault(r.parent_session_id, []).append(r)
+    seen: set[str] = set()
+
+    def build(s: SessionIndex) -> dict[str, Any]:
+        seen.add(s.session_id)
+        node = _node(s)
+        kids = sorted(children.get(s.session_id, []), key=lambda c: (_iso(c.created_at) or "", c.session_id))
+        node["children"] = [build(c) for c in kids if c.session_id not in seen]
+        node["subtree_cost_usd"] = node["cost_usd"] + sum(c["subtree_cost_usd"] for c in node["children"])
+        kids_tokens = [c["subtree_tokens"] for c in node["children"]]
+        sub_tokens = {k: node["tokens"][k] + sum(t[k] for t in kids_tokens) for k in _TOKEN_KINDS}
+        node["subtree_tokens"] = sub_tokens
+        node["subtree_tokens_total"] = sum(sub_tokens.values())
+        node["subtree_session_count"] = 1 + sum(c["subtree_session_count"] for c in node["children"])
+        return node
+
+    return build(top)
+
+
+def session_tree(db: Session, session_id: str) -> dict[str, Any] | None:
+    """The subtree rooted at a session, nested, with own and rolled-up cost and tokens."""
+    top = _find(db, session_id)
+    if top is None:
+        return None
+    rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == top.root_session_id)).all()
+    return _build_tree(top, rows)
+
+
+def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
+    """The index record, its findings, its subtree, and its parent and root ids."""
+    s = _find(db, session_id)
+    if s is None:
+        return None
+    findings = db.exec(
+        select(Finding)
+        .where(Finding.session_id == session_id)
+        .order_by(col(Finding.detected_at), col(Finding.id))
+    ).all()
+    rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == s.root_session_id)).all()
+    return {
+        "session": session_dict(s),
+        "parent_session_id": s.parent_session_id,
+        "root_session_id": s.root_session_id,
+        "findings": [finding_dict(x) for x in findings],
+        "tree": _build_tree(s, rows),
+    }
