@@ -102,7 +102,7 @@ def totals(messages: list[Mapping[str, Any]], turns: list[JsonObj]) -> JsonObj:
         "tool_errors": sum(t["tool_errors"] for t in turns),
         "tokens": tokens,
         "tokens_total": sum(tokens.values()),
-        "cost": round(sum(t["cost"] for t in turns), 10),
+        "cost": sum(t["cost"] for t in turns),
         "first_created": first,
         "last_activity": last,
         "duration_ms": (last - first) if first is not None and last is not None else None,
@@ -138,7 +138,6 @@ def rollup(own: Mapping[str, Mapping[str, Any]], parents: Mapping[str, str | Non
             acc["cost"] += c["cost"]
             for k in TOKEN_KEYS:
                 acc["tokens"][k] += c["tokens"][k]
-        acc["cost"] = round(acc["cost"], 10)
         acc["tokens_total"] = sum(acc["tokens"].values())
         memo[sid] = acc
         return acc
