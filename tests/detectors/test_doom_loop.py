@@ -1,0 +1,117 @@
+"""Doom loop: repeats, same failures and short cycles fire; polling and test-fix-test do not."""
+
+from __future__ import annotations
+
+from detstreams import Stream, bash, call, edit, read
+
+from detectors import Finding, Thresholds, score
+
+
+def doom(s: Stream, th: Thresholds | None = None) -> Finding:
+    return next(
+        f for f in score(s.messages, include_healthy=True, thresholds=th) if f.detector == "doom_loop"
+    )
+
+
+def test_identical_calls_across_messages_are_stuck() -> None:
+    s = Stream().user().repeat(6, bash("git status --short"))
+    f = doom(s)
+    assert f.verdict == "stuck"
+    assert f.start_index == 1
+    assert f.evidence["repetitions"] == 6
+    assert f.evidence["signature"] == ['bash {"command":"git status --short"}']
+    assert len(f.evidence["message_ids"]) == 6
+    assert f.evidence["active"] is True
+
+
+def test_text_between_the_calls_does_not_hide_the_loop() -> None:
+    s = Stream().user()
+    for i in range(5):
+        s.step(bash("make"), text=f"Trying again ({i}).")
+        s.step(text="Hmm.")
+    assert doom(s).verdict == "stuck"
+
+
+def test_key_order_of_the_input_is_ignored() -> None:
+    a = call("grep", {"pattern": "x", "path": "src"})
+    b = call("grep", {"path": "src", "pattern": "x"})
+    s = Stream().user()
+    for i in range(6):
+        s.step(a if i % 2 else b)
+    assert doom(s).verdict == "stuck"
+
+
+def test_the_same_call_failing_the_same_way_is_stuck_sooner() -> None:
+    failing = read("/x/missing.py", error="File not found: /x/missing.py")
+    assert doom(Stream().user().repeat(3, failing)).verdict == "stuck"
+    assert doom(Stream().user().repeat(3, read("/x/present.py"))).verdict == "suspect"
+
+
+def test_short_cycles_up_to_period_four_are_found() -> None:
+    for period in (2, 3, 4):
+        s = Stream().user()
+        for _ in range(4):
+            for k in range(period):
+                s.step(bash(f"step {k}"))
+        f = doom(s)
+        assert f.verdict == "stuck", period
+        assert f.evidence["period"] == period
+
+
+def test_a_cycle_longer_than_the_limit_is_not_a_doom_loop() -> None:
+    s = Stream().user()
+    for _ in range(4):
+        for k in range(5):
+            s.step(bash(f"step {k}"))
+    assert doom(s).verdict == "healthy"
+
+
+def test_parallel_identical_calls_in_one_step_count() -> None:
+    s = Stream().user().step(*[bash("ls")] * 4)
+    assert doom(s).verdict == "suspect"
+
+
+def test_test_fix_test_is_progress() -> None:
+    s = Stream().user()
+    for i in range(8):
+        s.step(bash("pytest -q", exit=1))
+        s.step(edit("src/a.py", i))
+    assert doom(s).verdict == "healthy"
+
+
+def test_a_patch_part_resets_the_run() -> None:
+    s = Stream().user()
+    for _ in range(4):
+        s.repeat(2, bash("./gen.sh")).step(text="regenerated", patch=("out.txt",))
+    assert doom(s).verdict == "healthy"
+
+
+def test_polling_with_sleep_is_waiting_not_looping() -> None:
+    s = Stream().user().repeat(20, bash("sleep 30 && gh run view 1"))
+    assert doom(s).verdict == "healthy"
+    s = Stream().user()
+    for _ in range(15):
+        s.step(bash("sleep 10")).step(bash("curl -s localhost:8000/health"))
+    assert doom(s).verdict == "healthy"
+
+
+def test_polling_forever_is_still_caught() -> None:
+    assert doom(Stream().user().repeat(60, bash("sleep 30 && gh run view 1"))).verdict == "stuck"
+
+
+def test_breaking_the_repetition_lowers_the_score() -> None:
+    whole = Stream().user().repeat(4, bash("ls"))
+    broken = Stream().user().repeat(2, bash("ls")).step(bash("cat a")).repeat(2, bash("ls"))
+    assert doom(broken).score < doom(whole).score
+
+
+def test_thresholds_are_named_settings() -> None:
+    s = Stream().user().repeat(6, bash("ls"))
+    assert doom(s, Thresholds(doom_repeat_stuck=10, doom_repeat_suspect=8)).verdict == "healthy"
+
+
+def test_the_worst_episode_is_kept_and_marked_inactive() -> None:
+    s = Stream().user().repeat(6, bash("ls")).step(bash("cat README")).step(text="done")
+    f = doom(s)
+    assert f.verdict == "stuck"
+    assert f.evidence["active"] is False

@@ -1,0 +1,97 @@
+"""Permission deadlock: unanswered asks, repeated denials, calls hanging while idle."""
+
+from __future__ import annotations
+
+from detstreams import Stream, bash, call
+
+from detectors import Finding, score
+from detectors.model import PermissionEvent, StatusSample
+
+DENIED = "The user has specified a rule which prevents you from using this specific tool call."
+
+
+def deadlock(
+    s: Stream, status: tuple[StatusSample, ...] = (), perms: tuple[PermissionEvent, ...] = ()
+) -> Finding:
+    found = score(s.messages, status=status, permissions=perms, include_healthy=True)
+    return next(f for f in found if f.detector == "permission_deadlock")
+
+
+def ask(rid: str, kind: str = "external_directory", pats: tuple[str, ...] = ("/etc/*",)) -> PermissionEvent:
+    return PermissionEvent("asked", rid, kind, pats, call_id="call_1")
+
+
+def waiting(rid: str, seconds: float, kind: str = "busy") -> tuple[StatusSample, ...]:
+    n = int(seconds * 4) + 1
+    return tuple(StatusSample(kind, t=k / 4, pending_permissions=(rid,)) for k in range(n))  # type: ignore[arg-type]
+
+
+def running() -> Stream:
+    return Stream().user().step(call("read", {"filePath": "/etc/hosts"}, status="running"), completed=False)
+
+
+def test_an_ask_left_unanswered_for_long_is_stuck() -> None:
+    for kind, pats in (("external_directory", ("/etc/*",)), ("read", (".env",)), ("doom_loop", ("bash",))):
+        f = deadlock(running(), waiting("per_1", 8), (ask("per_1", kind, pats),))
+        assert f.verdict == "stuck"
+        assert f.evidence["permissions"] == [kind]
+        assert f.evidence["requests"] == ["per_1"]
+        assert f.evidence["waited_s"] == 8.0
+
+
+def test_a_fresh_ask_is_only_suspect() -> None:
+    f = deadlock(running(), waiting("per_1", 1), (ask("per_1"),))
+    assert f.verdict == "suspect"
+
+
+def test_an_ask_answered_is_healthy() -> None:
+    perms = (ask("per_1"), PermissionEvent("replied", "per_1", reply="once"))
+    assert deadlock(running(), waiting("per_1", 8), perms).verdict == "healthy"
+
+
+def test_the_reply_may_arrive_before_the_ask_is_seen() -> None:
+    perms = (PermissionEvent("replied", "per_1", reply="always"), ask("per_1"))
+    assert deadlock(running(), waiting("per_1", 8), perms).verdict == "healthy"
+
+
+def test_an_ask_unanswered_when_the_session_went_idle_is_stuck() -> None:
+    f = deadlock(running(), (StatusSample("busy", t=0.0), StatusSample("idle", t=0.5)), (ask("per_1"),))
+    assert f.verdict == "stuck"
+
+
+def test_another_sessions_pending_ask_does_not_count() -> None:
+    assert deadlock(running(), waiting("per_other", 8), (ask("per_1"),)).verdict == "suspect"
+
+
+def test_repeated_denials() -> None:
+    s = Stream().user()
+    for i in range(4):
+        s.step(call("bash", {"command": f"rm -rf b{i}"}, status="error", error=DENIED))
+    f = deadlock(s)
+    assert f.verdict == "stuck"
+    assert f.evidence["signal"] == "denials"
+    assert (
+        deadlock(Stream().user().repeat(2, call("bash", {}, status="error", error=DENIED))).verdict
+        == "healthy"
+    )
+
+
+def test_rejected_replies_count_as_denials() -> None:
+    perms: list[PermissionEvent] = []
+    for i in range(3):
+        perms += [ask(f"per_{i}"), PermissionEvent("replied", f"per_{i}", reply="reject")]
+    assert deadlock(Stream().user(), (), tuple(perms)).verdict == "suspect"
+
+
+def test_a_call_running_while_the_session_idles_is_stuck() -> None:
+    s = Stream().user().step(bash("ls"), text="x").step(call("bash", {"command": "./m.sh"}, status="running"))
+    f = deadlock(s, (StatusSample("busy"), StatusSample("idle")))
+    assert f.verdict == "stuck"
+    assert f.evidence["signal"] == "hanging_calls"
+    assert f.start_index == 2
+
+
+def test_a_long_running_call_while_busy_is_a_long_build_not_a_deadlock() -> None:
+    s = Stream().user().step(call("bash", {"command": "make"}, status="running"), completed=False)
+    samples = tuple(StatusSample("busy", t=k / 4) for k in range(400))
+    assert deadlock(s, samples).verdict == "healthy"

@@ -1,0 +1,92 @@
+"""Monologue, compaction loop and no progress."""
+
+from __future__ import annotations
+
+from detstreams import Stream, bash, edit, read
+
+from detectors import Finding, score
+
+
+def finding(s: Stream, name: str) -> Finding:
+    return next(f for f in score(s.messages, include_healthy=True) if f.detector == name)
+
+
+def test_the_same_text_again_and_again() -> None:
+    s = Stream().user().repeat(4, text="The  service crashes because of X.")
+    s.step(text="the service crashes   because of x.")
+    f = finding(s, "monologue")
+    assert f.verdict == "stuck"
+    assert f.evidence["repeats"] == 5
+
+
+def test_the_same_words_between_different_calls_are_not_a_monologue() -> None:
+    s = Stream().user()
+    for i in range(6):
+        s.step(read(f"f{i}.py"), text="Let me check.")
+    assert finding(s, "monologue").verdict == "healthy"
+
+
+def test_different_texts_are_not_a_monologue() -> None:
+    s = Stream().user()
+    for i in range(6):
+        s.step(text=f"Point {i}.")
+    assert finding(s, "monologue").verdict == "healthy"
+
+
+def test_repeated_compactions_without_progress() -> None:
+    s = Stream().user()
+    for i in range(3):
+        s.step(read(f"f{i}")).step(error="ContextOverflowError").step(compaction=True).step(
+            text=f"Summary {i}"
+        )
+    f = finding(s, "compaction_loop")
+    assert f.verdict == "stuck"
+    assert f.evidence["compactions"] == 3
+
+
+def test_overflow_errors_without_compaction_count() -> None:
+    s = Stream().user().repeat(2, error="ContextOverflowError")
+    assert finding(s, "compaction_loop").verdict == "suspect"
+
+
+def test_one_compaction_is_healthy_and_progress_resets() -> None:
+    s = Stream().user().step(error="ContextOverflowError").step(compaction=True).step(text="go on")
+    assert finding(s, "compaction_loop").verdict == "healthy"
+    s = Stream().user()
+    for i in range(4):
+        s.step(compaction=True).step(edit("a.py", i), patch=("a.py",))
+    assert finding(s, "compaction_loop").verdict == "healthy"
+
+
+def test_many_steps_going_over_the_same_ground() -> None:
+    s = Stream().user()
+    pool = [read(f"f{i}.py") for i in range(6)]
+    order = [0, 3, 1, 5, 2, 4, 1, 0, 4, 2, 5, 3, 0, 2, 4, 1, 3, 5, 2, 0, 5, 1, 4, 3, 1, 2]
+    for k in order:
+        s.step(pool[k])
+    f = finding(s, "no_progress")
+    assert f.verdict == "stuck"
+    assert f.evidence["distinct_calls"] == 6
+
+
+def test_many_different_reads_are_exploration() -> None:
+    s = Stream().user()
+    for i in range(60):
+        s.step(read(f"src/m{i}.py"))
+    assert finding(s, "no_progress").verdict == "healthy"
+
+
+def test_polling_is_not_counted_as_steps() -> None:
+    s = Stream().user()
+    for _ in range(40):
+        s.step(bash("sleep 20")).step(bash("gh run view 3"))
+    assert finding(s, "no_progress").verdict == "healthy"
+
+
+def test_a_file_change_is_progress() -> None:
+    s = Stream().user()
+    for i in range(30):
+        s.step(read("a.py"))
+        if i % 5 == 4:
+            s.step(edit("a.py", i), patch=("a.py",))
+    assert finding(s, "no_progress").verdict == "healthy"

@@ -1,0 +1,85 @@
+"""Retry cascade: failing runs, the same error with new arguments, provider errors, retries."""
+
+from __future__ import annotations
+
+from detstreams import Stream, bash, call, edit, read
+
+from detectors import Finding, score
+from detectors.model import Retry, StatusSample
+
+NOT_FOUND = "Could not find oldString in the file."
+
+
+def cascade(s: Stream, status: tuple[StatusSample, ...] = ()) -> Finding:
+    found = score(s.messages, status=status, include_healthy=True)
+    return next(f for f in found if f.detector == "retry_cascade")
+
+
+def test_a_run_of_different_failing_calls_is_stuck() -> None:
+    s = Stream().user()
+    for i in range(6):
+        s.step(bash(f"make t{i}", exit=2))
+    f = cascade(s)
+    assert f.verdict == "stuck"
+    assert f.start_index == 1
+
+
+def test_a_success_breaks_the_run() -> None:
+    s = Stream().user()
+    for i in range(6):
+        s.step(bash(f"make t{i}", exit=2)).step(bash("ls"))
+    assert cascade(s).verdict == "healthy"
+
+
+def test_the_same_error_with_varying_arguments_is_stuck() -> None:
+    s = Stream().user()
+    for i in range(5):
+        s.step(read("src/app.py"))
+        s.step(
+            call("edit", {"filePath": "src/app.py", "oldString": f"v{i}"}, status="error", error=NOT_FOUND)
+        )
+    f = cascade(s)
+    assert f.verdict == "stuck"
+    assert f.evidence["signal"] == "same_error"
+    assert f.evidence["count"] == 5
+
+
+def test_a_file_change_between_failures_is_progress() -> None:
+    s = Stream().user()
+    for i in range(6):
+        s.step(bash("pytest -q", exit=1)).step(edit("src/a.py", i))
+    assert cascade(s).verdict == "healthy"
+
+
+def test_bash_failures_of_different_programs_are_different_errors() -> None:
+    s = Stream().user()
+    for i in range(2):  # four bash exits with status 1, but two programs
+        s.step(bash(f"grep -n x{i} src", exit=1)).step(read(f"f{i}")).step(bash(f"test -f f{i}", exit=1))
+        s.step(read(f"g{i}"))
+    assert cascade(s).verdict == "healthy"
+
+
+def test_provider_errors_in_a_row_are_stuck() -> None:
+    s = Stream().user().repeat(3, error="APIError")
+    assert cascade(s).verdict == "stuck"
+
+
+def test_an_abort_is_not_a_provider_error() -> None:
+    s = Stream().user().repeat(3, error="MessageAbortedError")
+    assert cascade(s).verdict == "healthy"
+
+
+def test_retry_attempts_from_the_status_history() -> None:
+    s = Stream().user().step(text="hi")
+    samples = tuple(StatusSample("retry", attempt=a, t=float(a)) for a in (1, 2, 3, 4, 5))
+    f = cascade(s, samples)
+    assert f.verdict == "stuck"
+    assert f.evidence == {"signal": "retries", "attempt": 5, "message": ""}
+    assert cascade(s, samples[:3]).verdict == "suspect"
+    assert cascade(s, samples[:2]).verdict == "healthy"
+
+
+def test_retry_parts_count_like_status_retries() -> None:
+    s = Stream().user()
+    s.messages.append(s.messages[0].__class__("m", "assistant", 1, (Retry("p", 5, "overloaded"),)))
+    assert cascade(s).verdict == "stuck"
