@@ -1,0 +1,375 @@
+"""`octel sessions list|show|tree`, `octel cycles list|summary` and `octel costs`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.tree import Tree
+
+from telemetry.cli.app import app, console, fail, print_json, settings_of
+from telemetry.cli.tables import dash, money, num, ratio, read_store, seconds, when, window
+from telemetry.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.paging import CursorError
+from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions, session_tree
+from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
+from telemetry.timeutil import parse_since, utcnow
+
+__all__ = ["cycles_app", "sessions_app"]
+
+sessions_app = typer.Typer(
+    help="Archived sessions: list, one session, its subagent tree.", no_args_is_help=True
+)
+cycles_app = typer.Typer(help="Dispatcher cycles: list and per-driver summary.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(cycles_app, name="cycles")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+SinceOpt = Annotated[str | None, typer.Option(help="Only since this long ago (24h, 7d) or an ISO time.")]
+UntilOpt = Annotated[str | None, typer.Option(help="Only before this long ago or an ISO time.")]
+LimitOpt = Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="Rows per page.")]
+CursorOpt = Annotated[str | None, typer.Option(help="Continue after the page that printed this cursor.")]
+
+
+def _tree_label(n: dict[str, Any]) -> str:
+    own, sub = money(n["cost_usd"]), money(n["subtree_cost_usd"])
+    verdict = n["verdict"]
+    colour = {"stuck": "red", "suspect": "yellow"}.get(verdict, "green")
+    return (
+        f"[bold]{n['session_id']}[/] {dash(n['agent'])} [dim]{dash(n['title'])}[/] "
+        f"[{colour}]{verdict}[/] own {own} · tree {sub} · {num(n['subtree_tokens_total'])} tok"
+    )
+
+
+def _rich_tree(node: dict[str, Any], into: Tree | None = None) -> Tree:
+    branch = Tree(_tree_label(node)) if into is None else into.add(_tree_label(node))
+    for c in node["children"]:
+        _rich_tree(c, branch)
+    return branch
+
+
+@sessions_app.command("list")
+def sessions_list(
+    ctx: typer.Context,
+    agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only this model (provider/model).")] = None,
+    verdict: Annotated[str | None, typer.Option(help="Only this verdict: healthy, suspect, stuck.")] = None,
+    label: Annotated[str | None, typer.Option(help="Only this label.")] = None,
+    q: Annotated[str | None, typer.Option("--search", "-q", help="Text in the title or label.")] = None,
+    root_only: Annotated[bool, typer.Option("--roots", help="Only root sessions.")] = False,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = 50,
+    cursor: CursorOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Archived sessions, newest first."""
+    if verdict is not None and verdict not in ("healthy", "suspect", "stuck"):
+        fail(f"--verdict must be healthy, suspect or stuck, not {verdict!r}", 2)
+    t0, t1 = window(since, until)
+    f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor)
+    with read_store(ctx) as db:
+        try:
+            page = list_sessions(db, f)
+        except CursorError as e:
+            fail(str(e), 2)
+    if as_json:
+        print_json(page)
+        return
+    table = Table(title="sessions", title_justify="left")
+    for h in ("session", "agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
+        table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
+    table.add_column("duration", justify="right")
+    table.add_column("archived")
+    for s in page["items"]:
+        table.add_row(
+            ("  " * min(s["depth"], 3)) + s["session_id"],
+            dash(s["agent"]),
+            dash(s["model"]),
+            s["verdict"] + (" (in flight)" if s["in_flight"] else ""),
+            dash(s["label"]),
+            str(s["turn_count"]),
+            num(s["tokens_total"]),
+            money(s["cost_usd"]),
+            money(s["subtree_cost_usd"]),
+            seconds(s["duration_s"]),
+            when(s["archived_at"]),
+        )
+    console.print(table)
+    if page["next_cursor"]:
+        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+
+
+def _turn_rows(ctx: typer.Context, archive_path: str) -> tuple[list[dict[str, Any]] | None, str | None]:
+    path = archive_file(settings_of(ctx).archives, archive_path)
+    try:
+        doc = load_archive(path)
+    except ArchiveUnreadable as e:
+        return None, str(e)
+    if doc is None:
+        return None, f"archive file {path} is not there (pruned or moved)"
+    return turns_of(doc), None
+
+
+@sessions_app.command("show")
+def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False) -> None:
+    """One session: its record, per-turn table (from the archive file), findings and tree."""
+    with read_store(ctx) as db:
+        got = get_session(db, session_id)
+    if got is None:
+        fail(f"no archived session {session_id!r}")
+    turns, problem = _turn_rows(ctx, got["session"]["archive_path"])
+    got["turns"], got["archive_problem"] = turns, problem
+    if as_json:
+        print_json(got)
+        return
+    s = got["session"]
+    rec = Table.grid(padding=(0, 2))
+    rec.add_column(style="bold")
+    rec.add_column()
+    for k in ("session_id", "title", "agent", "model", "label", "cycle_id", "verdict", "worst_detector"):
+        rec.add_row(k, dash(s[k]))
+    rec.add_row("parent / root", f"{dash(s['parent_session_id'])} / {s['root_session_id']}")
+    rec.add_row("created / archived", f"{when(s['created_at'])} / {when(s['archived_at'])}")
+    rec.add_row("duration", seconds(s["duration_s"]) + (" (in flight)" if s["in_flight"] else ""))
+    rec.add_row("turns / messages", f"{s['turn_count']} / {s['message_count']}")
+    tk = s["tokens"]
+    rec.add_row(
+        "tokens",
+        f"in {num(tk['input'])} · out {num(tk['output'])} · reasoning {num(tk['reasoning'])} · "
+        f"cache read {num(tk['cache_read'])} · cache write {num(tk['cache_write'])}",
+    )
+    rec.add_row("cost own / tree", f"{money(s['cost_usd'])} / {money(got['tree']['subtree_cost_usd'])}")
+    if s["error_kind"]:
+        rec.add_row("error", s["error_kind"])
+    rec.add_row("archive", s["archive_path"])
+    console.print(rec)
+    if turns:
+        t = Table(title="turns", title_justify="left")
+        for h in (
+            "#",
+            "model",
+            "in",
+            "out",
+            "reason",
+            "cache r",
+            "cache w",
+            "cost",
+            "tools",
+            "finish",
+            "error",
+        ):
+            t.add_column(h)
+        for i, turn in enumerate(turns):
+            tok = turn.get("tokens") or {}
+            t.add_row(
+                str(i + 1),
+                dash(turn.get("model")),
+                num(tok.get("input")),
+                num(tok.get("output")),
+                num(tok.get("reasoning")),
+                num(tok.get("cache_read")),
+                num(tok.get("cache_write")),
+                money(turn.get("cost")),
+                str(turn.get("tool_calls", "-")),
+                "in flight" if turn.get("in_flight") else dash(turn.get("finish")),
+                dash(turn.get("error")),
+            )
+        console.print(t)
+    elif problem:
+        console.print(f"[yellow]no per-turn data:[/] {problem}", highlight=False)
+    if got["findings"]:
+        ft = Table(title="findings", title_justify="left")
+        for h in ("detector", "verdict", "score", "from message", "source"):
+            ft.add_column(h)
+        for f in got["findings"]:
+            ft.add_row(f["detector"], f["verdict"], f"{f['score']:.2f}", str(f["start_index"]), f["source"])
+        console.print(ft)
+    if got["tree"]["children"]:
+        console.print(_rich_tree(got["tree"]))
+
+
+@sessions_app.command("tree")
+def sessions_tree(ctx: typer.Context, session_id: str, as_json: JsonOpt = False) -> None:
+    """The subagent tree under a session, with own and rolled-up cost."""
+    with read_store(ctx) as db:
+        tree = session_tree(db, session_id)
+    if tree is None:
+        fail(f"no archived session {session_id!r}")
+    if as_json:
+        print_json(tree)
+        return
+    console.print(_rich_tree(tree))
+
+
+@cycles_app.command("list")
+def cycles_list(
+    ctx: typer.Context,
+    driver: Annotated[str | None, typer.Option(help="Only this driver.")] = None,
+    state: Annotated[str | None, typer.Option(help="Only this terminal state.")] = None,
+    in_flight: Annotated[
+        bool | None,
+        typer.Option("--in-flight/--finished", help="Only cycles still running, or only ended ones."),
+    ] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = 50,
+    cursor: CursorOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Dispatcher cycles, newest first."""
+    now = utcnow()
+    t0, t1 = window(since, until, now)
+    f = CycleFilter(driver, state, t0, t1, in_flight, limit, cursor)
+    with read_store(ctx) as db:
+        try:
+            page = list_cycles(db, f, now)
+        except CursorError as e:
+            fail(str(e), 2)
+    if as_json:
+        print_json(page)
+        return
+    table = Table(title="cycles", title_justify="left")
+    for h in ("cycle", "driver", "started", "duration", "state", "outcome", "error", "claims", "session"):
+        table.add_column(h, justify="right" if h in ("duration", "claims") else "left")
+    for c in page["items"]:
+        table.add_row(
+            c["cycle_id"],
+            c["driver"],
+            when(c["started_at"]),
+            seconds(c["duration_s"]) if not c["in_flight"] else f"{seconds(c['elapsed_s'])}…",
+            "[cyan]in flight[/]" if c["in_flight"] else dash(c["terminal_state"]),
+            dash(c["worker_outcome"]),
+            dash(c["error_kind"]),
+            dash(c["claims_count"]),
+            dash(c["session_id"]),
+        )
+    console.print(table)
+    if page["next_cursor"]:
+        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+
+
+@cycles_app.command("summary")
+def cycles_summary_cmd(
+    ctx: typer.Context,
+    since: Annotated[
+        str, typer.Option(help="Cycles begun since this long ago (24h, 7d) or an ISO time.")
+    ] = "24h",
+    as_json: JsonOpt = False,
+) -> None:
+    """Per driver: cycles by terminal state and worker outcome."""
+    try:
+        t0 = parse_since(since, utcnow())
+    except ValueError as e:
+        fail(f"--since: {e}", 2)
+    with read_store(ctx) as db:
+        rows = cycles_summary(db, t0)
+    if as_json:
+        print_json({"since": t0.isoformat(), "drivers": rows})
+        return
+    table = Table(title=f"cycles since {when(t0.isoformat())}", title_justify="left")
+    for h in ("driver", "terminal state", "worker outcome", "cycles"):
+        table.add_column(h, justify="right" if h == "cycles" else "left")
+    for d in rows:
+        table.add_row(f"[bold]{d['driver']}[/]", "[dim]all[/]", "", str(d["total"]))
+        if d["in_flight"]:
+            table.add_row("", "[cyan]in flight[/]", "", str(d["in_flight"]))
+        for st in sorted(d["by_state"]):
+            for outcome, n in sorted(d["by_state"][st].items()):
+                table.add_row("", st, dash(outcome), str(n))
+    console.print(table)
+
+
+@app.command("costs")
+def costs(
+    ctx: typer.Context,
+    by: Annotated[
+        str, typer.Option(help=f"Group by any of {','.join(GROUP_KEYS)} (comma-separated).")
+    ] = "agent",
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    top: Annotated[
+        int, typer.Option(min=0, max=100, help="Also list the N most expensive sessions and trees.")
+    ] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Tokens by kind, cost and cache-hit ratio over OpenCode sessions and Claude CLI runs."""
+    keys = [k.strip() for k in by.split(",") if k.strip()]
+    bad = [k for k in keys if k not in GROUP_KEYS]
+    if bad:
+        fail(f"--by {bad[0]!r} is not one of {', '.join(GROUP_KEYS)}", 2)
+    t0, t1 = window(since, until)
+    with read_store(ctx) as db:
+        out = cost_breakdown(db, keys, t0, t1)
+        if top:
+            out["top_sessions"] = most_expensive_sessions(db, t0, t1, top)
+            out["top_trees"] = most_expensive_trees(db, t0, t1, top)
+    if as_json:
+        print_json(out)
+        return
+    table = Table(title="costs", title_justify="left", show_footer=True)
+    cols = [
+        "source",
+        *keys,
+        "count",
+        "input",
+        "output",
+        "reasoning",
+        "cache read",
+        "cache write",
+        "hit",
+        "cost",
+    ]
+    tot = out["totals"]
+    feet = {
+        "source": "total",
+        "count": str(tot["count"]),
+        "input": num(tot["tokens"]["input"]),
+        "output": num(tot["tokens"]["output"]),
+        "reasoning": num(tot["tokens"]["reasoning"]),
+        "cache read": num(tot["tokens"]["cache_read"]),
+        "cache write": num(tot["tokens"]["cache_write"]),
+        "hit": ratio(tot["cache_hit_ratio"]),
+        "cost": money(tot["cost_usd"]),
+    }
+    for c in cols:
+        table.add_column(c, footer=feet.get(c, ""), justify="left" if c in ("source", *keys) else "right")
+    for r in out["rows"]:
+        tk = r["tokens"]
+        table.add_row(
+            r["source"],
+            *(dash(r[k]) for k in keys),
+            str(r["count"]),
+            num(tk["input"]),
+            num(tk["output"]),
+            num(tk["reasoning"]),
+            num(tk["cache_read"]),
+            num(tk["cache_write"]),
+            ratio(r["cache_hit_ratio"]),
+            money(r["cost_usd"]),
+        )
+    console.print(table)
+    if top:
+        st = Table(title="most expensive sessions", title_justify="left")
+        for h in ("session", "agent", "model", "title", "cost"):
+            st.add_column(h, justify="right" if h == "cost" else "left")
+        for s in out["top_sessions"]:
+            st.add_row(
+                s["session_id"], dash(s["agent"]), dash(s["model"]), dash(s["title"]), money(s["cost_usd"])
+            )
+        console.print(st)
+        tt = Table(title="most expensive trees", title_justify="left")
+        for h in ("root", "agent", "title", "sessions", "own", "tree"):
+            tt.add_column(h, justify="right" if h in ("sessions", "own", "tree") else "left")
+        for t in out["top_trees"]:
+            tt.add_row(
+                t["session_id"],
+                dash(t["agent"]),
+                dash(t["title"]),
+                str(t["subtree_session_count"]),
+                money(t["cost_usd"]),
+                money(t["subtree_cost_usd"]),
+            )
+        console.print(tt)
