@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import engine_from_config, pool
+from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
 import telemetry.models  # noqa: F401  (registers the tables on the metadata)
@@ -23,6 +24,12 @@ def _configure(connection: object) -> None:
 
 def run_migrations_online() -> None:
     connection = config.attributes.get("connection")
+    if isinstance(connection, Engine):  # pytest-alembic hands over an engine
+        with connection.connect() as conn:
+            _configure(conn)
+            with context.begin_transaction():
+                context.run_migrations()
+        return
     if connection is not None:
         _configure(connection)
         with context.begin_transaction():

@@ -1,0 +1,5 @@
+"""`python -m telemetry.cli` runs the `octel` command line."""
+
+from telemetry.cli import main
+
+main()

@@ -1,0 +1,54 @@
+"""Migrations on SQLite and PostgreSQL: pytest-alembic's built-in tests plus `alembic check`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from alembic import command
+from pytest_alembic import Config as PytestAlembicConfig
+from pytest_alembic.tests import (  # the plugin's built-in tests, collected here
+    test_model_definitions_match_ddl,
+    test_single_head_revision,
+    test_up_down_consistency,
+    test_upgrade,
+)
+from sqlalchemy.engine import Engine
+
+from telemetry import migrate
+from telemetry.db import make_engine
+from telemetry.migrate import current_revision, head_revision, upgrade
+
+__all__ = [
+    "test_model_definitions_match_ddl",
+    "test_single_head_revision",
+    "test_up_down_consistency",
+    "test_upgrade",
+]
+
+
+@pytest.fixture
+def alembic_engine(store_url: str) -> Iterator[Engine]:
+    eng = make_engine(store_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def alembic_config() -> PytestAlembicConfig:
+    script_location = migrate.alembic_config().get_main_option("script_location")
+    return PytestAlembicConfig(config_options={"script_location": script_location})
+
+
+def test_alembic_check_finds_no_drift(alembic_engine: Engine) -> None:
+    upgrade(alembic_engine)
+    cfg = migrate.alembic_config()
+    with alembic_engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.check(cfg)  # raises when the models and the migrations disagree
+
+
+def test_upgrade_is_idempotent_and_reaches_head(alembic_engine: Engine) -> None:
+    upgrade(alembic_engine)
+    upgrade(alembic_engine)
+    assert current_revision(alembic_engine) == head_revision()
