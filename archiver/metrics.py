@@ -8,7 +8,7 @@ excludes its children: the subtree rollup sums each session's own totals explici
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["TOKEN_KEYS", "per_turn", "rollup", "totals"]
@@ -81,7 +81,7 @@ def per_turn(messages: Iterable[Mapping[str, Any]]) -> list[JsonObj]:
     return out
 
 
-def totals(messages: list[Mapping[str, Any]], turns: list[JsonObj]) -> JsonObj:
+def totals(messages: Sequence[Mapping[str, Any]], turns: list[JsonObj]) -> JsonObj:
     """A session's own totals (children excluded), from its messages and per-turn entries."""
     tokens = {k: sum(t["tokens"][k] for t in turns) for k in TOKEN_KEYS}
     created = [

@@ -115,10 +115,7 @@ class FakeOpenCode:
         if what == "children":
             return httpx.Response(
                 200,
-                json=[
-                    self.sessions.get(c, {"id": c, "parentID": sid})
-                    for c in self.children.get(sid, [])
-                ],
+                json=[self.sessions.get(c, {"id": c, "parentID": sid}) for c in self.children.get(sid, [])],
             )
         if what in ("diff", "todo"):
             return httpx.Response(200, json=[])
@@ -192,3 +189,48 @@ def tree(depths: list[int], n_messages: int = 2) -> FakeOpenCode:
             nxt.append(sid)
         level = nxt
     return fake
+
+
+def tree_from_fixture(fx: dict[str, Any]) -> Any:
+    """A TreeSnapshot as the walk would return it for a captured run."""
+    from archiver.walk import SessionSnapshot, TreeSnapshot
+
+    by_id = {s["id"]: s for s in fx["sessions"] if isinstance(s, dict) and "id" in s}
+    depth = {fx["root_id"]: 0}
+    order = [fx["root_id"]]
+    for sid in order:
+        for c in fx["children"].get(sid, []):
+            depth[c] = depth[sid] + 1
+            order.append(c)
+    snaps = [
+        SessionSnapshot(
+            sid,
+            by_id[sid].get("parentID"),
+            depth[sid],
+            session=by_id[sid],
+            messages=fx["messages"][sid],
+            messages_family="classic",
+            diff=[],
+            todo=[],
+        )
+        for sid in order
+        if sid in by_id
+    ]
+    return TreeSnapshot(fx["root_id"], "http://127.0.0.1:4096", fx["opencode_version"], snaps, [])
+
+
+def recorded_status(fx: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for sample in fx.get("status_samples", []):
+        for sid, st in sample["status"].items():
+            out.setdefault(sid, []).append({"t": sample["t"], **st})
+    return out
+
+
+def recorded_permissions(fx: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for ev in fx.get("events", []):
+        e = ev["event"]
+        if str(e.get("type", "")).startswith("permission."):
+            out.setdefault(e["properties"].get("sessionID", ""), []).append(ev)
+    return out

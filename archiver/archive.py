@@ -1,0 +1,165 @@
+"""Archive a whole session tree: walk, build documents, redact, write; never raises.
+
+The result lists the files written, the index records (``SessionRecord``), redaction counts
+and every error; a caller decides from ``complete`` whether it is safe to delete the tree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from archiver.client import OpenCodeClient
+from archiver.document import build_documents
+from archiver.errors import ArchiveWriteError
+from archiver.files import archive_name, content_hash, remove_older, write_atomic
+from archiver.record import SessionRecord, record_from_doc
+from archiver.redact import Redactor
+from archiver.walk import TreeSnapshot, walk_tree
+
+__all__ = ["ArchiveResult", "archive_tree", "now_iso", "serialise", "write_documents"]
+
+_RECORD_FIELDS = ("title", "subagent_title", "label", "agent", "model", "findings")
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+@dataclass
+class ArchiveResult:
+    root_session_id: str
+    archived_at: str
+    files: list[Path] = field(default_factory=list)
+    records: list[SessionRecord] = field(default_factory=list)
+    walk_errors: list[dict[str, Any]] = field(default_factory=list)
+    write_errors: list[str] = field(default_factory=list)
+    redaction: dict[str, int] = field(default_factory=dict)
+    sessions_found: int = 0
+    messages: int = 0
+    requests: int = 0
+    deleted: bool = False
+    delete_error: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Every session of the tree was fetched in full and written."""
+        return (
+            self.sessions_found > 0
+            and not self.walk_errors
+            and not self.write_errors
+            and len(self.files) == self.sessions_found
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root_session_id": self.root_session_id,
+            "archived_at": self.archived_at,
+            "complete": self.complete,
+            "sessions": self.sessions_found,
+            "messages": self.messages,
+            "files": [str(p) for p in self.files],
+            "walk_errors": self.walk_errors,
+            "write_errors": self.write_errors,
+            "redaction": self.redaction,
+            "deleted": self.deleted,
+            "delete_error": self.delete_error,
+            "requests": self.requests,
+        }
+
+
+def serialise(doc: Mapping[str, Any], redactor: Redactor) -> tuple[bytes, dict[str, int]]:
+    """The redacted JSON bytes of a document, its redaction counts appended as the last key."""
+    body = orjson.dumps({k: v for k, v in doc.items() if k != "redaction"})
+    counts: Counter[str] = Counter()
+    red = redactor.redact_json(body, counts)
+    counts_d = dict(sorted(counts.items()))
+    return red[:-1] + b',"redaction":' + orjson.dumps(counts_d) + b"}", counts_d
+
+
+def write_documents(
+    docs: Sequence[Mapping[str, Any]],
+    archive_dir: Path,
+    redactor: Redactor,
+    result: ArchiveResult,
+    *,
+    compress: bool = False,
+) -> None:
+    total: Counter[str] = Counter()
+    for doc in docs:
+        data, counts = serialise(doc, redactor)
+        total.update(counts)
+        name = archive_name(
+            str(doc["archived_at"]),
+            int(doc["depth"]),
+            doc.get("label"),
+            doc.get("agent"),
+            str(doc["session_id"]),
+            compress=compress,
+        )
+        path = archive_dir / name
+        try:
+            write_atomic(path, data, compress=compress)
+        except ArchiveWriteError as exc:
+            result.write_errors.append(str(exc))
+            continue
+        remove_older(archive_dir, str(doc["session_id"]), path)
+        result.files.append(path)
+        small, _ = redactor.redact_obj({k: doc.get(k) for k in _RECORD_FIELDS})
+        session = dict(doc.get("session") or {})
+        if "directory" in session:
+            session["directory"] = redactor.redact_str(str(session["directory"]))
+        view = {**doc, **small, "session": session, "messages": doc.get("messages") or []}
+        result.records.append(record_from_doc(view, name, content_hash(data)))
+    result.redaction = dict(sorted(total.items()))
+
+
+async def archive_tree(
+    client: OpenCodeClient,
+    root_id: str,
+    archive_dir: Path,
+    redactor: Redactor,
+    *,
+    label: str | None = None,
+    compress: bool = False,
+    status_history: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    permission_events: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    max_depth: int = 8,
+    delete_after: bool = False,
+    tree: TreeSnapshot | None = None,
+) -> ArchiveResult:
+    """Walk ``root_id`` and write one archive file per session into ``archive_dir``."""
+    archived_at = now_iso()
+    result = ArchiveResult(root_id, archived_at)
+    try:
+        snap = tree or await walk_tree(client, root_id, max_depth=max_depth)
+        result.sessions_found = len(snap.sessions)
+        result.messages = sum(len(s.messages) for s in snap.sessions)
+        result.requests = snap.requests
+        result.walk_errors = [e.to_dict() for e in snap.walk_errors]
+        docs = build_documents(
+            snap,
+            archived_at=archived_at,
+            label=label,
+            status_history=status_history,
+            permission_events=permission_events,
+        )
+        write_documents(docs, archive_dir, redactor, result, compress=compress)
+    except Exception as exc:  # the archiver never breaks its caller
+        result.write_errors.append(f"{type(exc).__name__}: {exc}")
+        return result
+    if delete_after:
+        if not result.complete:
+            result.delete_error = "not deleted: the tree was not archived in full"
+        else:
+            try:
+                result.deleted = await client.delete(root_id)
+            except Exception as exc:
+                result.delete_error = f"{type(exc).__name__}: {exc}"
+    return result

@@ -1,0 +1,127 @@
+"""Build the archive document (schema v2) of each session of a walked tree (pure).
+
+Redaction happens later, on the serialised text, so it covers every field built here, the
+detector evidence included.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import detectors
+from archiver import convert
+from archiver.errors import WalkError
+from archiver.metrics import per_turn, rollup, totals
+from archiver.walk import SessionSnapshot, TreeSnapshot
+
+__all__ = [
+    "ARCHIVER_VERSION",
+    "SCHEMA_VERSION",
+    "build_documents",
+    "parse_agent",
+    "score_session",
+]
+
+SCHEMA_VERSION = 2
+ARCHIVER_VERSION = "octel-archiver/2.0"
+_SUBAGENT = re.compile(r"^(?P<title>.*?)\s*\(@(?P<agent>[^()\s]+) subagent\)\s*$", re.S)
+
+JsonObj = dict[str, Any]
+
+
+def parse_agent(title: str | None, fallback: str | None = None) -> tuple[str | None, str | None]:
+    """(agent, subagent title) from a child title such as ``Check it (@general subagent)``."""
+    m = _SUBAGENT.match(title or "")
+    if m:
+        return m["agent"], m["title"]
+    return fallback, None
+
+
+def score_session(
+    messages: Sequence[Mapping[str, Any]],
+    status_history: Sequence[Mapping[str, Any]] = (),
+    permission_events: Sequence[Mapping[str, Any]] = (),
+    session_id: str | None = None,
+) -> list[JsonObj]:
+    """Detector findings for one session's messages, status samples and permission events."""
+    stream = convert.from_opencode(list(messages), events=list(permission_events), session_id=session_id)
+    status = convert.status_from_opencode(list(status_history))
+    perms = convert.permissions_from_opencode(list(permission_events), session_id=session_id)
+    found = detectors.score(stream, status=status, permissions=perms)
+    return [f.to_dict() for f in found]
+
+
+def _model(snap: SessionSnapshot) -> str | None:
+    rec = snap.session or {}
+    m = rec.get("model")
+    if isinstance(m, Mapping) and m.get("id"):
+        return f"{m.get('providerID', '')}/{m['id']}".lstrip("/")
+    for msg in reversed(snap.messages):
+        info = msg.get("info") or {}
+        if info.get("role") == "assistant" and info.get("modelID"):
+            return f"{info.get('providerID', '')}/{info['modelID']}".lstrip("/")
+    return None
+
+
+def build_documents(
+    tree: TreeSnapshot,
+    *,
+    archived_at: str,
+    label: str | None = None,
+    status_history: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    permission_events: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    score: bool = True,
+) -> list[JsonObj]:
+    """One v2 document per session of the tree, in BFS order."""
+    status_history = status_history or {}
+    permission_events = permission_events or {}
+    turns = {s.session_id: per_turn(s.messages) for s in tree.sessions}
+    own = {s.session_id: totals(s.messages, turns[s.session_id]) for s in tree.sessions}
+    sub = rollup(own, {s.session_id: s.parent_id for s in tree.sessions})
+    docs: list[JsonObj] = []
+    for snap in tree.sessions:
+        sid = snap.session_id
+        rec = snap.session or {}
+        agent, sub_title = parse_agent(rec.get("title"), rec.get("agent"))
+        status = list(status_history.get(sid, ()))
+        perms = list(permission_events.get(sid, ()))
+        errors: list[WalkError] = tree.walk_errors if snap.depth == 0 else [e for e in snap.errors]
+        findings = score_session(snap.messages, status, perms, sid) if score else []
+        docs.append(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "archived_at": archived_at,
+                "archiver_version": ARCHIVER_VERSION,
+                "source": {
+                    "server_url": tree.server_url,
+                    "opencode_version": tree.opencode_version or rec.get("version"),
+                    "messages_route": snap.messages_family or None,
+                },
+                "label": label,
+                "session_id": sid,
+                "root_session_id": tree.root_id,
+                "parent_session_id": snap.parent_id,
+                "depth": snap.depth,
+                "agent": agent,
+                "subagent_title": sub_title,
+                "title": rec.get("title"),
+                "model": _model(snap),
+                "session": rec,
+                "messages": snap.messages,
+                "diff": snap.diff,
+                "todo": snap.todo,
+                "per_turn": turns[sid],
+                "totals": own[sid],
+                "subtree": sub[sid],
+                "status_history": status,
+                "permission_events": perms,
+                "walk_errors": [e.to_dict() for e in errors],
+                "findings": findings,
+                "verdict": detectors.worst_verdict(
+                    detectors.Finding(f["detector"], f["verdict"], f["score"]) for f in findings
+                ),
+            }
+        )
+    return docs

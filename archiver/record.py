@@ -1,0 +1,116 @@
+"""What the store indexes about one archived session: plain frozen data, no DB here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SessionRecord", "record_from_doc"]
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    session_id: str
+    root_session_id: str
+    parent_session_id: str | None
+    depth: int
+    label: str | None
+    agent: str | None
+    model: str | None
+    title: str | None
+    directory: str | None
+    opencode_version: str | None
+    created_ms: float | None
+    updated_ms: float | None
+    archived_at: str
+    duration_s: float | None
+    turn_count: int
+    message_count: int
+    in_flight: bool
+    tokens_input: int
+    tokens_output: int
+    tokens_reasoning: int
+    tokens_cache_read: int
+    tokens_cache_write: int
+    cost_usd: float
+    subtree_tokens: int
+    subtree_cost_usd: float
+    subtree_session_count: int
+    verdict: str
+    worst_detector: str | None
+    finding_count: int
+    walk_error_count: int
+    error_kind: str | None
+    archive_path: str
+    schema_version: int
+    content_hash: str
+    findings: tuple[Mapping[str, Any], ...] = field(default=())
+
+
+_RANK = {"healthy": 0, "suspect": 1, "stuck": 2}
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _num(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str) -> SessionRecord:
+    """The index row of a (v2, redacted) archive document."""
+    session = _d(doc.get("session"))
+    tot = _d(doc.get("totals"))
+    tokens = _d(tot.get("tokens"))
+    sub = _d(doc.get("subtree"))
+    stime = _d(session.get("time"))
+    findings = tuple(_d(f) for f in doc.get("findings") or [])
+    worst = max(
+        findings,
+        key=lambda f: (_RANK.get(str(f.get("verdict")), 0), _num(f.get("score")) or 0.0),
+        default=None,
+    )
+    errors = [_d(e) for e in doc.get("walk_errors") or []]
+    own_errors = [e for e in errors if e.get("session_id") in (doc.get("session_id"), None)]
+    turns = [_d(t) for t in doc.get("per_turn") or []]
+    last_error = next((str(t["error"]) for t in reversed(turns) if t.get("error")), None)
+    duration = _num(tot.get("duration_ms"))
+    return SessionRecord(
+        session_id=str(doc["session_id"]),
+        root_session_id=str(doc.get("root_session_id") or doc["session_id"]),
+        parent_session_id=doc.get("parent_session_id"),
+        depth=int(doc.get("depth") or 0),
+        label=doc.get("label"),
+        agent=doc.get("agent"),
+        model=doc.get("model"),
+        title=doc.get("title") or session.get("title"),
+        directory=session.get("directory"),
+        opencode_version=_d(doc.get("source")).get("opencode_version"),
+        created_ms=_num(stime.get("created")) or _num(tot.get("first_created")),
+        updated_ms=_num(stime.get("updated")) or _num(tot.get("last_activity")),
+        archived_at=str(doc.get("archived_at") or ""),
+        duration_s=duration / 1000.0 if duration is not None else None,
+        turn_count=int(tot.get("turns") or len(turns)),
+        message_count=int(tot.get("messages") or len(doc.get("messages") or [])),
+        in_flight=bool(tot.get("in_flight_turns")),
+        tokens_input=int(tokens.get("input") or 0),
+        tokens_output=int(tokens.get("output") or 0),
+        tokens_reasoning=int(tokens.get("reasoning") or 0),
+        tokens_cache_read=int(tokens.get("cache_read") or 0),
+        tokens_cache_write=int(tokens.get("cache_write") or 0),
+        cost_usd=float(tot.get("cost") or 0.0),
+        subtree_tokens=int(sub.get("tokens_total") or 0),
+        subtree_cost_usd=float(sub.get("cost") or 0.0),
+        subtree_session_count=int(sub.get("sessions") or 1),
+        verdict=str(worst.get("verdict")) if worst else "healthy",
+        worst_detector=str(worst.get("detector")) if worst else None,
+        finding_count=len(findings),
+        walk_error_count=len(own_errors),
+        error_kind=str(own_errors[0].get("error_kind")) if own_errors else last_error,
+        archive_path=archive_path,
+        schema_version=int(doc.get("schema_version") or 2),
+        content_hash=content_hash,
+        findings=findings,
+    )
