@@ -1,0 +1,124 @@
+// Drivers: cycles per driver over a window, then the cycles themselves (in-flight rows tinted).
+
+import { clear, duration, el, getJSON, num, pill, timeEl } from "./util.js";
+import { filterBar, pager } from "./filters.js";
+
+const WINDOWS = [["", "any time"], ["1h", "last hour"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
+const HOURS = { "1h": 1, "24h": 24, "7d": 168, "30d": 720 };
+
+export function mount(root, route, ctx) {
+  const bar = filterBar(route, ctx, [
+    { name: "driver", label: "Driver", type: "text", list: true, placeholder: "all" },
+    { name: "terminal_state", label: "Terminal state", type: "text", list: true, placeholder: "any" },
+    { name: "in_flight", label: "In flight", type: "select", options: [["", "any"], ["1", "in flight only"], ["0", "finished only"]] },
+    { name: "since", label: "Window", type: "select", options: WINDOWS },
+  ]);
+  const perDriver = el("div", { id: "per-driver" });
+  const list = el("div", { id: "cycles" });
+  root.append(
+    el("h1", {}, "Drivers"),
+    bar.form,
+    el("section", { "aria-labelledby": "h-per" }, el("h2", { id: "h-per" }, "Cycles per driver"), perDriver),
+    el("section", { "aria-labelledby": "h-cycles" }, el("h2", { id: "h-cycles" }, "Cycles"), list),
+  );
+  return {
+    autoRefresh: true,
+    errorSlot: list,
+    async refresh() {
+      const p = route.params;
+      const since = p.get("since") || "";
+      const inFlight = p.get("in_flight");
+      const [summary, page] = await Promise.all([
+        getJSON("/api/cycles/summary", { hours: HOURS[since] || 24 * 90 }),
+        getJSON("/api/cycles", {
+          driver: p.get("driver"),
+          terminal_state: p.get("terminal_state"),
+          in_flight: inFlight === "1" ? "true" : inFlight === "0" ? "false" : "",
+          since,
+          cursor: p.get("cursor"),
+          limit: 50,
+        }),
+      ]);
+      bar.suggest("driver", summary.drivers.map((d) => d.driver));
+      bar.suggest("terminal_state", summary.drivers.flatMap((d) => Object.keys(d.by_state)));
+      drawPerDriver(perDriver, summary, since);
+      drawCycles(list, page, route, ctx);
+    },
+  };
+}
+
+function drawPerDriver(node, summary, since) {
+  if (!summary.drivers.length) {
+    clear(node, el("p.muted", {}, "No cycles in this window."));
+    return;
+  }
+  const states = [...new Set(summary.drivers.flatMap((d) => Object.keys(d.by_state)))].sort();
+  const count = (d, s) => Object.values(d.by_state[s] || {}).reduce((a, b) => a + b, 0);
+  clear(
+    node,
+    el(
+      "table.grid",
+      {},
+      el("thead", {}, el("tr", {}, el("th", {}, "driver"), el("th.num", {}, "cycles"), el("th.num", {}, "in flight"), states.map((s) => el("th.num", {}, s)))),
+      el(
+        "tbody",
+        {},
+        summary.drivers.map((d) =>
+          el(
+            "tr",
+            { tabindex: 0, "data-href": `#/drivers?driver=${encodeURIComponent(d.driver)}${since ? `&since=${since}` : ""}` },
+            el("th", { scope: "row" }, d.driver),
+            el("td.num", {}, num(d.total)),
+            el("td.num", {}, d.in_flight ? pill(`${d.in_flight} in flight`, "inflight") : "0"),
+            states.map((s) => el("td.num", {}, num(count(d, s)))),
+          ),
+        ),
+      ),
+    ),
+    el("p.muted", {}, `Window: ${since ? `last ${since}` : "last 90 days"}; summary counts cycles by the time they began.`),
+  );
+}
+
+function drawCycles(node, page, route, ctx) {
+  if (!page.items.length) {
+    clear(node, el("p.muted", {}, "No cycles match these filters."), pager(route, ctx, null));
+    return;
+  }
+  const head = ["cycle", "driver", "host", "started", "duration", "cand.", "claims", "proc.", "esc.", "terminal state", "outcome", "error", "session"];
+  clear(
+    node,
+    el(
+      "table.grid.cycles",
+      {},
+      el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+      el(
+        "tbody",
+        {},
+        page.items.map((c) =>
+          el(
+            `tr${c.in_flight ? ".inflight" : ""}`,
+            { dataset: { cycle: c.cycle_id } },
+            el("td", {}, el("code", {}, c.cycle_id), c.in_flight ? [" ", pill("in flight", "inflight")] : null, c.start_synthesised ? [" ", pill("start synthesised", "muted")] : null),
+            el("td", {}, c.driver),
+            el("td", {}, c.host || "–", c.pid ? ` · ${c.pid}` : ""),
+            el("td", {}, timeEl(c.started_at)),
+            el("td.num", {}, c.in_flight ? `${duration(c.elapsed_s)} so far` : duration(c.duration_s)),
+            el("td.num", {}, num(c.candidates_count)),
+            el("td.num", {}, num(c.claims_count)),
+            el("td.num", {}, num(c.processed_count)),
+            el("td.num", {}, num(c.escalated_count)),
+            el("td", {}, c.terminal_state ? pill(c.terminal_state, `s-${c.terminal_state.replace(/[^a-z0-9]+/gi, "_")}`) : "–"),
+            el("td", {}, c.worker_outcome || "–"),
+            el("td", {}, c.error_kind || ""),
+            el("td", {}, c.session_id ? el("a", { href: `#/session/${encodeURIComponent(c.session_id)}` }, el("code", {}, shortId(c.session_id))) : ""),
+          ),
+        ),
+      ),
+    ),
+    pager(route, ctx, page.next_cursor),
+  );
+}
+
+function shortId(id) {
+  return id.length > 18 ? `${id.slice(0, 16)}…` : id;
+}

@@ -1,0 +1,153 @@
+// Overview: a tile per daemon, the last 24 hours of cycle outcomes, stuck sessions.
+
+import { ApiError, Unreachable, ago, clear, duration, el, errorBox, getJSON, num, pill } from "./util.js";
+
+const STATE_TEXT = {
+  ok: "ok",
+  running_long_worker: "long-running worker",
+  down: "down",
+  unknown: "unknown",
+};
+
+export function mount(root) {
+  const tiles = el("div.tiles", { id: "daemons" });
+  const outcomes = el("div", { id: "outcomes" });
+  const stuck = el("div", { id: "stuck" });
+  root.append(
+    el("h1", {}, "Overview"),
+    el("section", { "aria-labelledby": "h-daemons" }, el("h2", { id: "h-daemons" }, "Daemons"), tiles),
+    el("section", { "aria-labelledby": "h-outcomes" }, el("h2", { id: "h-outcomes" }, "Cycle outcomes, last 24 hours"), outcomes),
+    el("section", { "aria-labelledby": "h-stuck" }, el("h2", { id: "h-stuck" }, "Stuck sessions needing attention"), stuck),
+  );
+  return {
+    autoRefresh: true,
+    async refresh() {
+      // The three parts load together; one failing API leaves the others drawn.
+      const [health, summary, stuckSessions] = await Promise.allSettled([
+        getJSON("/api/health"),
+        getJSON("/api/cycles/summary", { hours: 24 }),
+        getJSON("/api/sessions", { verdict: "stuck", limit: 10 }),
+      ]);
+      for (const r of [health, summary, stuckSessions]) {
+        if (r.status === "rejected" && r.reason instanceof Unreachable) throw r.reason;
+      }
+      draw(tiles, health, drawDaemons);
+      draw(outcomes, summary, drawOutcomes);
+      draw(stuck, stuckSessions, drawStuck);
+    },
+  };
+}
+
+function draw(node, result, fn) {
+  if (result.status === "fulfilled") fn(node, result.value);
+  else clear(node, errorBox(result.reason instanceof ApiError ? result.reason : new Error(String(result.reason))));
+}
+
+function drawDaemons(node, health) {
+  if (!health.daemons.length) {
+    clear(node, el("p.muted", {}, "No daemon has sent a heartbeat yet. Dispatchers report with POST /api/v1/heartbeat."));
+    return;
+  }
+  clear(node, health.daemons.map(daemonTile));
+}
+
+function daemonTile(d) {
+  const flight = d.in_flight_cycle;
+  const kind = d.state === "running_long_worker" ? "long" : d.state;
+  return el(
+    `article.tile.state-${kind}`,
+    { "aria-label": `${d.driver} on ${d.host}: ${STATE_TEXT[d.state] || d.state}`, dataset: { state: d.state, driver: d.driver } },
+    el("header", {}, el("strong", {}, d.driver), " ", pill(STATE_TEXT[d.state] || d.state, `st-${kind}`)),
+    el(
+      "dl",
+      {},
+      el("dt", {}, "host"), el("dd", {}, `${d.host}${d.pid ? ` · pid ${d.pid}` : ""}`),
+      el("dt", {}, "heartbeat"), el("dd", { class: d.heartbeat_age_s > 60 ? "warn" : "" }, `${duration(d.heartbeat_age_s)} ago`, d.source === "file" ? " (file)" : ""),
+      el("dt", {}, "cycle"),
+      el(
+        "dd",
+        {},
+        flight
+          ? [
+              el("a", { href: `#/drivers?driver=${encodeURIComponent(d.driver)}&in_flight=1` }, el("code", {}, flight.cycle_id)),
+              " ",
+              pill("in flight", "inflight"),
+              flight.elapsed_s !== null ? ` for ${duration(flight.elapsed_s)}` : "",
+            ]
+          : el("span.muted", {}, "idle"),
+      ),
+    ),
+    el("p.reason", {}, d.reason),
+  );
+}
+
+const STATE_ORDER = (a, b) => a.localeCompare(b);
+
+function drawOutcomes(node, summary) {
+  if (!summary.drivers.length) {
+    clear(node, el("p.muted", {}, "No cycles began in the last 24 hours."));
+    return;
+  }
+  const rows = summary.drivers.map((d) => {
+    const cells = [];
+    const segs = [];
+    for (const state of Object.keys(d.by_state).sort(STATE_ORDER)) {
+      for (const [outcome, n] of Object.entries(d.by_state[state])) {
+        const label = outcome ? `${state} / ${outcome}` : state;
+        cells.push(el("li", {}, el("span", { class: `dot s-${cls(state)}` }), `${label}: `, el("strong", {}, num(n))));
+        segs.push(el("span", { class: `seg s-${cls(state)}`, style: `flex-grow:${n}`, title: `${label}: ${n}` }));
+      }
+    }
+    if (d.in_flight) {
+      cells.push(el("li", {}, el("span.dot.s-inflight"), "in flight: ", el("strong", {}, num(d.in_flight))));
+      segs.push(el("span.seg.s-inflight", { style: `flex-grow:${d.in_flight}`, title: `in flight: ${d.in_flight}` }));
+    }
+    return el(
+      "tr",
+      { tabindex: 0, "data-href": `#/drivers?driver=${encodeURIComponent(d.driver)}&since=24h` },
+      el("th", { scope: "row" }, d.driver),
+      el("td.num", {}, num(d.total)),
+      el("td", {}, el("div.bar", { "aria-hidden": "true" }, segs), el("ul.chips", {}, cells)),
+    );
+  });
+  clear(
+    node,
+    el("table.grid", {}, el("thead", {}, el("tr", {}, el("th", {}, "driver"), el("th.num", {}, "cycles"), el("th", {}, "terminal state / worker outcome"))), el("tbody", {}, rows)),
+  );
+}
+
+function cls(s) {
+  return String(s).toLowerCase().replace(/[^a-z0-9]+/g, "_");
+}
+
+function drawStuck(node, page) {
+  if (!page.items.length) {
+    clear(node, el("p.ok", {}, "No stuck sessions. "), el("a", { href: "#/sessions?verdict=suspect" }, "Suspect sessions →"));
+    return;
+  }
+  const now = Date.now();
+  clear(
+    node,
+    el(
+      "table.grid",
+      {},
+      el("thead", {}, el("tr", {}, ["session", "agent", "detector", "turns", "archived"].map((h) => el("th", {}, h)))),
+      el(
+        "tbody",
+        {},
+        page.items.map((s) =>
+          el(
+            "tr",
+            { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}` },
+            el("td", {}, el("a", { href: `#/session/${encodeURIComponent(s.session_id)}` }, s.title || s.session_id), " ", pill(s.verdict)),
+            el("td", {}, s.agent || "–"),
+            el("td", {}, s.worst_detector || "–"),
+            el("td.num", {}, num(s.turn_count)),
+            el("td", {}, ago(s.archived_at, now)),
+          ),
+        ),
+      ),
+    ),
+    page.next_cursor ? el("p", {}, el("a", { href: "#/sessions?verdict=stuck" }, "All stuck sessions →")) : null,
+  );
+}

@@ -1,0 +1,190 @@
+// One session: its record, its tree (subagents nested), the per-turn table, the findings
+// (evidence links to the exact parts) and the message timeline read from the archive.
+
+import { clear, duration, el, errorBox, getJSON, num, paramsObject, pct, pill, timeEl, usd, when } from "./util.js";
+import { drawTimeline } from "./timeline.js";
+
+export function mount(root, route, ctx) {
+  const id = route.arg;
+  const head = el("div", { id: "session-head" });
+  const tree = el("div", { id: "tree" });
+  const findings = el("div", { id: "findings" });
+  const turns = el("div", { id: "turns" });
+  const timeline = el("div", { id: "timeline" });
+  root.append(
+    el("p.crumbs", {}, el("a", { href: "#/sessions" }, "Sessions"), " / ", el("code", {}, id || "")),
+    head,
+    el("section", { "aria-labelledby": "h-tree" }, el("h2", { id: "h-tree" }, "Tree"), tree),
+    el("section", { "aria-labelledby": "h-findings" }, el("h2", { id: "h-findings" }, "Findings"), findings),
+    el("section", { "aria-labelledby": "h-turns" }, el("h2", { id: "h-turns" }, "Turns"), turns),
+    el("section", { "aria-labelledby": "h-timeline" }, el("h2", { id: "h-timeline" }, "Messages"), timeline),
+  );
+  const goTo = (params) => ctx.update(params);
+  return {
+    // An archive is a snapshot: the page does not redraw under the reader (press r to reload).
+    autoRefresh: false,
+    errorSlot: head,
+    async refresh() {
+      const p = route.params;
+      const at = p.get("at");
+      const [data, page] = await Promise.all([
+        getJSON(`/api/sessions/${encodeURIComponent(id)}`),
+        getJSON(`/api/sessions/${encodeURIComponent(id)}/messages`, { offset: at ? "" : p.get("offset"), at, limit: 50 }).catch((e) => e),
+      ]);
+      document.title = `${data.session.title || id} · octel`;
+      drawHead(head, data);
+      drawTree(tree, data.tree && { ...data.tree, parent_session_id: data.parent_session_id, root_session_id: data.root_session_id }, id);
+      drawFindings(findings, data.findings || [], id);
+      drawTurns(turns, data.per_turn, data.archive);
+      if (page instanceof Error) {
+        clear(timeline, errorBox(page));
+        return;
+      }
+      drawTimeline(timeline, page, (offset) => goTo({ ...paramsObject(p), at: "", offset }));
+      if (at) highlight(timeline, at);
+    },
+  };
+}
+
+function fact(k, v, title) {
+  return el("div.fact", { title: title || null }, el("span.k", {}, k), el("span.v", {}, v));
+}
+
+function drawHead(node, data) {
+  const s = data.session;
+  const t = s.tokens || {};
+  const cacheIn = (t.input || 0) + (t.cache_read || 0);
+  clear(
+    node,
+    el("h1", {}, s.title || s.session_id, " ", pill(s.verdict), s.in_flight ? [" ", pill("in flight", "inflight")] : null),
+    el(
+      "p.muted",
+      {},
+      [s.agent && `agent ${s.agent}`, s.model && `model ${s.model}`, s.label && `label ${s.label}`, s.depth ? `subagent at depth ${s.depth}` : "root session", s.opencode_version && `OpenCode ${s.opencode_version}`]
+        .filter(Boolean)
+        .join(" · "),
+      s.cycle_id ? [" · cycle ", el("code", {}, s.cycle_id)] : null,
+    ),
+    el(
+      "div.facts",
+      {},
+      fact("turns", num(s.turn_count)),
+      fact("duration", duration(s.duration_s)),
+      fact("cost (own)", usd(s.cost_usd), "this session alone, without its subagents"),
+      fact("cost (tree)", usd(s.subtree_cost_usd), `${s.subtree_session_count} session(s) in this subtree`),
+      fact("tokens in / out", `${num(t.input)} / ${num(t.output)}`),
+      fact("reasoning", num(t.reasoning)),
+      fact("cache read / write", `${num(t.cache_read)} / ${num(t.cache_write)}`),
+      fact("cache hit", pct(cacheIn ? (t.cache_read || 0) / cacheIn : null), "cache read ÷ (input + cache read)"),
+      fact("created", when(s.created_at)),
+      fact("archived", when(s.archived_at)),
+    ),
+    data.archive && !data.archive.available ? el("p.error", {}, `The archive file is not readable: ${data.archive.error}`) : null,
+  );
+}
+
+function drawTree(node, tree, current) {
+  if (!tree) {
+    clear(node, el("p.muted", {}, "No tree."));
+    return;
+  }
+  const item = (s) =>
+    el(
+      "li",
+      { dataset: { session: s.session_id } },
+      s.session_id === current
+        ? el("span.here", { "aria-current": "true" }, s.title || s.session_id)
+        : el("a", { href: `#/session/${encodeURIComponent(s.session_id)}` }, s.title || s.session_id),
+      " ",
+      s.agent ? el("span.muted", {}, `@${s.agent} `) : null,
+      pill(s.verdict || "healthy"),
+      s.in_flight ? [" ", pill("in flight", "inflight")] : null,
+      el("span.muted", {}, ` ${num(s.turn_count)} turns · own ${usd(s.cost_usd)}`),
+      s.children && s.children.length ? el("span.muted", {}, ` · tree ${usd(s.subtree_cost_usd)} over ${s.subtree_session_count} sessions`) : null,
+      s.children && s.children.length ? el("ul", {}, s.children.map(item)) : null,
+    );
+  const up = [];
+  if (tree.parent_session_id) up.push(el("a", { href: `#/session/${encodeURIComponent(tree.parent_session_id)}` }, "↑ parent"));
+  if (tree.root_session_id && tree.root_session_id !== tree.parent_session_id && tree.root_session_id !== current) {
+    up.push(" ", el("a", { href: `#/session/${encodeURIComponent(tree.root_session_id)}` }, "⇑ root"));
+  }
+  clear(node, up.length ? el("p", {}, up) : null, el("ul.tree", {}, item(tree)));
+}
+
+function drawFindings(node, findings, id) {
+  const shown = findings.filter((f) => f.verdict !== "healthy");
+  if (!shown.length) {
+    clear(node, el("p.ok", {}, "No detector found anything wrong."));
+    return;
+  }
+  clear(
+    node,
+    shown.map((f) => {
+      const ev = f.evidence || {};
+      const links = [...(ev.part_ids || []).map((x) => ["part", x]), ...(ev.message_ids || []).map((x) => ["message", x])];
+      const rest = Object.entries(ev).filter(([k]) => k !== "part_ids" && k !== "message_ids");
+      return el(
+        `div.finding.${f.verdict}`,
+        {},
+        el("strong", {}, f.detector), " ", pill(f.verdict), el("span.muted", {}, ` score ${Number(f.score).toFixed(2)}`),
+        f.start_index >= 0 ? el("span.muted", {}, ` · began at message ${f.start_index + 1}`) : null,
+        rest.length ? el("div", {}, rest.map(([k, v]) => el("span", {}, `${k}: `, el("code", {}, typeof v === "string" ? v : JSON.stringify(v)), " "))) : null,
+        links.length
+          ? el("div.ev", {}, "evidence: ", links.map(([kind, x]) => el("a", { href: `#/session/${encodeURIComponent(id)}?at=${encodeURIComponent(x)}`, title: `${kind} ${x}` }, el("code", {}, x.slice(-10)))))
+          : null,
+      );
+    }),
+  );
+}
+
+function drawTurns(node, turns, archive) {
+  if (!turns) {
+    clear(node, el("p.muted", {}, archive && archive.error ? "Per-turn metrics need the archive file." : "No per-turn metrics."));
+    return;
+  }
+  if (!turns.length) {
+    clear(node, el("p.muted", {}, "No assistant turns."));
+    return;
+  }
+  const head = ["#", "started", "duration", "input", "output", "reasoning", "cache read", "cache write", "cost", "tools", "finish", "error"];
+  clear(
+    node,
+    el(
+      "table.grid.turns",
+      {},
+      el("thead", {}, el("tr", {}, head.map((h, i) => el(i > 2 && i < 10 ? "th.num" : "th", {}, h)))),
+      el(
+        "tbody",
+        {},
+        turns.map((t) =>
+          el(
+            `tr${t.in_flight ? ".inflight" : ""}`,
+            { tabindex: 0, "data-href": t.message_id ? `${window.location.hash.split("?")[0]}?at=${encodeURIComponent(t.message_id)}` : null },
+            el("td", {}, String(t.index + 1), t.in_flight ? [" ", pill("in flight", "inflight")] : null),
+            el("td", {}, t.created_at ? timeEl(t.created_at) : "–"),
+            el("td.num", {}, t.in_flight ? "–" : duration(t.duration_s)),
+            el("td.num", {}, num(t.tokens_input)),
+            el("td.num", {}, num(t.tokens_output)),
+            el("td.num", {}, num(t.tokens_reasoning)),
+            el("td.num", {}, num(t.tokens_cache_read)),
+            el("td.num", {}, num(t.tokens_cache_write)),
+            el("td.num", {}, usd(t.cost_usd)),
+            el("td.num", {}, num(t.tool_calls)),
+            el("td", {}, t.finish || ""),
+            el("td.error", {}, t.error || ""),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function highlight(root, at) {
+  const target = document.getElementById(`p-${at}`) || document.getElementById(`m-${at}`);
+  if (!target || !root.contains(target)) return;
+  target.classList.add("target");
+  if (target.tagName === "DETAILS") target.open = true;
+  target.scrollIntoView({ block: "center" });
+  target.setAttribute("tabindex", "-1");
+  target.focus({ preventScroll: true });
+}

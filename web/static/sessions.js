@@ -1,0 +1,85 @@
+// Sessions: the searchable table of archived sessions (filtered and paged by the server).
+
+import { ago, clear, el, getJSON, num, pill, usd } from "./util.js";
+import { filterBar, pager } from "./filters.js";
+
+const WINDOWS = [["", "any time"], ["1h", "last hour"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
+
+export function mount(root, route, ctx) {
+  const bar = filterBar(route, ctx, [
+    { name: "q", label: "Search", type: "search", placeholder: "title or label" },
+    { name: "agent", label: "Agent", type: "text", list: true, placeholder: "any" },
+    { name: "model", label: "Model", type: "text", list: true, placeholder: "any" },
+    { name: "verdict", label: "Verdict", type: "select", options: [["", "any"], ["stuck", "stuck"], ["suspect", "suspect"], ["healthy", "healthy"]] },
+    { name: "since", label: "Window", type: "select", options: WINDOWS },
+    { name: "root_only", label: "Trees", type: "select", options: [["", "all sessions"], ["1", "roots only"]] },
+  ]);
+  const list = el("div", { id: "sessions" });
+  root.append(el("h1", {}, "Sessions"), bar.form, list);
+  return {
+    autoRefresh: true,
+    errorSlot: list,
+    async refresh() {
+      const p = route.params;
+      const page = await getJSON("/api/sessions", {
+        q: p.get("q"),
+        agent: p.get("agent"),
+        model: p.get("model"),
+        verdict: p.get("verdict"),
+        label: p.get("label"),
+        since: p.get("since"),
+        root_only: p.get("root_only") === "1" ? "true" : "",
+        cursor: p.get("cursor"),
+        limit: 50,
+      });
+      bar.suggest("agent", page.items.map((s) => s.agent));
+      bar.suggest("model", page.items.map((s) => s.model));
+      draw(list, page, route, ctx);
+    },
+  };
+}
+
+function draw(node, page, route, ctx) {
+  if (!page.items.length) {
+    clear(node, el("p.muted", {}, "No archived sessions match these filters."), pager(route, ctx, null));
+    return;
+  }
+  const now = Date.now();
+  const head = [["session"], ["label"], ["agent"], ["model"], ["verdict"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["archived"]];
+  clear(
+    node,
+    el(
+      "table.grid.sessions",
+      {},
+      el("thead", {}, el("tr", {}, head.map(([h, c]) => el(c ? `th.${c}` : "th", {}, h)))),
+      el(
+        "tbody",
+        {},
+        page.items.map((s) => {
+          const href = `#/session/${encodeURIComponent(s.session_id)}`;
+          return el(
+            "tr",
+            { tabindex: 0, "data-href": href, dataset: { session: s.session_id } },
+            el(
+              "td.title",
+              {},
+              s.depth ? el("span.muted", { title: `subagent at depth ${s.depth}` }, `${"↳".repeat(Math.min(s.depth, 3))} `) : null,
+              el("a", { href }, s.title || s.session_id),
+              s.in_flight ? [" ", pill("in flight", "inflight")] : null,
+            ),
+            el("td", {}, s.label || ""),
+            el("td", {}, s.agent || "–"),
+            el("td", {}, s.model || "–"),
+            el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
+            el("td.num", {}, num(s.turn_count)),
+            el("td.num", {}, num(s.tokens_total)),
+            el("td.num", {}, usd(s.cost_usd)),
+            el("td.num", {}, s.subtree_session_count > 1 ? usd(s.subtree_cost_usd) : ""),
+            el("td", {}, el("span", { title: s.archived_at }, ago(s.archived_at, now))),
+          );
+        }),
+      ),
+    ),
+    pager(route, ctx, page.next_cursor),
+  );
+}

@@ -1,0 +1,107 @@
+// The message timeline of one archived session: tool calls folded, reasoning folded,
+// redactions drawn as such, every part addressable (id "p-<part id>") for findings to link to.
+
+import { clear, duration, el, num, pill, redactedText, timeEl, usd } from "./util.js";
+
+export function drawTimeline(node, page, onPage) {
+  if (!page.items.length) {
+    clear(node, el("p.muted", {}, "This archive holds no messages."));
+    return;
+  }
+  const nav = () =>
+    el(
+      "nav.pager",
+      { "aria-label": "Timeline pages" },
+      el("button", { type: "button", disabled: page.offset === 0, onclick: () => onPage(0) }, "⇤ First"),
+      el("button", { type: "button", disabled: page.prev_offset === null, onclick: () => onPage(page.prev_offset) }, "← Earlier"),
+      el("span.muted", {}, `messages ${page.offset + 1}–${page.offset + page.items.length} of ${page.total}`),
+      el("button", { type: "button", disabled: page.next_offset === null, onclick: () => onPage(page.next_offset) }, "Later →"),
+    );
+  clear(node, nav(), el("div.timeline", {}, page.items.map(message)), nav());
+}
+
+function message(m) {
+  const head = el(
+    "div.msg-head",
+    {},
+    el("span.role", {}, m.role || "message"),
+    el("span", {}, `#${m.index + 1}`),
+    m.agent ? el("span", {}, `@${m.agent}`) : null,
+    m.created_at ? timeEl(m.created_at) : null,
+    m.duration_s !== null && m.duration_s !== undefined ? el("span", {}, duration(m.duration_s)) : null,
+    m.in_flight ? pill("in flight", "inflight") : null,
+    m.tokens ? el("span", { title: "input / output / reasoning / cache read / cache write" }, `tokens ${[m.tokens.input, m.tokens.output, m.tokens.reasoning, m.tokens.cache_read, m.tokens.cache_write].map(num).join(" / ")}`) : null,
+    m.cost_usd ? el("span", {}, usd(m.cost_usd)) : null,
+    m.finish ? el("span", {}, `finish: ${m.finish}`) : null,
+    el("code.muted", {}, m.id || ""),
+  );
+  return el(
+    `article.msg.${m.role === "user" ? "user" : "assistant"}${m.in_flight ? ".inflight" : ""}`,
+    { id: m.id ? `m-${m.id}` : null },
+    head,
+    m.error ? el("p.error", {}, ...redactedText(m.error)) : null,
+    (m.parts || []).map(part),
+  );
+}
+
+function part(p) {
+  const id = p.id ? `p-${p.id}` : null;
+  switch (p.type) {
+    case "text":
+      return el("div.part.text", { id }, redactedText(p.text));
+    case "reasoning":
+      return el("details.part.reasoning", { id }, el("summary", {}, "reasoning"), el("pre", {}, redactedText(p.text)));
+    case "tool":
+      return tool(p, id);
+    case "step-start":
+      return el("span.part.step", { id, hidden: true });
+    case "step-finish":
+      return el("div.part.step", { id }, `step finished: ${p.reason || "?"}`);
+    case "patch":
+      return el("div.part.step", { id }, `patch: ${(p.files || []).length} file(s)`);
+    case "subtask":
+    case "agent":
+      return el("div.part.step", { id }, `${p.type}: ${p.agent || p.name || ""} ${p.description || ""}`);
+    case "retry":
+      return el("div.part.step.warn", { id }, `retry ${p.attempt ?? ""}: `, ...redactedText(p.error && (p.error.data?.message || p.error.name) ? p.error.data?.message || p.error.name : ""));
+    case "compaction":
+      return el("div.part.step.warn", { id }, "context compacted");
+    case "file":
+      return el("div.part.step", { id }, "file: ", ...redactedText(p.filename || p.url || ""));
+    default:
+      return el("details.part.tool", { id }, el("summary", {}, p.type || "part"), el("pre", {}, redactedText(JSON.stringify(p, null, 2))));
+  }
+}
+
+function tool(p, id) {
+  const st = p.state || {};
+  const status = st.status || "?";
+  const t = st.time || {};
+  const secs = t.start && t.end ? (t.end - t.start) / 1000 : null;
+  const title = st.title || summarise(st.input);
+  const body = [];
+  if (st.input !== undefined) body.push(el("h4", {}, "input"), el("pre", {}, redactedText(typeof st.input === "string" ? st.input : JSON.stringify(st.input, null, 2))));
+  if (st.output !== undefined && st.output !== null) body.push(el("h4", {}, "output"), el("pre", {}, redactedText(String(st.output))));
+  if (st.error) body.push(el("h4", {}, "error"), el("pre.error", {}, redactedText(String(st.error))));
+  return el(
+    `details.part.tool${status === "error" ? ".error" : ""}`,
+    { id, dataset: { tool: p.tool || "" } },
+    el(
+      "summary",
+      {},
+      el("strong", {}, p.tool || "tool"),
+      title ? [" ", el("span", {}, ...redactedText(title))] : null,
+      " · ",
+      status === "running" || status === "pending" ? pill(status, "inflight") : el("span", { class: status === "error" ? "error" : "muted" }, status),
+      secs !== null ? el("span.muted", {}, ` · ${duration(secs)}`) : null,
+    ),
+    body,
+  );
+}
+
+function summarise(input) {
+  if (!input || typeof input !== "object") return "";
+  const v = input.command || input.filePath || input.path || input.pattern || input.description || input.url || "";
+  const s = String(v);
+  return s.length > 120 ? `${s.slice(0, 117)}…` : s;
+}
