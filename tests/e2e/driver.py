@@ -1,0 +1,43 @@
+"""Drive one prompt through a real opencode server and wait until its whole tree is idle."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+
+def tree_ids(http: httpx.Client, root: str) -> list[str]:
+    out, queue = [], [root]
+    while queue:
+        sid = queue.pop(0)
+        out.append(sid)
+        kids = http.get(f"/session/{sid}/children").json()
+        queue += [k["id"] for k in kids] if isinstance(kids, list) else []
+    return out
+
+
+def run_prompt(http: httpx.Client, text: str, *, timeout: float = 60.0) -> dict[str, Any]:
+    """Start a root session with ``text``; return {root, statuses} once the tree is idle."""
+    root = http.post("/session", json={}).json()["id"]
+    resp = http.post(f"/session/{root}/prompt_async", json={"parts": [{"type": "text", "text": text}]})
+    assert resp.status_code in (200, 204), resp.text
+    t0 = time.monotonic()
+    started, quiet_since = False, None
+    while time.monotonic() - t0 < timeout:
+        status = http.get("/session/status").json()
+        ids = tree_ids(http, root)
+        busy = any(s in status for s in ids)
+        msgs = http.get(f"/session/{root}/message").json()
+        last = msgs[-1]["info"] if msgs else {}
+        done = last.get("role") == "assistant" and "completed" in last.get("time", {})
+        started = started or busy or done
+        if started and not busy and done:
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since > 1.5:
+                return {"root": root, "ids": ids}
+        else:
+            quiet_since = None
+        time.sleep(0.25)
+    raise TimeoutError(f"session tree {root} still busy after {timeout} s")
