@@ -81,7 +81,7 @@ def test_sessions_show_reads_turns_from_the_archive(seeded: Octel) -> None:
         },
         {"model": "claude-sonnet-4", "tokens": {"input": 5, "output": 7}, "cost": 0.002, "in_flight": True},
     ]
-    Path(archives / "ses_root.json").write_bytes(orjson.dumps({"schema_version": 2, "turns": turns}))
+    Path(archives / "ses_root.json").write_bytes(orjson.dumps({"schema_version": 2, "per_turn": turns}))
     got = seeded.json("sessions", "show", "ses_root")
     assert [t.get("finish") for t in got["turns"]] == ["tool-calls", None]
     r = seeded("sessions", "show", "ses_root")
