@@ -1,0 +1,166 @@
+"""`octel detect` on files, folders, a stored session id and a labelled corpus."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from telemetry.cli import app
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
+CORPUS = Path(__file__).parents[1] / "corpus"
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> CliRunner:
+    return CliRunner()
+
+
+def invoke(runner: CliRunner, tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    base = ["--data-dir", str(tmp_path / "data")]
+    r = runner.invoke(app, [*base, "detect", *args])
+    return r.exit_code, r.stdout, " ".join(r.stderr.split())  # rich wraps long errors
+
+
+def test_a_recorded_run(run: CliRunner, tmp_path: Path) -> None:
+    code, out, _ = invoke(run, tmp_path, str(FIXTURES / "doom_loop.json"), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["verdict"] == "stuck"
+    assert [f["detector"] for f in doc["findings"]] == ["doom_loop"]
+    assert doc["findings"][0]["start_index"] == 1
+    code, out, _ = invoke(run, tmp_path, str(FIXTURES / "doom_loop.json"))
+    assert code == 0 and "doom_loop" in out and "stuck" in out
+
+
+def test_all_lists_the_healthy_detectors_too(run: CliRunner, tmp_path: Path) -> None:
+    code, out, _ = invoke(run, tmp_path, str(FIXTURES / "healthy.json"), "--json", "--all")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["verdict"] == "healthy" and len(doc["findings"]) == 8
+
+
+def test_a_bare_message_list_and_an_archive_file(run: CliRunner, tmp_path: Path) -> None:
+    rec = json.loads((FIXTURES / "reasoning_loop.json").read_text())
+    sid = rec["root_id"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(rec["messages"][sid]))
+    archive = tmp_path / "archive.json"
+    doc = {
+        "schema_version": 2,
+        "session_id": sid,
+        "messages": rec["messages"][sid],
+        "status_history": rec["status_samples"],
+        "permission_events": [],
+    }
+    archive.write_text(json.dumps(doc))
+    _, out, _ = invoke(run, tmp_path, str(bare), "--json")
+    assert {f["detector"]: f["verdict"] for f in json.loads(out)["findings"]} == {
+        "empty_reasoning": "stuck",
+        "silent_stop": "suspect",  # no status history: idle cannot be known
+    }
+    _, out, _ = invoke(run, tmp_path, str(archive), "--json")
+    assert {f["detector"]: f["verdict"] for f in json.loads(out)["findings"]} == {
+        "empty_reasoning": "stuck",
+        "silent_stop": "stuck",
+    }
+
+
+def test_a_folder(run: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("healthy", "tool_errors"):
+        shutil.copy(FIXTURES / f"{name}.json", folder)
+    code, out, _ = invoke(run, tmp_path, str(folder), "--json")
+    assert code == 0
+    assert [(Path(r["source"]).name, r["verdict"]) for r in json.loads(out)] == [
+        ("healthy.json", "healthy"),
+        ("tool_errors.json", "stuck"),
+    ]
+
+
+def test_eval_on_the_corpus(run: CliRunner, tmp_path: Path) -> None:
+    code, out, _ = invoke(run, tmp_path, "--eval", str(CORPUS), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["stuck_recall"] >= 0.95 and doc["false_alarms"] == []
+    assert {d["detector"] for d in doc["detectors"]} >= {"doom_loop", "retry_cascade", "permission_deadlock"}
+    code, out, _ = invoke(run, tmp_path, "--eval", str(CORPUS))
+    assert code == 0 and "precision" in out and "recall" in out
+
+
+def test_thresholds_on_the_command_line(run: CliRunner, tmp_path: Path) -> None:
+    f = str(FIXTURES / "doom_loop.json")
+    _, out, _ = invoke(run, tmp_path, f, "--json", "-t", "doom_repeat_stuck=7", "-t", "doom_repeat_suspect=7")
+    assert json.loads(out)["verdict"] == "healthy"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["no_such_session"], "neither a file, a folder nor an archived session id"),
+        (["--eval", "missing_dir"], "needs a folder"),
+        (["x.json", "-t", "bogus=1"], "unknown threshold"),
+        (["x.json", "-t", "novalue"], "NAME=VALUE"),
+    ],
+)
+def test_bad_input_is_one_sentence_and_exit_2(
+    run: CliRunner, tmp_path: Path, args: list[str], says: str
+) -> None:
+    code, out, err = invoke(run, tmp_path, *args)
+    assert code == 2
+    assert says in err and "Traceback" not in err + out
+
+
+def test_a_file_that_is_not_json(run: CliRunner, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    code, _, err = invoke(run, tmp_path, str(bad))
+    assert code == 2 and "cannot read" in err
+
+
+def test_a_bad_label(run: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "a.label.json").write_text('{"label": "sleepy"}')
+    code, _, err = invoke(run, tmp_path, "--eval", str(tmp_path))
+    assert code == 2 and "'label' must be one of" in err
+
+
+def test_an_archived_session_id_from_the_store(run: CliRunner, tmp_path: Path) -> None:
+    from sqlmodel import Session
+
+    from telemetry.db import make_engine
+    from telemetry.migrate import upgrade
+    from telemetry.models import SessionIndex
+
+    rec = json.loads((FIXTURES / "permission_deadlock.json").read_text())
+    sid = rec["root_id"]
+    archives = tmp_path / "data" / "archives"
+    archives.mkdir(parents=True)
+    doc = {
+        "schema_version": 2,
+        "session_id": sid,
+        "messages": rec["messages"][sid],
+        "status_history": rec["status_samples"],
+        "permission_events": [e["event"] for e in rec["events"]],
+    }
+    (archives / "a.json").write_text(json.dumps(doc))
+    engine = make_engine(f"sqlite:///{tmp_path / 'data' / 'octel.db'}")
+    upgrade(engine)
+    with Session(engine) as db:
+        now = datetime.now(UTC)
+        row = SessionIndex(
+            session_id=sid, root_session_id=sid, archive_path="a.json", content_hash="x", archived_at=now
+        )
+        db.add(row)
+        db.commit()
+    engine.dispose()
+    code, out, err = invoke(run, tmp_path, sid, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["verdict"] == "stuck"
+    assert found["findings"][0]["evidence"]["permissions"] == ["bash"]
