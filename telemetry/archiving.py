@@ -1,0 +1,138 @@
+"""The Python API for dispatchers: archive a session tree and index it, never raising.
+
+    from telemetry.archiving import archive_session_tree
+    outcome = archive_session_tree("ses_…", settings=Settings(), label="nightly",
+                                   secret_values=["…"], delete_after=True)
+    if not outcome.ok: log(outcome.errors)
+
+Deleting after archiving happens only when every session of the tree was fetched in full and
+written; otherwise the tree stays on the server and ``outcome.delete_error`` says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy.engine import Engine
+
+from archiver.archive import ArchiveResult, archive_tree
+from archiver.client import OpenCodeClient
+from archiver.redact import Redactor, load_key, secret_values
+from telemetry.aggregates import bump
+from telemetry.db import make_engine, session_scope
+from telemetry.indexing import IndexStats, index_records
+from telemetry.migrate import upgrade
+from telemetry.settings import Settings
+
+__all__ = ["ArchiveOutcome", "archive_session_tree", "archive_session_tree_async", "redactor_for"]
+
+
+@dataclass
+class ArchiveOutcome:
+    root_session_id: str
+    result: ArchiveResult | None = None
+    indexed: IndexStats = field(default_factory=IndexStats)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.result.complete and not self.errors
+
+    @property
+    def files(self) -> list[Path]:
+        return self.result.files if self.result else []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root_session_id": self.root_session_id,
+            "ok": self.ok,
+            **(self.result.to_dict() if self.result else {}),
+            "indexed": {
+                "new": self.indexed.new,
+                "updated": self.indexed.updated,
+                "findings_new": self.indexed.findings_new,
+            },
+            "errors": self.errors,
+        }
+
+
+def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redactor:
+    """Configured values (setting, file, extra) and the HMAC key kept in the data folder."""
+    values = secret_values(settings.redact_values, settings.redact_file) + list(extra_values)
+    return Redactor(load_key(settings.data_dir / "redact.key"), values)
+
+
+def _record_failures(engine: Engine, result: ArchiveResult) -> None:
+    kinds = [str(e.get("error_kind")) for e in result.walk_errors]
+    kinds += ["write"] * len(result.write_errors)
+    if not kinds:
+        return
+    with session_scope(engine) as db:
+        for kind in kinds:
+            bump(db, "archive_failures_total", {"error_kind": kind}, 1)
+
+
+async def archive_session_tree_async(
+    root_id: str,
+    *,
+    settings: Settings,
+    engine: Engine | None = None,
+    server_url: str | None = None,
+    label: str | None = None,
+    secret_values: Sequence[str] = (),
+    delete_after: bool = False,
+    compress: bool = False,
+    http: httpx.AsyncClient | None = None,
+    status_history: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    permission_events: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    cycle_id: str | None = None,
+) -> ArchiveOutcome:
+    outcome = ArchiveOutcome(root_id)
+    own_engine = engine is None
+    try:
+        redactor = redactor_for(settings, secret_values)
+        url = server_url or settings.opencode_url
+        client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+        try:
+            client = OpenCodeClient(client_http, url)
+            result = await archive_tree(
+                client,
+                root_id,
+                settings.archives,
+                redactor,
+                label=label,
+                compress=compress,
+                status_history=status_history,
+                permission_events=permission_events,
+                delete_after=delete_after,
+            )
+        finally:
+            if http is None:
+                await client_http.aclose()
+        outcome.result = result
+        if engine is None:
+            engine = make_engine(settings.db_url)
+            upgrade(engine)
+        if result.records:
+            with session_scope(engine) as db:
+                outcome.indexed = index_records(db, result.records, cycle_id=cycle_id)
+        _record_failures(engine, result)
+    except Exception as exc:  # dispatchers get a result, never an exception
+        outcome.errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        if own_engine and engine is not None:
+            engine.dispose()
+    return outcome
+
+
+def archive_session_tree(root_id: str, *, settings: Settings, **kw: Any) -> ArchiveOutcome:
+    """Synchronous form of ``archive_session_tree_async`` (for code without an event loop)."""
+    try:
+        return asyncio.run(archive_session_tree_async(root_id, settings=settings, **kw))
+    except Exception as exc:
+        return ArchiveOutcome(root_id, errors=[f"{type(exc).__name__}: {exc}"])

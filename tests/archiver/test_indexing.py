@@ -1,0 +1,181 @@
+"""Archive results in the store: one row per session, counters, findings; the Python API."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+import httpx
+import pytest
+from archiver_fakes import FakeOpenCode, raises, tree
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from archiver.record import SessionRecord
+from telemetry.aggregates import read_all
+from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
+from telemetry.db import session_scope
+from telemetry.indexing import index_records
+from telemetry.models import Finding, SessionIndex
+from telemetry.settings import Settings
+
+
+def _settings(tmp_path: Path, engine: Engine) -> Settings:
+    return Settings(
+        data_dir=tmp_path / "data",
+        database_url=str(engine.url.render_as_string(hide_password=False)),
+        redact_values="configured-secret-value-1",
+        _env_file=None,
+    )  # type: ignore[call-arg]
+
+
+def _run(fake: FakeOpenCode, settings: Settings, engine: Engine, **kw: object) -> ArchiveOutcome:
+    async def go() -> ArchiveOutcome:
+        async with httpx.AsyncClient(transport=fake.transport()) as http:
+            return await archive_session_tree_async(
+                "ses_root", settings=settings, engine=engine, server_url="http://oc.test", http=http, **kw
+            )  # type: ignore[arg-type]
+
+    return asyncio.run(go())
+
+
+def _counters(engine: Engine) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with session_scope(engine, write=False) as db:
+        return {(m, tuple(sorted(lbl.items()))): v for m, lbl, v in read_all(db)}
+
+
+def test_archive_and_index_a_tree(tmp_path: Path, engine: Engine) -> None:
+    settings = _settings(tmp_path, engine)
+    out = _run(tree([2, 1]), settings, engine, label="nightly")
+    assert out.ok, out.to_dict()
+    assert out.indexed.new == 4 and out.indexed.updated == 0
+    with session_scope(engine, write=False) as db:
+        rows = {r.session_id: r for r in db.exec(select(SessionIndex))}
+    assert set(rows) == {"ses_root", "ses_d1_0", "ses_d1_1", "ses_d2_0"}
+    root = rows["ses_root"]
+    assert root.depth == 0 and root.label == "nightly" and root.subtree_session_count == 4
+    assert rows["ses_d2_0"].parent_session_id == "ses_d1_0" and rows["ses_d2_0"].depth == 2
+    assert rows["ses_d1_0"].agent == "general" and root.message_count == 2
+    assert root.turn_count == 1 and root.tokens_input == 10 and root.cost_usd == pytest.approx(0.001)
+    assert root.subtree_cost_usd == pytest.approx(0.004)
+    assert (settings.archives / root.archive_path).is_file()
+    assert root.content_hash.startswith("sha256:") and root.schema_version == 2
+    c = _counters(engine)
+    assert c[("sessions_archived_total", (("agent", "build"),))] == 1
+    assert c[("sessions_archived_total", (("agent", "general"),))] == 3
+    assert (settings.data_dir / "redact.key").is_file()
+
+
+def test_rearchive_updates_rows_and_counts_only_growth(tmp_path: Path, engine: Engine) -> None:
+    settings = _settings(tmp_path, engine)
+    fake = tree([1])
+    _run(fake, settings, engine)
+    before = _counters(engine)
+    fake.messages["ses_root"].append(
+        fake.messages["ses_root"][1] | {"info": {**fake.messages["ses_root"][1]["info"], "id": "msg_000009"}}
+    )
+    out = _run(fake, settings, engine)
+    assert out.indexed.new == 0 and out.indexed.updated == 2
+    with session_scope(engine, write=False) as db:
+        rows = list(db.exec(select(SessionIndex)))
+    assert len(rows) == 2
+    after = _counters(engine)
+    key = ("session_tokens_total", (("agent", "build"), ("kind", "input"), ("model", "p/m")))
+    assert after[key] - before.get(key, 0) == 10
+    assert after[("sessions_archived_total", (("agent", "build"),))] == 1
+    assert len(list(settings.archives.iterdir())) == 2
+
+
+def test_findings_are_upserted(engine: Engine) -> None:
+    rec = SessionRecord(
+        session_id="s1",
+        root_session_id="s1",
+        parent_session_id=None,
+        depth=0,
+        label=None,
+        agent="build",
+        model="p/m",
+        title="t",
+        directory=None,
+        opencode_version=None,
+        created_ms=1.0,
+        updated_ms=2.0,
+        archived_at="2026-11-29T10:00:00.000Z",
+        duration_s=None,
+        turn_count=0,
+        message_count=0,
+        in_flight=False,
+        tokens_input=0,
+        tokens_output=0,
+        tokens_reasoning=0,
+        tokens_cache_read=0,
+        tokens_cache_write=0,
+        cost_usd=0.0,
+        subtree_tokens=0,
+        subtree_cost_usd=0.0,
+        subtree_session_count=1,
+        verdict="stuck",
+        worst_detector="doom_loop",
+        finding_count=1,
+        walk_error_count=0,
+        error_kind=None,
+        archive_path="a.json",
+        schema_version=2,
+        content_hash="sha256:x",
+        findings=(
+            {
+                "detector": "doom_loop",
+                "verdict": "stuck",
+                "score": 1.0,
+                "evidence": {"n": 5},
+                "start_index": 3,
+            },
+        ),
+    )
+    with session_scope(engine) as db:
+        assert index_records(db, [rec]).findings_new == 1
+    with session_scope(engine) as db:
+        assert index_records(db, [rec]).findings_new == 0
+        assert index_records(db, [dataclasses.replace(rec, findings=())]).findings_new == 0
+    with session_scope(engine, write=False) as db:
+        assert list(db.exec(select(Finding))) == []
+    c = _counters(engine)
+    assert c[("findings_total", (("detector", "doom_loop"), ("verdict", "stuck")))] == 1
+
+
+def test_delete_after_only_when_complete(tmp_path: Path, engine: Engine) -> None:
+    settings = _settings(tmp_path, engine)
+    fake = tree([1])
+    fake.fault("/session/ses_d1_0/message", *[raises(httpx.ConnectError)] * 4)
+    deleted: list[str] = []
+    orig = fake.handle
+
+    def handle(req: httpx.Request) -> httpx.Response:
+        if req.method == "DELETE":
+            deleted.append(req.url.path)
+            return httpx.Response(200, json=True)
+        return orig(req)
+
+    fake.handle = handle  # type: ignore[method-assign]
+    out = _run(fake, settings, engine, delete_after=True)
+    assert not out.ok and deleted == [] and out.result is not None
+    assert out.result.delete_error and "not archived in full" in out.result.delete_error
+    c = _counters(engine)
+    assert c[("archive_failures_total", (("error_kind", "connection"),))] == 1
+    out = _run(fake, settings, engine, delete_after=True)
+    assert out.ok and out.result is not None and out.result.deleted
+    assert deleted == ["/session/ses_root"]
+
+
+def test_api_never_raises(tmp_path: Path, engine: Engine) -> None:
+    settings = _settings(tmp_path, engine)
+    out = _run(FakeOpenCode(), settings, engine)
+    assert not out.ok and out.result is not None and out.result.walk_errors
+    bad = Settings(
+        data_dir=tmp_path / "d2",
+        database_url="nosuchdb://x",  # type: ignore[call-arg]
+        _env_file=None,
+    )
+    out = _run(tree([]), bad, None)  # type: ignore[arg-type]
+    assert not out.ok and out.errors
