@@ -12,7 +12,7 @@ from telemetry.db import make_engine
 from telemetry.migrate import upgrade
 from telemetry.settings import Settings
 from telemetry.token import ensure_ingest_token
-from web import ingest, status
+from web import ingest, metrics, status
 from web.errors import install_error_handlers
 
 __all__ = ["create_app"]
@@ -42,4 +42,6 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     install_error_handlers(app)
     app.include_router(ingest.router)
     app.include_router(status.router)
+    app.include_router(metrics.router)
+    app.add_middleware(metrics.RequestMetricsMiddleware)
     return app

@@ -1,0 +1,91 @@
+"""Shared by the metrics tests: parse a scrape, seed the store, a Claude CLI result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from telemetry import aggregates
+from telemetry.db import session_scope
+from telemetry.models import Finding, SessionIndex
+from telemetry.timeutil import utcnow
+
+REPO = Path(__file__).resolve().parents[2]
+DASHBOARDS = REPO / "dashboards"
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def parse(text: str) -> tuple[Samples, dict[str, tuple[str, str]]]:
+    """(samples by (name, labels), {family: (type, help)}) of a text-format scrape."""
+    samples: Samples = {}
+    families: dict[str, tuple[str, str]] = {}
+    for fam in text_string_to_metric_families(text):
+        families[fam.name] = (fam.type, fam.documentation)
+        for s in fam.samples:
+            samples[(s.name, frozenset(s.labels.items()))] = s.value
+    return samples, families
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples[(name, frozenset(labels.items()))]
+
+
+def claude_result(uuid: str, model: str, cost: float, tokens: Mapping[str, int]) -> dict[str, Any]:
+    return {
+        "type": "result",
+        "subtype": "success",
+        "uuid": uuid,
+        "is_error": False,
+        "num_turns": 3,
+        "total_cost_usd": cost,
+        "usage": dict(tokens),
+        "modelUsage": {model: {"costUSD": cost}},
+    }
+
+
+def seed_session(
+    engine: Engine,
+    session_id: str,
+    *,
+    agent: str,
+    model: str,
+    tokens: Mapping[str, int],
+    cost: float,
+    findings: Mapping[str, str] = {},
+) -> None:
+    """What the archiver's indexing writes for a new session: the row, its findings, the counters."""
+    now = utcnow()
+    with session_scope(engine) as db:
+        db.add(
+            SessionIndex(
+                session_id=session_id,
+                root_session_id=session_id,
+                agent=agent,
+                model=model,
+                archived_at=now,
+                archive_path=f"archives/{session_id}.json",
+                content_hash="0" * 64,
+                cost_usd=cost,
+            )
+        )
+        row = db.exec(select(SessionIndex).where(SessionIndex.session_id == session_id)).one()
+        for kind, n in tokens.items():
+            setattr(row, f"tokens_{kind}", n)
+        aggregates.bump(db, "sessions_archived_total", {"agent": agent}, 1)
+        for kind, n in tokens.items():
+            aggregates.bump(db, "session_tokens_total", {"agent": agent, "model": model, "kind": kind}, n)
+        aggregates.bump(db, "session_cost_usd_total", {"agent": agent, "model": model}, cost)
+        for detector, verdict in findings.items():
+            db.add(Finding(session_id=session_id, detector=detector, verdict=verdict, detected_at=now))
+            aggregates.bump(db, "findings_total", {"detector": detector, "verdict": verdict}, 1)
+
+
+def bump(engine: Engine, metric: str, labels: Mapping[str, str], delta: float) -> None:
+    with session_scope(engine) as db:
+        aggregates.bump(db, metric, labels, delta)
