@@ -56,7 +56,7 @@ class Detector:
 class Episode:
     """The worst episode of a pattern seen so far (highest score, then longest)."""
 
-    __slots__ = ("count", "evidence", "score", "start", "verdict")
+    __slots__ = ("_cached", "count", "evidence", "score", "start", "verdict")
 
     def __init__(self) -> None:
         self.verdict: Verdict = "healthy"
@@ -64,6 +64,8 @@ class Episode:
         self.count = 0.0
         self.start = -1
         self.evidence: Mapping[str, Any] = {}
+        # The last finding built, reused while nothing changed (a live probe asks often).
+        self._cached: tuple[str, dict[str, Any], Finding] | None = None
 
     def offer(
         self,
@@ -76,11 +78,17 @@ class Episode:
         if (score, count) > (self.score, self.count):
             self.verdict, self.score, self.count, self.start = verdict, score, count, start
             self.evidence = evidence()
+            self._cached = None
 
     def finding(self, name: str, **extra: Any) -> Finding:
+        c = self._cached
+        if c is not None and c[0] == name and c[1] == extra:
+            return c[2]
         ev = dict(self.evidence)
         ev.update(extra)
-        return Finding(name, self.verdict, self.score, ev, self.start)
+        f = Finding(name, self.verdict, self.score, ev, self.start)
+        self._cached = (name, extra, f)
+        return f
 
 
 DetectorFactory = Callable[[Thresholds], Detector]
