@@ -234,3 +234,55 @@ def recorded_permissions(fx: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         if str(e.get("type", "")).startswith("permission."):
             out.setdefault(e["properties"].get("sessionID", ""), []).append(ev)
     return out
+
+
+class LoopbackServer:
+    """Serves a FakeOpenCode over real HTTP on 127.0.0.1 (optionally with per-request latency)."""
+
+    def __init__(self, fake: FakeOpenCode, latency: float = 0.0) -> None:
+        import threading
+        import time
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+        self.fake, self.latency = fake, latency
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _serve(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else b""
+                if outer.latency:
+                    time.sleep(outer.latency)
+                req = httpx.Request(self.command, f"http://127.0.0.1{self.path}", content=body)
+                resp = outer.fake.handle(req)
+                data = resp.read()
+                self.send_response(resp.status_code)
+                for k, v in resp.headers.items():
+                    if k.lower() not in ("content-length", "transfer-encoding"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = _serve
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,189 @@
+"""`octel archive`, `octel watch` and `octel import archives`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from archiver.files import content_hash, read_archive
+from archiver.record import SessionRecord, record_from_doc
+from telemetry.archiving import archive_session_tree_async
+from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
+from telemetry.db import session_scope
+from telemetry.indexing import IndexStats, index_records
+
+__all__ = ["import_app"]
+
+import_app = typer.Typer(help="Bring existing data into the store.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+_SESSION_ID = re.compile(r"^ses_[A-Za-z0-9]{1,100}$")
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ServerOpt = Annotated[str | None, typer.Option("--server", help="OpenCode URL (OCTEL_OPENCODE_URL).")]
+
+
+def _check_server(url: str) -> str:
+    if not re.match(r"^https?://[^\s/]+", url):
+        fail(f"--server must be an http(s) URL, not {url!r}", 2)
+    return url.rstrip("/")
+
+
+@app.command("archive")
+def archive_cmd(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="Root session id (ses_…); its subagents come along.")],
+    server: ServerOpt = None,
+    label: Annotated[str | None, typer.Option(help="Label kept with the archive (e.g. a cycle).")] = None,
+    delete_after: Annotated[
+        bool,
+        typer.Option("--delete-after", help="Delete the tree on the server once every session is archived."),
+    ] = False,
+    compress: Annotated[bool, typer.Option("--gzip", help="Write .json.gz files.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Archive a session tree from OpenCode: every subagent, redacted, indexed in the store."""
+    if not _SESSION_ID.match(session_id):
+        fail(f"{session_id!r} is not an OpenCode session id (ses_ followed by letters and digits)", 2)
+    settings = settings_of(ctx)
+    url = _check_server(server or settings.opencode_url)
+    spinner = console.status(f"archiving {session_id} from {url} …", spinner="dots")
+    with open_store(settings) as engine, spinner if not as_json else contextlib.nullcontext():
+        outcome = asyncio.run(
+            archive_session_tree_async(
+                session_id,
+                settings=settings,
+                engine=engine,
+                server_url=url,
+                label=label,
+                delete_after=delete_after,
+                compress=compress,
+            )
+        )
+    data = outcome.to_dict()
+    nothing = outcome.result is None or not outcome.result.sessions_found
+    if as_json:
+        print_json(data)
+    elif not nothing:
+        _render(data)
+    if nothing:
+        errs = data.get("walk_errors") or []
+        why = next((e["message"] for e in errs if e.get("session_id")), None) or (
+            errs[0]["message"] if errs else "; ".join(outcome.errors) or "no session"
+        )
+        fail(f"nothing archived from {url}: {why}")
+    if not outcome.ok:
+        raise typer.Exit(1)
+
+
+def _render(d: dict[str, Any]) -> None:
+    t = Table(title=f"archive of {d['root_session_id']}", show_header=False)
+    t.add_row("complete", "yes" if d.get("complete") else "[red]no[/]")
+    t.add_row("sessions", str(d.get("sessions", 0)))
+    t.add_row("messages", str(d.get("messages", 0)))
+    t.add_row("files", "\n".join(d.get("files", [])) or "-")
+    red = d.get("redaction") or {}
+    t.add_row("redacted", ", ".join(f"{k} {v}" for k, v in red.items()) or "nothing")
+    idx = d.get("indexed", {})
+    t.add_row("indexed", f"{idx.get('new', 0)} new, {idx.get('updated', 0)} updated")
+    if d.get("deleted"):
+        t.add_row("deleted", "yes")
+    if d.get("delete_error"):
+        t.add_row("deleted", f"[yellow]{d['delete_error']}[/]")
+    console.print(t)
+    for e in d.get("walk_errors", []):
+        err_console.print(
+            f"[yellow]walk:[/] {e['error_kind']} {e['what']} "
+            f"{e.get('session_id') or ''} {e.get('message', '')}",
+            highlight=False,
+        )
+    for e in [*d.get("write_errors", []), *d.get("errors", [])]:
+        err_console.print(f"[red]error:[/] {e}", highlight=False)
+
+
+def _archive_files(folder: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and not p.name.startswith(".")
+        and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+    )
+
+
+def _rel(path: Path, archives: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(archives.resolve()))
+    except ValueError:
+        return str(path.resolve())
+
+
+def _load(path: Path, archives: Path) -> SessionRecord:
+    import gzip
+
+    raw = path.read_bytes()
+    plain = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    doc = read_archive(path)
+    return record_from_doc(doc, _rel(path, archives), content_hash(plain))
+
+
+@import_app.command("archives")
+def import_archives(
+    ctx: typer.Context,
+    folder: Annotated[Path, typer.Argument(help="Folder of archive files (v1 or v2, .json or .json.gz).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Index existing archive files into the store (re-importing updates, never duplicates)."""
+    if not folder.is_dir():
+        fail(f"{folder} is not a folder", 2)
+    settings = settings_of(ctx)
+    files = _archive_files(folder)
+    stats = IndexStats()
+    failed: list[dict[str, str]] = []
+    with (
+        open_store(settings) as engine,
+        Progress(
+            TextColumn("importing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=as_json,
+        ) as bar,
+    ):
+        task = bar.add_task("import", total=len(files))
+        batch: list[SessionRecord] = []
+        for i, path in enumerate(files, 1):
+            try:
+                batch.append(_load(path, settings.archives))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                failed.append({"file": str(path), "error": f"{type(exc).__name__}: {exc}"[:300]})
+            if len(batch) >= 200 or i == len(files):
+                with session_scope(engine) as db:
+                    stats.add(index_records(db, batch))
+                batch = []
+            bar.advance(task)
+    data = {
+        "files": len(files),
+        "new": stats.new,
+        "updated": stats.updated,
+        "findings_new": stats.findings_new,
+        "failed": failed,
+    }
+    if as_json:
+        print_json(data)
+    else:
+        console.print(
+            f"{len(files)} files: {stats.new} new, {stats.updated} updated, {len(failed)} unreadable",
+            highlight=False,
+        )
+        for f in failed:
+            err_console.print(f"[yellow]skipped[/] {f['file']}: {f['error']}", highlight=False)
+    if failed:
+        raise typer.Exit(1)
