@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from detectors.findings import VERDICTS
+
 __all__ = [
     "CATALOGUE",
     "DAEMON_STATES",
@@ -40,6 +42,9 @@ class Metric:
     help: str
     labels: tuple[str, ...]
     source: Source
+    # A label whose every value is shown (at 0 until it moves) once any series of the metric's
+    # other labels exists, so `increase()` sees the first event instead of a new series.
+    fill: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def aggregate_key(self) -> str:
@@ -187,6 +192,7 @@ CATALOGUE: tuple[Metric, ...] = (
         "Detector findings recorded, by detector and verdict (healthy, suspect, stuck).",
         ("detector", "verdict"),
         "aggregate",
+        fill=("verdict", VERDICTS),
     ),
     # This process's own requests (reset when the process restarts, as process metrics do).
     Metric(

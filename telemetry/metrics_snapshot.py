@@ -137,13 +137,21 @@ def _project(labels: dict[str, str], names: Iterable[str]) -> tuple[str, ...]:
 
 
 def counter_series(metric: Metric, rows: Iterable[CounterRow]) -> tuple[Series, ...]:
-    """One series per label set of the metric's counter rows; rows that project alike add up."""
+    """One series per label set of the metric's counter rows; rows that project alike add up.
+
+    A `fill` label gets its every value (at 0) next to each label set that exists.
+    """
     key = metric.aggregate_key
     acc: dict[tuple[str, ...], float] = {}
     for name, labels, value in rows:
         if name == key:
             k = _project(labels, metric.labels)
             acc[k] = acc.get(k, 0.0) + value
+    if metric.fill is not None:
+        at, values = metric.labels.index(metric.fill[0]), metric.fill[1]
+        for k in list(acc):
+            for v in values:
+                acc.setdefault((*k[:at], v, *k[at + 1 :]), 0.0)
     return tuple(Series(k, v) for k, v in sorted(acc.items()))
 
 

@@ -99,6 +99,7 @@ def test_values_after_ingestion_through_the_api(client: TestClient, auth: dict[s
     assert value(s, "octel_session_cost_usd_total", **gpt) == pytest.approx(1.5)
     assert value(s, "octel_sessions_archived_total", agent="build") == 1
     assert value(s, "octel_findings_total", detector="doom_loop", verdict="stuck") == 1
+    assert value(s, "octel_findings_total", detector="doom_loop", verdict="suspect") == 0
     assert value(s, "octel_archive_failures_total", error_kind="timeout") == 2
     assert value(s, "octel_store_up") == 1
     assert value(s, "octel_long_worker_threshold_seconds") == 600

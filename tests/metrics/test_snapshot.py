@@ -98,7 +98,11 @@ label_values = st.text(alphabet="abc-_ ", max_size=4)
 any_rows = st.lists(
     st.tuples(
         st.sampled_from(sorted(COUNTERS)),
-        st.dictionaries(st.sampled_from(["agent", "model", "kind", "extra"]), label_values, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["agent", "model", "kind", "detector", "verdict", "extra"]),
+            st.one_of(label_values, st.sampled_from(["stuck", "healthy"])),
+            max_size=4,
+        ),
         st.floats(0, 1e9),
     ),
     max_size=40,
@@ -117,6 +121,11 @@ def test_counters_keep_every_increment_under_the_declared_labels(
         assert sum(s.value for s in series) == pytest.approx(sum(mine))
         assert len({s.labels for s in series}) == len(series)
         assert all(len(s.labels) == len(m.labels) for s in series)
+        if m.fill is not None:  # every value of the fill label next to each other label set
+            at = m.labels.index(m.fill[0])
+            have = {s.labels for s in series}
+            for lbl in have:
+                assert all((*lbl[:at], v, *lbl[at + 1 :]) in have for v in m.fill[1])
 
 
 readings = st.lists(
