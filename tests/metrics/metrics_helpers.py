@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from telemetry import aggregates
 from telemetry.db import session_scope
+from telemetry.metric_catalogue import CATALOGUE
 from telemetry.models import Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
@@ -89,3 +92,23 @@ def seed_session(
 def bump(engine: Engine, metric: str, labels: Mapping[str, str], delta: float) -> None:
     with session_scope(engine) as db:
         aggregates.bump(db, metric, labels, delta)
+
+
+RULES = DASHBOARDS / "prometheus" / "octel-alerts.yml"
+RULE_TESTS = DASHBOARDS / "prometheus" / "octel-alerts.test.yml"
+_SERIES = re.compile(r"\b(octel_[a-z0-9_]+)")
+
+
+def metric_families(expr: str) -> set[str]:
+    """The catalogue names a PromQL expression reads (histogram series map to their family)."""
+    hist = {m.name for m in CATALOGUE if m.kind == "histogram"}
+    out = set()
+    for name in _SERIES.findall(expr):
+        stem = re.sub(r"_(bucket|sum|count)$", "", name)
+        out.add(stem if stem in hist else name)
+    return out
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    doc = yaml.safe_load(RULES.read_text())
+    return [r for g in doc["groups"] for r in g["rules"] if "alert" in r]
