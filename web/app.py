@@ -12,7 +12,7 @@ from telemetry.db import make_engine
 from telemetry.migrate import upgrade
 from telemetry.settings import Settings
 from telemetry.token import ensure_ingest_token
-from web import ingest, metrics, status
+from web import api_archived, api_costs, api_sessions, console, ingest, metrics, status
 from web.errors import install_error_handlers
 
 __all__ = ["create_app"]
@@ -42,6 +42,10 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     install_error_handlers(app)
     app.include_router(ingest.router)
     app.include_router(status.router)
+    app.include_router(api_archived.router)  # before api_sessions: /archived is not a session id
+    app.include_router(api_sessions.router)
+    app.include_router(api_costs.router)
+    app.include_router(console.router)
     app.include_router(metrics.router)
     app.add_middleware(metrics.RequestMetricsMiddleware)
     return app

@@ -1,0 +1,69 @@
+"""`/api/costs`: breakdowns by agent, model, driver and day, totals, top sessions and trees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from console_seed import Store
+from fastapi.testclient import TestClient
+
+
+def _costs(client: TestClient, **params: Any) -> dict[str, Any]:
+    r = client.get("/api/costs", params=params)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def test_every_grouping_adds_up_to_the_totals(client: TestClient, store: Store) -> None:
+    body = _costs(client, since="1d")
+    assert set(body["breakdowns"]) == {"agent", "model", "driver", "day"}
+    total = body["totals"]["cost_usd"]
+    assert total > 0.4  # the sessions plus the Claude CLI run
+    for by, rows in body["breakdowns"].items():
+        assert rows, by
+        assert abs(sum(r["cost_usd"] for r in rows) - total) < 1e-6, by
+        assert sum(r["count"] for r in rows) == body["totals"]["count"]
+        assert all(r["key"] == r[by] for r in rows)
+        costs = [r["cost_usd"] for r in rows]
+        assert costs == sorted(costs, reverse=True)
+    drivers = {r["key"] for r in body["breakdowns"]["driver"] if r["source"] == "opencode"}
+    assert drivers == {"implement", "review"}
+    agents = {r["key"]: r for r in body["breakdowns"]["agent"]}
+    assert {"build", "general", "nester", "claude"} <= set(agents)
+    claude = agents["claude"]
+    assert claude["source"] == "claude"
+    assert claude["cache_hit_ratio"] == round(52000 / (52000 + 1200), 4)
+
+
+def test_top_sessions_and_trees(client: TestClient, store: Store) -> None:
+    body = _costs(client, since="1d", top=3)
+    tops = body["top_sessions"]
+    assert len(tops) == 3
+    assert [s["cost_usd"] for s in tops] == sorted((s["cost_usd"] for s in tops), reverse=True)
+    trees = _costs(client, since="1d", top=50)["top_trees"]
+    by_root = {t["session_id"]: t for t in trees}
+    tree = by_root[store.seeded.scenarios["subagent_tree"]]
+    assert tree["subtree_session_count"] == 3 and tree["subtree_cost_usd"] > tree["cost_usd"]
+    assert all(store.seeded.sessions[t["session_id"]]["depth"] == 0 for t in trees)
+
+
+def test_window_and_grouping_choice(client: TestClient) -> None:
+    only = _costs(client, since="1d", by="agent,day")
+    assert set(only["breakdowns"]) == {"agent", "day"}
+    empty = _costs(client, since="2030-01-01T00:00:00Z", until="2030-01-02T00:00:00Z")
+    assert empty["totals"]["cost_usd"] == 0 and empty["top_sessions"] == []
+    assert empty["since"].startswith("2030-01-01")
+
+
+def test_bad_cost_requests_use_the_envelope(client: TestClient) -> None:
+    for params, field in (
+        ({"by": "colour"}, "query.by"),
+        ({"since": "last tuesday"}, "query.since"),
+        ({"until": "soon"}, "query.until"),
+        ({"since": "1h", "until": "2h"}, "query.until"),
+    ):
+        r = client.get("/api/costs", params=params)
+        assert r.status_code == 422, params
+        assert r.json()["error"]["fields"][0]["field"] == field
+    assert client.get("/api/costs", params={"top": 0}).json()["error"]["code"] == "invalid_request"
