@@ -12,24 +12,33 @@ written; otherwise the tree stays on the server and ``outcome.delete_error`` say
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 from sqlalchemy.engine import Engine
+from sqlmodel import select
 
 from archiver.archive import ArchiveResult, archive_tree
 from archiver.client import OpenCodeClient
 from archiver.redact import Redactor, load_key, secret_values
+from archiver.watch import History, WatchConfig, Watcher
 from telemetry.aggregates import bump
 from telemetry.db import make_engine, session_scope
-from telemetry.indexing import IndexStats, index_records
+from telemetry.indexing import IndexStats, index_records, record_findings
 from telemetry.migrate import upgrade
+from telemetry.models import SessionIndex
 from telemetry.settings import Settings
 
-__all__ = ["ArchiveOutcome", "archive_session_tree", "archive_session_tree_async", "redactor_for"]
+__all__ = [
+    "ArchiveOutcome",
+    "archive_session_tree",
+    "archive_session_tree_async",
+    "redactor_for",
+    "watch_server",
+]
 
 
 @dataclass
@@ -136,3 +145,68 @@ def archive_session_tree(root_id: str, *, settings: Settings, **kw: Any) -> Arch
         return asyncio.run(archive_session_tree_async(root_id, settings=settings, **kw))
     except Exception as exc:
         return ArchiveOutcome(root_id, errors=[f"{type(exc).__name__}: {exc}"])
+
+
+async def watch_server(
+    settings: Settings,
+    stop: asyncio.Event,
+    *,
+    engine: Engine,
+    server_url: str | None = None,
+    label: str | None = None,
+    config: WatchConfig | None = None,
+    log: Callable[[str], None] = lambda _m: None,
+    http: httpx.AsyncClient | None = None,
+) -> Watcher:
+    """Follow one OpenCode server until ``stop`` is set: archive and index each root tree when
+    it goes quiet (and again after it changes), store live findings, abort when configured."""
+    url = server_url or settings.opencode_url
+    aborted: dict[str, str] = {}
+    own_http = http is None
+    client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+
+    async def on_archive(root: str, status: History, perms: History) -> None:
+        out = await archive_session_tree_async(
+            root,
+            settings=settings,
+            engine=engine,
+            server_url=url,
+            label=label,
+            http=client_http,
+            status_history=status,
+            permission_events=perms,
+        )
+        if root in aborted:
+            with session_scope(engine) as db:
+                row = db.exec(select(SessionIndex).where(SessionIndex.session_id == root)).first()
+                if row is not None:
+                    row.error_kind = aborted[root]
+                    db.add(row)
+        res = out.result
+        log(
+            f"archived {root}: {res.sessions_found if res else 0} sessions, "
+            f"{'complete' if out.ok else 'with errors'}"
+        )
+
+    async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
+        with session_scope(engine) as db:
+            record_findings(db, sid, findings, source="live")
+
+    async def on_abort(root: str, detector: str) -> None:
+        aborted[root] = detector
+
+    watcher = Watcher(
+        OpenCodeClient(client_http, url),
+        client_http,
+        on_archive,
+        config=config,
+        on_findings=on_findings,
+        on_abort=on_abort,
+        log=log,
+    )
+    try:
+        await watcher.run(stop)
+    finally:
+        if own_http:
+            await client_http.aclose()
+    return watcher

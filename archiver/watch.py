@@ -1,0 +1,201 @@
+"""The watch loop: follow ``/event`` (or poll ``/session/status`` when the stream fails),
+archive each root tree when it goes quiet and again when it changes, and probe long-running
+trees with the detectors.
+
+What to do with an archive, a finding or an abort is passed in as callbacks, so the store
+stays out of the archiver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+
+from archiver.client import OpenCodeClient
+from archiver.document import score_session
+from archiver.errors import FetchError
+from archiver.recorder import Recorder
+from archiver.walk import walk_tree
+
+__all__ = ["History", "WatchConfig", "Watcher"]
+
+History = dict[str, list[dict[str, Any]]]
+ArchiveFn = Callable[[str, History, History], Awaitable[Any]]
+FindingsFn = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
+AbortFn = Callable[[str, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    settle_seconds: float = 2.0
+    poll_interval: float = 2.0
+    probe_budget_seconds: float = 3600.0
+    probe_after_share: float = 0.5
+    probe_interval_seconds: float = 60.0
+    abort_on_stuck: bool = False
+    sse_retry_seconds: float = 30.0
+    archive_existing: bool = False  # archive trees that were already there at start
+
+
+class Watcher:
+    def __init__(
+        self,
+        client: OpenCodeClient,
+        http: httpx.AsyncClient,
+        on_archive: ArchiveFn,
+        *,
+        config: WatchConfig | None = None,
+        on_findings: FindingsFn | None = None,
+        on_abort: AbortFn | None = None,
+        log: Callable[[str], None] = lambda _m: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client, self.http = client, http
+        self.cfg = config or WatchConfig()
+        self.rec = Recorder()
+        self._on_archive, self._on_findings, self._on_abort = on_archive, on_findings, on_abort
+        self._log, self._clock = log, clock
+        self._probed: dict[str, float] = {}
+        self.mode = "events"
+        self.archives = 0
+        self.probes = 0
+        self._first_poll = True
+
+    # -- inputs -----------------------------------------------------------------------------
+    async def _events(self, stop: asyncio.Event) -> None:
+        url = self.client.base_url + "/event"
+        while not stop.is_set():
+            try:
+                timeout = httpx.Timeout(10.0, read=None)
+                async with self.http.stream("GET", url, timeout=timeout) as resp:
+                    if resp.status_code != 200:
+                        raise FetchError("unsupported", f"/event answered {resp.status_code}")
+                    self.mode = "events"
+                    async for line in resp.aiter_lines():
+                        if stop.is_set():
+                            return
+                        if line.startswith("data:"):
+                            self._event(line[5:])
+            except (httpx.HTTPError, FetchError) as exc:
+                self._log(f"event stream unavailable ({exc}); polling instead")
+            if stop.is_set():
+                return
+            self.mode = "polling"
+            await self._poll_for(stop, self.cfg.sse_retry_seconds)
+
+    def _event(self, payload: str) -> None:
+        try:
+            ev = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            return
+        if isinstance(ev, Mapping) and isinstance(ev.get("payload"), Mapping):
+            ev = ev["payload"]  # /global/event wraps each event
+        if isinstance(ev, Mapping):
+            self.rec.on_event(ev, self._clock())
+
+    async def _poll_for(self, stop: asyncio.Event, seconds: float) -> None:
+        end = self._clock() + seconds
+        while not stop.is_set() and self._clock() < end:
+            await self.poll_once()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.cfg.poll_interval)
+
+    async def poll_once(self) -> None:
+        """One polling round: status of every session, and sessions updated since last seen."""
+        now = self._clock()
+        try:
+            self.rec.on_status_poll(await self.client.status(), now)
+            for s in await self.client.list_sessions():
+                sid = s.get("id")
+                if not isinstance(sid, str):
+                    continue
+                self.rec.learn(sid, s.get("parentID") if isinstance(s.get("parentID"), str) else None)
+                updated = float((s.get("time") or {}).get("updated") or 0) / 1000.0
+                if updated > self.rec.archived.get(self.rec.root_of(sid) or sid, 0.0):
+                    self.rec.dirty[sid] = max(self.rec.dirty.get(sid, 0.0), updated)
+        except FetchError as exc:
+            self._log(f"poll failed: {exc.error_kind} {exc}")
+            return
+        if self._first_poll and not self.cfg.archive_existing:
+            # what was there before the watch began is not ours to archive unless it changes
+            for sid in list(self.rec.parents):
+                if self.rec.parents[sid] is None and not self.rec.busy_roots().get(sid):
+                    self.rec.mark_archived(sid, now)
+        self._first_poll = False
+
+    # -- decisions --------------------------------------------------------------------------
+    async def _resolve_parents(self) -> None:
+        for sid in sorted(self.rec.unknown()):
+            try:
+                s = await self.client.session(sid)
+            except FetchError as exc:
+                if exc.error_kind == "not_found":
+                    self.rec.deleted.add(sid)
+                continue
+            parent = s.get("parentID")
+            self.rec.learn(sid, parent if isinstance(parent, str) else None)
+
+    async def step(self) -> None:
+        """Resolve trees, archive what is due, probe what runs long."""
+        await self._resolve_parents()
+        now = self._clock()
+        for root in self.rec.due(now, self.cfg.settle_seconds):
+            self.rec.mark_archived(root, now)
+            status, perms = self.rec.history(root)
+            try:
+                await self._on_archive(root, status, perms)
+                self.archives += 1
+            except Exception as exc:  # one failed archive must not stop the watch
+                self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
+        for root, since in self.rec.busy_roots().items():
+            await self._maybe_probe(root, since, now)
+
+    async def _maybe_probe(self, root: str, since: float, now: float) -> None:
+        cfg = self.cfg
+        if now - since < cfg.probe_budget_seconds * cfg.probe_after_share:
+            return
+        if now - self._probed.get(root, -1e18) < cfg.probe_interval_seconds:
+            return
+        self._probed[root] = now
+        self.probes += 1
+        snap = await walk_tree(self.client, root, extras=False)
+        status, perms = self.rec.history(root)
+        for s in snap.sessions:
+            found = score_session(
+                s.messages, status.get(s.session_id, []), perms.get(s.session_id, []), s.session_id
+            )
+            if found and self._on_findings is not None:
+                await self._on_findings(s.session_id, found)
+            stuck = [f for f in found if f["verdict"] == "stuck"]
+            if stuck and cfg.abort_on_stuck:
+                detector = str(stuck[0]["detector"])
+                self._log(f"aborting {root}: {detector} finds it stuck")
+                try:
+                    await self.client.abort(root)
+                except FetchError as exc:
+                    self._log(f"abort of {root} failed: {exc}")
+                if self._on_abort is not None:
+                    await self._on_abort(root, detector)
+                return
+
+    async def run(self, stop: asyncio.Event, *, tick: float = 0.5) -> None:
+        """Until ``stop`` is set; never raises for server trouble."""
+        events = asyncio.create_task(self._events(stop))
+        try:
+            await self.poll_once()  # learn what is already running before events arrive
+            while not stop.is_set():
+                await self.step()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), tick)
+        finally:
+            stop.set()
+            events.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await events
