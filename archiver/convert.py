@@ -37,7 +37,9 @@ __all__ = [
     "canonical_json",
     "from_fixture",
     "from_opencode",
+    "message_from_opencode",
     "permissions_from_opencode",
+    "status_from_events",
     "status_from_opencode",
 ]
 
@@ -279,6 +281,17 @@ def _replace_error(m: Message, name: str, text: str) -> Message:
     )  # fmt: skip
 
 
+def message_from_opencode(item: object, index: int) -> Message | None:
+    """One message (either API generation) at stream position `index`; None if unreadable.
+
+    For a live probe: convert each message as it completes and feed it."""
+    d = _d(item)
+    try:
+        return _classic(d, index) if "info" in d else _v2(d, index)
+    except _READ_ERRORS:
+        return None
+
+
 def from_opencode(
     messages: object,
     *,
@@ -324,9 +337,7 @@ def _status(v: Mapping[str, Any], t: float | None, pending: tuple[str, ...]) -> 
     return StatusSample(st, _i(v.get("attempt")), t, _s(v.get("message"), MAX_OUTPUT), pending)
 
 
-def status_from_opencode(
-    samples: Iterable[object], *, session_id: str | None = None
-) -> list[StatusSample]:
+def status_from_opencode(samples: Iterable[object], *, session_id: str | None = None) -> list[StatusSample]:
     """Status history from recorder samples (`{t, status: {sid: status}, pending_permissions}`)
     or bare statuses (`{type, attempt, next}`). A session absent from a sample is idle, as
     `/session/status` leaves idle sessions out."""
@@ -344,6 +355,24 @@ def status_from_opencode(
             s = _status(v or {"type": "idle"}, t, pending)
         else:
             s = _status(d, t, pending)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def status_from_events(events: Iterable[object], *, session_id: str | None = None) -> list[StatusSample]:
+    """Status changes from recorded events (`session.status`, `session.idle`); `t` is the
+    recorder's receive time in epoch seconds. Idle is only ever seen here, never in polls."""
+    out: list[StatusSample] = []
+    for raw in events:
+        ev, t = _event(raw)
+        kind = ev.get("type")
+        if kind not in ("session.status", "session.idle"):
+            continue
+        p = _props(ev)
+        if session_id is not None and p.get("sessionID") != session_id:
+            continue
+        s = _status(_d(p.get("status")) if kind == "session.status" else {"type": "idle"}, t, ())
         if s is not None:
             out.append(s)
     return out
@@ -376,9 +405,7 @@ def permissions_from_opencode(
                 )
             )
         else:
-            out.append(
-                PermissionEvent("replied", _s(p.get("requestID")), reply=_s(p.get("reply")), t=t)
-            )
+            out.append(PermissionEvent("replied", _s(p.get("requestID")), reply=_s(p.get("reply")), t=t))
     return out
 
 
@@ -394,6 +421,22 @@ def from_fixture(doc: object, session_id: str | None = None) -> Converted:
     events = _l(doc.get("events"))
     return Converted(
         from_opencode(msgs_by_session.get(sid), events=events, session_id=sid),
-        status_from_opencode(_l(doc.get("status_samples")), session_id=sid),
+        _merged_status(_l(doc.get("status_samples")), events, sid),
         permissions_from_opencode(events, session_id=sid),
     )
+
+
+def _merged_status(samples: Sequence[Any], events: Sequence[Any], sid: str) -> list[StatusSample]:
+    """Polls and status events on one clock: a recorder's poll times count from its start,
+    which is when it received its first event."""
+    polled = status_from_opencode(samples, session_id=sid)
+    seen = status_from_events(events, session_id=sid)
+    start = next((t for t in (_event(e)[1] for e in events) if t is not None), None)
+    if not seen or start is None:
+        return polled
+    shifted = [
+        StatusSample(s.type, s.attempt, s.t + start, s.message, s.pending_permissions)
+        for s in polled
+        if s.t is not None
+    ]
+    return sorted(shifted + seen, key=lambda s: s.t if s.t is not None else 0.0)

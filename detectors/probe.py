@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 
 from detectors.base import REGISTRY, Registry
@@ -51,6 +52,14 @@ class Probe:
         """One finding per detector, in registry order; healthy ones only on request."""
         out = [d.finding() for d in self._detectors]
         return out if include_healthy else [f for f in out if f.verdict != "healthy"]
+
+    def peek(self, in_flight: Message, *, include_healthy: bool = False) -> list[Finding]:
+        """Findings as if `in_flight` (a message still being written) were fed, without
+        feeding it: a watcher can show a call hanging now and feed the message once complete.
+        Costs a copy of the probe's state, so call it per poll rather than per part."""
+        twin = copy.deepcopy(self)
+        twin.feed(in_flight)
+        return twin.findings(include_healthy=include_healthy)
 
     def verdict(self) -> Verdict:
         return worst_verdict(self.findings())

@@ -29,6 +29,8 @@ class Monologue(Detector):
 
     def feed(self, turn: Turn) -> None:
         if turn.role != "assistant":
+            if turn.text:  # the same answer to a new question is not a monologue
+                self._n = 0
             return
         if turn.calls:
             self._n = 0

@@ -287,7 +287,7 @@ def gen_permission(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]
         ][variant]
         s.step(text="Reading it.", tools=[(tool, inp, ("running",))], completed=False)
         rid = s.ask(kind, pats, call=f"call_{s._n}")
-        for _ in range(rng.randint(30, 50)):
+        for _ in range(rng.randint(150, 250)):  # 37 to 62 s at four polls a second
             s.sample("busy", pending=(rid,))
     elif variant == 3:  # repeated denials
         for i in range(rng.randint(4, 5)):

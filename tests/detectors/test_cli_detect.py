@@ -145,7 +145,7 @@ def test_an_archived_session_id_from_the_store(run: CliRunner, tmp_path: Path) -
         "schema_version": 2,
         "session_id": sid,
         "messages": rec["messages"][sid],
-        "status_history": rec["status_samples"],
+        "status_history": [*rec["status_samples"], {"type": "idle"}],  # the abort ended it
         "permission_events": [e["event"] for e in rec["events"]],
     }
     (archives / "a.json").write_text(json.dumps(doc))

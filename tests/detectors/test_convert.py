@@ -14,6 +14,7 @@ from archiver.convert import (
     canonical_json,
     from_fixture,
     from_opencode,
+    message_from_opencode,
     permissions_from_opencode,
     status_from_opencode,
 )
@@ -266,3 +267,22 @@ def test_arbitrary_json_never_crashes_the_converter_or_a_detector(doc: Any) -> N
     for m, s, p in ((c.messages, c.status, c.permissions), (msgs, stat, perms)):
         for f in score(m, status=s, permissions=p, include_healthy=True):
             json.dumps(f.to_dict())
+
+
+def test_status_events_join_the_polls_on_one_clock() -> None:
+    rec = fixture("permission_deadlock")
+    c = from_fixture(rec)
+    assert c.status[-1].type == "idle"  # idle is only ever an event
+    times = [s.t for s in c.status]
+    assert times == sorted(times)
+    found = score(c.messages, status=c.status, permissions=c.permissions)
+    assert [(f.detector, f.verdict) for f in found] == [("permission_deadlock", "stuck")]
+    assert found[0].evidence["idle"] is True
+
+
+def test_one_message_at_a_time_for_a_live_probe() -> None:
+    items = fixture("doom_loop")["messages"][fixture("doom_loop")["root_id"]]
+    whole = from_opencode(items)
+    assert [message_from_opencode(item, i) for i, item in enumerate(items)] == whole
+    assert message_from_opencode("junk", 0) is None
+    assert message_from_opencode({"info": {"role": "user", "id": 3}, "parts": 5}, 0) is not None

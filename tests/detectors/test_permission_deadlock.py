@@ -32,11 +32,11 @@ def running() -> Stream:
 
 def test_an_ask_left_unanswered_for_long_is_stuck() -> None:
     for kind, pats in (("external_directory", ("/etc/*",)), ("read", (".env",)), ("doom_loop", ("bash",))):
-        f = deadlock(running(), waiting("per_1", 8), (ask("per_1", kind, pats),))
+        f = deadlock(running(), waiting("per_1", 40), (ask("per_1", kind, pats),))
         assert f.verdict == "stuck"
         assert f.evidence["permissions"] == [kind]
         assert f.evidence["requests"] == ["per_1"]
-        assert f.evidence["waited_s"] == 8.0
+        assert f.evidence["waited_s"] == 40.0
 
 
 def test_a_fresh_ask_is_only_suspect() -> None:
@@ -46,12 +46,12 @@ def test_a_fresh_ask_is_only_suspect() -> None:
 
 def test_an_ask_answered_is_healthy() -> None:
     perms = (ask("per_1"), PermissionEvent("replied", "per_1", reply="once"))
-    assert deadlock(running(), waiting("per_1", 8), perms).verdict == "healthy"
+    assert deadlock(running(), waiting("per_1", 40), perms).verdict == "healthy"
 
 
 def test_the_reply_may_arrive_before_the_ask_is_seen() -> None:
     perms = (PermissionEvent("replied", "per_1", reply="always"), ask("per_1"))
-    assert deadlock(running(), waiting("per_1", 8), perms).verdict == "healthy"
+    assert deadlock(running(), waiting("per_1", 40), perms).verdict == "healthy"
 
 
 def test_an_ask_unanswered_when_the_session_went_idle_is_stuck() -> None:
@@ -60,7 +60,7 @@ def test_an_ask_unanswered_when_the_session_went_idle_is_stuck() -> None:
 
 
 def test_another_sessions_pending_ask_does_not_count() -> None:
-    assert deadlock(running(), waiting("per_other", 8), (ask("per_1"),)).verdict == "suspect"
+    assert deadlock(running(), waiting("per_other", 40), (ask("per_1"),)).verdict == "suspect"
 
 
 def test_repeated_denials() -> None:
@@ -95,3 +95,11 @@ def test_a_long_running_call_while_busy_is_a_long_build_not_a_deadlock() -> None
     s = Stream().user().step(call("bash", {"command": "make"}, status="running"), completed=False)
     samples = tuple(StatusSample("busy", t=k / 4) for k in range(400))
     assert deadlock(s, samples).verdict == "healthy"
+
+
+def test_the_wait_is_a_named_setting() -> None:
+    from detectors import Thresholds
+
+    found = score(running().messages, status=waiting("per_1", 6), permissions=(ask("per_1"),),
+                  thresholds=Thresholds(permission_wait_stuck_s=5))  # fmt: skip
+    assert [f.verdict for f in found] == ["stuck"]

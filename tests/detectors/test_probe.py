@@ -226,3 +226,14 @@ def test_thresholds_from_a_mapping() -> None:
     with pytest.raises(ValueError, match="unknown threshold"):
         Thresholds.from_mapping({"nope": 1})
     assert set(Thresholds.help()) == set(th.to_dict())
+
+
+def test_peek_shows_an_in_flight_message_without_feeding_it() -> None:
+    s = Stream().user().step(bash("ls"), text="x").step(call("bash", {"command": "./m.sh"}, status="running"))
+    probe = Probe()
+    for m in s.messages[:-1]:
+        probe.feed(m)
+    probe.feed_status(StatusSample("idle"))
+    assert [f.detector for f in probe.peek(s.messages[-1])] == ["permission_deadlock"]
+    assert probe.findings() == []
+    assert probe.messages_seen == 2

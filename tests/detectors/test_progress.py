@@ -90,3 +90,10 @@ def test_a_file_change_is_progress() -> None:
         if i % 5 == 4:
             s.step(edit("a.py", i), patch=("a.py",))
     assert finding(s, "no_progress").verdict == "healthy"
+
+
+def test_the_same_answer_to_new_questions_is_not_a_monologue() -> None:
+    s = Stream()
+    for i in range(5):
+        s.user(f"question {i}").step(text="Done.")
+    assert finding(s, "monologue").verdict == "healthy"
