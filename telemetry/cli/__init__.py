@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from telemetry.cli import serve  # noqa: F401  (command modules)
-from telemetry.cli import queries  # noqa: F401
-from telemetry.cli import runs  # noqa: F401
-from telemetry.cli import why  # noqa: F401
-from telemetry.cli import detect  # noqa: F401
-from telemetry.cli import archive  # noqa: F401
+from telemetry.cli import (
+    archive,  # noqa: F401
+    detect,  # noqa: F401
+    imports,  # noqa: F401  (after archive: shares its `import` group)
+    queries,  # noqa: F401
+    runs,  # noqa: F401
+    serve,  # noqa: F401  (command modules)
+    why,  # noqa: F401
+)
 from telemetry.cli.app import app
 
 __all__ = ["app", "main"]
