@@ -9,15 +9,14 @@ fails the allowlist. Anything else is a 404 with the error envelope.
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections import OrderedDict
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Query, Request
 
+from archiver.files import read_archive
 from telemetry.queries.sessions import SessionFilter, list_sessions
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError
@@ -71,16 +70,6 @@ def archive_location(root: Path, archive_path: str) -> Path | None:
     return target if target.is_relative_to(base) else None
 
 
-def _parse(path: Path) -> dict[str, Any]:
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = orjson.loads(raw)
-    if not isinstance(doc, dict):
-        raise ValueError("the top level is not a JSON object")
-    return doc
-
-
 class ArchiveCache:
     """The last few parsed archives, keyed by path, size and mtime: paging a timeline reads
     one file once, and a rewritten file is read again."""
@@ -94,7 +83,7 @@ class ArchiveCache:
         key = (str(path), st.st_size, st.st_mtime_ns)
         doc = self._docs.get(key)
         if doc is None:
-            doc = _parse(path)
+            doc = read_archive(path)  # any version, brought to the newest layout
             self._docs[key] = doc
             while len(self._docs) > self._entries:
                 self._docs.popitem(last=False)

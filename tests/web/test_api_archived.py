@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import os
 import string
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from archiver.files import archive_name
 from web.api_archived import resolve_name, valid_name
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-ARCHIVES"
@@ -141,12 +143,19 @@ def test_valid_names_are_bare_file_names(name: str) -> None:
         assert set(name) <= set(string.ascii_letters + string.digits + "._-")
 
 
-_PART = st.text(alphabet=string.ascii_letters + string.digits + "._-", min_size=1, max_size=40)
+_ANY = st.one_of(st.none(), st.text(max_size=60))
 
 
-@given(stamp=_PART, depth=st.integers(0, 9), label=_PART, agent=_PART, sid=_PART, gz=st.booleans())
-def test_names_the_archiver_writes_are_accepted(
-    stamp: str, depth: int, label: str, agent: str, sid: str, gz: bool
+@given(
+    stamp=st.datetimes(timezones=st.just(UTC)),
+    depth=st.integers(0, 50),
+    label=_ANY,
+    agent=_ANY,
+    sid=st.text(min_size=1, max_size=200),
+    gz=st.booleans(),
+)
+def test_every_name_the_archiver_writes_is_accepted(
+    stamp: datetime, depth: int, label: str | None, agent: str | None, sid: str, gz: bool
 ) -> None:
-    name = f"2026{stamp}__sub{depth}__{label}__{agent}__{sid}.json" + (".gz" if gz else "")
-    assert valid_name(name) == (".." not in name)
+    name = archive_name(stamp.isoformat(), depth, label, agent, sid, compress=gz)
+    assert valid_name(name), name
