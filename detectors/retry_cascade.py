@@ -68,8 +68,8 @@ class RetryCascade(Detector):
         if turn.file_change:
             self._by_key.clear()
         for call in turn.calls:
-            if call.status in ("pending", "running"):
-                continue
+            if call.status in ("pending", "running") or call.wait:
+                continue  # a poll that fails while it waits is waiting, not failing
             if call.error_sig:
                 self._failure(call, turn)
             else:

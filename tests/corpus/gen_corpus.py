@@ -512,6 +512,44 @@ def gen_mixed(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     return s, {"label": "healthy", "also": [], "note": "mixed signals"}
 
 
+def gen_waiting_server(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_server_{k}")
+    s.user("Start the dev server and check the health endpoint.")
+    s.step(tools=[("bash", bash("nohup npm run dev &"), ("ok", "started"))])
+    n = rng.randint(6, 12)
+    for i in range(n):
+        ok = i == n - 1
+        res = ("ok", '{"ok":true}') if ok else ("exit", 7, "curl: (7) Failed to connect")
+        s.step(tools=[("bash", bash("sleep 2 && curl -sf localhost:3000/health"), res)])
+    s.step(text="The server is up and healthy.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "polling a server that is starting"}
+
+
+def gen_flaky_explore(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_explore_{k}")
+    s.user("Find where the retry budget is set and fix the flaky test.")
+    seen: list[str] = []
+    for i in range(rng.randint(24, 32)):
+        if seen and rng.random() < 0.25:
+            f = rng.choice(seen)  # go back to a file already read
+        else:
+            f = FILES[i % len(FILES)]
+            seen.append(f)
+        tool = rng.choice([("read", read(f)), ("grep", {"pattern": f"retry{i}", "path": "src"})])
+        s.step(text="Looking." if i % 6 == 0 else None, tools=[(tool[0], tool[1], ("ok", "..."))])
+    for _ in range(2):  # a flaky test fails twice the same way, then passes
+        s.step(tools=[("bash", bash("pytest -q tests/test_retry.py"), ("exit", 1, "1 failed"))])
+    s.step(tools=[("bash", bash("pytest -q tests/test_retry.py"), ("ok", "1 passed"))])
+    s.step(
+        tools=[("edit", edit("src/retry.py", "budget = 1", "budget = 3"), ("ok", "ok"))],
+        patch=["src/retry.py"],
+    )
+    s.step(text="The budget was too low; raised it to 3.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "long exploration with revisits and a flaky test"}
+
+
 GENERATORS: dict[str, tuple[Callable[[random.Random, int], tuple[Session, dict[str, Any]]], int]] = {
     "doom": (gen_doom, 8),
     "retry": (gen_retry, 8),
@@ -527,6 +565,8 @@ GENERATORS: dict[str, tuple[Callable[[random.Random, int], tuple[Session, dict[s
     "ok_testfix": (gen_test_fix, 3),
     "ok_think": (gen_long_reasoning, 3),
     "ok_mixed": (gen_mixed, 2),
+    "ok_server": (gen_waiting_server, 3),
+    "ok_explore": (gen_flaky_explore, 3),
 }
 
 # Captured runs of a real server, with the label a person gives them.

@@ -83,3 +83,8 @@ def test_retry_parts_count_like_status_retries() -> None:
     s = Stream().user()
     s.messages.append(s.messages[0].__class__("m", "assistant", 1, (Retry("p", 5, "overloaded"),)))
     assert cascade(s).verdict == "stuck"
+
+
+def test_a_poll_failing_while_it_waits_is_not_a_cascade() -> None:
+    s = Stream().user().repeat(10, bash("sleep 2 && curl -sf localhost:3000/health", exit=7))
+    assert cascade(s).verdict == "healthy"
