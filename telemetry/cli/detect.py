@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.progress import track
-from rich.table import Table
+from rich.table import Column, Table
 
 from archiver.convert import (
     Converted,
@@ -145,7 +145,9 @@ def _pct(v: float | None) -> str:
 
 
 def _print_eval(ev: Evaluation) -> None:
-    table = Table("detector", "TP", "FP", "FN", "precision", "recall", "delay (msgs)", "fired at")
+    # delay: messages after the pattern began; fired at: share of the run seen when it fired
+    table = Table("TP", "FP", "FN", "precision", "recall", "delay", "fired at", padding=(0, 1))
+    table.columns.insert(0, Column("detector", no_wrap=True))
     for d in ev.detectors:
         delay = "-" if d.delay_messages is None else f"{d.delay_messages:.1f}"
         table.add_row(d.detector, str(d.true_positives), str(d.false_positives), str(d.false_negatives),
