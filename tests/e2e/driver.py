@@ -18,15 +18,26 @@ def tree_ids(http: httpx.Client, root: str) -> list[str]:
     return out
 
 
-def run_prompt(http: httpx.Client, text: str, *, timeout: float = 60.0) -> dict[str, Any]:
-    """Start a root session with ``text``; return {root, statuses} once the tree is idle."""
-    root = http.post("/session", json={}).json()["id"]
+def run_prompt(
+    http: httpx.Client,
+    text: str,
+    *,
+    timeout: float = 60.0,
+    session: dict[str, Any] | None = None,
+    reply: str | None = None,
+) -> dict[str, Any]:
+    """Start a root session with ``text``; return {root, ids} once the tree is idle.
+    With ``reply``, every pending permission ask is answered that way."""
+    root = http.post("/session", json=session or {}).json()["id"]
     resp = http.post(f"/session/{root}/prompt_async", json={"parts": [{"type": "text", "text": text}]})
     assert resp.status_code in (200, 204), resp.text
     t0 = time.monotonic()
     started, quiet_since = False, None
     while time.monotonic() - t0 < timeout:
         status = http.get("/session/status").json()
+        if reply:
+            for p in http.get("/permission").json():
+                http.post(f"/permission/{p['id']}/reply", json={"reply": reply})
         ids = tree_ids(http, root)
         busy = any(s in status for s in ids)
         msgs = http.get(f"/session/{root}/message").json()
