@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -112,3 +113,12 @@ def metric_families(expr: str) -> set[str]:
 def alert_rules() -> list[dict[str, Any]]:
     doc = yaml.safe_load(RULES.read_text())
     return [r for g in doc["groups"] for r in g["rules"] if "alert" in r]
+
+
+DASHBOARD = DASHBOARDS / "grafana" / "octel-fleet.json"
+
+
+def dashboard_exprs() -> list[str]:
+    """Every query of every panel of the dashboard."""
+    doc = json.loads(DASHBOARD.read_text())
+    return [t["expr"] for p in doc["panels"] if p["type"] != "row" for t in p["targets"]]

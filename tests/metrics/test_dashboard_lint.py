@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 import yaml
-from metrics_helpers import DASHBOARDS, metric_families
+from metrics_helpers import DASHBOARD, DASHBOARDS, dashboard_exprs, metric_families
 from realparts import require, which
 
 from telemetry.metric_catalogue import CATALOGUE, by_name
 
-DASHBOARD = DASHBOARDS / "grafana" / "octel-fleet.json"
 PROVISIONING = DASHBOARDS / "grafana" / "provisioning"
 DS = {"type": "prometheus", "uid": "${datasource}"}
 # React panels; the Angular ones (graph, singlestat, table-old, …) are gone from Grafana 11.
@@ -35,7 +34,7 @@ def _panels() -> list[dict[str, Any]]:
 
 
 def _exprs() -> list[str]:
-    return [t["expr"] for p in _panels() for t in p["targets"]]
+    return dashboard_exprs()
 
 
 def _counter_series() -> set[str]:
