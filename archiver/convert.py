@@ -5,14 +5,31 @@ the `/api/session/{id}/message` items (`{type, content, ...}`, also inside a `{d
 envelope). Anything that cannot be read is skipped, never raised: a recorder must survive a
 server that changes shape under it. Long strings are cut (outputs and errors to
 `MAX_OUTPUT` characters, texts to `MAX_TEXT`) because the detectors only compare their heads.
+Status polls and permission events are read by `archiver.convert_events` (re-exported here).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
+from archiver.convert_events import (
+    MAX_OUTPUT,
+    MAX_TEXT,
+    merged_status,
+    overflow_errors,
+    permissions_from_opencode,
+    status_from_events,
+    status_from_opencode,
+)
+from archiver.convert_events import READ_ERRORS as _READ_ERRORS
+from archiver.convert_events import as_float as _f
+from archiver.convert_events import as_int as _i
+from archiver.convert_events import as_list as _l
+from archiver.convert_events import as_map as _d
+from archiver.convert_events import as_str as _s
 from detectors.model import (
     Compaction,
     Message,
@@ -23,7 +40,6 @@ from detectors.model import (
     Retry,
     Role,
     StatusSample,
-    StatusType,
     StepFinish,
     Text,
     ToolCall,
@@ -43,50 +59,18 @@ __all__ = [
     "status_from_opencode",
 ]
 
-MAX_OUTPUT = 2000
-MAX_TEXT = 8000
-_READ_ERRORS = (TypeError, ValueError, AttributeError, KeyError, RecursionError)
 _TOOL_STATUSES: dict[object, ToolStatus] = {
     "pending": "pending",
     "running": "running",
     "completed": "completed",
     "error": "error",
 }
-_STATUS_TYPES: dict[object, StatusType] = {"busy": "busy", "retry": "retry", "idle": "idle"}
 
 
 class Converted(NamedTuple):
     messages: list[Message]
     status: list[StatusSample]
     permissions: list[PermissionEvent]
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-def _l(v: object) -> Sequence[Any]:
-    return v if isinstance(v, list | tuple) else ()
-
-
-def _s(v: object, cap: int = MAX_TEXT) -> str:
-    return v[:cap] if isinstance(v, str) else ""
-
-
-def _i(v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return 0
-    try:
-        return int(v)
-    except (ValueError, OverflowError):  # NaN, inf
-        return 0
-
-
-def _f(v: object) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return None
-    f = float(v)
-    return f if f == f and abs(f) != float("inf") else None
 
 
 def canonical_json(value: object) -> str:
@@ -238,47 +222,17 @@ def _items(messages: object) -> Sequence[Any]:
     return _l(messages)
 
 
-def _event(raw: object) -> tuple[Mapping[str, Any], float | None]:
-    """Unwrap `{received, event}` (recorder), `{payload}` (/global/event) or a bare event."""
-    d = _d(raw)
-    received = _f(d.get("received"))
-    ev = _d(d.get("event")) or _d(d.get("payload")) or d
-    return ev, (received / 1000.0 if received is not None else None)
-
-
-def _props(ev: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _d(ev.get("properties")) or _d(ev.get("data"))
-
-
 def _attach_overflows(
     out: list[Message], created: list[float | None], events: Iterable[object], sid: str | None
 ) -> None:
     """ContextOverflowError is only an event; pin it on the empty step it ended."""
-    for raw in events:
-        ev, t = _event(raw)
-        props = _props(ev)
-        if ev.get("type") != "session.error" or t is None:
-            continue
-        if sid is not None and props.get("sessionID") not in (None, sid):
-            continue
-        err = _d(props.get("error"))
-        if err.get("name") != "ContextOverflowError":
-            continue
+    for t, text in overflow_errors(events, sid):
         for k in range(len(out) - 1, -1, -1):
-            c = created[k]
-            m = out[k]
+            c, m = created[k], out[k]
             if c is not None and c <= t and m.role == "assistant":
                 if m.error is None and not any(isinstance(p, Text | ToolCall) for p in m.parts):
-                    msg = _s(_d(err.get("data")).get("message"), MAX_OUTPUT)
-                    out[k] = _replace_error(m, "ContextOverflowError", msg)
+                    out[k] = replace(m, error="ContextOverflowError", error_message=text)
                 break
-
-
-def _replace_error(m: Message, name: str, text: str) -> Message:
-    return Message(
-        m.id, m.role, m.index, m.parts, m.finish, name, text,
-        m.output_tokens, m.reasoning_tokens, m.completed, m.agent, m.summary,
-    )  # fmt: skip
 
 
 def message_from_opencode(item: object, index: int) -> Message | None:
@@ -329,86 +283,6 @@ def from_opencode(
     return out
 
 
-def _status(v: Mapping[str, Any], t: float | None, pending: tuple[str, ...]) -> StatusSample | None:
-    kind = v.get("type")
-    st = _STATUS_TYPES.get(kind) if isinstance(kind, str) else None
-    if st is None:
-        return None
-    return StatusSample(st, _i(v.get("attempt")), t, _s(v.get("message"), MAX_OUTPUT), pending)
-
-
-def status_from_opencode(samples: Iterable[object], *, session_id: str | None = None) -> list[StatusSample]:
-    """Status history from recorder samples (`{t, status: {sid: status}, pending_permissions}`)
-    or bare statuses (`{type, attempt, next}`). A session absent from a sample is idle, as
-    `/session/status` leaves idle sessions out."""
-    out: list[StatusSample] = []
-    for raw in _l(list(samples) if not isinstance(samples, list | tuple) else samples):
-        d = _d(raw)
-        t = _f(d.get("t"))
-        pending = tuple(x for x in _l(d.get("pending_permissions")) if isinstance(x, str))
-        if "status" in d and "type" not in d:
-            smap = _d(d.get("status"))
-            if session_id is not None:
-                v = _d(smap.get(session_id))
-            else:
-                v = next((_d(x) for x in smap.values() if isinstance(x, Mapping)), {})
-            s = _status(v or {"type": "idle"}, t, pending)
-        else:
-            s = _status(d, t, pending)
-        if s is not None:
-            out.append(s)
-    return out
-
-
-def status_from_events(events: Iterable[object], *, session_id: str | None = None) -> list[StatusSample]:
-    """Status changes from recorded events (`session.status`, `session.idle`); `t` is the
-    recorder's receive time in epoch seconds. Idle is only ever seen here, never in polls."""
-    out: list[StatusSample] = []
-    for raw in events:
-        ev, t = _event(raw)
-        kind = ev.get("type")
-        if kind not in ("session.status", "session.idle"):
-            continue
-        p = _props(ev)
-        if session_id is not None and p.get("sessionID") != session_id:
-            continue
-        s = _status(_d(p.get("status")) if kind == "session.status" else {"type": "idle"}, t, ())
-        if s is not None:
-            out.append(s)
-    return out
-
-
-def permissions_from_opencode(
-    events: Iterable[object], *, session_id: str | None = None
-) -> list[PermissionEvent]:
-    """Permission asks and replies from recorded events (classic and `permission.v2.*`)."""
-    out: list[PermissionEvent] = []
-    for raw in events:
-        ev, t = _event(raw)
-        kind = ev.get("type")
-        if kind not in ("permission.asked", "permission.replied", "permission.v2.asked",
-                        "permission.v2.replied"):  # fmt: skip
-            continue
-        p = _props(ev)
-        if session_id is not None and p.get("sessionID") != session_id:
-            continue
-        if isinstance(kind, str) and kind.endswith("asked"):
-            pats = p.get("patterns") if "patterns" in p else p.get("resources")
-            out.append(
-                PermissionEvent(
-                    "asked",
-                    _s(p.get("id")),
-                    _s(p.get("permission")) or _s(p.get("action")),
-                    tuple(x[:MAX_OUTPUT] for x in _l(pats) if isinstance(x, str)),
-                    call_id=_s(_d(p.get("tool")).get("callID")),
-                    t=t,
-                )
-            )
-        else:
-            out.append(PermissionEvent("replied", _s(p.get("requestID")), reply=_s(p.get("reply")), t=t))
-    return out
-
-
 def from_fixture(doc: object, session_id: str | None = None) -> Converted:
     """A recorded run (`{messages: {sid: [...]}, status_samples, events, root_id}`) or a bare
     message list, converted for one session (the root unless `session_id` names another)."""
@@ -421,22 +295,6 @@ def from_fixture(doc: object, session_id: str | None = None) -> Converted:
     events = _l(doc.get("events"))
     return Converted(
         from_opencode(msgs_by_session.get(sid), events=events, session_id=sid),
-        _merged_status(_l(doc.get("status_samples")), events, sid),
+        merged_status(_l(doc.get("status_samples")), events, sid),
         permissions_from_opencode(events, session_id=sid),
     )
-
-
-def _merged_status(samples: Sequence[Any], events: Sequence[Any], sid: str) -> list[StatusSample]:
-    """Polls and status events on one clock: a recorder's poll times count from its start,
-    which is when it received its first event."""
-    polled = status_from_opencode(samples, session_id=sid)
-    seen = status_from_events(events, session_id=sid)
-    start = next((t for t in (_event(e)[1] for e in events) if t is not None), None)
-    if not seen or start is None:
-        return polled
-    shifted = [
-        StatusSample(s.type, s.attempt, s.t + start, s.message, s.pending_permissions)
-        for s in polled
-        if s.t is not None
-    ]
-    return sorted(shifted + seen, key=lambda s: s.t if s.t is not None else 0.0)
