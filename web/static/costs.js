@@ -42,7 +42,7 @@ function drawTotals(node, data) {
       fact("cache read / write", `${num((t.tokens || {}).cache_read)} / ${num((t.tokens || {}).cache_write)}`),
       fact("cache hit", pct(t.cache_hit_ratio), "cache read ÷ (input + cache read)"),
     ),
-    el("p.muted", {}, `From ${data.since.slice(0, 16).replace("T", " ")} to ${data.until.slice(0, 16).replace("T", " ")} UTC, by when sessions were archived.`),
+    el("p.muted", {}, `From ${data.since.slice(0, 16).replace("T", " ")} to ${data.until.slice(0, 16).replace("T", " ")} UTC; a session counts when it was created, a Claude CLI run when it was recorded.`),
   );
 }
 

@@ -146,7 +146,7 @@ function drawTurns(node, turns, archive) {
     clear(node, el("p.muted", {}, "No assistant turns."));
     return;
   }
-  const head = ["#", "started", "duration", "input", "output", "reasoning", "cache read", "cache write", "cost", "tools", "finish", "error"];
+  const head = ["msg", "started", "duration", "input", "output", "reasoning", "cache read", "cache write", "cost", "tools", "finish", "error"];
   clear(
     node,
     el(

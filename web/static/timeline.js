@@ -83,6 +83,10 @@ function tool(p, id) {
   if (st.input !== undefined) body.push(el("h4", {}, "input"), el("pre", {}, redactedText(typeof st.input === "string" ? st.input : JSON.stringify(st.input, null, 2))));
   if (st.output !== undefined && st.output !== null) body.push(el("h4", {}, "output"), el("pre", {}, redactedText(String(st.output))));
   if (st.error) body.push(el("h4", {}, "error"), el("pre.error", {}, redactedText(String(st.error))));
+  const child = st.metadata && st.metadata.sessionId;
+  const childLink = p.tool === "task" && typeof child === "string"
+    ? [" · ", el("a", { href: `#/session/${encodeURIComponent(child)}` }, "open subagent →")]
+    : null;
   return el(
     `details.part.tool${status === "error" ? ".error" : ""}`,
     { id, dataset: { tool: p.tool || "" } },
@@ -94,6 +98,7 @@ function tool(p, id) {
       " · ",
       status === "running" || status === "pending" ? pill(status, "inflight") : el("span", { class: status === "error" ? "error" : "muted" }, status),
       secs !== null ? el("span.muted", {}, ` · ${duration(secs)}`) : null,
+      childLink,
     ),
     body,
   );

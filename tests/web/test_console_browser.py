@@ -1,0 +1,354 @@
+"""The console in real Chromium against a live `uvicorn web.app:create_app` on loopback.
+
+The store holds the captured OpenCode runs (archived and indexed by the real archiver), a small
+fleet with a long-running worker (a live child process, a stale heartbeat, a cycle in flight)
+and a daemon whose process is gone. Screenshots go to $OCTEL_SCREENSHOT_DIR when set (the
+docs/screenshots/ images are made that way), else to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from console_seed import Store, build_store
+from realparts import free_port, require
+
+from telemetry.settings import Settings
+
+pytestmark = pytest.mark.chromium
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TOKEN = "test-token-0123456789"
+WAIT_MS = 20_000
+
+
+@contextmanager
+def serve(settings: Settings, log: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`uvicorn --factory web.app:create_app` on a free loopback port, stopped afterwards."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "OCTEL_DATA_DIR": str(settings.data_dir),
+        "OCTEL_DATABASE_URL": settings.db_url,
+        "OCTEL_INGEST_TOKEN": TOKEN,
+        "OCTEL_LONG_WORKER_SECONDS": "60",
+    }
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "web.app:create_app"]
+    cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"{base}/api/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start: " + log.read_text()
+            time.sleep(0.1)
+        yield base, proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]]:
+    require(os.access(CHROMIUM, os.X_OK), "Chromium (/usr/bin/chromium)", "apt-get install chromium")
+    root = tmp_path_factory.mktemp("console")
+    settings = Settings(
+        data_dir=root / "data",
+        ingest_token=TOKEN,  # type: ignore[arg-type]
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(900)"])
+    try:
+        store = build_store(settings, worker.pid)
+        with serve(settings, root / "server.log") as (base, _):
+            yield base, store
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+@pytest.fixture(scope="module")
+def browser(live: tuple[str, Store]) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@dataclass
+class Page:
+    page: Any
+    base: str
+    store: Store
+    errors: list[str] = field(default_factory=list)
+
+    def go(self, hash_: str) -> None:
+        self.page.goto(f"{self.base}/{hash_}")
+
+    def shot(self, name: str, shots: Path) -> None:
+        self.page.screenshot(path=str(shots / name), full_page=True)
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    d = Path(os.environ.get("OCTEL_SCREENSHOT_DIR") or tmp_path)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture
+def ui(browser: Any, live: tuple[str, Store]) -> Iterator[Page]:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=WAIT_MS)
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, color_scheme="light")
+    page = ctx.new_page()
+    page.set_default_timeout(WAIT_MS)
+    p = Page(page, live[0], live[1])
+    page.on(
+        "console", lambda m: p.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+    )
+    page.on("pageerror", lambda e: p.errors.append(f"page error: {e}"))
+    try:
+        yield p
+        assert p.errors == [], "the browser console logged errors"
+    finally:
+        ctx.close()
+
+
+def beat(base: str, driver: str, pid: int) -> None:
+    """A fresh heartbeat through the ingestion API, as a dispatcher would send it."""
+    import socket
+
+    r = httpx.post(
+        f"{base}/api/v1/heartbeat",
+        json={"driver": driver, "host": socket.gethostname(), "pid": pid},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert r.status_code == 200, r.text
+
+
+def test_overview_tiles_outcomes_and_stuck_sessions(ui: Page, shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    fleet = ui.store.fleet
+    beat(ui.base, fleet.ok_driver, os.getpid())
+    ui.go("#/overview")
+    long = ui.page.locator(f'#daemons .tile[data-driver="{fleet.long_worker_driver}"]')
+    expect(long).to_have_attribute("data-state", "running_long_worker")
+    expect(long).to_contain_text(fleet.in_flight_cycle)
+    expect(long.locator(".pill.inflight")).to_have_text("in flight")
+    expect(long).to_contain_text(re.compile(r"for 4\dm"))
+    assert long.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
+    ok = ui.page.locator(f'#daemons .tile[data-driver="{fleet.ok_driver}"]')
+    expect(ok).to_have_attribute("data-state", "ok")
+    assert ok.evaluate("e => getComputedStyle(e).borderTopStyle") == "solid"
+    expect(ui.page.locator(f'#daemons .tile[data-driver="{fleet.down_driver}"]')).to_have_attribute(
+        "data-state", "down"
+    )
+    outcomes = ui.page.locator("#outcomes tbody tr")
+    expect(outcomes).to_have_count(2)
+    expect(outcomes.first).to_contain_text("in flight: 1")
+    stuck = sorted(s["title"] for s in ui.store.seeded.sessions.values() if s["verdict"] == "stuck")
+    rows = ui.page.locator("#stuck tbody tr")
+    expect(rows).to_have_count(len(stuck))
+    assert sorted(rows.locator("td:first-child a").all_inner_texts()) == stuck
+    ui.shot("overview.png", shots)
+
+
+def test_drivers_in_flight_pill_and_filters(ui: Page, shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    ui.go("#/drivers")
+    flight = ui.page.locator(f'#cycles tr[data-cycle="{ui.store.fleet.in_flight_cycle}"]')
+    expect(flight).to_have_class(re.compile(r"\binflight\b"))
+    expect(flight.locator(".pill.inflight")).to_have_text("in flight")
+    expect(flight).to_contain_text("so far")
+    total = ui.page.locator("#cycles tbody tr").count()
+    ui.shot("drivers.png", shots)
+    # filters narrow, live, and stay in the URL
+    ui.page.fill("#f-driver", "implement")
+    ui.page.keyboard.press("Enter")
+    expect(ui.page).to_have_url(re.compile(r"driver=implement"))
+    rows = ui.page.locator("#cycles tbody tr")
+    expect(rows).not_to_have_count(total)
+    assert set(rows.locator("td:nth-child(2)").all_inner_texts()) == {"implement"}
+    ui.page.select_option("#f-in_flight", "1")
+    expect(rows).to_have_count(1)
+    ui.page.reload()
+    expect(ui.page.locator("#f-driver")).to_have_value("implement")
+    expect(ui.page.locator("#f-in_flight")).to_have_value("1")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-cycle", ui.store.fleet.in_flight_cycle)
+
+
+def test_sessions_search_and_verdict_filter(ui: Page, shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    ui.go("#/sessions")
+    rows = ui.page.locator("#sessions tbody tr")
+    expect(rows).to_have_count(len(ui.store.seeded.sessions))
+    ui.shot("sessions.png", shots)
+    ui.page.keyboard.press("/")  # the search box takes the focus
+    expect(ui.page.locator("#f-q")).to_be_focused()
+    ui.page.keyboard.type("readme")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Check the README")
+    ui.page.click("form.filters button")  # Clear
+    expect(rows).to_have_count(len(ui.store.seeded.sessions))
+    ui.page.select_option("#f-verdict", "stuck")
+    stuck = [s for s in ui.store.seeded.sessions.values() if s["verdict"] == "stuck"]
+    expect(rows).to_have_count(len(stuck))
+    assert set(rows.locator(".pill.stuck").all_inner_texts()) == {"stuck"}
+    expect(ui.page).to_have_url(re.compile(r"verdict=stuck"))
+
+
+def test_session_opens_as_its_tree_with_turns_and_timeline(ui: Page, shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    root = ui.store.seeded.scenarios["subagent_tree"]
+    ui.go("#/sessions?q=Investigate")
+    ui.page.locator("#sessions tbody tr").first.click()
+    expect(ui.page).to_have_url(re.compile(f"#/session/{root}"))
+    tree = ui.page.locator("#tree ul.tree")
+    expect(tree.locator(":scope > li > ul > li > ul > li")).to_have_count(1)  # root > child > grandchild
+    expect(tree.locator(".here")).to_have_text("Investigate with subagents")
+    expect(tree).to_contain_text("@nester")
+    expect(tree).to_contain_text("@general")
+    turns = ui.page.locator("#turns tbody tr")
+    expect(turns).to_have_count(2)
+    tools = ui.page.locator("#timeline details.tool")
+    expect(tools.first).to_be_visible()
+    assert tools.first.get_attribute("open") is None  # folded until asked
+    tools.first.locator("summary").click()
+    expect(tools.first.locator("pre").first).to_be_visible()
+    ui.shot("session.png", shots)
+    # a subagent opens as its own subtree
+    tree.locator("a", has_text="Explore level one").click()
+    expect(ui.page.locator("#tree .here")).to_contain_text("Explore level one")
+    expect(ui.page.locator("#tree")).to_contain_text("parent")
+
+
+def test_finding_evidence_links_to_the_exact_part(ui: Page) -> None:
+    from playwright.sync_api import expect
+
+    sid = ui.store.seeded.scenarios["doom_loop"]
+    ui.go(f"#/session/{sid}")
+    finding = ui.page.locator("#findings .finding.stuck")
+    expect(finding).to_contain_text("doom_loop")
+    link = finding.locator(".ev a").first
+    target = (link.get_attribute("href") or "").split("at=")[1]
+    link.click()
+    part = ui.page.locator(f'[id="p-{target}"]')
+    expect(part).to_have_class(re.compile(r"\btarget\b"))
+    expect(part).to_have_attribute("open", "")
+
+
+def test_in_flight_turn_and_redactions(ui: Page) -> None:
+    from playwright.sync_api import expect
+
+    ui.go(f"#/session/{ui.store.seeded.scenarios['aborted']}")
+    last = ui.page.locator("#turns tbody tr").last
+    expect(last).to_have_class(re.compile(r"\binflight\b"))
+    expect(last.locator(".pill.inflight")).to_have_text("in flight")
+    expect(ui.page.locator("#timeline article.msg.inflight")).to_have_count(1)
+    ui.go(f"#/session/{ui.store.seeded.scenarios['secrets']}")
+    marks = ui.page.locator("#timeline mark.redacted")
+    expect(marks.first).to_be_visible()
+    assert "redacted: github" in marks.all_inner_texts()
+    assert "ghp_FAKE" not in ui.page.locator("#timeline").inner_text()
+
+
+def test_costs_breakdowns_and_trees(ui: Page, shots: Path) -> None:
+    from playwright.sync_api import expect
+
+    ui.go("#/costs")
+    for by in ("agent", "model", "driver", "day"):
+        expect(ui.page.locator(f"#by-{by} tbody tr").first).to_be_visible()
+    expect(ui.page.locator("#by-driver tbody")).to_contain_text("implement")
+    trees = ui.page.locator("#top-trees tbody tr", has_text="Investigate with subagents")
+    expect(trees.locator("td").nth(2)).to_have_text("3")
+    expect(ui.page.locator("#cost-totals")).to_contain_text("cache hit")
+    ui.shot("costs.png", shots)
+    ui.page.select_option("#f-since", "24h")
+    expect(ui.page).to_have_url(re.compile(r"since=24h"))
+
+
+def test_keyboard_and_deep_links(ui: Page) -> None:
+    from playwright.sync_api import expect
+
+    ui.go("#/overview")
+    expect(ui.page.locator("#daemons .tile").first).to_be_visible()
+    ui.page.keyboard.press("3")
+    expect(ui.page).to_have_url(re.compile(r"#/sessions$"))
+    expect(ui.page.locator("#sessions tbody tr").first).to_be_visible()
+    ui.page.keyboard.press("j")
+    first = ui.page.locator("#sessions tbody tr").first
+    expect(first).to_be_focused()
+    ui.page.keyboard.press("Enter")
+    expect(ui.page).to_have_url(re.compile(r"#/session/ses_"))
+    expect(ui.page.locator("#session-head h1")).to_be_visible()
+    ui.go("#/session/ses_does_not_exist")
+    expect(ui.page.locator("#session-head .error")).to_contain_text("no archived session")
+    ui.errors.clear()  # the 404 above is logged by the browser as a failed resource load
+
+
+def test_unreachable_server_shows_a_clear_message(
+    live: tuple[str, Store], browser: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    settings = live[1].settings
+    ctx = browser.new_context()
+    try:
+        page = ctx.new_page()
+        with serve(settings, tmp_path / "second.log") as (base, proc):
+            page.goto(f"{base}/#/sessions")
+            expect(page.locator("#sessions tbody tr").first).to_be_visible(timeout=WAIT_MS)
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(10)
+            page.keyboard.press("r")
+            banner = page.locator("#banner")
+            expect(banner).to_be_visible(timeout=WAIT_MS)
+            expect(banner).to_contain_text("unreachable")
+            expect(page.locator("#sessions tbody tr").first).to_be_visible()  # last data stays
+    finally:
+        ctx.close()
