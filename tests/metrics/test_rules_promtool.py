@@ -78,3 +78,9 @@ def test_alerts_tell_the_operator_what_to_do() -> None:
         # Only catalogue metrics (and Prometheus' own `up`) in expressions.
         for name in metric_families(r["expr"]):
             by_name(name)
+
+
+@pytest.mark.prometheus
+def test_example_prometheus_config_is_valid() -> None:
+    r = _promtool("check", "config", "prometheus.yml")
+    assert r.returncode == 0, r.stdout + r.stderr

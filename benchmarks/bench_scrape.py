@@ -1,0 +1,231 @@
+"""How the cost of a `/metrics` scrape grows with history, on SQLite.
+
+For each size N the store holds N cycles, N/10 archived sessions and N/10 findings (bulk-inserted
+with executemany), plus what does not grow with history: 20 daemons (HTTP and heartbeat-file
+ones, some with a cycle in flight), 20 open cycles and ~650 counter rows. A scrape is a GET
+/metrics through the real app; the figure is the median of REPEATS after a warm-up.
+
+Scrape time should stay flat: it reads the daemon rows, the open cycles (index on `ended_at`),
+the named in-flight cycles (unique index) and the `aggregate` table, never the history. The
+report gives each size's time as a ratio to the smallest size's, next to the row-count ratio.
+Target: under 100 ms at 1,000,000 cycles and 100,000 sessions.
+
+    python benchmarks/bench_scrape.py [--sizes 10000,100000,1000000] [--repeats 30] [--json] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from telemetry import aggregates
+from telemetry.db import make_engine, session_scope
+from telemetry.migrate import upgrade
+from telemetry.settings import Settings
+from web.app import create_app
+
+TARGET_MS = 100.0
+DRIVERS = ("review", "impl", "triage", "docs", "deps")
+_CHUNK = 50_000
+
+
+def _ts(dt: datetime) -> str:
+    return dt.strftime("%Y-%m-%d %H:%M:%S.%f")  # how SQLAlchemy stores DateTime on SQLite
+
+
+def _cycles(conn: Any, n: int, now: datetime) -> None:
+    sql = (
+        "INSERT INTO cycle (cycle_id, driver, host, pid, started_at, ended_at, terminal_state,"
+        " worker_outcome, start_synthesised, raw, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+    )
+    for lo in range(0, n, _CHUNK):
+        rows = []
+        for i in range(lo, min(lo + _CHUNK, n)):
+            start = now - timedelta(seconds=60 * (n - i))
+            rows.append(
+                (
+                    f"c{i}",
+                    DRIVERS[i % len(DRIVERS)],
+                    "h1",
+                    1000 + i % 50,
+                    _ts(start),
+                    _ts(start + timedelta(seconds=45)),
+                    "failed" if i % 7 == 0 else "done",
+                    "merged",
+                    0,
+                    "{}",
+                    _ts(start),
+                )
+            )
+        conn.exec_driver_sql(sql, rows)
+
+
+def _sessions(conn: Any, n: int, now: datetime) -> None:
+    sql = (
+        "INSERT INTO session_index (session_id, root_session_id, depth, agent, model, archived_at,"
+        " turn_count, message_count, in_flight, tokens_input, tokens_output, tokens_reasoning,"
+        " tokens_cache_read, tokens_cache_write, cost_usd, subtree_tokens, subtree_cost_usd,"
+        " subtree_session_count, verdict, finding_count, walk_error_count, archive_path,"
+        " schema_version, content_hash) VALUES (?,?,0,?,?,?,5,10,0,100,50,5,900,10,0.1,1065,0.1,1,"
+        " ?,1,0,?,2,?)"
+    )
+    fsql = (
+        "INSERT INTO finding (session_id, detector, verdict, score, start_index, source, detected_at)"
+        " VALUES (?,?,?,0.5,0,'archive',?)"
+    )
+    for lo in range(0, n, _CHUNK):
+        ids = range(lo, min(lo + _CHUNK, n))
+        at = [_ts(now - timedelta(seconds=600 * (n - i))) for i in ids]
+        verdicts = ["stuck" if i % 13 == 0 else "healthy" for i in ids]
+        conn.exec_driver_sql(
+            sql,
+            [
+                (f"ses_{i}", f"ses_{i}", f"agent{i % 10}", f"model{i % 5}", t, v, f"a/ses_{i}.json", "0" * 64)
+                for i, t, v in zip(ids, at, verdicts, strict=True)
+            ],
+        )
+        conn.exec_driver_sql(
+            fsql, [(f"ses_{i}", "doom_loop", v, t) for i, t, v in zip(ids, at, verdicts, strict=True)]
+        )
+
+
+def _fixed(engine: Any, now: datetime) -> None:
+    """What does not grow with history: daemons, open cycles, counters."""
+    host = socket.gethostname()
+    with engine.begin() as conn:
+        for i in range(20):
+            driver = DRIVERS[i % len(DRIVERS)]
+            conn.exec_driver_sql(
+                "INSERT INTO cycle (cycle_id, driver, started_at, start_synthesised, updated_at)"
+                " VALUES (?,?,?,0,?)",
+                (f"open{i}", driver, _ts(now - timedelta(seconds=30 * i)), _ts(now)),
+            )
+            conn.exec_driver_sql(
+                "INSERT INTO daemon (driver, host, pid, last_heartbeat_at, in_flight_cycle_id, source,"
+                " first_seen_at) VALUES (?,?,?,?,?,?,?)",
+                (
+                    driver,
+                    f"{host}-{i}",
+                    2000 + i,
+                    _ts(now - timedelta(seconds=40 * i)),
+                    f"open{i}" if i % 3 == 0 else None,
+                    "file" if i % 2 else "http",
+                    _ts(now),
+                ),
+            )
+    with session_scope(engine) as db:
+        for d in DRIVERS:
+            for state in ("done", "failed", "aborted", "timeout"):
+                for outcome in ("merged", "rejected", ""):
+                    aggregates.bump(
+                        db,
+                        "cycles_total",
+                        {"driver": d, "terminal_state": state, "worker_outcome": outcome},
+                        10,
+                    )
+            for secs in (3, 40, 400, 4000):
+                aggregates.observe_cycle_duration(db, d, secs)
+        for a in range(10):
+            for m in range(5):
+                labels = {"agent": f"agent{a}", "model": f"model{m}"}
+                aggregates.bump(db, "session_cost_usd_total", labels, 1.5)
+                aggregates.bump(db, "agent_run_cost_usd_total", labels, 0.5)
+                for kind in ("input", "output", "reasoning", "cache_read", "cache_write"):
+                    aggregates.bump(db, "session_tokens_total", {**labels, "kind": kind}, 1000)
+                    aggregates.bump(db, "agent_run_tokens_total", {**labels, "kind": kind}, 1000)
+            aggregates.bump(db, "sessions_archived_total", {"agent": f"agent{a}"}, 100)
+        for det in ("doom_loop", "permission_deadlock", "retry_cascade", "quiet", "progress"):
+            for verdict in ("healthy", "suspect", "stuck"):
+                aggregates.bump(db, "findings_total", {"detector": det, "verdict": verdict}, 5)
+
+
+def _measure(n: int, repeats: int, folder: Path) -> dict[str, Any]:
+    url = f"sqlite:///{folder / f'octel-{n}.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    now = datetime.now(UTC)
+    t = time.perf_counter()
+    with engine.begin() as conn:
+        _cycles(conn, n, now)
+        _sessions(conn, n // 10, now)
+    _fixed(engine, now)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("ANALYZE")
+    seed_s = time.perf_counter() - t
+    engine.dispose()
+    settings = Settings(
+        data_dir=folder / "data",
+        database_url=url,
+        ingest_token="bench-token-0123456789",  # type: ignore[arg-type]
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    with warnings.catch_warnings():  # Starlette nudges its TestClient towards httpx2
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+    times = []
+    with TestClient(create_app(settings)) as client:
+        for _ in range(3):
+            assert client.get("/metrics").status_code == 200
+        for _ in range(repeats):
+            t = time.perf_counter()
+            r = client.get("/metrics")
+            times.append(time.perf_counter() - t)
+            assert r.status_code == 200 and b"octel_store_up 1.0" in r.content
+    times.sort()
+    return {
+        "cycles": n,
+        "sessions": n // 10,
+        "seed_s": round(seed_s, 2),
+        "median_ms": round(statistics.median(times) * 1000, 2),
+        "p95_ms": round(times[int(0.95 * (len(times) - 1))] * 1000, 2),
+        "bytes": len(r.content),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000,100000,1000000", help="cycle counts, comma-separated")
+    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the largest size misses the target")
+    args = ap.parse_args()
+    try:
+        sizes = sorted(int(s) for s in args.sizes.split(","))
+    except ValueError:
+        print("bench_scrape: --sizes takes whole numbers like 10000,100000", file=sys.stderr)
+        return 2
+    results = []
+    with tempfile.TemporaryDirectory(prefix="octel-bench-") as tmp:
+        for n in sizes:
+            results.append(_measure(n, args.repeats, Path(tmp)))
+            if not args.json:
+                r = results[-1]
+                print(
+                    f"{n:>9} cycles {n // 10:>8} sessions  seeded in {r['seed_s']:>6.1f} s  "
+                    f"scrape median {r['median_ms']:>7.2f} ms  p95 {r['p95_ms']:>7.2f} ms",
+                    flush=True,
+                )
+    base = results[0]
+    for r in results:
+        r["row_ratio"] = round(r["cycles"] / base["cycles"], 2)
+        r["time_ratio"] = round(r["median_ms"] / base["median_ms"], 2)
+    if args.json:
+        print(json.dumps({"target_ms": TARGET_MS, "results": results}, indent=2))
+    else:
+        for r in results:
+            print(f"{r['cycles']:>9} cycles: rows x{r['row_ratio']:<8} scrape time x{r['time_ratio']}")
+    ok = results[-1]["median_ms"] < TARGET_MS
+    return 0 if ok or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
