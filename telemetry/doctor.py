@@ -1,0 +1,202 @@
+"""`octel doctor`: check that this octel instance can work, and say what to fix.
+
+Each check returns `ok`, `warn` (works, but worth a look) or `fail` (something octel needs is
+broken), a one-line detail and, unless ok, the fix. The engine and the HTTP client are passed
+in; nothing here upgrades the schema or creates files.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from sqlalchemy import text
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from telemetry.migrate import current_revision, head_revision
+from telemetry.settings import Settings
+from telemetry.token import TOKEN_FILE
+
+__all__ = ["Check", "run_checks"]
+
+Status = Literal["ok", "warn", "fail"]
+_SECRET_FLOOR = 12
+_HEALTH_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _settings(s: Settings) -> Check:
+    problems: list[str] = []
+    globs = 0
+    try:
+        globs = len(s.heartbeat_globs)
+    except ValueError as e:
+        problems.append(str(e))
+    short = [v for v in s.redact_values.split(",") if v.strip() and len(v.strip()) < _SECRET_FLOOR]
+    if short:
+        problems.append(
+            f"{len(short)} OCTEL_REDACT_VALUES entries are shorter than {_SECRET_FLOOR} characters"
+        )
+    if s.redact_file is not None and not s.redact_file.is_file():
+        problems.append(f"OCTEL_REDACT_FILE {s.redact_file} does not exist")
+    if problems:
+        return Check("settings", "fail", "; ".join(problems), "correct the OCTEL_* settings named above")
+    detail = f"data folder {s.data_dir}, store {_safe_url(s.db_url)}, {globs} heartbeat file patterns"
+    return Check("settings", "ok", detail)
+
+
+def _safe_url(url: str) -> str:
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _missing_sqlite_file(url: str) -> Path | None:
+    """The SQLite file a URL names when it does not exist (connecting would create it)."""
+    u = make_url(url)
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    path = Path(u.database)
+    return None if path.exists() else path
+
+
+def _database(engine: Engine) -> list[Check]:
+    url = engine.url.render_as_string(hide_password=True)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except SQLAlchemyError as e:
+        reason = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
+        return [
+            Check(
+                "database",
+                "fail",
+                f"cannot connect to {url}: {reason}",
+                "start the database or fix OCTEL_DATABASE_URL",
+            ),
+            Check("schema", "fail", "not checked: no database", "fix the database first"),
+        ]
+    db = Check("database", "ok", f"connected to {url}")
+    try:
+        current, head = current_revision(engine), head_revision()
+    except SQLAlchemyError as e:
+        return [db, Check("schema", "fail", f"cannot read the schema version: {e}", "run `octel db upgrade`")]
+    if current is None:
+        return [db, Check("schema", "fail", "the store has no octel schema yet", "run `octel db upgrade`")]
+    if current != head:
+        return [
+            db,
+            Check(
+                "schema", "fail", f"schema at {current}, this octel needs {head}", "run `octel db upgrade`"
+            ),
+        ]
+    return [db, Check("schema", "ok", f"schema at the newest revision {head}")]
+
+
+def _folder(path: Path) -> Check:
+    if path.exists():
+        if not path.is_dir():
+            return Check(
+                "archive folder", "fail", f"{path} is not a folder", "point OCTEL_ARCHIVE_DIR at a folder"
+            )
+        if not os.access(path, os.W_OK | os.X_OK):
+            return Check(
+                "archive folder",
+                "fail",
+                f"{path} is not writable",
+                f"give this user write access: chmod u+rwx {path}",
+            )
+        return Check("archive folder", "ok", f"{path} is writable")
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and os.access(parent, os.W_OK | os.X_OK):
+        return Check(
+            "archive folder", "warn", f"{path} does not exist yet; it is created on first archive", ""
+        )
+    return Check(
+        "archive folder",
+        "fail",
+        f"{path} does not exist and cannot be created",
+        f"create it: mkdir -p {path}",
+    )
+
+
+def _opencode(s: Settings, client: httpx.Client) -> Check:
+    url = s.opencode_url.rstrip("/") + "/global/health"
+    try:
+        r = client.get(url, timeout=_HEALTH_TIMEOUT_S)
+    except httpx.HTTPError as e:
+        return Check(
+            "opencode server",
+            "fail",
+            f"no answer from {url}: {type(e).__name__}",
+            "start `opencode serve` or set OCTEL_OPENCODE_URL",
+        )
+    try:
+        body = r.json()
+    except ValueError:
+        body = None
+    if r.status_code != 200 or not isinstance(body, dict) or body.get("healthy") is not True:
+        return Check(
+            "opencode server",
+            "fail",
+            f"{url} answered {r.status_code} without healthy: true",
+            "check that OCTEL_OPENCODE_URL points at `opencode serve`",
+        )
+    return Check("opencode server", "ok", f"{s.opencode_url} healthy, version {body.get('version', '?')}")
+
+
+def _token(s: Settings) -> Check:
+    if s.ingest_token is not None and s.ingest_token.get_secret_value():
+        return Check("ingest token", "ok", "set by OCTEL_INGEST_TOKEN")
+    path = s.data_dir / TOKEN_FILE
+    if not path.exists():
+        return Check(
+            "ingest token", "warn", f"{path} does not exist yet; `octel serve` creates it (mode 0600)"
+        )
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        return Check(
+            "ingest token", "fail", f"{path} has mode {mode:04o}; others can read it", f"chmod 600 {path}"
+        )
+    return Check("ingest token", "ok", f"{path} has mode {mode:04o}")
+
+
+def run_checks(
+    settings: Settings,
+    engine_factory: Callable[[str], Engine],
+    client: httpx.Client,
+) -> list[Check]:
+    """Every check, in a fixed order; none raises."""
+    checks = [_settings(settings)]
+    missing = _missing_sqlite_file(settings.db_url)
+    if missing is not None:
+        checks += [
+            Check(
+                "database", "fail", f"no store at {missing} yet", "run `octel db upgrade` (or `octel serve`)"
+            ),
+            Check("schema", "fail", "not checked: no store", "run `octel db upgrade`"),
+        ]
+    else:
+        engine = engine_factory(settings.db_url)
+        try:
+            checks += _database(engine)
+        finally:
+            engine.dispose()
+    checks.append(_folder(settings.archives))
+    checks.append(_opencode(settings, client))
+    checks.append(_token(settings))
+    return checks
