@@ -76,11 +76,13 @@ def load_stream(path: Path, session_id: str | None = None) -> Converted:
     return _from_doc(_read_json(path), session_id)
 
 
-def load_corpus(folder: Path) -> list[LabelledRun]:
+def load_corpus(folder: Path, *, progress: bool = False) -> list[LabelledRun]:
     """Every labelled run in `folder`, sorted by name."""
     runs = []
     known = {"healthy", *REGISTRY.names()}
-    for label_file in sorted(folder.glob("*.label.json")):
+    files = sorted(folder.glob("*.label.json"))
+    items = track(files, description="reading", console=err_console, transient=True, disable=not progress)
+    for label_file in items:
         label = _read_json(label_file)
         name = label_file.name.removesuffix(".label.json")
         if not isinstance(label, dict) or label.get("label") not in known:
@@ -200,7 +202,7 @@ def detect(
         if evaluate_corpus:
             if not path.is_dir():
                 fail(f"--eval needs a folder of labelled runs; {target!r} is not one", 2)
-            runs = load_corpus(path)
+            runs = load_corpus(path, progress=not as_json and err_console.is_terminal)
             if not runs:
                 fail(f"no *.label.json files in {target}", 2)
             ev = evaluate(runs, thresholds=th)
