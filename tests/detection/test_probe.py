@@ -137,6 +137,7 @@ BREAKS = {
 
 
 @pytest.mark.parametrize("name", sorted(BREAKS))
+@settings(deadline=None)
 @given(n=st.integers(3, 9), cut=st.integers(1, 8))
 def test_breaking_a_repetition_lowers_the_score(name: str, n: int, cut: int) -> None:
     rep, brk = BREAKS[name]
