@@ -52,6 +52,7 @@ class Call:
     wait: bool
     denied: bool
     interrupted: bool
+    call_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,7 @@ def digest(m: Message) -> Turn:
                     is_wait(p.tool, p.canonical_input),
                     denied,
                     p.interrupted,
+                    p.call_id,
                 )
             )
             if p.status == "completed" and p.tool in FILE_TOOLS:

@@ -35,10 +35,14 @@ class PermissionDeadlock(Detector):
         self._denial_ids: list[str] = []
         self._hanging: tuple[str, ...] = ()
         self._hanging_turn: tuple[int, str] = (-1, "")
+        # Calls an ask may be holding up (pending, running, or cut short): call id -> message.
+        self._waiting_calls: dict[str, int] = {}
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
         for call in turn.calls:
+            if call.call_id and (call.status in ("pending", "running") or call.interrupted):
+                self._waiting_calls.setdefault(call.call_id, turn.index)
             if call.denied:
                 if self._denials == 0:
                     self._denial_start = turn.index
@@ -105,7 +109,8 @@ class PermissionDeadlock(Detector):
             "waited_s": round(longest, 3),
             "idle": idle,
         }
-        return Finding(self.name, verdict, score, ev, -1)
+        starts = [self._waiting_calls[a.call_id] for a in asks if a.call_id in self._waiting_calls]
+        return Finding(self.name, verdict, score, ev, min(starts, default=-1))
 
     def _wait(self, rid: str) -> float:
         first, last = self._seen.get(rid, (0.0, 0.0))

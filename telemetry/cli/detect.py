@@ -137,9 +137,13 @@ def _print_results(results: list[dict[str, Any]]) -> None:
         table = Table("detector", "verdict", "score", "from msg", "evidence", box=None, padding=(0, 1))
         for f in r["findings"]:
             v = f["verdict"]
-            table.add_row(f["detector"], f"[{_COLOUR[v]}]{v}[/]", f"{f['score']:.2f}", str(f["start_index"]),
-                          _summary(Finding(**f)))  # fmt: skip
+            cells = (f"[{_COLOUR[v]}]{v}[/]", f"{f['score']:.2f}", _start(f["start_index"]))
+            table.add_row(f["detector"], *cells, _summary(Finding(**f)))
         console.print(table)
+
+
+def _start(index: int) -> str:
+    return "-" if index < 0 else str(index)
 
 
 def _pct(v: float | None) -> str:

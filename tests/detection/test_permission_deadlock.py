@@ -103,3 +103,11 @@ def test_the_wait_is_a_named_setting() -> None:
     found = score(running().messages, status=waiting("per_1", 6), permissions=(ask("per_1"),),
                   thresholds=Thresholds(permission_wait_stuck_s=5))  # fmt: skip
     assert [f.verdict for f in found] == ["stuck"]
+
+
+def test_the_ask_points_at_the_message_of_the_call_it_holds_up() -> None:
+    s = Stream().user().step(bash("ls"), text="first")
+    s.step(call("bash", {"command": "rm -rf /tmp/x"}, status="running"), completed=False)
+    call_id = s.messages[-1].parts[0].call_id  # type: ignore[union-attr]
+    event = PermissionEvent("asked", "per_9", "bash", ("rm *",), call_id=call_id)
+    assert deadlock(s, waiting("per_9", 40), (event,)).start_index == 2
