@@ -49,6 +49,17 @@ def _window(expr: Any, since: datetime | None, until: datetime | None) -> list[C
     return out
 
 
+def _session_window(since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
+    """A session's time is its creation (else its archiving). A session is archived after it
+    was created, so `archived_at >= since` holds for every session in the window: the
+    redundant condition lets the database range-scan the archived_at index."""
+    at = func.coalesce(col(SessionIndex.created_at), col(SessionIndex.archived_at))
+    out = _window(at, since, until)
+    if since is not None:
+        out.append(col(SessionIndex.archived_at) >= since)
+    return out
+
+
 def _ratio(cache_read: float, inp: float) -> float | None:
     denom = inp + cache_read
     return round(cache_read / denom, 4) if denom else None
@@ -81,7 +92,7 @@ def _sessions_part(db: Session, since: datetime | None, until: datetime | None, 
             col(si.cost_usd).label("cost"),
         )
         .select_from(stmt_from)
-        .where(*_window(at, since, until))
+        .where(*_session_window(since, until))
     )
 
 
@@ -165,10 +176,9 @@ def most_expensive_sessions(
     db: Session, since: datetime | None = None, until: datetime | None = None, limit: int = 10
 ) -> list[dict[str, Any]]:
     """Sessions by their own cost, highest first."""
-    at = func.coalesce(col(SessionIndex.created_at), col(SessionIndex.archived_at))
     stmt = (
         select(SessionIndex)
-        .where(*_window(at, since, until))
+        .where(*_session_window(since, until))
         .order_by(col(SessionIndex.cost_usd).desc(), col(SessionIndex.id).desc())
         .limit(max(1, limit))
     )
@@ -180,8 +190,9 @@ def most_expensive_trees(
 ) -> list[dict[str, Any]]:
     """Root sessions by the cost of their whole indexed tree, highest first."""
     si = SessionIndex
-    at = func.coalesce(col(si.created_at), col(si.archived_at))
-    roots = select(col(si.session_id)).where(col(si.parent_session_id).is_(None), *_window(at, since, until))
+    roots = select(col(si.session_id)).where(
+        col(si.parent_session_id).is_(None), *_session_window(since, until)
+    )
     tree_cost = func.sum(col(si.cost_usd)).label("subtree_cost_usd")
     agg = (
         select(
