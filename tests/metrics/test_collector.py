@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from metrics_helpers import bump, claude_result, parse, seed_session, value
+from prometheus_client import generate_latest
 from sqlalchemy import create_engine
 
 from telemetry.metric_catalogue import CATALOGUE
 from telemetry.settings import Settings
 from telemetry.timeutil import utcnow
 from web.app import create_app
+from web.metrics import StoreCollector, app_metrics
 
 
 @pytest.fixture
@@ -228,3 +230,31 @@ def test_an_unreachable_store_is_reported_not_raised(client: TestClient) -> None
     assert value(s, "octel_store_up") == 0
     assert not any(n.startswith(("octel_daemon", "octel_cycles")) for n, _ in s)
     broken.dispose()
+
+
+def test_two_instances_on_one_store_agree(settings: Settings, auth: dict[str, str]) -> None:
+    """Several octel instances behind one store never double a counter: the store is the truth."""
+    with TestClient(create_app(settings)) as a, TestClient(create_app(settings)) as b:
+        _cycle(a, auth, "c1", "done", "merged", 10)
+        _cycle(b, auth, "c2", "failed", "crashed", 20)
+        sa, _ = _scrape(a)
+        sb, _ = _scrape(b)
+    fleet = {k: v for k, v in sa.items() if k[0].startswith("octel_cycle")}
+    assert fleet == {k: v for k, v in sb.items() if k[0].startswith("octel_cycle")}
+    assert value(sa, "octel_cycle_duration_seconds_count", driver="review") == 2
+
+
+def test_each_app_has_its_own_registry(settings: Settings) -> None:
+    from prometheus_client import REGISTRY
+
+    app = create_app(settings)
+    collector = StoreCollector(app, app_metrics(app).requests)
+    # describe() names every family without a store (the lifespan has not run: no engine yet).
+    assert [f.name for f in collector.describe()] == [
+        m.name.removesuffix("_total") if m.kind == "counter" else m.name for m in CATALOGUE
+    ]
+    assert app_metrics(app) is app_metrics(app)
+    assert app_metrics(app).registry is not app_metrics(create_app(settings)).registry
+    assert not any(n.startswith("octel_") for n in REGISTRY._names_to_collectors)
+    s, _ = parse(generate_latest(app_metrics(app).registry).decode())
+    assert value(s, "octel_store_up") == 0

@@ -204,7 +204,10 @@ def test_dashboard_and_alerts_against_a_real_prometheus(tmp_path: Path, sleeper:
     assert exe is not None
     url = f"sqlite:///{tmp_path / 'octel.db'}"
     _seed_before_start(url, sleeper)
-    octel_port, prom_port, dead_port = free_port(), free_port(), free_port()
+    ports: set[int] = set()
+    while len(ports) < 3:
+        ports.add(free_port())
+    octel_port, prom_port, dead_port = sorted(ports)
     procs = [_start_octel(tmp_path, url, octel_port)]
     octel = httpx.Client(base_url=f"http://127.0.0.1:{octel_port}", timeout=10)
     prom = httpx.Client(base_url=f"http://127.0.0.1:{prom_port}", timeout=10)
