@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from detectors.model import Compaction, Message, Patch, Reasoning, Retry, Text, ToolCall
+from detectors.model import Compaction, Message, Patch, Reasoning, Retry, StepFinish, Text, ToolCall
 
 __all__ = ["FILE_TOOLS", "Call", "Turn", "digest", "error_signature", "is_wait"]
 
@@ -24,7 +24,9 @@ _SPACE = re.compile(r"\s+")
 
 def is_wait(tool: str, canonical_input: str) -> bool:
     """A call that only waits (a bash `sleep`): not activity, not a loop by itself."""
-    return tool in _WAIT_TOOLS or (tool == "bash" and _SLEEP.search(canonical_input) is not None)
+    if tool in _WAIT_TOOLS:
+        return True
+    return tool == "bash" and "sleep" in canonical_input and _SLEEP.search(canonical_input) is not None
 
 
 def error_signature(call: ToolCall) -> str:
@@ -32,6 +34,8 @@ def error_signature(call: ToolCall) -> str:
 
     Two calls with different arguments that fail for the same reason share a signature.
     """
+    if call.status == "completed" and call.tool != "invalid" and not call.exit_code:
+        return ""  # the common case, first
     if call.status == "error":
         head = call.error.strip().split("\n", 1)[0][:160]
         return "error:" + _VOLATILE.sub("_", head)
@@ -42,7 +46,9 @@ def error_signature(call: ToolCall) -> str:
     return ""
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a digest is built for every message and frozen dataclasses are slower to build.
+# Treat both as read-only.
+@dataclass(slots=True)
 class Call:
     sig: str  # tool + canonical input: what "the same call" means
     tool: str
@@ -55,7 +61,7 @@ class Call:
     call_id: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Turn:
     """What the detectors need to know about one message."""
 
@@ -85,10 +91,12 @@ def digest(m: Message) -> Turn:
     reasoning = file_change = compaction = False
     retry = 0
     for p in m.parts:
+        if isinstance(p, StepFinish):
+            continue  # every step has one; nothing here that the message does not say
         if isinstance(p, ToolCall):
             sig = p.tool + "\x00" + p.canonical_input
             esig = error_signature(p)
-            denied = p.status == "error" and any(d in p.error for d in _DENIED)
+            denied = p.status == "error" and any(d in p.error for d in _DENIED) if esig else False
             calls.append(
                 Call(
                     sig,
