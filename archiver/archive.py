@@ -18,7 +18,14 @@ import orjson
 from archiver.client import OpenCodeClient
 from archiver.document import build_documents
 from archiver.errors import ArchiveWriteError
-from archiver.files import archive_name, content_hash, remove_older, write_atomic
+from archiver.files import (
+    archive_name,
+    content_hash,
+    find_archives,
+    remove_older,
+    sync_folder,
+    write_atomic,
+)
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
 from archiver.walk import TreeSnapshot, walk_tree
@@ -92,6 +99,7 @@ def write_documents(
     compress: bool = False,
 ) -> None:
     total: Counter[str] = Counter()
+    listing = find_archives(archive_dir)
     for doc in docs:
         data, counts = serialise(doc, redactor)
         total.update(counts)
@@ -105,11 +113,11 @@ def write_documents(
         )
         path = archive_dir / name
         try:
-            write_atomic(path, data, compress=compress)
+            write_atomic(path, data, compress=compress, sync_dir=False)
         except ArchiveWriteError as exc:
             result.write_errors.append(str(exc))
             continue
-        remove_older(archive_dir, str(doc["session_id"]), path)
+        remove_older(archive_dir, str(doc["session_id"]), path, listing)
         result.files.append(path)
         small, _ = redactor.redact_obj({k: doc.get(k) for k in _RECORD_FIELDS})
         session = dict(doc.get("session") or {})
@@ -117,6 +125,11 @@ def write_documents(
             session["directory"] = redactor.redact_str(str(session["directory"]))
         view = {**doc, **small, "session": session, "messages": doc.get("messages") or []}
         result.records.append(record_from_doc(view, name, content_hash(data)))
+    if result.files:
+        try:
+            sync_folder(archive_dir)
+        except OSError as exc:
+            result.write_errors.append(f"cannot sync folder {archive_dir}: {exc}")
     result.redaction = dict(sorted(total.items()))
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "find_archives",
     "read_archive",
     "remove_older",
+    "sync_folder",
     "upgrade",
     "write_atomic",
 ]
@@ -68,6 +69,11 @@ def content_hash(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def sync_folder(folder: Path) -> None:
+    """Make the renames into ``folder`` durable."""
+    _fsync_dir(folder)
+
+
 def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -76,8 +82,9 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, *, compress: bool = False) -> None:
-    """Write ``data`` to ``path`` atomically (gzip when ``compress``)."""
+def write_atomic(path: Path, data: bytes, *, compress: bool = False, sync_dir: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (gzip when ``compress``). A caller writing many
+    files into one folder may pass ``sync_dir=False`` and call ``sync_folder`` once after."""
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -90,17 +97,25 @@ def write_atomic(path: Path, data: bytes, *, compress: bool = False) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-        _fsync_dir(folder)
+        if sync_dir:
+            _fsync_dir(folder)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise ArchiveWriteError(str(path), exc.strerror or str(exc)) from exc
 
 
-def remove_older(folder: Path, session_id: str, keep: Path) -> list[Path]:
-    """Delete other archive files of the same session (another ``archived_at``)."""
+def remove_older(folder: Path, session_id: str, keep: Path, listing: list[Path] | None = None) -> list[Path]:
+    """Delete other archive files of the same session (another ``archived_at``); ``listing``
+    is a folder listing taken before, to spare one per file when writing many."""
     removed: list[Path] = []
-    for p in find_archives(folder, session_id):
+    tail = f"__{_clean(session_id, 'nosession', 200)}"
+    candidates = (
+        find_archives(folder, session_id)
+        if listing is None
+        else [p for p in listing if _stem(p.name).endswith(tail)]
+    )
+    for p in candidates:
         if p.name != keep.name:
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
@@ -116,12 +131,16 @@ def find_archives(folder: Path, session_id: str | None = None) -> list[Path]:
     out = [
         p
         for p in folder.iterdir()
-        if p.is_file()
-        and not p.name.startswith(".")
+        if not p.name.startswith(".")
         and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
-        and (not tail or p.name.removesuffix(".gz").removesuffix(".json").endswith(tail))
+        and (not tail or _stem(p.name).endswith(tail))
+        and p.is_file()
     ]
     return sorted(out)
+
+
+def _stem(name: str) -> str:
+    return name.removesuffix(".gz").removesuffix(".json")
 
 
 def read_archive(path: Path) -> dict[str, Any]:

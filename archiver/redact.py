@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import secrets
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from archiver.rules import RULES, Rule
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -37,56 +40,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MIN_SECRET_LENGTH = 12
-_V = rb"[^\s\"\\]"  # one unescaped, non-space byte inside a JSON string
-
-# (rule, pattern, group holding the secret, match on lower-cased text). Patterns are bytes and
-# case-insensitive rules run on ``bytes.lower()`` (ASCII only, so offsets are unchanged). Rule
-# names avoid words like "secret" or "token" so a placeholder never looks like a KEY=VALUE line.
-RULES: tuple[tuple[str, bytes, int, bool], ...] = (
-    (
-        "key_block",
-        rb"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----(?:[^\"\\]|\\.)*?"
-        rb"(?:-----END[A-Z ]{0,40}PRIVATE KEY-----|(?=\"))",
-        0,
-        False,
-    ),
-    ("github", rb"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})", 0, False),
-    ("gitlab", rb"gl(?:pat|dt|rt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,255}", 0, False),
-    ("anthropic", rb"sk-ant-[A-Za-z0-9_\-]{20,255}", 0, False),
-    ("openai", rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}", 0, False),
-    ("aws", rb"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16,20}", 0, False),
-    ("slack", rb"xox[abposre]-[A-Za-z0-9\-]{10,255}", 0, False),
-    ("slack", rb"xapp-[A-Za-z0-9\-]{10,255}", 0, False),
-    ("slack", rb"hooks\.slack\.com/services/[A-Za-z0-9/]{20,255}", 0, False),
-    ("jwt", rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, False),
-    ("forgejo", rb"authorization: ?token ([0-9a-f]{40})", 1, True),
-    ("forgejo", rb"token=([0-9a-f]{40})", 1, True),
-    ("url_userinfo", rb"://[^\s\"\\/:@]{1,200}:([^\s\"\\/@\[][^\s\"\\/@]{0,199})@", 1, False),
-    ("bearer", rb"bearer +([a-z0-9._~+/=\-]{16,})", 1, True),
-    # KEY=VALUE lines with a secret-looking key; one pattern per keyword keeps each scan on
-    # the regex engine's fast literal-prefix search
-    *(
-        (
-            "assignment",
-            word + rb"[a-z0-9_]{0,30} {0,3}[=:] {0,3}['`]?([^\s\"\\\[$'`{(<]" + _V + rb"{5,})",
-            1,
-            True,
-        )
-        for word in (
-            b"passw",
-            b"secret",
-            b"token",
-            b"api_key",
-            b"apikey",
-            b"access_key",
-            b"accesskey",
-            b"private_key",
-            b"credential",
-            b"auth",
-        )
-    ),
-)
-
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _BS, _U = ord("\\"), ord("u")
 
@@ -122,6 +75,21 @@ def _overlaps(taken: list[tuple[int, int, str]], start: int, end: int) -> bool:
     return i > 0 and taken[i - 1][1] > start
 
 
+def _anchor_database(rules: tuple[Rule, ...]) -> Any:
+    """A compiled multi-pattern anchor scanner when hyperscan is installed, else None."""
+    try:
+        import hyperscan  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    exprs = [re.escape(a) for r in rules for a in r.anchors]
+    if not exprs:
+        return None
+    flags = [hyperscan.HS_FLAG_CASELESS if r.caseless else 0 for r in rules for _ in r.anchors]
+    db = hyperscan.Database()
+    db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+    return db
+
+
 @dataclass(frozen=True)
 class RedactionResult:
     data: bytes
@@ -131,7 +99,9 @@ class RedactionResult:
 class Redactor:
     """Replaces configured secret values and built-in secret patterns in JSON text."""
 
-    def __init__(self, key: bytes, values: Iterable[str] = (), *, rules: bool = True) -> None:
+    def __init__(
+        self, key: bytes, values: Iterable[str] = (), *, rules: bool = True, engine: str = "auto"
+    ) -> None:
         self._key = key
         accepted: list[str] = []
         self.refused: list[str] = []
@@ -146,13 +116,57 @@ class Redactor:
             else:
                 accepted.append(v)
         self.values = tuple(sorted(accepted, key=len, reverse=True))
-        patterns: list[tuple[str, re.Pattern[bytes], int, bool]] = []
+        rules_: list[Rule] = []
         if self.values:
-            escaped = [orjson.dumps(v)[1:-1] for v in self.values]
-            patterns.append(("configured", re.compile(b"|".join(map(re.escape, escaped))), 0, False))
+            escaped = tuple(orjson.dumps(v)[1:-1] for v in self.values)
+            rules_.append(Rule("configured", b"|".join(map(re.escape, escaped)), 0, False, escaped))
         if rules:
-            patterns += [(name, re.compile(p), g, low) for name, p, g, low in RULES]
-        self._patterns = patterns
+            rules_ += RULES
+        self._rules = tuple(rules_)
+        # plain scan: case-insensitive rules run on bytes.lower() with lower-case patterns,
+        # which keeps the regex engine on its fast literal-prefix search
+        self._search = [re.compile(r.pattern) for r in self._rules]
+        # anchored scan: the same patterns tried only where an anchor was found
+        self._match = [re.compile(r.pattern, re.IGNORECASE if r.caseless else 0) for r in self._rules]
+        # hyperscan (when installed) finds every anchor in one pass; plain `re` is the fallback
+        self._hs = _anchor_database(self._rules) if engine != "re" else None
+        self._anchors = [(i, len(a)) for i, r in enumerate(self._rules) for a in r.anchors]
+        self._hs_lock = threading.Lock()
+
+    @property
+    def engine(self) -> str:
+        return "hyperscan" if self._hs is not None else "re"
+
+    def _spans_re(self, text: bytes) -> list[tuple[int, int, int]]:
+        """(rule index, start, end) of every match, rule by rule, left to right."""
+        lowered: bytes | None = None
+        out: list[tuple[int, int, int]] = []
+        for i, (rule, pat) in enumerate(zip(self._rules, self._search, strict=True)):
+            if rule.caseless and lowered is None:
+                lowered = text.lower()
+            hay = lowered if rule.caseless and lowered is not None else text
+            pos = 0
+            while (m := pat.search(hay, pos)) is not None:
+                out.append((i, *m.span(rule.group)))
+                pos = m.start() + 1
+        return out
+
+    def _spans_hs(self, text: bytes, db: Any) -> list[tuple[int, int, int]]:
+        starts: set[tuple[int, int]] = set()
+        anchors = self._anchors
+
+        def hit(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+            rule, length = anchors[ident]
+            starts.add((rule, to - length))
+
+        with self._hs_lock:
+            db.scan(text, match_event_handler=hit)
+        out: list[tuple[int, int, int]] = []
+        for rule, start in sorted(starts):
+            m = self._match[rule].match(text, start)
+            if m is not None:
+                out.append((rule, *m.span(self._rules[rule].group)))
+        return out
 
     def placeholder(self, rule: str, secret: bytes) -> bytes:
         digest = hmac.new(self._key, secret, hashlib.sha256).hexdigest()[:12]
@@ -165,27 +179,18 @@ class Redactor:
         first, and the output is built in one pass.
         """
         counts = counts if counts is not None else Counter()
-        lowered: bytes | None = None
+        spans = self._spans_hs(text, self._hs) if self._hs is not None else self._spans_re(text)
         taken: list[tuple[int, int, str]] = []
-        for rule, pat, group, low in self._patterns:
-            if low and lowered is None:
-                lowered = text.lower()
-            hay = lowered if low and lowered is not None else text
-            pos = 0
-            while (m := pat.search(hay, pos)) is not None:
-                start, end = m.span(group)
-                if not _at_boundary(text, start) or _overlaps(taken, start, end):
-                    pos = m.start() + 1
-                    continue
-                bisect.insort(taken, (start, end, rule))
-                pos = end
+        for rule, start, end in spans:  # rule order first: overlaps go to the earlier rule
+            if end > start and _at_boundary(text, start) and not _overlaps(taken, start, end):
+                bisect.insort(taken, (start, end, self._rules[rule].name))
         if not taken:
             return text
         pieces: list[bytes] = []
         last = 0
-        for start, end, rule in taken:
-            pieces += (text[last:start], self.placeholder(rule, text[start:end]))
-            counts[rule] += 1
+        for start, end, name in taken:
+            pieces += (text[last:start], self.placeholder(name, text[start:end]))
+            counts[name] += 1
             last = end
         pieces.append(text[last:])
         return b"".join(pieces)

@@ -239,13 +239,16 @@ def recorded_permissions(fx: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 class LoopbackServer:
     """Serves a FakeOpenCode over real HTTP on 127.0.0.1 (optionally with per-request latency)."""
 
-    def __init__(self, fake: FakeOpenCode, latency: float = 0.0) -> None:
+    def __init__(self, fake: FakeOpenCode, latency: float = 0.0, cache: bool = False) -> None:
+        import socket
         import threading
         import time
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         outer = self
         self.fake, self.latency = fake, latency
+        # GET answers kept once built, so a benchmark measures the client, not this server
+        answers: dict[str, tuple[int, list[tuple[str, str]], bytes]] = {}
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -253,18 +256,36 @@ class LoopbackServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                # headers and body go out in two writes: without this, Nagle's algorithm and
+                # delayed ACKs add about 40 ms to every answer
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def _serve(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else b""
                 if outer.latency:
                     time.sleep(outer.latency)
-                req = httpx.Request(self.command, f"http://127.0.0.1{self.path}", content=body)
-                resp = outer.fake.handle(req)
-                data = resp.read()
-                self.send_response(resp.status_code)
-                for k, v in resp.headers.items():
-                    if k.lower() not in ("content-length", "transfer-encoding"):
-                        self.send_header(k, v)
+                hit = answers.get(self.path) if cache and self.command == "GET" else None
+                if hit is None:
+                    req = httpx.Request(self.command, f"http://127.0.0.1{self.path}", content=body)
+                    resp = outer.fake.handle(req)
+                    hit = (
+                        resp.status_code,
+                        [
+                            (k, v)
+                            for k, v in resp.headers.items()
+                            if k.lower() not in ("content-length", "transfer-encoding")
+                        ],
+                        resp.read(),
+                    )
+                    if cache and self.command == "GET":
+                        answers[self.path] = hit
+                code, headers, data = hit
+                self.send_response(code)
+                for k, v in headers:
+                    self.send_header(k, v)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -204,3 +204,13 @@ def test_secret_values_from_setting_and_file(tmp_path: Path) -> None:
     f = tmp_path / "s.txt"
     f.write_text("from-file-value-1\n\n  from-file-value-2  \n")
     assert secret_values("a-b, c ,", f) == ["a-b", "c", "from-file-value-1", "from-file-value-2"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_docs_with_secrets())
+def test_both_engines_agree(case: tuple[Any, list[str], list[str]]) -> None:
+    fast = Redactor(KEY, [CONFIGURED])
+    plain = Redactor(KEY, [CONFIGURED], engine="re")
+    assert plain.engine == "re"
+    data = orjson.dumps(case[0])
+    assert fast.redact_bytes(data) == plain.redact_bytes(data)
