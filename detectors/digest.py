@@ -19,7 +19,6 @@ _SLEEP = re.compile(r"\bsleep\s+[0-9.]")
 _WAIT_TOOLS = frozenset({"sleep", "wait"})
 _VOLATILE = re.compile(r"(/[^\s'\"]+)|(\d+(\.\d+)?)|('[^']*')|(\"[^\"]*\")")
 _DENIED = ("rule which prevents you", "rejected permission")
-_SPACE = re.compile(r"\s+")
 
 
 def is_wait(tool: str, canonical_input: str) -> bool:
@@ -123,7 +122,7 @@ def digest(m: Message) -> Turn:
             compaction = True
         elif isinstance(p, Retry):
             retry = max(retry, p.attempt)
-    text = _SPACE.sub(" ", " ".join(texts)).strip().lower() if texts else ""
+    text = " ".join(" ".join(texts).split()).lower() if texts else ""
     return Turn(
         index=m.index,
         id=m.id,

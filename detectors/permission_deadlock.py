@@ -84,6 +84,8 @@ class PermissionDeadlock(Detector):
     def finding(self) -> Finding:
         best = self._best.finding(self.name)
         idle = self._last_status == "idle"
+        if not self._pending and not (self._hanging and idle):
+            return best
         found: list[Finding] = [best]
         if self._pending:
             found.append(self._unanswered(idle))

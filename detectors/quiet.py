@@ -61,6 +61,9 @@ class EmptyReasoning(Detector):
         return self._best.finding(self.name, active=self._n > 0)
 
 
+_QUIET = Finding("silent_stop", "healthy", 0.0, {}, -1)
+
+
 @register("silent_stop", "the last turn is empty and the session went idle")
 class SilentStop(Detector):
     name = "silent_stop"
@@ -79,7 +82,7 @@ class SilentStop(Detector):
     def finding(self) -> Finding:
         last = self._last
         if last is None or not is_empty(last):
-            return Finding(self.name, "healthy", 0.0, {}, -1)
+            return _QUIET
         verdict: Verdict
         if self._status == "idle":
             verdict, score = "stuck", 1.0
