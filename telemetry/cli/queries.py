@@ -79,7 +79,10 @@ def sessions_list(
         print_json(page)
         return
     table = Table(title="sessions", title_justify="left")
-    for h in ("session", "agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
+    # Ids are copied into the next command: never cut them, let the other columns give way.
+    width = max((len(s["session_id"]) + 2 * min(s["depth"], 3) for s in page["items"]), default=7)
+    table.add_column("session", min_width=width, no_wrap=True)
+    for h in ("agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
         table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
     table.add_column("duration", justify="right")
     table.add_column("archived")
@@ -232,7 +235,9 @@ def cycles_list(
         print_json(page)
         return
     table = Table(title="cycles", title_justify="left")
-    for h in ("cycle", "driver", "started", "duration", "state", "outcome", "error", "claims", "session"):
+    width = max((len(c["cycle_id"]) for c in page["items"]), default=5)
+    table.add_column("cycle", min_width=width, no_wrap=True)
+    for h in ("driver", "started", "duration", "state", "outcome", "error", "claims", "session"):
         table.add_column(h, justify="right" if h in ("duration", "claims") else "left")
     for c in page["items"]:
         table.add_row(
