@@ -331,6 +331,22 @@ def test_keyboard_and_deep_links(ui: Page) -> None:
     ui.errors.clear()  # the 404 above is logged by the browser as a failed resource load
 
 
+def test_views_refresh_on_their_own(ui: Page) -> None:
+    """A cycle that begins after the page loaded shows up without touching the page."""
+    from playwright.sync_api import expect
+
+    ui.go("#/drivers")
+    expect(ui.page.locator("#cycles tbody tr").first).to_be_visible()
+    r = httpx.post(
+        f"{ui.base}/api/v1/cycles/begin",
+        json={"cycle_id": "cyc-appears-later", "driver": "hotfix"},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert r.status_code == 201, r.text
+    row = ui.page.locator('#cycles tr[data-cycle="cyc-appears-later"]')
+    expect(row).to_have_class(re.compile(r"\binflight\b"), timeout=25_000)  # refreshes every 10 s
+
+
 def test_unreachable_server_shows_a_clear_message(
     live: tuple[str, Store], browser: Any, tmp_path: Path
 ) -> None:

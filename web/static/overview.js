@@ -17,7 +17,7 @@ export function mount(root) {
     el("h1", {}, "Overview"),
     el("section", { "aria-labelledby": "h-daemons" }, el("h2", { id: "h-daemons" }, "Daemons"), tiles),
     el("section", { "aria-labelledby": "h-outcomes" }, el("h2", { id: "h-outcomes" }, "Cycle outcomes, last 24 hours"), outcomes),
-    el("section", { "aria-labelledby": "h-stuck" }, el("h2", { id: "h-stuck" }, "Stuck sessions needing attention"), stuck),
+    el("section", { "aria-labelledby": "h-stuck" }, el("h2", { id: "h-stuck" }, "Stuck sessions needing attention, last 7 days"), stuck),
   );
   return {
     autoRefresh: true,
@@ -26,7 +26,7 @@ export function mount(root) {
       const [health, summary, stuckSessions] = await Promise.allSettled([
         getJSON("/api/health"),
         getJSON("/api/cycles/summary", { hours: 24 }),
-        getJSON("/api/sessions", { verdict: "stuck", limit: 10 }),
+        getJSON("/api/sessions", { verdict: "stuck", since: "7d", limit: 10 }),
       ]);
       for (const r of [health, summary, stuckSessions]) {
         if (r.status === "rejected" && r.reason instanceof Unreachable) throw r.reason;
@@ -122,7 +122,7 @@ function cls(s) {
 
 function drawStuck(node, page) {
   if (!page.items.length) {
-    clear(node, el("p.ok", {}, "No stuck sessions. "), el("a", { href: "#/sessions?verdict=suspect" }, "Suspect sessions →"));
+    clear(node, el("p.ok", {}, "No stuck sessions in the last 7 days. "), el("a", { href: "#/sessions?verdict=suspect" }, "Suspect sessions →"));
     return;
   }
   const now = Date.now();
@@ -148,6 +148,6 @@ function drawStuck(node, page) {
         ),
       ),
     ),
-    page.next_cursor ? el("p", {}, el("a", { href: "#/sessions?verdict=stuck" }, "All stuck sessions →")) : null,
+    el("p", {}, el("a", { href: "#/sessions?verdict=stuck" }, "All stuck sessions →")),
   );
 }
