@@ -186,3 +186,45 @@ def test_get_session_has_record_findings_tree_and_links(engine: Engine) -> None:
     ]
     assert got["tree"]["session_id"] == "ses_child_a"
     assert got["tree"]["subtree_cost_usd"] == pytest.approx(0.21)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    page=st.integers(min_value=1, max_value=12),
+    verdict=st.sampled_from([None, "stuck"]),
+    q=st.sampled_from([None, "task 1"]),
+)
+def test_paging_on_both_stores(engine: Engine, page: int, verdict: str | None, q: str | None) -> None:
+    with session_scope(engine, write=False) as db:
+        empty = not list_sessions(db, SessionFilter(limit=1))["items"]
+    if empty:  # seeded once per store; every example reads the same rows
+        add(
+            engine,
+            *(
+                session(
+                    f"ses_{i:03d}",
+                    verdict="stuck" if i % 3 == 0 else "healthy",
+                    archived_at=T0 + timedelta(minutes=i // 5),
+                    title=f"task {i}",
+                )
+                for i in range(40)
+            ),
+        )
+    f = SessionFilter(verdict=verdict, q=q, limit=500)
+    everything = _ids(engine, f)
+    seen: list[str] = []
+    cursor = None
+    with session_scope(engine, write=False) as db:
+        while True:
+            got = list_sessions(db, SessionFilter(verdict=verdict, q=q, limit=page, cursor=cursor))
+            seen += [s["session_id"] for s in got["items"]]
+            cursor = got["next_cursor"]
+            if cursor is None:
+                break
+    assert seen == everything and len(set(seen)) == len(seen)
+    expected = 40 if verdict is None else 14
+    assert len(seen) == (
+        expected
+        if q is None
+        else len([i for i in range(40) if "task 1" in f"task {i}" and (verdict is None or i % 3 == 0)])
+    )
