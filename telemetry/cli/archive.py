@@ -21,8 +21,18 @@ from telemetry.indexing import IndexStats, index_records
 
 __all__ = ["import_app"]
 
-import_app = typer.Typer(help="Bring existing data into the store.", no_args_is_help=True)
-app.add_typer(import_app, name="import")
+
+def _import_group() -> typer.Typer:
+    # one `import` group shared with other command modules: find it, else create it
+    for group in app.registered_groups:
+        if group.name == "import" and group.typer_instance is not None:
+            return group.typer_instance
+    created = typer.Typer(help="Bring existing data into the store.", no_args_is_help=True)
+    app.add_typer(created, name="import")
+    return created
+
+
+import_app = _import_group()
 
 _SESSION_ID = re.compile(r"^ses_[A-Za-z0-9]{1,100}$")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
