@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from octelrun import Octel
@@ -138,10 +140,13 @@ def test_import_maps_every_layout_and_keeps_rows(octel: Octel, tmp_path: Path) -
     assert rv1.raw["begin"]["meta"]["imported_from"] == "dispatch_review_cycles"
 
 
-def test_rerun_is_idempotent_and_counts_each_finished_cycle_once(octel: Octel, tmp_path: Path) -> None:
+def test_rerun_is_idempotent_and_counts_each_finished_cycle_once(
+    octel: Octel, tmp_path: Path, golden: Callable[[str, Any], None]
+) -> None:
     src = tmp_path / "dispatch.db"
     _build(src)
     first = octel.json("import", "dispatch-db", str(src))
+    golden("import_dispatch_db", {**first, "source": "<path>"})
     assert first["totals"] == {"rows": 9, "imported": 8, "finished": 0, "unchanged": 0, "rejected": 1}
     assert first["rejects"][0]["row"] == "rv-bad" and "not a time" in first["rejects"][0]["reason"]
     counted = _counters(octel)

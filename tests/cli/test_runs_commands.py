@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,17 @@ def test_add_keeps_subtype_exit_code_and_usage(
     )
     assert (run["task"], run["agent"], run["exit_code"]) == ("issue-42", "fixer", int(exit_code))
     assert run["cost_usd"] > 0 and run["tokens"]["cache_read"] >= 0
+
+
+def test_add_reads_the_verbose_event_list(octel: Octel) -> None:
+    """`--output-format json --verbose` prints every event as one JSON list; the result is the last."""
+    events = [json.loads(line) for line in (CLAUDE / "success_stream.jsonl").read_text().splitlines()]
+    got = octel.json("runs", "add", "-", "--task", "t", input=json.dumps(events))
+    assert (got["run"]["subtype"], got["run"]["num_turns"], got["run"]["tokens"]["cache_read"]) == (
+        "success",
+        2,
+        8800,
+    )
 
 
 def test_add_from_a_file_is_idempotent_and_counts_once(octel: Octel) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,11 @@ def test_decide_always_gives_one_known_verdict_with_its_evidence_first(
     if stuck:
         top = max(stuck, key=lambda f: f["score"])
         assert got["code"] in {CATEGORY[f["detector"]] for f in stuck if f["score"] == top["score"]}
+
+
+def test_why_json_shape(seeded: Octel, golden: Callable[[str, Any], None]) -> None:
+    got = seeded.json("why", "cyc-2")
+    for e in got["evidence"]:
+        if e["source"] == "archive":
+            e["detail"] = "<archive file missing>"
+    golden("why_cycle", got)
