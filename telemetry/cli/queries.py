@@ -105,6 +105,10 @@ def sessions_list(
         console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
 
 
+def _took(ms: Any) -> str:
+    return seconds(ms / 1000) if isinstance(ms, int | float) and not isinstance(ms, bool) else "-"
+
+
 def _turn_rows(ctx: typer.Context, archive_path: str) -> tuple[list[dict[str, Any]] | None, str | None]:
     path = archive_file(settings_of(ctx).archives, archive_path)
     try:
@@ -151,20 +155,9 @@ def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
     console.print(rec)
     if turns:
         t = Table(title="turns", title_justify="left")
-        for h in (
-            "#",
-            "model",
-            "in",
-            "out",
-            "reason",
-            "cache r",
-            "cache w",
-            "cost",
-            "tools",
-            "finish",
-            "error",
-        ):
-            t.add_column(h)
+        heads = ("#", "model", "in", "out", "reason", "cache r", "cache w", "cost", "tools", "took")
+        for h in (*heads, "finish", "error"):
+            t.add_column(h, justify="left" if h == "model" else "right" if h in heads else "left")
         for i, turn in enumerate(turns):
             tok = turn.get("tokens") or {}
             t.add_row(
@@ -177,6 +170,7 @@ def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
                 num(tok.get("cache_write")),
                 money(turn.get("cost")),
                 str(turn.get("tool_calls", "-")),
+                _took(turn.get("duration_ms")),
                 "in flight" if turn.get("in_flight") else dash(turn.get("finish")),
                 dash(turn.get("error")),
             )

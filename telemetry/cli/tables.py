@@ -67,6 +67,8 @@ def ratio(v: float | None) -> str:
 def seconds(v: float | None) -> str:
     if v is None:
         return "-"
+    if v < 10:
+        return f"{v:.1f}s"
     if v < 60:
         return f"{v:.0f}s"
     if v < 3600:
