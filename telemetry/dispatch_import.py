@@ -28,7 +28,14 @@ from telemetry.db import session_scope
 from telemetry.ingest import ConflictError, CycleBegin, CycleFinish, begin_cycle, finish_cycle
 from telemetry.models import Cycle
 
-__all__ = ["TABLES", "DispatchImportError", "TableReport", "count_rows", "import_dispatch_db"]
+__all__ = [
+    "TABLES",
+    "DispatchImportError",
+    "TableReport",
+    "count_rows",
+    "import_dispatch_db",
+    "parse_dispatch_time",
+]
 
 TABLES = {
     "dispatch_review_cycles": "review",
@@ -111,7 +118,7 @@ def count_rows(path: Path) -> dict[str, int]:
         conn.close()
 
 
-def _time(v: Any) -> datetime | None:
+def parse_dispatch_time(v: Any) -> datetime | None:
     """ISO text, or epoch seconds / milliseconds; empty, zero and unreadable values are None."""
     if v is None or v == "" or v == 0:
         return None
@@ -119,7 +126,7 @@ def _time(v: Any) -> datetime | None:
         return datetime.fromtimestamp(v / 1000 if v > 1e11 else v, UTC)
     text = str(v).strip()
     try:
-        return _time(float(text))
+        return parse_dispatch_time(float(text))
     except ValueError:
         pass
     try:
@@ -148,7 +155,7 @@ def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBeg
         cycle_id = f"{driver}-{row['id']}"
     else:
         raise ValueError("row has neither cycle_id nor id")
-    started, ended = _time(row.get("started_at")), _time(row.get("ended_at"))
+    started, ended = parse_dispatch_time(row.get("started_at")), parse_dispatch_time(row.get("ended_at"))
     wall = _pick(row, _ALIASES["worker_wallclock_seconds"])
     wall = float(wall) if wall is not None else None
     state = _text(row.get("terminal_state"))
