@@ -94,6 +94,10 @@ def _d(v: object) -> Mapping[str, Any]:
     return v if isinstance(v, Mapping) else {}
 
 
+def _l(v: object) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def turn_view(t: Mapping[str, Any]) -> dict[str, Any]:
     """One per-turn entry of an archive, with ISO times and flat token columns."""
     tokens = _d(t.get("tokens"))
@@ -162,7 +166,7 @@ def message_view(index: int, m: Mapping[str, Any]) -> dict[str, Any]:
         "cost_usd": info.get("cost") if assistant else None,
         "finish": info.get("finish"),
         "error": err_text,
-        "parts": [p for p in m.get("parts") or [] if isinstance(p, Mapping)],
+        "parts": [p for p in _l(m.get("parts")) if isinstance(p, Mapping)],
     }
 
 
@@ -199,7 +203,7 @@ def _position(messages: list[Any], at: str) -> int | None:
             continue
         if _d(m.get("info")).get("id") == at or m.get("id") == at:
             return i
-        for p in m.get("parts") or []:
+        for p in _l(m.get("parts")):
             if isinstance(p, Mapping) and at in (p.get("id"), p.get("callID")):
                 return i
     return None
