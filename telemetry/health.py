@@ -80,8 +80,12 @@ def _in_flight(db: Session, d: Daemon, now: datetime) -> dict[str, Any] | None:
     stmt = select(Cycle).where(Cycle.driver == d.driver)
     if d.in_flight_cycle_id:
         stmt = stmt.where(Cycle.cycle_id == d.in_flight_cycle_id)
-    elif d.source == "file":  # heartbeat files cannot name their cycle: take the driver's open one
-        stmt = stmt.where(col(Cycle.ended_at).is_(None)).order_by(col(Cycle.started_at).desc())
+    elif d.source == "file":
+        # Heartbeat files cannot name their cycle: take the driver's newest open one. Open cycles
+        # are few, so fetch them all through ix_cycle_open and pick here; an ORDER BY started_at
+        # would lead SQLite down the driver's whole history instead.
+        open_ = db.exec(stmt.where(col(Cycle.ended_at).is_(None))).all()
+        return _flight(max(open_, key=lambda c: as_utc(c.started_at)), now) if open_ else None
     else:
         return None
     c = db.exec(stmt.limit(1)).first()
@@ -95,8 +99,10 @@ def _in_flight(db: Session, d: Daemon, now: datetime) -> dict[str, Any] | None:
             "candidates_count": None,
             "elapsed_s": None,
         }
-    if c.ended_at is not None:
-        return None
+    return None if c.ended_at is not None else _flight(c, now)
+
+
+def _flight(c: Cycle, now: datetime) -> dict[str, Any]:
     started = as_utc(c.started_at)
     return {
         "cycle_id": c.cycle_id,
