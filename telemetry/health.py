@@ -89,9 +89,7 @@ def _in_flight(db: Session, d: Daemon, now: datetime) -> dict[str, Any] | None:
     else:
         return None
     c = db.exec(stmt.limit(1)).first()
-    if c is None:
-        if not d.in_flight_cycle_id:
-            return None
+    if c is None:  # the daemon names a cycle octel has not heard of (yet)
         return {
             "cycle_id": d.in_flight_cycle_id,
             "started_at": None,
