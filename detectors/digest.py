@@ -11,13 +11,15 @@ from dataclasses import dataclass
 
 from detectors.model import Compaction, Message, Patch, Reasoning, Retry, StepFinish, Text, ToolCall
 
-__all__ = ["FILE_TOOLS", "Call", "Turn", "digest", "error_signature", "is_wait"]
+__all__ = ["FILE_TOOLS", "Call", "Turn", "digest", "error_signature", "is_wait", "output_shape"]
 
 # Tools whose successful call changes files (a `patch` part also says so).
 FILE_TOOLS = frozenset({"edit", "write", "patch", "multiedit", "apply_patch"})
 _SLEEP = re.compile(r"\bsleep\s+[0-9.]")
 _WAIT_TOOLS = frozenset({"sleep", "wait"})
 _VOLATILE = re.compile(r"(/[^\s'\"]+)|(\d+(\.\d+)?)|('[^']*')|(\"[^\"]*\")")
+_NUMBERS = re.compile(r"(/[^\s'\"]+)|(\d+(\.\d+)?)")
+_HEAD = 200
 _DENIED = ("rule which prevents you", "rejected permission")
 
 
@@ -47,6 +49,11 @@ def error_signature(call: ToolCall) -> str:
 
 # Not frozen: a digest is built for every message and frozen dataclasses are slower to build.
 # Treat both as read-only.
+def output_shape(text: str) -> str:
+    """An output with paths and numbers blanked: timings, counters and temp paths do not count."""
+    return _NUMBERS.sub("_", text)
+
+
 @dataclass(slots=True)
 class Call:
     sig: str  # tool + canonical input: what "the same call" means
@@ -58,6 +65,7 @@ class Call:
     denied: bool
     interrupted: bool
     call_id: str = ""
+    output_head: str = ""  # the first characters of the output (or error)
 
 
 @dataclass(slots=True)
@@ -107,6 +115,7 @@ def digest(m: Message) -> Turn:
                     denied,
                     p.interrupted,
                     p.call_id,
+                    (p.output or p.error)[:_HEAD],
                 )
             )
             if p.status == "completed" and p.tool in FILE_TOOLS:

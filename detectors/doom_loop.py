@@ -2,7 +2,8 @@
 
 Calls are compared by tool and canonical input, across messages, whatever text sits between
 them. A completed file change (edit, write, patch) ends every run: test -> fix -> test is
-progress. A run that includes a wait (bash `sleep`) is polling and gets far higher limits.
+progress. A run that includes a wait (bash `sleep`), or the same call answered differently
+each time (numbers and paths aside), is polling and gets far higher limits.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import deque
 from typing import Any
 
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
-from detectors.digest import Call, Turn
+from detectors.digest import Call, Turn, output_shape
 from detectors.findings import Finding, Verdict, grade
 from detectors.thresholds import Thresholds
 
@@ -22,13 +23,21 @@ __all__ = ["DoomLoop"]
 class _Run:
     """Positions i where call[i] == call[i - period], counted while unbroken."""
 
-    __slots__ = ("error", "ids", "length", "parts", "serial", "start", "wait")
+    __slots__ = (
+        "error", "ids", "length", "output", "parts", "serial", "start", "streak", "streak_start",
+        "varied", "wait",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.length = 0
         self.start = -1
         self.wait = False
         self.error = ""  # shared failure signature, "" when the calls did not all fail alike
+        # Identical-call runs only: the last answer's shape, and how many calls in a row got it.
+        self.output = ""
+        self.streak = 0
+        self.streak_start = -1
+        self.varied = False  # the same call was answered differently: something is changing
         self.ids: list[str] = []
         self.parts: list[str] = []
         self.serial = 0
@@ -76,6 +85,13 @@ class DoomLoop(Detector):
                 run.wait = run.wait or call.wait
                 if run.error and call.error_sig != run.error:
                     run.error = ""
+                if p == 1:
+                    shape = output_shape(call.output_head)
+                    if shape == run.output:
+                        run.streak += 1
+                    else:
+                        run.output, run.streak, run.streak_start = shape, 1, turn.index
+                        run.varied = True
                 _add(run.ids, turn.id)
                 _add(run.parts, call.part_id)
             else:
@@ -91,6 +107,9 @@ class DoomLoop(Detector):
         run.wait = any(c.wait for c, _, _ in window)
         first_err = window[0][0].error_sig
         run.error = first_err if p == 1 and first_err else ""
+        run.varied = False
+        run.output = output_shape(window[0][0].output_head) if p == 1 else ""
+        run.streak, run.streak_start = 1, run.start
         run.ids = []
         run.parts = []
         for c, _, mid in window:
@@ -105,21 +124,25 @@ class DoomLoop(Detector):
             if run.length == 0 or (p > 1 and ones >= p):
                 continue  # not running, or just the identical-call run seen at a longer period
             reps = (run.length + p) / p
+            count, start = reps, run.start
             verdict: Verdict
-            if run.wait:
+            if run.wait:  # waiting: polling with sleep
                 verdict, score = grade(reps, th.poll_repeat_suspect, th.poll_repeat_stuck)
             elif p == 1:
-                verdict, score = grade(reps, th.doom_repeat_suspect, th.doom_repeat_stuck)
-                if run.error:
-                    v2, s2 = grade(reps, th.doom_repeat_suspect, th.doom_fail_stuck)
+                # The same call with the same answer; a changing answer is polling.
+                count, start = run.streak, run.streak_start
+                stuck = th.doom_fail_stuck if run.error else th.doom_repeat_stuck
+                verdict, score = grade(count, th.doom_repeat_suspect, stuck)
+                if run.varied:
+                    v2, s2 = grade(reps, th.poll_repeat_suspect, th.poll_repeat_stuck)
                     if s2 > score:
-                        verdict, score = v2, s2
+                        verdict, score, count, start = v2, s2, reps, run.start
             else:
                 verdict, score = grade(reps, th.doom_cycle_suspect, th.doom_cycle_stuck)
-            if (score, reps) > (self._best.score, self._best.count):
+            if (score, count) > (self._best.score, self._best.count):
                 self._best_run = (p, run.serial)
-            ev = functools.partial(self._evidence, run, reps, p)
-            self._best.offer(verdict, score, reps, run.start, ev)
+            ev = functools.partial(self._evidence, run, count, p)
+            self._best.offer(verdict, score, count, start, ev)
 
     def _evidence(self, run: _Run, reps: float, period: int) -> dict[str, Any]:
         calls = [c for c, _, _ in self._recent][-period:]
@@ -127,7 +150,7 @@ class DoomLoop(Detector):
             "period": period,
             "repetitions": reps,
             "signature": [c.sig.replace("\x00", " ", 1)[:300] for c in calls],
-            "polling": run.wait,
+            "polling": run.wait or run.varied,
             "same_failure": run.error or None,
             "message_ids": list(run.ids),
             "part_ids": list(run.parts),

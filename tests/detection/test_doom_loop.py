@@ -115,3 +115,19 @@ def test_the_worst_episode_is_kept_and_marked_inactive() -> None:
     f = doom(s)
     assert f.verdict == "stuck"
     assert f.evidence["active"] is False
+
+
+def test_the_same_call_answered_differently_is_polling() -> None:
+    s = Stream().user()
+    for state in ("queued", "queued", "in_progress", "in_progress", "testing", "testing", "completed"):
+        s.step(bash("gh run view 42 --json status", output=f'{{"status":"{state}"}}'))
+    assert doom(s).verdict == "healthy"
+    s.repeat(30, bash("gh run view 42 --json status", output='{"status":"completed"}'))
+    assert doom(s).verdict == "stuck"  # ...until it stops changing
+
+
+def test_outputs_that_differ_only_in_numbers_are_the_same_answer() -> None:
+    s = Stream().user()
+    for i in range(6):
+        s.step(bash("pytest -q", exit=1, output=f"1 failed in 0.{50 + i}s at /tmp/run{i}"))
+    assert doom(s).verdict == "stuck"
