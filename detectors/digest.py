@@ -18,7 +18,13 @@ FILE_TOOLS = frozenset({"edit", "write", "patch", "multiedit", "apply_patch"})
 _SLEEP = re.compile(r"\bsleep\s+[0-9.]")
 _WAIT_TOOLS = frozenset({"sleep", "wait"})
 _VOLATILE = re.compile(r"(/[^\s'\"]+)|(\d+(\.\d+)?)|('[^']*')|(\"[^\"]*\")")
-_NUMBERS = re.compile(r"(/[^\s'\"]+)|(\d+(\.\d+)?)")
+# What changes between two runs of the same command without anything having changed: paths
+# (temp dirs), durations, clock times, long ids and hashes. Small counts are kept: "3 of 9 ready"
+# moving to "4 of 9 ready" is news.
+_NOISE = re.compile(
+    r"(/[^\s'\"]+)|(\d+\.\d+)|(\d+\s?(?:ms|us|µs|s|sec|secs|seconds)\b)|(\d{1,2}:\d{2}(?::\d{2})?)"
+    r"|(\b\d{5,}\b)|(\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]{5,}\b)"
+)
 _HEAD = 200
 _DENIED = ("rule which prevents you", "rejected permission")
 
@@ -50,8 +56,8 @@ def error_signature(call: ToolCall) -> str:
 # Not frozen: a digest is built for every message and frozen dataclasses are slower to build.
 # Treat both as read-only.
 def output_shape(text: str) -> str:
-    """An output with paths and numbers blanked: timings, counters and temp paths do not count."""
-    return _NUMBERS.sub("_", text)
+    """An output with its noise blanked (paths, durations, clock times, long ids, hashes)."""
+    return _NOISE.sub("_", text)
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ __all__ = [
     "gen_many_reads",
     "gen_mixed",
     "gen_polling",
+    "gen_recheck",
     "gen_test_fix",
     "gen_waiting_server",
 ]
@@ -164,3 +165,18 @@ def gen_flaky_explore(rng: random.Random, k: int) -> tuple[Session, dict[str, An
     s.step(text="The budget was too low; raised it to 3.")
     finish_idle(s)
     return s, {"label": "healthy", "also": [], "note": "long exploration with revisits and a flaky test"}
+
+
+def gen_recheck(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
+    s = Session(f"ok_recheck_{k}")
+    s.user("Deploy and watch the rollout.")
+    s.step(tools=[("bash", bash("kubectl apply -f deploy.yaml"), ("ok", "configured"))])
+    ready = 0
+    for _ in range(rng.randint(6, 9)):  # no sleep, but the answer moves on each time
+        ready += 1
+        out = f"deployment rolling: {ready} of 9 pods ready" if ready < 9 else "rollout complete"
+        s.step(tools=[("bash", bash("kubectl rollout status deploy/app --watch=false"), ("ok", out))])
+        ready = min(9, ready + rng.randint(0, 1))
+    s.step(text="The rollout is progressing as expected.")
+    finish_idle(s)
+    return s, {"label": "healthy", "also": [], "note": "re-checking something whose answer changes"}

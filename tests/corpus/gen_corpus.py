@@ -24,6 +24,7 @@ from corpus_healthy import (
     gen_many_reads,
     gen_mixed,
     gen_polling,
+    gen_recheck,
     gen_test_fix,
     gen_waiting_server,
 )
@@ -40,9 +41,10 @@ def gen_doom(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     s.step(text="Looking at the repo.", tools=[("read", read("README.md"), ("ok", "# app"))])
     variant = k % 4
     cmd = rng.choice(["git status --short", "pytest -q tests/test_api.py", "ls src"])
-    if variant == 0:  # identical calls, text in between now and then
+    if variant == 0:  # identical calls and answers (but for timings), text in between now and then
         for i in range(rng.randint(5, 8)):
-            s.step(text="Checking again." if i % 2 else None, tools=[("bash", bash(cmd), ("ok", "M a.py\n"))])
+            out = f"M a.py\n(took {rng.randint(20, 90)} ms)"
+            s.step(text="Checking again." if i % 2 else None, tools=[("bash", bash(cmd), ("ok", out))])
     elif variant == 1:  # the same call failing the same way
         for _ in range(rng.randint(3, 5)):
             s.step(
@@ -257,6 +259,7 @@ GENERATORS: dict[str, tuple[Callable[[random.Random, int], tuple[Session, dict[s
     "ok_mixed": (gen_mixed, 2),
     "ok_server": (gen_waiting_server, 3),
     "ok_explore": (gen_flaky_explore, 3),
+    "ok_recheck": (gen_recheck, 2),
 }
 
 # Captured runs of a real server, with the label a person gives them.
