@@ -58,7 +58,8 @@ class RetryCascade(Detector):
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
         self._run: _Count | None = None  # current run of failing calls
-        self._by_key: dict[str, _Count] = {}  # per tool+failure, since that tool last worked
+        # tool -> failure key -> count, since that tool last worked (a success drops its tool)
+        self._by_tool: dict[str, dict[str, _Count]] = {}
         self._provider: _Count | None = None
         self._attempt = 0
         self._retry_msg = ""
@@ -66,7 +67,7 @@ class RetryCascade(Detector):
 
     def feed(self, turn: Turn) -> None:
         if turn.file_change:
-            self._by_key.clear()
+            self._by_tool.clear()
         for call in turn.calls:
             if call.status in ("pending", "running") or call.wait:
                 continue  # a poll that fails while it waits is waiting, not failing
@@ -74,9 +75,7 @@ class RetryCascade(Detector):
                 self._failure(call, turn)
             else:
                 self._run = None
-                if self._by_key:
-                    for k in [k for k in self._by_key if k.startswith(call.tool + " ")]:
-                        del self._by_key[k]
+                self._by_tool.pop(call.tool, None)
         if turn.role == "assistant":
             if turn.error is not None and turn.error not in _NOT_PROVIDER:
                 if self._provider is None:
@@ -99,9 +98,10 @@ class RetryCascade(Detector):
         v, s = grade(run.n, th.fail_run_suspect, th.fail_run_stuck)
         self._best.offer(v, s, run.n, run.start, lambda: self._ev("failing_calls", run, turn))
         key = _key(call)
-        same = self._by_key.get(key)
+        counts = self._by_tool.setdefault(call.tool, {})
+        same = counts.get(key)
         if same is None:
-            same = self._by_key[key] = _Count(turn.index)
+            same = counts[key] = _Count(turn.index)
         same.add(turn.id, call.part_id)
         v, s = grade(same.n, th.same_error_suspect, th.same_error_stuck)
         self._best.offer(v, s, same.n, same.start, lambda: self._ev("same_error", same, turn, key))
