@@ -24,7 +24,8 @@ _KEYWORDS = (
     b"accesskey",
     b"private_key",
     b"credential",
-    b"auth",
+    b"auth_",
+    b"authorization",
 )
 
 
@@ -80,13 +81,18 @@ RULES: tuple[Rule, ...] = (
     Rule("jwt", rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, False, (b"eyJ",)),
     Rule("forgejo", rb"authorization: ?token ([0-9a-f]{40})", 1, True, (b"authorization",)),
     Rule("url_userinfo", rb"://[^\s\"\\/:@]{1,200}:([^\s\"\\/@\[][^\s\"\\/@]{0,199})@", 1, False, (b"://",)),
-    Rule("bearer", rb"bearer +([a-z0-9._~+/=\-]{16,})", 1, True, (b"bearer",)),
-    # KEY=VALUE lines with a secret-looking key (token=<hex> of Forgejo included); one
-    # pattern per keyword keeps each plain-regex scan on the engine's literal-prefix search
+    Rule("bearer", rb"(?:bearer|basic) +([a-z0-9._~+/=\-]{16,})", 1, True, (b"bearer", b"basic")),
+    # KEY=VALUE lines and "key": "value" JSON fields with a secret-looking key (Forgejo's
+    # token=<hex> and the apiKey of /config/providers included); one pattern per keyword keeps
+    # each plain-regex scan on the engine's literal-prefix search
     *(
         Rule(
             "assignment",
-            word + rb"[a-z0-9_]{0,30} {0,3}[=:] {0,3}['`]?([^\s\"\\\[$'`{(<]" + _V + rb"{5,})",
+            word
+            + rb"[a-z0-9_]{0,30}(?:\\?\" {0,3}: {0,3}\\?\"| {0,3}[=:] {0,3}['`]?)"
+            + rb"(?!(?:bearer|basic|token) )([^\s\"\\\[$'`{(<]"
+            + _V
+            + rb"{5,})",
             1,
             True,
             (word,),

@@ -214,3 +214,56 @@ def test_both_engines_agree(case: tuple[Any, list[str], list[str]]) -> None:
     assert plain.engine == "re"
     data = orjson.dumps(case[0])
     assert fast.redact_bytes(data) == plain.redact_bytes(data)
+
+
+def test_json_fields_with_secret_keys() -> None:
+    red = Redactor(KEY)
+    doc = {
+        "options": {"apiKey": "sk-fake-not-a-secret", "baseURL": "http://127.0.0.1:1/v1"},
+        "tokens": {"input": 123456789, "cache": {"read": 0}},
+        "author": "JaneDoeSmith",
+        "nested": '{"password": "s3cr3tpassw0rd"}',
+        "auth": "Basic dXNlcjpwYXNzd29yZA==",
+    }
+    out, _ = red.redact_obj(doc)
+    assert out["options"]["apiKey"].startswith("[REDACTED:assignment:")
+    assert out["tokens"] == doc["tokens"] and out["author"] == "JaneDoeSmith"
+    assert "s3cr3tpassw0rd" not in out["nested"] and "dXNlcjpw" not in out["auth"]
+    assert out["options"]["baseURL"] == doc["options"]["baseURL"]
+
+
+_secret_keys = st.sampled_from(
+    [
+        "password",
+        "apiKey",
+        "api_key",
+        "secret",
+        "token",
+        "tokens",
+        "auth_token",
+        "authorization",
+        "access_key",
+        "private_key",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        _secret_keys,
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**63), 2**63 - 1)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=20)
+        | st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3),
+        max_size=6,
+    )
+)
+def test_secret_looking_keys_keep_json_valid(doc: dict[str, Any]) -> None:
+    out, _ = Redactor(KEY).redact_obj(doc)  # parses back: the text stayed valid JSON
+    assert set(out) == set(doc)
+    for k, v in doc.items():
+        if not isinstance(v, str):
+            assert out[k] == v, "only string values are ever replaced"
