@@ -15,10 +15,5 @@ def test_the_benchmark_runs_on_a_small_session() -> None:
     spec.loader.exec_module(bench)
     r = bench.run(steps=300, repeats=1)
     assert r["messages"] == 301 and r["parts"] > 600
-    assert set(r["ratios"]) == {
-        "batch_vs_parse",
-        "incremental_vs_parse",
-        "convert_vs_parse",
-        "incremental_vs_batch",
-    }
+    assert {"batch_vs_parse", "incremental_vs_batch", "full_vs_quarter_rate"} <= set(r["ratios"])
     assert r["findings"] == []  # the generated working session reads healthy
