@@ -37,6 +37,19 @@ class Finding:
             "start_index": self.start_index,
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
+        """The finding `to_dict()` wrote (an unknown verdict reads as healthy)."""
+        verdict = d.get("verdict")
+        evidence = d.get("evidence")
+        return cls(
+            str(d.get("detector", "")),
+            verdict if verdict in _RANK else "healthy",
+            float(d.get("score") or 0.0),
+            dict(evidence) if isinstance(evidence, Mapping) else {},
+            int(d.get("start_index", -1)),
+        )
+
 
 def worst_verdict(findings: Iterable[Finding]) -> Verdict:
     """The worst verdict among findings; "healthy" when there are none."""

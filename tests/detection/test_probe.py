@@ -125,6 +125,7 @@ def test_findings_are_well_formed(
         assert -1 <= f.start_index < max(1, len(msgs))
         assert set(f.evidence.get("message_ids", ())) <= ids
         assert json.loads(json.dumps(f.to_dict())) == f.to_dict()
+        assert Finding.from_dict(json.loads(json.dumps(f.to_dict()))).to_dict() == f.to_dict()
 
 
 BREAKS = {
