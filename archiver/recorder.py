@@ -147,6 +147,23 @@ class Recorder:
     def mark_archived(self, root: str, at: float) -> None:
         self.archived[root] = at
 
+    def forget(self, now: float, after: float) -> list[str]:
+        """Drop what is kept about trees archived more than ``after`` seconds ago and quiet
+        since, so a long-running watch does not grow without end."""
+        gone: list[str] = []
+        for root, at in list(self.archived.items()):
+            members = self.tree(root)
+            if now - at < after or any(self.dirty.get(s, 0.0) > at for s in members):
+                continue
+            if any(s in self.busy_since for s in members):
+                continue
+            for s in members:
+                for table in (self.status, self.permissions, self.state, self.dirty, self.parents):
+                    table.pop(s, None)
+            del self.archived[root]
+            gone.append(root)
+        return gone
+
     def history(self, root: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
         """Status history and permission events of every known session of a tree."""
         members = self.tree(root)

@@ -42,6 +42,7 @@ class WatchConfig:
     abort_on_stuck: bool = False
     sse_retry_seconds: float = 30.0
     archive_existing: bool = False  # archive trees that were already there at start
+    forget_after_seconds: float = 6 * 3600.0  # drop the history of trees archived and quiet
 
 
 class Watcher:
@@ -156,6 +157,8 @@ class Watcher:
                 self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
         for root, since in self.rec.busy_roots().items():
             await self._maybe_probe(root, since, now)
+        for root in self.rec.forget(now, self.cfg.forget_after_seconds):
+            self._probed.pop(root, None)
 
     async def _maybe_probe(self, root: str, since: float, now: float) -> None:
         cfg = self.cfg

@@ -207,3 +207,13 @@ def test_watcher_probes_long_runs_and_aborts_when_asked() -> None:
     asyncio.run(go())
     assert found and stuck_by and aborted == ["/session/ses_loop/abort"]
     assert stuck_by[0] in found
+
+
+def test_quiet_archived_trees_are_forgotten() -> None:
+    rec, fx = _replay("subagent_tree")
+    root = fx["root_id"]
+    last = max(e["received"] for e in fx["events"]) / 1000.0
+    rec.mark_archived(root, last + 3)
+    assert rec.forget(last + 100, after=3600) == []
+    assert rec.forget(last + 4000, after=3600) == [root]
+    assert rec.tree(root) == [] and rec.status == {} and rec.due(last + 5000, 1.0) == []
