@@ -164,3 +164,13 @@ def test_an_archived_session_id_from_the_store(run: CliRunner, tmp_path: Path) -
     found = json.loads(out)
     assert found["verdict"] == "stuck"
     assert found["findings"][0]["evidence"]["permissions"] == ["bash"]
+
+
+def test_session_picks_a_child_of_a_recorded_run(run: CliRunner, tmp_path: Path) -> None:
+    rec = json.loads((FIXTURES / "subagent_tree.json").read_text())
+    root_count = len(rec["messages"][rec["root_id"]])
+    child = next(sid for sid, msgs in rec["messages"].items() if len(msgs) != root_count)
+    _, out, _ = invoke(run, tmp_path, str(FIXTURES / "subagent_tree.json"), "--json", "--session", child)
+    assert json.loads(out)["messages"] == len(rec["messages"][child])
+    _, out, _ = invoke(run, tmp_path, str(FIXTURES / "subagent_tree.json"), "--json")
+    assert json.loads(out)["messages"] == len(rec["messages"][rec["root_id"]])
