@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
@@ -21,6 +21,12 @@ _HERE = Path(__file__).parent
 STATIC_DIR = _HERE / "static"
 TEMPLATE_DIR = _HERE / "templates"
 _REFRESH_SECONDS = 10
+# The page shows text from archives (tool output, prompts): it is only ever set as text, and
+# the policy makes sure nothing else could run or load from elsewhere if that ever slipped.
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 router = APIRouter(include_in_schema=False)
 router.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
@@ -28,9 +34,9 @@ _templates = Jinja2Templates(directory=TEMPLATE_DIR)
 
 
 @router.get("/", response_class=HTMLResponse)
-def shell(request: Request, settings: SettingsDep) -> HTMLResponse:
+def shell(request: Request, settings: SettingsDep) -> Response:
     """The shell page; the view itself lives in the URL hash (`#/sessions?agent=build`)."""
-    return _templates.TemplateResponse(
+    response = _templates.TemplateResponse(
         request,
         "console.html",
         {
@@ -38,6 +44,10 @@ def shell(request: Request, settings: SettingsDep) -> HTMLResponse:
             "long_worker_seconds": settings.long_worker_seconds,
         },
     )
+    response.headers["Content-Security-Policy"] = _CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 @router.get("/console")

@@ -41,7 +41,7 @@ ARGS = [
     "--disable-sync",
 ]
 TOKEN = "test-token-0123456789"
-WAIT_MS = 20_000
+WAIT_MS = 30_000  # generous: the machine running the suite may be busy
 
 
 @contextmanager

@@ -28,6 +28,9 @@ def test_shell_page_loads_its_own_assets_only(bare: TestClient) -> None:
         for view in ("overview", "drivers", "sessions", "costs"):
             assert f'href="#/{view}"' in html
         assert not re.search(r"(src|href)=\"(https?:)?//", html), "no asset from another origin"
+        csp = r.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "default-src 'none'" in csp
+        assert "<script>" not in html and " style=" not in html  # nothing inline for the CSP to block
         assert c.get("/console", follow_redirects=False).headers["location"] == "/"
 
 

@@ -48,6 +48,7 @@ export function el(spec, attrs, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k === "style") node.style.cssText = v; // CSSOM, which the page's CSP allows
     else node.setAttribute(k, v === true ? "" : String(v));
   }
   append(node, children);
