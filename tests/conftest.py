@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests/realparts.py, tests/pgserver.py
+# The real packages first: a test folder such as tests/archiver must never stand in for them.
+import archiver  # noqa: F401
+import detectors  # noqa: F401
+import telemetry  # noqa: F401
+import web  # noqa: F401
+
+sys.path.append(str(Path(__file__).parent))  # tests/realparts.py, tests/pgserver.py, tests/liveserver.py
 
 import pgserver
 from realparts import require

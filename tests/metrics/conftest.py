@@ -5,4 +5,4 @@ from pathlib import Path
 
 for _p in (Path(__file__).parent, Path(__file__).parents[1]):
     if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
+        sys.path.append(str(_p))
