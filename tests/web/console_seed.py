@@ -10,6 +10,7 @@ import json
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -272,3 +273,31 @@ def build_store(settings: Settings, live_pid: int) -> Store:
     finally:
         engine.dispose()
     return Store(settings, seeded, fleet, now)
+
+
+HOSTILE_TITLE = '<img src=x onerror="window.__pwned=1">Hostile <b>title</b>'
+HOSTILE_TEXT = '<script>window.__pwned=2</script><img src=x onerror="window.__pwned=3">'
+
+
+def archive_hostile(settings: Settings) -> str:
+    """The captured healthy run under a new id, with markup in its title and its messages:
+    what a console must show as text and never run."""
+    fx = json.loads((FIXTURES / "healthy.json").read_text())
+    sid = "ses_hostile" + fx["root_id"][11:]
+    raw = json.dumps(fx).replace(fx["root_id"], sid)
+    fx = json.loads(raw)
+    fx["sessions"][0]["title"] = HOSTILE_TITLE
+    for m in fx["messages"][sid]:
+        for p in m["parts"]:
+            if p.get("type") == "text":
+                p["text"] = HOSTILE_TEXT
+    engine = make_engine(settings.db_url)
+    server = CapturedServer(fx, fx["opencode_version"])
+    try:  # in a thread of its own: the caller may be inside an event loop (Playwright's)
+        with ThreadPoolExecutor(1) as pool:
+            job = pool.submit(asyncio.run, _archive(server, fx, settings, engine, "hostile", "cyc-h"))
+            outcome = job.result()
+    finally:
+        engine.dispose()
+    assert outcome.ok, outcome.to_dict()
+    return sid

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from console_seed import Store, build_store
+from console_seed import HOSTILE_TEXT, HOSTILE_TITLE, Store, archive_hostile, build_store
 from realparts import free_port, require
 
 from telemetry.settings import Settings
@@ -329,6 +329,21 @@ def test_keyboard_and_deep_links(ui: Page) -> None:
     ui.go("#/session/ses_does_not_exist")
     expect(ui.page.locator("#session-head .error")).to_contain_text("no archived session")
     ui.errors.clear()  # the 404 above is logged by the browser as a failed resource load
+
+
+def test_markup_in_archives_is_shown_as_text(ui: Page) -> None:
+    from playwright.sync_api import expect
+
+    sid = archive_hostile(ui.store.settings)
+    ui.go("#/sessions?q=Hostile")
+    row = ui.page.locator("#sessions tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("a").first).to_have_text(HOSTILE_TITLE)
+    row.first.click()
+    expect(ui.page).to_have_url(re.compile(f"#/session/{sid}"))
+    expect(ui.page.locator("#timeline .part.text").first).to_have_text(HOSTILE_TEXT)
+    assert ui.page.locator("#main img, #main script, #main b").count() == 0
+    assert ui.page.evaluate("window.__pwned") is None
 
 
 def test_views_refresh_on_their_own(ui: Page) -> None:
