@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
+from telemetry.cli.tables import dash
 from telemetry.dispatch_import import DispatchImportError, count_rows, import_dispatch_db
 from telemetry.timeutil import utcnow
 
@@ -67,4 +68,6 @@ def import_dispatch(
         )
     console.print(table)
     for r in report["rejects"][:10]:
-        console.print(f"[yellow]rejected[/] {r['table']} row {r['row']}: {r['reason']}", highlight=False)
+        console.print(
+            f"[yellow]rejected[/] {r['table']} row {dash(r['row'])}: {dash(r['reason'])}", highlight=False
+        )

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
-from rich.tree import Tree
 
 from telemetry.cli.app import app, console, fail, print_json, settings_of
+from telemetry.cli.session_view import load_turns, session_view, tree_view
 from telemetry.cli.tables import dash, money, num, ratio, read_store, seconds, when, window
 from telemetry.cycles import CycleFilter, cycles_summary, list_cycles
 from telemetry.paging import CursorError
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
 from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions, session_tree
-from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
 from telemetry.timeutil import parse_since, utcnow
 
 __all__ = ["cycles_app", "sessions_app"]
@@ -31,23 +30,6 @@ SinceOpt = Annotated[str | None, typer.Option(help="Only since this long ago (24
 UntilOpt = Annotated[str | None, typer.Option(help="Only before this long ago or an ISO time.")]
 LimitOpt = Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="Rows per page.")]
 CursorOpt = Annotated[str | None, typer.Option(help="Continue after the page that printed this cursor.")]
-
-
-def _tree_label(n: dict[str, Any]) -> str:
-    own, sub = money(n["cost_usd"]), money(n["subtree_cost_usd"])
-    verdict = n["verdict"]
-    colour = {"stuck": "red", "suspect": "yellow"}.get(verdict, "green")
-    return (
-        f"[bold]{n['session_id']}[/] {dash(n['agent'])} [dim]{dash(n['title'])}[/] "
-        f"[{colour}]{verdict}[/] own {own} · tree {sub} · {num(n['subtree_tokens_total'])} tok"
-    )
-
-
-def _rich_tree(node: dict[str, Any], into: Tree | None = None) -> Tree:
-    branch = Tree(_tree_label(node)) if into is None else into.add(_tree_label(node))
-    for c in node["children"]:
-        _rich_tree(c, branch)
-    return branch
 
 
 @sessions_app.command("list")
@@ -88,7 +70,7 @@ def sessions_list(
     table.add_column("archived")
     for s in page["items"]:
         table.add_row(
-            ("  " * min(s["depth"], 3)) + s["session_id"],
+            ("  " * min(s["depth"], 3)) + dash(s["session_id"]),
             dash(s["agent"]),
             dash(s["model"]),
             s["verdict"] + (" (in flight)" if s["in_flight"] else ""),
@@ -105,21 +87,6 @@ def sessions_list(
         console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
 
 
-def _took(ms: Any) -> str:
-    return seconds(ms / 1000) if isinstance(ms, int | float) and not isinstance(ms, bool) else "-"
-
-
-def _turn_rows(ctx: typer.Context, archive_path: str) -> tuple[list[dict[str, Any]] | None, str | None]:
-    path = archive_file(settings_of(ctx).archives, archive_path)
-    try:
-        doc = load_archive(path)
-    except ArchiveUnreadable as e:
-        return None, str(e)
-    if doc is None:
-        return None, f"archive file {path} is not there (pruned or moved)"
-    return turns_of(doc), None
-
-
 @sessions_app.command("show")
 def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False) -> None:
     """One session: its record, per-turn table (from the archive file), findings and tree."""
@@ -127,65 +94,14 @@ def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
         got = get_session(db, session_id)
     if got is None:
         fail(f"no archived session {session_id!r}")
-    turns, problem = _turn_rows(ctx, got["session"]["archive_path"])
-    got["turns"], got["archive_problem"] = turns, problem
+    got["turns"], got["archive_problem"] = load_turns(
+        settings_of(ctx).archives, got["session"]["archive_path"]
+    )
     if as_json:
         print_json(got)
         return
-    s = got["session"]
-    rec = Table.grid(padding=(0, 2))
-    rec.add_column(style="bold")
-    rec.add_column()
-    for k in ("session_id", "title", "agent", "model", "label", "cycle_id", "verdict", "worst_detector"):
-        rec.add_row(k, dash(s[k]))
-    rec.add_row("parent / root", f"{dash(s['parent_session_id'])} / {s['root_session_id']}")
-    rec.add_row("created / archived", f"{when(s['created_at'])} / {when(s['archived_at'])}")
-    rec.add_row("duration", seconds(s["duration_s"]) + (" (in flight)" if s["in_flight"] else ""))
-    rec.add_row("turns / messages", f"{s['turn_count']} / {s['message_count']}")
-    tk = s["tokens"]
-    rec.add_row(
-        "tokens",
-        f"in {num(tk['input'])} · out {num(tk['output'])} · reasoning {num(tk['reasoning'])} · "
-        f"cache read {num(tk['cache_read'])} · cache write {num(tk['cache_write'])}",
-    )
-    rec.add_row("cost own / tree", f"{money(s['cost_usd'])} / {money(got['tree']['subtree_cost_usd'])}")
-    if s["error_kind"]:
-        rec.add_row("error", s["error_kind"])
-    rec.add_row("archive", s["archive_path"])
-    console.print(rec)
-    if turns:
-        t = Table(title="turns", title_justify="left")
-        heads = ("#", "model", "in", "out", "reason", "cache r", "cache w", "cost", "tools", "took")
-        for h in (*heads, "finish", "error"):
-            t.add_column(h, justify="left" if h == "model" else "right" if h in heads else "left")
-        for i, turn in enumerate(turns):
-            tok = turn.get("tokens") or {}
-            t.add_row(
-                str(i + 1),
-                dash(turn.get("model")),
-                num(tok.get("input")),
-                num(tok.get("output")),
-                num(tok.get("reasoning")),
-                num(tok.get("cache_read")),
-                num(tok.get("cache_write")),
-                money(turn.get("cost")),
-                str(turn.get("tool_calls", "-")),
-                _took(turn.get("duration_ms")),
-                "in flight" if turn.get("in_flight") else dash(turn.get("finish")),
-                dash(turn.get("error")),
-            )
-        console.print(t)
-    elif problem:
-        console.print(f"[yellow]no per-turn data:[/] {problem}", highlight=False)
-    if got["findings"]:
-        ft = Table(title="findings", title_justify="left")
-        for h in ("detector", "verdict", "score", "from message", "source"):
-            ft.add_column(h)
-        for f in got["findings"]:
-            ft.add_row(f["detector"], f["verdict"], f"{f['score']:.2f}", str(f["start_index"]), f["source"])
-        console.print(ft)
-    if got["tree"]["children"]:
-        console.print(_rich_tree(got["tree"]))
+    for part in session_view(got):
+        console.print(part, highlight=False)
 
 
 @sessions_app.command("tree")
@@ -198,7 +114,7 @@ def sessions_tree(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
     if as_json:
         print_json(tree)
         return
-    console.print(_rich_tree(tree))
+    console.print(tree_view(tree))
 
 
 @cycles_app.command("list")
@@ -235,8 +151,8 @@ def cycles_list(
         table.add_column(h, justify="right" if h in ("duration", "claims") else "left")
     for c in page["items"]:
         table.add_row(
-            c["cycle_id"],
-            c["driver"],
+            dash(c["cycle_id"]),
+            dash(c["driver"]),
             when(c["started_at"]),
             seconds(c["duration_s"]) if not c["in_flight"] else f"{seconds(c['elapsed_s'])}…",
             "[cyan]in flight[/]" if c["in_flight"] else dash(c["terminal_state"]),
@@ -272,12 +188,12 @@ def cycles_summary_cmd(
     for h in ("driver", "terminal state", "worker outcome", "cycles"):
         table.add_column(h, justify="right" if h == "cycles" else "left")
     for d in rows:
-        table.add_row(f"[bold]{d['driver']}[/]", "[dim]all[/]", "", str(d["total"]))
+        table.add_row(f"[bold]{dash(d['driver'])}[/]", "[dim]all[/]", "", str(d["total"]))
         if d["in_flight"]:
             table.add_row("", "[cyan]in flight[/]", "", str(d["in_flight"]))
         for st in sorted(d["by_state"]):
             for outcome, n in sorted(d["by_state"][st].items()):
-                table.add_row("", st, dash(outcome), str(n))
+                table.add_row("", dash(st), dash(outcome), str(n))
     console.print(table)
 
 
@@ -355,16 +271,15 @@ def costs(
         for h in ("session", "agent", "model", "title", "cost"):
             st.add_column(h, justify="right" if h == "cost" else "left")
         for s in out["top_sessions"]:
-            st.add_row(
-                s["session_id"], dash(s["agent"]), dash(s["model"]), dash(s["title"]), money(s["cost_usd"])
-            )
+            cells = (dash(s[k]) for k in ("session_id", "agent", "model", "title"))
+            st.add_row(*cells, money(s["cost_usd"]))
         console.print(st)
         tt = Table(title="most expensive trees", title_justify="left")
         for h in ("root", "agent", "title", "sessions", "own", "tree"):
             tt.add_column(h, justify="right" if h in ("sessions", "own", "tree") else "left")
         for t in out["top_trees"]:
             tt.add_row(
-                t["session_id"],
+                dash(t["session_id"]),
                 dash(t["agent"]),
                 dash(t["title"]),
                 str(t["subtree_session_count"]),

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import typer
+from rich.markup import escape
 from sqlmodel import Session
 
 from telemetry.cli.app import fail, open_store, settings_of
@@ -42,7 +43,8 @@ def read_store(ctx: typer.Context) -> Iterator[Session]:
 
 
 def dash(v: Any) -> str:
-    return "-" if v is None or v == "" else str(v)
+    """A value for a table cell: "-" when empty; markup in user data (titles, errors) is escaped."""
+    return "-" if v is None or v == "" else escape(str(v))
 
 
 def money(v: float | None) -> str:

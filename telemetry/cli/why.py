@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from telemetry.cli.app import app, console, fail, print_json, settings_of
 from telemetry.cli.tables import read_store
@@ -43,10 +44,10 @@ def why_cmd(
     colour = _COLOUR.get(got["code"], "white")
     links = [f"{k} {got[k]}" for k in ("session_id", "cycle_id") if got[k] and got[k] != ident]
     console.print(
-        f"[bold]{ident}[/] ({got['kind']}{', ' + ', '.join(links) if links else ''}): "
+        f"[bold]{escape(ident)}[/] ({got['kind']}{', ' + ', '.join(links) if links else ''}): "
         f"[bold {colour}]{got['verdict']}[/]",
         highlight=False,
     )
     for i, e in enumerate(got["evidence"]):
         mark = "because" if i == 0 else "   also"
-        console.print(f"  {mark} [dim]{e['source']:>7}[/]  {e['detail']}", highlight=False)
+        console.print(f"  {mark} [dim]{e['source']:>7}[/]  {escape(e['detail'])}", highlight=False)

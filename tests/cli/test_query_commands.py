@@ -114,3 +114,15 @@ def test_costs_table_and_json(seeded: Octel, golden: Golden) -> None:
     for text in ("claude", "opencode", "triage", "total", "most expensive trees", "$0.7600"):
         assert text in r.stdout
     golden("costs_by_driver_day", seeded.json("costs", "--by", "driver,day", "--top", "1"))
+
+
+def test_markup_in_user_data_is_printed_as_is(octel: Octel) -> None:
+    """Titles, labels and errors come from agents and people: rich markup in them is text."""
+    from storeseed import add, session
+
+    add(octel.engine, session("ses_m", title="[bold]not bold[/bold] [WIP]", label="[red]x", error_kind="[/]"))
+    r = octel("sessions", "list")
+    assert r.exit_code == 0 and "[red]x" in r.stdout
+    shown = octel("sessions", "show", "ses_m")
+    assert shown.exit_code == 0, shown.stderr
+    assert "[bold]not bold[/bold]" in shown.stdout and "[/]" in shown.stdout
