@@ -6,6 +6,7 @@ from typing import Annotated
 
 import httpx
 import typer
+from rich.markup import escape
 
 from telemetry.cli.app import app, console, print_json, settings_of
 from telemetry.db import make_engine
@@ -30,9 +31,9 @@ def doctor(
         print_json({"ok": not failed, "checks": [c.as_dict() for c in checks]})
     else:
         for c in checks:
-            console.print(f"{_MARK[c.status]} {c.name:<16} {c.detail}", highlight=False)
+            console.print(f"{_MARK[c.status]} {c.name:<16} {escape(c.detail)}", highlight=False)
             if c.fix:
-                console.print(f"     {'':<16} [bold]fix:[/] {c.fix}", highlight=False)
+                console.print(f"     {'':<16} [bold]fix:[/] {escape(c.fix)}", highlight=False)
         console.print("all good" if not failed else f"{len(failed)} check(s) failed", highlight=False)
     if failed:
         raise typer.Exit(1)

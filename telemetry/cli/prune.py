@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -93,6 +94,6 @@ def prune_cmd(
                 highlight=False,
             )
         for err in report["errors"][:10]:
-            err_console.print(f"[yellow]could not delete[/] {err}", highlight=False)
+            err_console.print(f"[yellow]could not delete[/] {escape(err)}", highlight=False)
     if report["errors"]:
         raise typer.Exit(1)
