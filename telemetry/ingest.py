@@ -199,6 +199,8 @@ def add_agent_run(db: Session, p: AgentRunIn, now: datetime) -> tuple[AgentRun, 
     row = db.exec(select(AgentRun).where(AgentRun.run_key == cols["run_key"])).first()
     if row is not None:
         return row, False
+    # A CLI that exits non-zero failed, whatever its last result event claimed.
+    cols["is_error"] = cols["is_error"] or p.exit_code not in (None, 0)
     row = AgentRun(task=p.task, agent=p.agent, exit_code=p.exit_code, created_at=now, **cols)
     db.add(row)
     labels = {"agent": p.agent or "", "model": cols["model"] or ""}

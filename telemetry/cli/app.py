@@ -16,6 +16,7 @@ import orjson
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
@@ -38,7 +39,7 @@ err_console = Console(stderr=True)
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """One clear sentence on stderr, then exit (2 for bad input, 1 for failures)."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 

@@ -190,3 +190,23 @@ def test_claude_run_is_stored_once(client: TestClient, auth: dict[str, str]) -> 
     with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
         runs = db.exec(select(AgentRun)).all()
     assert [(r.cache_read_tokens, r.cache_creation_tokens, r.cost_usd) for r in runs] == [(30, 40, 0.12)]
+
+
+def test_non_zero_exit_counts_as_a_failed_run(client: TestClient, auth: dict[str, str]) -> None:
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "uuid": "u-2",
+        "total_cost_usd": 0.5,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    r = client.post(
+        "/api/v1/agent-runs",
+        json={"task": "T", "agent": "a", "exit_code": 137, "result": result},
+        headers=auth,
+    )
+    assert r.json()["run"]["is_error"] is True
+    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+        outcome = db.exec(select(Aggregate.labels).where(Aggregate.metric == "agent_runs_total")).one()
+    assert '"outcome":"error"' in outcome
