@@ -37,7 +37,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def _clean(part: str | None, default: str, limit: int = 48) -> str:
-    cleaned = _UNSAFE.sub("-", part or "").strip(".-")[:limit]
+    # "__" separates the parts of a name, so no part may hold one (or start/end with "_")
+    cleaned = re.sub(r"_{2,}", "_", _UNSAFE.sub("-", part or ""))[:limit].strip("._-")
     return cleaned or default
 
 

@@ -156,11 +156,13 @@ def test_parse_agent() -> None:
     assert parse_agent(None) == (None, None)
 
 
+@settings(max_examples=500)
 @given(st.text(max_size=30), st.integers(0, 5), st.text(max_size=30), st.text(max_size=30))
 def test_names_are_safe(label: str, depth: int, agent: str, sid: str) -> None:
     name = archive_name(AT, depth, label, agent, sid)
     assert "/" not in name and "\x00" not in name and not name.startswith(".")
     assert name.count("__") == 4 and name.endswith(".json") and len(name) < 400
+    assert len(name.removesuffix(".json").split("__")) == 5
 
 
 def test_disk_full_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
