@@ -192,7 +192,14 @@ def session(session_id: str, request: Request, db: ReadDbDep, settings: Settings
     data["per_turn"] = (
         [turn_view(t) for t in turns if isinstance(t, Mapping)] if isinstance(turns, list) else None
     )
-    data["archive"] = {"file": data["session"]["archive_path"], "available": doc is not None, "error": error}
+    data["archive"] = {
+        "file": data["session"]["archive_path"],
+        "available": doc is not None,
+        "error": error,
+        # what the walk could not fetch, and what redaction replaced, by rule
+        "walk_errors": _l(doc.get("walk_errors")) if doc is not None else [],
+        "redaction": _d(doc.get("redaction")) if doc is not None else {},
+    }
     return data
 
 

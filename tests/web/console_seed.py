@@ -46,15 +46,18 @@ class Seeded:
 class CapturedServer:
     """The classic OpenCode routes the archiver reads, answered from one captured run."""
 
-    def __init__(self, run: dict[str, Any], version: str) -> None:
+    def __init__(self, run: dict[str, Any], version: str, fail: frozenset[str] = frozenset()) -> None:
         self.sessions = {s["id"]: s for s in run["sessions"] if isinstance(s, dict) and "id" in s}
         self.messages = run["messages"]
         self.version = version
+        self.fail = fail  # paths that answer 500, every time
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handle)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path in self.fail:
+            return httpx.Response(500, json={"name": "UnknownError", "data": {"message": "injected"}})
         parts = request.url.path.strip("/").split("/")
         if parts == ["global", "health"]:
             return httpx.Response(200, json={"healthy": True, "version": self.version})
@@ -301,3 +304,14 @@ def archive_hostile(settings: Settings) -> str:
         engine.dispose()
     assert outcome.ok, outcome.to_dict()
     return sid
+
+
+def archive_with_failures(settings: Settings, scenario: str, fail: frozenset[str]) -> ArchiveOutcome:
+    """Archive a captured run again from a server that keeps failing on some paths."""
+    fx = json.loads((FIXTURES / f"{scenario}.json").read_text())
+    engine = make_engine(settings.db_url)
+    try:
+        server = CapturedServer(fx, fx["opencode_version"], fail)
+        return asyncio.run(_archive(server, fx, settings, engine, scenario, f"cyc-{scenario}"))
+    finally:
+        engine.dispose()

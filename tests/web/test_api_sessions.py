@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from console_seed import Store
+from console_seed import Store, archive_with_failures
 from fastapi.testclient import TestClient
 
 
@@ -159,6 +159,8 @@ def test_timeline_shows_redactions_not_secrets(client: TestClient, store: Store)
     assert "[REDACTED:github:" in text
     assert "ghp_FAKEfake" not in text
     assert page["redaction"].get("github", 0) >= 1
+    archive = client.get(f"/api/sessions/{sid}").json()["archive"]
+    assert archive["redaction"] == page["redaction"] and archive["walk_errors"] == []
 
 
 def test_unknown_and_unreadable(client: TestClient, store: Store) -> None:
@@ -171,3 +173,16 @@ def test_unknown_and_unreadable(client: TestClient, store: Store) -> None:
     assert body["archive"]["available"] is False and "pruned or moved" in body["archive"]["error"]
     assert body["per_turn"] is None
     _error(client.get(f"/api/sessions/{sid}/messages"), 404, "archive_missing")
+
+
+def test_what_the_walk_could_not_fetch_is_shown(client: TestClient, store: Store) -> None:
+    root = store.seeded.scenarios["subagent_tree"]
+    child = next(
+        s for s, f in store.seeded.sessions.items() if f["scenario"] == "subagent_tree" and f["depth"] == 1
+    )
+    outcome = archive_with_failures(store.settings, "subagent_tree", frozenset({f"/session/{child}/message"}))
+    assert not outcome.ok
+    archive = client.get(f"/api/sessions/{root}").json()["archive"]
+    assert archive["available"] is True
+    [err] = [e for e in archive["walk_errors"] if e["session_id"] == child]
+    assert err["status"] == 500

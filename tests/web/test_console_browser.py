@@ -294,6 +294,7 @@ def test_in_flight_turn_and_redactions(ui: Page) -> None:
     marks = ui.page.locator("#timeline mark.redacted")
     expect(marks.first).to_be_visible()
     assert "redacted: github" in marks.all_inner_texts()
+    expect(ui.page.locator("#redactions")).to_contain_text("github \u00d7")
     assert "ghp_FAKE" not in ui.page.locator("#timeline").inner_text()
 
 

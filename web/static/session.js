@@ -80,6 +80,33 @@ function drawHead(node, data) {
       fact("archived", when(s.archived_at)),
     ),
     data.archive && !data.archive.available ? el("p.error", {}, `The archive file is not readable: ${data.archive.error}`) : null,
+    walkErrors(data.archive),
+    redactions(data.archive),
+  );
+}
+
+function walkErrors(archive) {
+  const errs = (archive && archive.walk_errors) || [];
+  if (!errs.length) return null;
+  return el(
+    "div.finding.stuck",
+    { id: "walk-errors" },
+    el("strong", {}, "The archive is incomplete: "),
+    `${errs.length} thing(s) could not be fetched from the server.`,
+    el("ul", {}, errs.map((e) => el("li", {}, `${e.what || "?"}${e.session_id ? ` of ${e.session_id}` : ""}: ${e.error_kind || "error"}${e.status ? ` (HTTP ${e.status})` : ""} — ${e.message || ""}`))),
+  );
+}
+
+function redactions(archive) {
+  const counts = Object.entries((archive && archive.redaction) || {}).filter(([, n]) => n > 0);
+  if (!counts.length) return null;
+  return el(
+    "p.muted",
+    { id: "redactions" },
+    el("mark.redacted", {}, "redacted"),
+    " before archiving: ",
+    counts.map(([rule, n]) => `${rule} ×${n}`).join(", "),
+    ". Each placeholder keeps a fingerprint, so the same secret is recognisable across archives.",
   );
 }
 
