@@ -10,6 +10,7 @@ export function mount(root, route, ctx) {
     { name: "q", label: "Search", type: "search", placeholder: "title or label" },
     { name: "agent", label: "Agent", type: "text", list: true, placeholder: "any" },
     { name: "model", label: "Model", type: "text", list: true, placeholder: "any" },
+    { name: "label", label: "Label", type: "text", list: true, placeholder: "any" },
     { name: "verdict", label: "Verdict", type: "select", options: [["", "any"], ["stuck", "stuck"], ["suspect", "suspect"], ["healthy", "healthy"]] },
     { name: "since", label: "Window", type: "select", options: WINDOWS },
     { name: "root_only", label: "Trees", type: "select", options: [["", "all sessions"], ["1", "roots only"]] },
@@ -34,6 +35,7 @@ export function mount(root, route, ctx) {
       });
       bar.suggest("agent", page.items.map((s) => s.agent));
       bar.suggest("model", page.items.map((s) => s.model));
+      bar.suggest("label", page.items.map((s) => s.label));
       draw(list, page, route, ctx);
     },
   };
@@ -67,7 +69,7 @@ function draw(node, page, route, ctx) {
               el("a", { href }, s.title || s.session_id),
               s.in_flight ? [" ", pill("in flight", "inflight")] : null,
             ),
-            el("td", {}, s.label || ""),
+            el("td", {}, s.label ? el("a", { href: `#/sessions?label=${encodeURIComponent(s.label)}`, title: "sessions with this label" }, s.label) : ""),
             el("td", {}, s.agent || "–"),
             el("td", {}, s.model || "–"),
             el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
