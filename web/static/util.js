@@ -13,7 +13,8 @@ export class Unreachable extends Error {}
 
 // GET a JSON endpoint; the error envelope becomes an ApiError, a network failure Unreachable.
 export async function getJSON(path, params) {
-  const url = new URL(path, window.location.origin);
+  // Relative to the page, so the console also works behind a proxy under a path prefix.
+  const url = new URL(path.replace(/^\//, ""), document.baseURI);
   for (const [k, v] of Object.entries(params || {})) {
     if (v !== undefined && v !== null && v !== "") url.searchParams.set(k, v);
   }
