@@ -45,8 +45,8 @@ export function filterBar(route, ctx, fields) {
       });
     }
     controls[f.name] = input;
-    form.append(el("label", { for: id }, f.label), input);
-    if (f.list) form.append(el("datalist", { id: `${id}-list` }));
+    // label and control stay together when the bar wraps
+    form.append(el("span.field", {}, el("label", { for: id }, f.label), input, f.list ? el("datalist", { id: `${id}-list` }) : null));
   }
   const reset = el("button", {
     type: "button",
