@@ -10,6 +10,7 @@ import json
 import socket
 import subprocess
 import sys
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -295,11 +296,10 @@ def archive_hostile(settings: Settings) -> str:
             if p.get("type") == "text":
                 p["text"] = HOSTILE_TEXT
     engine = make_engine(settings.db_url)
-    server = CapturedServer(fx, fx["opencode_version"])
-    try:  # in a thread of its own: the caller may be inside an event loop (Playwright's)
-        with ThreadPoolExecutor(1) as pool:
-            job = pool.submit(asyncio.run, _archive(server, fx, settings, engine, "hostile", "cyc-h"))
-            outcome = job.result()
+    try:
+        outcome = _run(
+            _archive(CapturedServer(fx, fx["opencode_version"]), fx, settings, engine, "hostile", "cyc-h")
+        )
     finally:
         engine.dispose()
     assert outcome.ok, outcome.to_dict()
@@ -312,6 +312,12 @@ def archive_with_failures(settings: Settings, scenario: str, fail: frozenset[str
     engine = make_engine(settings.db_url)
     try:
         server = CapturedServer(fx, fx["opencode_version"], fail)
-        return asyncio.run(_archive(server, fx, settings, engine, scenario, f"cyc-{scenario}"))
+        return _run(_archive(server, fx, settings, engine, scenario, f"cyc-{scenario}"))
     finally:
         engine.dispose()
+
+
+def _run(coro: Coroutine[Any, Any, ArchiveOutcome]) -> ArchiveOutcome:
+    """Run in a thread of its own: the caller may be inside an event loop (Playwright's)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

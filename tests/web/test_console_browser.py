@@ -22,7 +22,14 @@ from typing import Any
 
 import httpx
 import pytest
-from console_seed import HOSTILE_TEXT, HOSTILE_TITLE, Store, archive_hostile, build_store
+from console_seed import (
+    HOSTILE_TEXT,
+    HOSTILE_TITLE,
+    Store,
+    archive_hostile,
+    archive_with_failures,
+    build_store,
+)
 from realparts import free_port, require
 
 from telemetry.settings import Settings
@@ -351,6 +358,19 @@ def test_markup_in_archives_is_shown_as_text(ui: Page) -> None:
     expect(ui.page.locator("#timeline .part.text").first).to_have_text(HOSTILE_TEXT)
     assert ui.page.locator("#main img, #main script, #main b").count() == 0
     assert ui.page.evaluate("window.__pwned") is None
+
+
+def test_an_incomplete_archive_says_what_is_missing(ui: Page) -> None:
+    from playwright.sync_api import expect
+
+    seeded = ui.store.seeded
+    root = seeded.scenarios["subtask_part"]
+    child = next(s for s, f in seeded.sessions.items() if f["scenario"] == "subtask_part" and f["depth"])
+    archive_with_failures(ui.store.settings, "subtask_part", frozenset({f"/session/{child}/message"}))
+    ui.go(f"#/session/{root}")
+    box = ui.page.locator("#walk-errors")
+    expect(box).to_contain_text("could not be fetched")
+    expect(box).to_contain_text(child)
 
 
 def test_views_refresh_on_their_own(ui: Page) -> None:
