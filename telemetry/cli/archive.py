@@ -39,6 +39,12 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 ServerOpt = Annotated[str | None, typer.Option("--server", help="OpenCode URL (OCTEL_OPENCODE_URL).")]
 
 
+def _check_redact_file(settings: Any) -> None:
+    path = settings.redact_file
+    if path is not None and not path.is_file():
+        fail(f"OCTEL_REDACT_FILE {path} is not a readable file", 2)
+
+
 def _check_server(url: str) -> str:
     if not re.match(r"^https?://[^\s/]+", url):
         fail(f"--server must be an http(s) URL, not {url!r}", 2)
@@ -62,6 +68,7 @@ def archive_cmd(
     if not _SESSION_ID.match(session_id):
         fail(f"{session_id!r} is not an OpenCode session id (ses_ followed by letters and digits)", 2)
     settings = settings_of(ctx)
+    _check_redact_file(settings)
     url = _check_server(server or settings.opencode_url)
     spinner = console.status(f"archiving {session_id} from {url} …", spinner="dots")
     with open_store(settings) as engine, spinner if not as_json else contextlib.nullcontext():
@@ -235,6 +242,7 @@ def watch_cmd(
     from telemetry.archiving import watch_server
 
     settings = settings_of(ctx)
+    _check_redact_file(settings)
     url = _check_server(server or settings.opencode_url)
     config = WatchConfig(
         settle_seconds=settle,

@@ -96,3 +96,9 @@ def test_import_v1_and_v2_archives_twice(tmp_path: Path) -> None:
     rows = _rows(tmp_path)
     assert len(rows) == 3 and {r.schema_version for r in rows} == {2}
     assert all(Path(r.archive_path).is_absolute() for r in rows)
+
+
+def test_missing_redact_file_is_bad_input(tmp_path: Path) -> None:
+    runner = CliRunner(env={"COLUMNS": "300", "OCTEL_REDACT_FILE": str(tmp_path / "nope.txt")})
+    res = runner.invoke(app, ["--data-dir", str(tmp_path / "data"), "archive", "ses_abc"])
+    assert res.exit_code == 2 and "is not a readable file" in res.output
