@@ -287,7 +287,7 @@ def archive_hostile(settings: Settings) -> str:
     """The captured healthy run under a new id, with markup in its title and its messages:
     what a console must show as text and never run."""
     fx = json.loads((FIXTURES / "healthy.json").read_text())
-    sid = "ses_hostile" + fx["root_id"][11:]
+    sid: str = "ses_hostile" + fx["root_id"][11:]
     raw = json.dumps(fx).replace(fx["root_id"], sid)
     fx = json.loads(raw)
     fx["sessions"][0]["title"] = HOSTILE_TITLE
