@@ -172,6 +172,20 @@ class Messages:
     tried: list[str] = field(default_factory=list)
 
 
+def _same_session(items: list[JsonObj], sid: str, family: str) -> None:
+    others = {
+        str(i.get("sessionID"))
+        for m in items
+        if isinstance(i := m.get("info", m), dict) and i.get("sessionID") not in (None, sid)
+    }
+    if others:
+        raise FetchError(
+            "inconsistent",
+            f"{family} messages of {sid} belong to {', '.join(sorted(others))}",
+            path=f"/session/{sid}/message",
+        )
+
+
 class OpenCodeClient:
     """Reads sessions, children and messages from whichever route family serves them."""
 
@@ -245,6 +259,7 @@ class OpenCodeClient:
                 continue
             tried.append(adapter.family)
             if items:
+                _same_session(items, sid, adapter.family)
                 return Messages(items, adapter.family, tried=tried)
             if first_error is None and session is not None and not has_activity(session):
                 return Messages([], adapter.family, tried=tried)

@@ -193,3 +193,11 @@ def test_diff_and_todo_are_captured() -> None:
 def test_unused_helpers_are_sane() -> None:
     assert message("s", 1)["info"]["role"] == "assistant"
     assert session("s", "p")["parentID"] == "p"
+
+
+def test_messages_of_another_session_are_inconsistent() -> None:
+    fake = tree([1])
+    fake.messages["ses_d1_0"] = [message("ses_other", 1)]
+    snap = _walk(fake)
+    errs = [(e.error_kind, e.session_id) for e in snap.walk_errors]
+    assert errs == [("inconsistent", "ses_d1_0")]
