@@ -57,3 +57,13 @@ def test_static_files_stay_inside_their_folder(bare: TestClient) -> None:
     with bare as c:
         for path in ("/static/../console.py", "/static/%2e%2e/console.py", "/static/..%2fapp.py"):
             assert c.get(path).status_code == 404, path
+
+
+def test_every_console_endpoint_is_documented() -> None:
+    from web import api_archived, api_costs, api_sessions
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "console.md").read_text()
+    for router in (api_archived.router, api_costs.router, api_sessions.router):
+        for route in router.routes:
+            path = getattr(route, "path", "").replace("{session_id}", "{id}")
+            assert f"`GET {path}" in doc, f"docs/console.md does not describe GET {path}"
