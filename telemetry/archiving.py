@@ -73,7 +73,7 @@ class ArchiveOutcome:
 def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redactor:
     """Configured values (setting, file, extra) and the HMAC key kept in the data folder."""
     values = secret_values(settings.redact_values, settings.redact_file) + list(extra_values)
-    return Redactor(load_key(settings.data_dir / "redact.key"), values)
+    return Redactor(load_key(settings.redact_key), values)
 
 
 def _record_failures(engine: Engine, result: ArchiveResult) -> None:

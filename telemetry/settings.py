@@ -52,8 +52,11 @@ class Settings(BaseSettings):
         "", description="Comma-separated secret values to redact (12 characters at least)."
     )
     redact_file: Path | None = Field(None, description="File with one secret value a line to redact.")
+    redact_key_file: Path | None = Field(
+        None, description="Key of the redaction placeholders' hashes; default `<data_dir>/redact.key`."
+    )
 
-    @field_validator("data_dir", "archive_dir", "redact_file", mode="before")
+    @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod
     def _expand(cls, v: Any) -> Any:
         return Path(v).expanduser() if isinstance(v, str) and v else v
@@ -65,6 +68,10 @@ class Settings(BaseSettings):
     @property
     def archives(self) -> Path:
         return self.archive_dir or self.data_dir / "archives"
+
+    @property
+    def redact_key(self) -> Path:
+        return self.redact_key_file or self.data_dir / "redact.key"
 
     @property
     def heartbeat_globs(self) -> list[tuple[str, str]]:
