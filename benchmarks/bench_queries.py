@@ -9,7 +9,9 @@ bulk Core inserts, then measures p50 and p95 of `telemetry.queries` calls:
 - tree:          `session_tree` of a root;
 - costs:         `cost_breakdown` by agent and by driver,day over 7 days (grouped in SQL).
 
-Also prints EXPLAIN QUERY PLAN of every filtered list query: none may sort (`TEMP B-TREE`).
+Also prints EXPLAIN QUERY PLAN of every filtered list query: none may sort (`TEMP B-TREE`),
+except text search, which reads only the matching rows through the FTS5 trigram table and sorts
+those.
 Target: p95 of a filtered sessions page under 50 ms on SQLite at 100,000 sessions.
 
     python benchmarks/bench_queries.py [--sessions 100000] [--n 200] [--json]
@@ -153,6 +155,8 @@ def main() -> int:
             "model + 7 days": SessionFilter(model="openai/gpt-5", since=week),
             "label": SessionFilter(label="label-17"),
             "text search": SessionFilter(q="flaky parser"),
+            "text search, common word": SessionFilter(q="fix"),
+            "text search, no match": SessionFilter(q="no-such-words"),
             "roots only": SessionFilter(root_only=True),
             "agent + verdict + roots": SessionFilter(agent="plan", verdict="suspect", root_only=True),
             "agent, second page": SessionFilter(agent="build", cursor=second),
@@ -173,7 +177,11 @@ def main() -> int:
         query_plans = plans(engine, filters)
         engine.dispose()
     base = results["baseline (one row by id)"]["p50_ms"]
-    sorted_pages = [name for name, plan in query_plans.items() if "TEMP B-TREE" in plan]
+    sorted_pages = [
+        name
+        for name, plan in query_plans.items()
+        if "TEMP B-TREE" in plan and not name.startswith("text search")
+    ]
     report = {
         "sessions": args.sessions,
         "seed_seconds": round(seeded_s, 1),

@@ -1,9 +1,10 @@
 """Session queries: the newest-archived-first list, one session with its findings, the subtree.
 
 The list is keyset-paged on (archived_at, id) and walks one of the `(column, archived_at, id)`
-indexes of `session_index` in order, so a filtered page never sorts. Filters without such an
-index (root only, text search) are written so no single-column index can serve them: the
-planner then has no cheaper plan than the ordered index walk that stops after one page.
+indexes of `session_index` in order, so a filtered page never sorts. Root only has no index
+of its own and is written so no single-column index can serve it: the planner then has no
+cheaper plan than the ordered index walk that stops after one page. Text search is the
+exception: the trigram index finds the matching rows first, and only those are sorted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_
+from sqlalchemy import ColumnElement, TextClause, and_, func, or_, text
 from sqlmodel import Session, col, select
 
 from telemetry.models import Finding, SessionIndex
@@ -119,6 +120,22 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+def _text_match(db: Session, q: str) -> ColumnElement[bool] | TextClause:
+    """Substring of title or label, case-insensitive. On SQLite a query of three characters or
+    more goes through the FTS5 trigram table (migration 0002) and reads only matching rows; on
+    PostgreSQL `lower(…) LIKE` can use the trigram indexes."""
+    if db.get_bind().dialect.name == "sqlite" and len(q) >= 3:
+        phrase = '"' + q.replace('"', '""') + '"'  # one FTS5 phrase: the trigrams in a row
+        return text(
+            "session_index.id IN (SELECT rowid FROM session_search WHERE session_search MATCH :fts_q)"
+        ).bindparams(fts_q=phrase)
+    pattern = f"%{_escape_like(q.lower())}%"
+    return or_(
+        func.lower(col(SessionIndex.title)).like(pattern, escape="\\"),
+        func.lower(col(SessionIndex.label)).like(pattern, escape="\\"),
+    )
+
+
 def list_sessions(db: Session, f: SessionFilter) -> dict[str, Any]:
     """`{items, next_cursor}`, newest archived first; every filter and the page run in the database."""
     limit = max(1, min(f.limit, MAX_LIMIT))
@@ -136,13 +153,7 @@ def list_sessions(db: Session, f: SessionFilter) -> dict[str, Any]:
         # Not `parent_session_id IS NULL`: its own index would win and the page would be sorted.
         stmt = stmt.where(func.coalesce(col(SessionIndex.parent_session_id), "") == "")
     if f.q:
-        pattern = f"%{_escape_like(f.q)}%"
-        stmt = stmt.where(
-            or_(
-                col(SessionIndex.title).ilike(pattern, escape="\\"),
-                col(SessionIndex.label).ilike(pattern, escape="\\"),
-            )
-        )
+        stmt = stmt.where(_text_match(db, f.q))
     if f.cursor:
         at, row_id = decode_cursor(f.cursor)
         stmt = stmt.where(or_(archived < at, and_(archived == at, rid < row_id)))
