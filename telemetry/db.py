@@ -11,7 +11,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
-__all__ = ["make_engine", "session_scope"]
+__all__ = ["make_engine", "refresh_planner_stats", "session_scope"]
 
 _BUSY_TIMEOUT_MS = 30_000
 _WRITE = "octel_write"
@@ -66,3 +66,18 @@ def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+def refresh_planner_stats(engine: Engine) -> None:
+    """Give SQLite's planner current table statistics (PostgreSQL's autovacuum does its own).
+
+    Without them a grown store can pick the wrong index: the 24-hour cycle summary walked a
+    driver's whole history instead of the last day. `analysis_limit` samples each index, so
+    this stays cheap at millions of rows.
+    """
+    if engine.dialect.name != "sqlite":
+        return
+    with engine.execution_options(**{_WRITE: True}).connect() as conn:
+        conn.exec_driver_sql("PRAGMA analysis_limit=1000")
+        conn.exec_driver_sql("ANALYZE")
+        conn.commit()

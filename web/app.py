@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from sqlalchemy.engine import Engine
 
-from telemetry.db import make_engine
+from telemetry.db import make_engine, refresh_planner_stats
 from telemetry.migrate import upgrade
 from telemetry.settings import Settings
 from telemetry.token import ensure_ingest_token
@@ -18,6 +21,18 @@ from web.errors import install_error_handlers
 __all__ = ["create_app"]
 
 log = logging.getLogger("octel")
+
+_STATS_EVERY_S = 3600.0
+
+
+async def _keep_planner_stats(engine: Engine) -> None:
+    """Refresh the planner's statistics now and then, as the store grows."""
+    while True:
+        try:
+            await asyncio.to_thread(refresh_planner_stats, engine)
+        except Exception as e:  # a busy store now is no reason to stop serving
+            log.warning("octel: could not refresh planner statistics: %s", e)
+        await asyncio.sleep(_STATS_EVERY_S)
 
 
 def create_app(settings: Settings | None = None, *, migrate: bool = True) -> FastAPI:
@@ -33,9 +48,13 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         if created:
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
         app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
+        stats = asyncio.create_task(_keep_planner_stats(engine))
         try:
             yield
         finally:
+            stats.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stats
             engine.dispose()
 
     app = FastAPI(title="octel", version="0.1.0", lifespan=lifespan)
