@@ -100,10 +100,13 @@ def write_atomic(path: Path, data: bytes, *, compress: bool = False, sync_dir: b
         os.replace(tmp, path)
         if sync_dir:
             _fsync_dir(folder)
-    except OSError as exc:
+    except BaseException as exc:
+        # a MemoryError or a cancellation must not leave a temporary file behind either
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise ArchiveWriteError(str(path), exc.strerror or str(exc)) from exc
+        if isinstance(exc, OSError):
+            raise ArchiveWriteError(str(path), exc.strerror or str(exc)) from exc
+        raise
 
 
 def remove_older(folder: Path, session_id: str, keep: Path, listing: list[Path] | None = None) -> list[Path]:

@@ -209,6 +209,19 @@ def test_replace_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.
     assert target.read_bytes() == b'{"old": 1}' and [p.name for p in tmp_path.iterdir()] == ["a.json"]
 
 
+@pytest.mark.parametrize("error", [MemoryError, KeyboardInterrupt])
+def test_any_interruption_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]
+) -> None:
+    def interrupted(fd: int) -> None:
+        raise error()
+
+    monkeypatch.setattr(files.os, "fsync", interrupted)
+    with pytest.raises(error):
+        write_atomic(tmp_path / "a.json", b"{}")
+    assert list(tmp_path.iterdir()) == []
+
+
 _json = st.recursive(
     st.none()
     | st.booleans()
