@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ __all__ = [
     "archive_name",
     "content_hash",
     "find_archives",
+    "parse_archive",
     "read_archive",
+    "read_plain",
     "remove_older",
     "sync_folder",
     "upgrade",
@@ -147,15 +150,30 @@ def _stem(name: str) -> str:
     return name.removesuffix(".gz").removesuffix(".json")
 
 
+def read_plain(path: Path) -> bytes:
+    """The JSON bytes of an archive file, gunzipped when it is compressed. A damaged or
+    truncated gzip file raises ``ValueError`` like any other unreadable archive."""
+    raw = path.read_bytes()
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        # a bare EOFError (truncated file) would read as "Aborted." to a command line
+        raise ValueError(f"{path.name}: damaged gzip file ({exc or 'truncated'})") from None
+
+
+def parse_archive(plain: bytes, name: str = "archive") -> dict[str, Any]:
+    """The document in the JSON bytes ``plain`` in the newest layout."""
+    doc = orjson.loads(plain)
+    if not isinstance(doc, dict):
+        raise ValueError(f"{name}: not an archive (top level is not an object)")
+    return upgrade(doc)
+
+
 def read_archive(path: Path) -> dict[str, Any]:
     """The document in ``path`` in the newest layout, whatever version wrote it."""
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = orjson.loads(raw)
-    if not isinstance(doc, dict):
-        raise ValueError(f"{path.name}: not an archive (top level is not an object)")
-    return upgrade(doc)
+    return parse_archive(read_plain(path), path.name)
 
 
 def upgrade(doc: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from archiver.files import content_hash, read_archive
+from archiver.files import content_hash, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from telemetry.archiving import archive_session_tree_async
 from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
@@ -142,11 +142,8 @@ def _rel(path: Path, archives: Path) -> str:
 
 
 def _load(path: Path, archives: Path) -> SessionRecord:
-    import gzip
-
-    raw = path.read_bytes()
-    plain = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-    doc = read_archive(path)
+    plain = read_plain(path)
+    doc = parse_archive(plain, path.name)
     return record_from_doc(doc, _rel(path, archives), content_hash(plain))
 
 

@@ -222,6 +222,21 @@ def test_any_interruption_leaves_no_temporary_file(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda gz: gz[: len(gz) // 2],  # truncated: gzip raises EOFError
+        lambda gz: gz[:10] + b"\xff" * (len(gz) - 10),  # corrupt deflate data: zlib.error
+        lambda gz: gz[:3] + b"\xff" + gz[4:],  # bad header flags
+    ],
+)
+def test_damaged_gzip_is_a_read_error(tmp_path: Path, damage: Any) -> None:
+    p = tmp_path / "x.json.gz"
+    p.write_bytes(damage(gzip.compress(orjson.dumps({"schema_version": 2, "pad": "x" * 500}))))
+    with pytest.raises(ValueError, match=r"x\.json\.gz"):
+        read_archive(p)
+
+
 _json = st.recursive(
     st.none()
     | st.booleans()

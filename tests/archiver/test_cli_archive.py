@@ -98,6 +98,20 @@ def test_import_v1_and_v2_archives_twice(tmp_path: Path) -> None:
     assert all(Path(r.archive_path).is_absolute() for r in rows)
 
 
+def test_import_goes_on_past_a_truncated_gzip(tmp_path: Path) -> None:
+    with LoopbackServer(tree([])) as srv:
+        assert _octel(tmp_path, "archive", "ses_root", "--server", srv.url).exit_code == 0
+    folder = tmp_path / "elsewhere"
+    shutil.copytree(tmp_path / "data" / "archives", folder)
+    good = next(folder.iterdir()).read_bytes()
+    (folder / "bad.json.gz").write_bytes(gzip.compress(good)[:40])
+    shutil.rmtree(tmp_path / "data")
+    res = _octel(tmp_path, "import", "archives", str(folder))
+    assert res.exit_code == 1 and "Aborted" not in res.output and "Traceback" not in res.output
+    assert "1 new" in res.stdout and "bad.json.gz" in res.output and "damaged gzip" in res.output
+    assert [r.session_id for r in _rows(tmp_path)] == ["ses_root"]
+
+
 def test_missing_redact_file_is_bad_input(tmp_path: Path) -> None:
     runner = CliRunner(env={"COLUMNS": "300", "OCTEL_REDACT_FILE": str(tmp_path / "nope.txt")})
     res = runner.invoke(app, ["--data-dir", str(tmp_path / "data"), "archive", "ses_abc"])
