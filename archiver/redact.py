@@ -11,12 +11,14 @@ keyed hash lets the same secret be recognised across archives without being stor
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import hmac
 import logging
 import os
 import re
 import secrets
+import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterable
@@ -29,8 +31,10 @@ import orjson
 from archiver.rules import RULES, Rule
 
 __all__ = [
+    "KEY_BYTES",
     "MIN_SECRET_LENGTH",
     "RULES",
+    "RedactKeyError",
     "RedactionResult",
     "Redactor",
     "load_key",
@@ -40,6 +44,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MIN_SECRET_LENGTH = 12
+KEY_BYTES = 32
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _BS, _U = ord("\\"), ord("u")
 
@@ -210,21 +215,65 @@ class Redactor:
         return out
 
 
-def load_key(path: Path) -> bytes:
-    """The HMAC key kept at ``path`` (hex), created with mode 0600 on first use."""
+class RedactKeyError(ValueError):
+    """The redaction key file exists but holds no usable key; the message says why."""
+
+
+def _parse_key(path: Path, text: str) -> bytes:
     try:
-        return bytes.fromhex(path.read_text().strip())
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        raise RedactKeyError(f"redaction key file {path} does not hold a hex key") from None
+    if len(key) < KEY_BYTES:
+        # an empty or short key makes placeholders hashes anyone can brute-force; a new key
+        # would no longer match the placeholders already written, so nothing is replaced here
+        raise RedactKeyError(
+            f"redaction key file {path} holds {len(key)} bytes, fewer than {KEY_BYTES}: "
+            "restore it from a backup, or delete it to start a new key if no archive was written with it"
+        )
+    return key
+
+
+def load_key(path: Path) -> bytes:
+    """The HMAC key kept at ``path`` (hex), created with mode 0600 on first use.
+
+    A new key is written to a temporary file, fsynced and linked into place, so the key file
+    is never seen empty or half written, and of two processes creating it at once both use
+    the first one's. An existing file with fewer than 32 bytes of key raises
+    ``RedactKeyError`` (never used silently).
+    """
+    try:
+        return _parse_key(path, path.read_text())
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
+    key = secrets.token_bytes(KEY_BYTES)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".key", dir=path.parent)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return bytes.fromhex(path.read_text().strip())
-    with os.fdopen(fd, "w") as f:
-        f.write(key.hex() + "\n")
-    return key
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(key.hex() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)  # fails when another process made it first: use theirs
+        except FileExistsError:
+            return _parse_key(path, path.read_text())
+        except OSError:  # a file system without hard links
+            os.replace(tmp, path)
+        _fsync_dir(path.parent)
+        return key
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def secret_values(values: str | None, file: Path | None) -> list[str]:

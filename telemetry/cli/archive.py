@@ -14,6 +14,7 @@ from rich.table import Table
 
 from archiver.files import content_hash, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
+from archiver.redact import RedactKeyError, load_key
 from telemetry.archiving import archive_session_tree_async
 from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
 from telemetry.db import session_scope
@@ -43,6 +44,10 @@ def _check_redact_file(settings: Any) -> None:
     path = settings.redact_file
     if path is not None and not path.is_file():
         fail(f"OCTEL_REDACT_FILE {path} is not a readable file", 2)
+    try:
+        load_key(settings.redact_key)
+    except (RedactKeyError, OSError) as exc:
+        fail(str(exc) if isinstance(exc, RedactKeyError) else f"cannot use {settings.redact_key}: {exc}", 2)
 
 
 def _check_server(url: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archiver.redact import Redactor, load_key, secret_values
+from archiver.redact import RedactKeyError, Redactor, load_key, secret_values
 
 KEY = b"k" * 32
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
@@ -198,6 +199,42 @@ def test_key_file_is_created_once(tmp_path: Path) -> None:
     k1 = load_key(path)
     assert load_key(path) == k1 and len(k1) == 32
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("content", ["", "\n", "abcd\n", "zz-not-hex\n", "00" * 31])
+def test_short_or_broken_key_file_is_refused(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "redact.key"
+    path.write_text(content)
+    with pytest.raises(RedactKeyError, match=str(path)):
+        load_key(path)
+    assert path.read_text() == content, "a refused key file is left as it was"
+
+
+def test_new_key_is_written_whole_and_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "keys" / "redact.key"
+    seen: list[str] = []
+    real_link = os.link
+
+    def link(src: str, dst: str) -> None:  # what is linked into place is already complete
+        seen.append(Path(src).read_text())
+        real_link(src, dst)
+
+    monkeypatch.setattr(os, "link", link)
+    key = load_key(path)
+    assert len(key) == 32 and seen == [key.hex() + "\n"]
+    assert [p.name for p in path.parent.iterdir()] == ["redact.key"]
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_archive_command_refuses_an_empty_key_file(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from telemetry.cli import app
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "redact.key").write_text("")
+    res = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "data"), "archive", "ses_abc"])
+    assert res.exit_code == 2 and "fewer than 32" in res.output and "Traceback" not in res.output
 
 
 def test_secret_values_from_setting_and_file(tmp_path: Path) -> None:
