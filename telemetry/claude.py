@@ -18,8 +18,8 @@ def _int(d: Mapping[str, Any], key: str) -> int:
     v = d.get(key, 0)
     if v is None:
         return 0
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ClaudeResultError(f"usage.{key} must be a number")
+    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+        raise ClaudeResultError(f"usage.{key} must be a number of at least 0")
     return int(v)
 
 
@@ -63,8 +63,8 @@ def parse_claude_result(result: Mapping[str, Any] | str) -> dict[str, Any]:
     if not isinstance(model_usage, Mapping):
         raise ClaudeResultError("modelUsage must be an object")
     cost = doc.get("total_cost_usd", doc.get("cost_usd", 0.0)) or 0.0
-    if isinstance(cost, bool) or not isinstance(cost, int | float):
-        raise ClaudeResultError("total_cost_usd must be a number")
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0:
+        raise ClaudeResultError("total_cost_usd must be a number of at least 0")
     # The model with the largest cost is the one the run is filed under.
     model = max(model_usage, key=lambda m: (model_usage[m] or {}).get("costUSD", 0), default=None)
     canonical = json.dumps(doc, sort_keys=True, default=str).encode()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from sqlmodel import Session, select
 
 from telemetry import aggregates
@@ -41,7 +41,7 @@ class ConflictError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_max_length=10_000)
+    model_config = ConfigDict(extra="forbid")
 
 
 class CycleBegin(_Strict):
@@ -58,6 +58,8 @@ class CycleBegin(_Strict):
 
 
 class CycleFinish(_Strict):
+    """A finish; `ended_at` may not come before the start it or the stored cycle carries."""
+
     cycle_id: Ident
     driver: Name
     terminal_state: Name
@@ -74,6 +76,12 @@ class CycleFinish(_Strict):
     worker_wallclock_seconds: Annotated[float, Field(ge=0)] | None = None
     meta: dict[str, Any] | None = None
 
+    @model_validator(mode="after")
+    def _ends_after_start(self) -> CycleFinish:
+        if self.started_at and self.ended_at and self.ended_at < self.started_at:
+            raise ValueError("ended_at is before started_at")
+        return self
+
 
 class HeartbeatIn(_Strict):
     driver: Name
@@ -87,7 +95,8 @@ class AgentRunIn(_Strict):
     task: Label | None = None
     agent: Name | None = None
     exit_code: int | None = None
-    result: dict[str, Any] | str
+    # The CLI's result text can be long (a stream-json transcript); 64 MiB bounds a mistake.
+    result: dict[str, Any] | Annotated[str, StringConstraints(max_length=64 * 2**20)]
 
 
 _COUNTS = ("candidates_count", "claims_count", "swept_count", "processed_count", "escalated_count")
@@ -147,6 +156,11 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, boo
             raise ConflictError(f"cycle_id {p.cycle_id!r} belongs to driver {row.driver!r}")
         if row.ended_at is not None:
             return row, False  # a retried finish
+        if ended < as_utc(row.started_at) and not row.start_synthesised:
+            raise ConflictError(
+                f"ended_at {ended.isoformat()} is before cycle {p.cycle_id!r} started "
+                f"({as_utc(row.started_at).isoformat()})"
+            )
         observed = True
     row.ended_at = ended
     row.terminal_state, row.worker_outcome, row.error_kind = (

@@ -25,15 +25,24 @@ def parse_duration(text: str) -> timedelta:
     m = _DURATION.match(text)
     if not m:
         raise ValueError(f"{text!r} is not a duration like 90s, 15m, 24h, 30d or 2w")
-    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+    try:
+        return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+    except OverflowError:
+        raise ValueError(f"{text!r} is longer than any time octel can hold") from None
 
 
 def parse_since(text: str, now: datetime) -> datetime:
     """A relative duration (`24h`, meaning that long before now) or an ISO 8601 time."""
     try:
-        return now - parse_duration(text)
+        back = parse_duration(text)
     except ValueError:
-        pass
+        if _DURATION.match(text):
+            raise
+    else:
+        try:
+            return now - back
+        except OverflowError:
+            raise ValueError(f"{text!r} reaches back before year 1") from None
     try:
         return as_utc(datetime.fromisoformat(text))
     except ValueError:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from telemetry.db import make_engine
 from telemetry.migrate import upgrade
@@ -80,7 +80,12 @@ def settings_of(ctx: typer.Context) -> Settings:
 @contextmanager
 def open_store(settings: Settings, *, migrate: bool = True) -> Iterator[Engine]:
     """An engine on the configured store, upgraded to the current schema; a clear error if unreachable."""
-    engine = make_engine(settings.db_url)
+    try:
+        engine = make_engine(settings.db_url)
+    except (ArgumentError, NoSuchModuleError) as e:
+        fail(f"OCTEL_DATABASE_URL is not a usable database URL: {e}", 2)
+    except OSError as e:
+        fail(f"cannot create the store's folder: {e}")
     try:
         if migrate:
             upgrade(engine)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
 from telemetry.claude import ClaudeResultError
@@ -30,7 +31,10 @@ app.add_typer(runs_app, name="runs")
 
 def _read(source: str) -> str:
     if source == "-":
-        return sys.stdin.read()
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            fail("standard input is not UTF-8 text; pipe the output of `claude -p … --output-format json`", 2)
     path = Path(source)
     try:
         return path.read_text(encoding="utf-8")
@@ -70,8 +74,9 @@ def runs_add(
         result = text
     try:
         payload = AgentRunIn(task=task, agent=agent, exit_code=exit_code, result=result)
-    except ValueError as e:
-        fail(f"bad option: {str(e).splitlines()[-1].strip()}", 2)
+    except ValidationError as e:
+        first = e.errors()[0]
+        fail(f"{'.'.join(map(str, first['loc'])) or 'input'}: {first['msg']}", 2)
     with open_store(settings_of(ctx)) as engine:
         try:
             with session_scope(engine) as db:
