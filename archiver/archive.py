@@ -6,6 +6,7 @@ and every error; a caller decides from ``complete`` whether it is safe to delete
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -30,9 +31,12 @@ from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
 from archiver.walk import TreeSnapshot, walk_tree
 
-__all__ = ["ArchiveResult", "archive_tree", "now_iso", "serialise", "write_documents"]
+__all__ = ["ArchiveResult", "archive_tree", "now_iso", "redact_record", "serialise", "write_documents"]
 
-_RECORD_FIELDS = ("title", "subagent_title", "label", "agent", "model", "findings")
+# what identifies a record, never free text: left as it is
+_RECORD_KEYS = frozenset(
+    {"session_id", "root_session_id", "parent_session_id", "archived_at", "archive_path", "content_hash"}
+)
 
 
 def now_iso() -> str:
@@ -81,6 +85,17 @@ class ArchiveResult:
         }
 
 
+def redact_record(record: SessionRecord, redactor: Redactor) -> SessionRecord:
+    """The record with every free-text field (and its findings) redacted."""
+    texts = {
+        f.name: getattr(record, f.name)
+        for f in dataclasses.fields(record)
+        if f.name not in _RECORD_KEYS and isinstance(getattr(record, f.name), str)
+    }
+    red, _ = redactor.redact_obj({"texts": texts, "findings": list(record.findings)})
+    return dataclasses.replace(record, **red["texts"], findings=tuple(red["findings"]))
+
+
 def serialise(doc: Mapping[str, Any], redactor: Redactor) -> tuple[bytes, dict[str, int]]:
     """The redacted JSON bytes of a document, its redaction counts appended as the last key."""
     body = orjson.dumps({k: v for k, v in doc.items() if k != "redaction"})
@@ -103,11 +118,13 @@ def write_documents(
     for doc in docs:
         data, counts = serialise(doc, redactor)
         total.update(counts)
+        # the name is built from redacted values: no secret may reach a path or the index
+        named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})
         name = archive_name(
             str(doc["archived_at"]),
             int(doc["depth"]),
-            doc.get("label"),
-            doc.get("agent"),
+            named["label"],
+            named["agent"],
             str(doc["session_id"]),
             compress=compress,
         )
@@ -119,12 +136,8 @@ def write_documents(
             continue
         remove_older(archive_dir, str(doc["session_id"]), path, listing)
         result.files.append(path)
-        small, _ = redactor.redact_obj({k: doc.get(k) for k in _RECORD_FIELDS})
-        session = dict(doc.get("session") or {})
-        if "directory" in session:
-            session["directory"] = redactor.redact_str(str(session["directory"]))
-        view = {**doc, **small, "session": session, "messages": doc.get("messages") or []}
-        result.records.append(record_from_doc(view, name, content_hash(data)))
+        record = record_from_doc(doc, name, content_hash(data))
+        result.records.append(redact_record(record, redactor))
     if result.files:
         try:
             sync_folder(archive_dir)

@@ -125,6 +125,28 @@ def test_secrets_never_reach_the_disk(tmp_path: Path) -> None:
     assert result.files[0].name.endswith(".json.gz")
 
 
+def test_secrets_never_reach_a_file_name_or_an_index_record(tmp_path: Path) -> None:
+    gh = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    ant = "sk-ant-api03-" + "abcdefghijklmnopqrstuv"
+    docs = _docs("subagent_tree", label=f"nightly-{ant}")
+    kid = docs[-1]
+    kid["agent"], kid["title"] = gh, f"check (@{gh} subagent)"
+    kid["session"] = {**kid["session"], "directory": f"/home/x/{gh}"}
+    kid["per_turn"] = [*kid["per_turn"], {"error": "APIError password=hunter2hunter2"}]
+    kid["findings"] = [{"detector": "doom_loop", "verdict": "suspect", "evidence": {"sig": gh}}]
+    result = _write(docs, tmp_path)
+    assert len(result.files) == len(docs)
+    names = " ".join(p.name for p in find_archives(tmp_path))
+    records = repr(result.records)
+    for secret in (gh, ant, "hunter2hunter2", gh[:20], ant[:20]):
+        assert secret not in names and secret not in records
+    rec = result.records[-1]
+    assert rec.agent is not None and rec.agent.startswith("[REDACTED:github:")
+    assert rec.error_kind is not None and rec.error_kind.startswith("APIError password=[REDACTED:assignment:")
+    assert rec.findings[0]["evidence"]["sig"].startswith("[REDACTED:github:")
+    assert rec.archive_path in names and "REDACTED-github-" in rec.archive_path
+
+
 def test_rearchive_replaces_the_older_file(tmp_path: Path) -> None:
     docs = _docs("healthy")
     _write(docs, tmp_path)
