@@ -129,7 +129,7 @@ async def archive_session_tree_async(
             upgrade(engine)
         if result.records:
             with session_scope(engine) as db:
-                outcome.indexed = index_records(db, result.records, cycle_id=cycle_id)
+                outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
         _record_failures(engine, result)
     except Exception as exc:  # dispatchers get a result, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
@@ -188,9 +188,11 @@ async def watch_server(
             f"{'complete' if out.ok else 'with errors'}"
         )
 
+    redactor = redactor_for(settings)
+
     async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
         with session_scope(engine) as db:
-            record_findings(db, sid, findings, source="live")
+            record_findings(db, sid, findings, redactor=redactor, source="live")
 
     async def on_abort(root: str, detector: str) -> None:
         aborted[root] = detector

@@ -15,7 +15,9 @@ from typing import Any
 
 from sqlmodel import Session, col, delete, select
 
+from archiver.archive import redact_record
 from archiver.record import SessionRecord
+from archiver.redact import Redactor
 from telemetry.aggregates import bump
 from telemetry.models import Finding, SessionIndex
 from telemetry.timeutil import utcnow
@@ -108,11 +110,16 @@ def record_findings(
     session_id: str,
     findings: Iterable[Mapping[str, Any]],
     *,
+    redactor: Redactor,
     source: str = "archive",
     replace: bool = True,
 ) -> int:
     """Upsert findings of one session from one source; returns how many are new. With
-    ``replace``, that source's findings no longer reported are removed."""
+    ``replace``, that source's findings no longer reported are removed.
+
+    Every finding is redacted here, whatever its source: live-probe evidence quotes tool
+    calls, which may hold secrets."""
+    findings, _ = redactor.redact_obj([dict(f) for f in findings])
     now = utcnow()
     existing = {
         f.detector: f
@@ -155,11 +162,13 @@ def record_findings(
 
 
 def index_records(
-    db: Session, records: Iterable[SessionRecord], *, cycle_id: str | None = None
+    db: Session, records: Iterable[SessionRecord], *, redactor: Redactor, cycle_id: str | None = None
 ) -> IndexStats:
-    """Insert or update one index row per record, with counters and findings."""
+    """Insert or update one index row per record, with counters and findings; every free-text
+    field is redacted (again, for records read from files an older version wrote)."""
     stats = IndexStats()
-    for r in records:
+    for rec in records:
+        r = redact_record(rec, redactor)
         old = db.exec(select(SessionIndex).where(SessionIndex.session_id == r.session_id)).first()
         _bump_usage(db, r, old)
         values = _fields(r, cycle_id)
@@ -172,6 +181,6 @@ def index_records(
                 setattr(old, k, v)
             db.add(old)
             stats.updated += 1
-        stats.findings_new += record_findings(db, r.session_id, r.findings)
+        stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
     db.flush()
     return stats

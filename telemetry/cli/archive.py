@@ -15,7 +15,7 @@ from rich.table import Table
 from archiver.files import content_hash, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import RedactKeyError, load_key
-from telemetry.archiving import archive_session_tree_async
+from telemetry.archiving import archive_session_tree_async, redactor_for
 from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
 from telemetry.db import session_scope
 from telemetry.indexing import IndexStats, index_records
@@ -40,7 +40,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 ServerOpt = Annotated[str | None, typer.Option("--server", help="OpenCode URL (OCTEL_OPENCODE_URL).")]
 
 
-def _check_redact_file(settings: Any) -> None:
+def _check_redaction(settings: Any) -> None:
     path = settings.redact_file
     if path is not None and not path.is_file():
         fail(f"OCTEL_REDACT_FILE {path} is not a readable file", 2)
@@ -73,7 +73,7 @@ def archive_cmd(
     if not _SESSION_ID.match(session_id):
         fail(f"{session_id!r} is not an OpenCode session id (ses_ followed by letters and digits)", 2)
     settings = settings_of(ctx)
-    _check_redact_file(settings)
+    _check_redaction(settings)
     url = _check_server(server or settings.opencode_url)
     spinner = console.status(f"archiving {session_id} from {url} …", spinner="dots")
     with open_store(settings) as engine, spinner if not as_json else contextlib.nullcontext():
@@ -162,6 +162,8 @@ def import_archives(
     if not folder.is_dir():
         fail(f"{folder} is not a folder", 2)
     settings = settings_of(ctx)
+    _check_redaction(settings)
+    redactor = redactor_for(settings)
     files = _archive_files(folder)
     stats = IndexStats()
     failed: list[dict[str, str]] = []
@@ -185,7 +187,7 @@ def import_archives(
                 failed.append({"file": str(path), "error": f"{type(exc).__name__}: {exc}"[:300]})
             if len(batch) >= 200 or i == len(files):
                 with session_scope(engine) as db:
-                    stats.add(index_records(db, batch))
+                    stats.add(index_records(db, batch, redactor=redactor))
                 batch = []
             bar.advance(task)
     data = {
@@ -244,7 +246,7 @@ def watch_cmd(
     from telemetry.archiving import watch_server
 
     settings = settings_of(ctx)
-    _check_redact_file(settings)
+    _check_redaction(settings)
     url = _check_server(server or settings.opencode_url)
     config = WatchConfig(
         settle_seconds=settle,

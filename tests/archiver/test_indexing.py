@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -13,12 +14,16 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.record import SessionRecord
+from archiver.redact import Redactor
 from telemetry.aggregates import read_all
 from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
 from telemetry.db import session_scope
-from telemetry.indexing import index_records
+from telemetry.indexing import index_records, record_findings
 from telemetry.models import Finding, SessionIndex
 from telemetry.settings import Settings
+
+RED = Redactor(b"k" * 32, ["configured-secret-value-1"])
+GH = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 
 
 def _settings(tmp_path: Path, engine: Engine) -> Settings:
@@ -87,8 +92,8 @@ def test_rearchive_updates_rows_and_counts_only_growth(tmp_path: Path, engine: E
     assert len(list(settings.archives.iterdir())) == 2
 
 
-def test_findings_are_upserted(engine: Engine) -> None:
-    rec = SessionRecord(
+def _record(**kw: Any) -> SessionRecord:
+    base = SessionRecord(
         session_id="s1",
         root_session_id="s1",
         parent_session_id=None,
@@ -133,11 +138,16 @@ def test_findings_are_upserted(engine: Engine) -> None:
             },
         ),
     )
+    return dataclasses.replace(base, **kw)
+
+
+def test_findings_are_upserted(engine: Engine) -> None:
+    rec = _record()
     with session_scope(engine) as db:
-        assert index_records(db, [rec]).findings_new == 1
+        assert index_records(db, [rec], redactor=RED).findings_new == 1
     with session_scope(engine) as db:
-        assert index_records(db, [rec]).findings_new == 0
-        assert index_records(db, [dataclasses.replace(rec, findings=())]).findings_new == 0
+        assert index_records(db, [rec], redactor=RED).findings_new == 0
+        assert index_records(db, [dataclasses.replace(rec, findings=())], redactor=RED).findings_new == 0
     with session_scope(engine, write=False) as db:
         assert list(db.exec(select(Finding))) == []
     c = _counters(engine)
@@ -179,3 +189,18 @@ def test_api_never_raises(tmp_path: Path, engine: Engine) -> None:
     )
     out = _run(tree([]), bad, None)  # type: ignore[arg-type]
     assert not out.ok and out.errors
+
+
+def test_live_findings_are_redacted_before_they_are_stored(engine: Engine) -> None:
+    evidence = {"signature": f"bash curl -H 'Authorization: token {GH}'", "calls": [GH, "ls"]}
+    finding = {"detector": "doom_loop", "verdict": "stuck", "score": 1.0, "evidence": evidence}
+    with session_scope(engine) as db:
+        assert record_findings(db, "s1", [finding], redactor=RED, source="live") == 1
+    with session_scope(engine) as db:
+        rec = _record(findings=({**finding, "detector": "permission_deadlock"},), title=f"t {GH}")
+        index_records(db, [rec], redactor=RED)
+    with session_scope(engine, write=False) as db:
+        stored = [(f.source, f.evidence) for f in db.exec(select(Finding))]
+        row = db.exec(select(SessionIndex)).one()
+    assert len(stored) == 2 and GH not in repr(stored) and row.title and GH not in row.title
+    assert all(ev and ev["calls"][0].startswith("[REDACTED:github:") for _, ev in stored)
