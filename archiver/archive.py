@@ -20,9 +20,12 @@ from archiver.client import OpenCodeClient
 from archiver.document import build_documents
 from archiver.errors import ArchiveWriteError
 from archiver.files import (
+    archive_files_of,
     archive_name,
     content_hash,
     find_archives,
+    parse_archive,
+    read_plain,
     remove_older,
     sync_folder,
     write_atomic,
@@ -57,6 +60,8 @@ class ArchiveResult:
     requests: int = 0
     deleted: bool = False
     delete_error: str | None = None
+    # existing archives kept because this walk could not fetch their session's messages
+    kept: list[Path] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -76,6 +81,7 @@ class ArchiveResult:
             "sessions": self.sessions_found,
             "messages": self.messages,
             "files": [str(p) for p in self.files],
+            "kept": [str(p) for p in self.kept],
             "walk_errors": self.walk_errors,
             "write_errors": self.write_errors,
             "redaction": self.redaction,
@@ -94,6 +100,40 @@ def redact_record(record: SessionRecord, redactor: Redactor) -> SessionRecord:
     }
     red, _ = redactor.redact_obj({"texts": texts, "findings": list(record.findings)})
     return dataclasses.replace(record, **red["texts"], findings=tuple(red["findings"]))
+
+
+def _messages_failed(doc: Mapping[str, Any]) -> bool:
+    """The session's own messages could not be fetched (in full) by this walk."""
+    sid = doc.get("session_id")
+    return any(
+        e.get("session_id") == sid and e.get("what") == "messages" for e in doc.get("walk_errors") or []
+    )
+
+
+def _keep_older(
+    doc: Mapping[str, Any],
+    archive_dir: Path,
+    listing: list[Path],
+    redactor: Redactor,
+    result: ArchiveResult,
+) -> bool:
+    """Keep the session's existing archive instead of replacing it with ``doc``, whose messages
+    could not be fetched, when that archive has its messages; its record is indexed again
+    (unchanged values move no counter). False when there is no such archive to keep."""
+    sid = str(doc["session_id"])
+    for older in reversed(archive_files_of(listing, sid)):
+        try:
+            plain = read_plain(older)
+            old_doc = parse_archive(plain, older.name)
+        except (OSError, ValueError):
+            continue
+        if _messages_failed(old_doc):
+            continue
+        result.kept.append(older)
+        record = record_from_doc(old_doc, older.name, content_hash(plain))
+        result.records.append(redact_record(record, redactor))
+        return True
+    return False
 
 
 def serialise(doc: Mapping[str, Any], redactor: Redactor) -> tuple[bytes, dict[str, int]]:
@@ -116,6 +156,8 @@ def write_documents(
     total: Counter[str] = Counter()
     listing = find_archives(archive_dir)
     for doc in docs:
+        if _messages_failed(doc) and _keep_older(doc, archive_dir, listing, redactor, result):
+            continue
         data, counts = serialise(doc, redactor)
         total.update(counts)
         # the name is built from redacted values: no secret may reach a path or the index

@@ -24,6 +24,7 @@ from archiver.errors import ArchiveWriteError
 from archiver.metrics import per_turn, totals
 
 __all__ = [
+    "archive_files_of",
     "archive_name",
     "content_hash",
     "find_archives",
@@ -116,11 +117,8 @@ def remove_older(folder: Path, session_id: str, keep: Path, listing: list[Path] 
     """Delete other archive files of the same session (another ``archived_at``); ``listing``
     is a folder listing taken before, to spare one per file when writing many."""
     removed: list[Path] = []
-    tail = f"__{_clean(session_id, 'nosession', 200)}"
     candidates = (
-        find_archives(folder, session_id)
-        if listing is None
-        else [p for p in listing if _stem(p.name).endswith(tail)]
+        find_archives(folder, session_id) if listing is None else archive_files_of(listing, session_id)
     )
     for p in candidates:
         if p.name != keep.name:
@@ -128,6 +126,12 @@ def remove_older(folder: Path, session_id: str, keep: Path, listing: list[Path] 
                 p.unlink()
                 removed.append(p)
     return removed
+
+
+def archive_files_of(listing: list[Path], session_id: str) -> list[Path]:
+    """The files of one session in a folder listing, in the listing's order."""
+    tail = f"__{_clean(session_id, 'nosession', 200)}"
+    return [p for p in listing if _stem(p.name).endswith(tail)]
 
 
 def find_archives(folder: Path, session_id: str | None = None) -> list[Path]:

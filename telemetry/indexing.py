@@ -2,8 +2,9 @@
 
 One row per session id: archiving a session again updates its row, never adds one. Counters
 for /metrics move in the same transaction: ``sessions_archived_total`` for a session seen the
-first time, tokens and cost by their positive change since the previous row, and
-``findings_total`` for each finding that is new.
+first time, tokens and cost by what a record adds above the highest value ever counted for the
+session (``counted_*`` columns), and ``findings_total`` once for each session, source, detector
+and verdict (``counted_finding``), however often a finding comes and goes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from archiver.archive import redact_record
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.aggregates import bump
-from telemetry.models import Finding, SessionIndex
+from telemetry.models import CountedFinding, Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
 __all__ = ["IndexStats", "index_records", "record_findings"]
@@ -93,16 +94,23 @@ def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
     return out
 
 
-def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> None:
+def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> dict[str, Any]:
+    """Bump the usage counters by what this record adds above the highest value ever counted
+    for the session (a lower reading, then a higher one again, never counts twice); returns
+    the new high-water marks."""
     labels = {"agent": r.agent or "", "model": r.model or ""}
+    marks: dict[str, Any] = {}
     for kind in _TOKEN_KINDS:
         new_v = getattr(r, f"tokens_{kind}")
-        old_v = getattr(old, f"tokens_{kind}") if old is not None else 0
-        if new_v > old_v:
-            bump(db, "session_tokens_total", {**labels, "kind": kind}, new_v - old_v)
-    old_cost = old.cost_usd if old is not None else 0.0
-    if r.cost_usd > old_cost:
-        bump(db, "session_cost_usd_total", labels, r.cost_usd - old_cost)
+        counted = getattr(old, f"counted_tokens_{kind}") if old is not None else 0
+        if new_v > counted:
+            bump(db, "session_tokens_total", {**labels, "kind": kind}, new_v - counted)
+        marks[f"counted_tokens_{kind}"] = max(new_v, counted)
+    counted_cost = old.counted_cost_usd if old is not None else 0.0
+    if r.cost_usd > counted_cost:
+        bump(db, "session_cost_usd_total", labels, r.cost_usd - counted_cost)
+    marks["counted_cost_usd"] = max(r.cost_usd, counted_cost)
+    return marks
 
 
 def record_findings(
@@ -125,6 +133,14 @@ def record_findings(
         f.detector: f
         for f in db.exec(select(Finding).where(Finding.session_id == session_id, Finding.source == source))
     }
+    counted = {
+        (c.detector, c.verdict)
+        for c in db.exec(
+            select(CountedFinding).where(
+                CountedFinding.session_id == session_id, CountedFinding.source == source
+            )
+        )
+    }
     seen: set[str] = set()
     new = 0
     for f in findings:
@@ -139,8 +155,9 @@ def record_findings(
                 session_id=session_id, detector=detector, source=source, verdict=verdict, detected_at=now
             )
             new += 1
-            bump(db, "findings_total", {"detector": detector, "verdict": verdict}, 1)
-        elif row.verdict != verdict:
+        if (detector, verdict) not in counted:
+            counted.add((detector, verdict))
+            db.add(CountedFinding(session_id=session_id, source=source, detector=detector, verdict=verdict))
             bump(db, "findings_total", {"detector": detector, "verdict": verdict}, 1)
         row.verdict = verdict
         row.score = float(f.get("score") or 0.0)
@@ -170,8 +187,7 @@ def index_records(
     for rec in records:
         r = redact_record(rec, redactor)
         old = db.exec(select(SessionIndex).where(SessionIndex.session_id == r.session_id)).first()
-        _bump_usage(db, r, old)
-        values = _fields(r, cycle_id)
+        values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
         if old is None:
             db.add(SessionIndex(**values))
             stats.new += 1

@@ -12,7 +12,16 @@ from typing import Any
 from sqlalchemy import JSON, Column, DateTime, Index, MetaData, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-__all__ = ["NAMING", "AgentRun", "Aggregate", "Cycle", "Daemon", "Finding", "SessionIndex"]
+__all__ = [
+    "NAMING",
+    "AgentRun",
+    "Aggregate",
+    "CountedFinding",
+    "Cycle",
+    "Daemon",
+    "Finding",
+    "SessionIndex",
+]
 
 # A naming convention makes Alembic's constraint names the same on SQLite and PostgreSQL.
 NAMING = {
@@ -23,6 +32,10 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 SQLModel.metadata = MetaData(naming_convention=NAMING)
+
+
+def _counted(default: float) -> Any:
+    return Field(default=default, sa_column_kwargs={"server_default": "0"})
 
 
 def _ts(nullable: bool = False, index: bool = False) -> Any:
@@ -129,6 +142,31 @@ class SessionIndex(SQLModel, table=True):
     archive_path: str = Field(max_length=1000)
     schema_version: int = 2
     content_hash: str = Field(max_length=128)
+    # the highest usage of this session ever added to the counters (never lowered)
+    counted_tokens_input: int = _counted(0)
+    counted_tokens_output: int = _counted(0)
+    counted_tokens_reasoning: int = _counted(0)
+    counted_tokens_cache_read: int = _counted(0)
+    counted_tokens_cache_write: int = _counted(0)
+    counted_cost_usd: float = _counted(0.0)
+
+
+class CountedFinding(SQLModel, table=True):
+    """A (session, source, detector, verdict) already counted in ``findings_total``: kept when
+    the finding itself goes away, so a finding that comes back is not counted again."""
+
+    __tablename__ = "counted_finding"
+    __table_args__ = (
+        UniqueConstraint(
+            "session_id", "source", "detector", "verdict", name="uq_counted_finding_session_verdict"
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(max_length=200)
+    source: str = Field(max_length=20)
+    detector: str = Field(max_length=100)
+    verdict: str = Field(max_length=20)
 
 
 class Finding(SQLModel, table=True):

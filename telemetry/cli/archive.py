@@ -110,6 +110,8 @@ def _render(d: dict[str, Any]) -> None:
     t.add_row("sessions", str(d.get("sessions", 0)))
     t.add_row("messages", str(d.get("messages", 0)))
     t.add_row("files", "\n".join(d.get("files", [])) or "-")
+    if d.get("kept"):
+        t.add_row("kept", "\n".join(d["kept"]) + "\n[yellow](messages not fetched: older archive kept)[/]")
     red = d.get("redaction") or {}
     t.add_row("redacted", ", ".join(f"{k} {v}" for k, v in red.items()) or "nothing")
     idx = d.get("indexed", {})

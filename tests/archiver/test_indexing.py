@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from archiver_fakes import FakeOpenCode, raises, tree
+from archiver_fakes import FakeOpenCode, raises, status, tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from archiver.files import read_archive
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.aggregates import read_all
@@ -204,3 +208,71 @@ def test_live_findings_are_redacted_before_they_are_stored(engine: Engine) -> No
         row = db.exec(select(SessionIndex)).one()
     assert len(stored) == 2 and GH not in repr(stored) and row.title and GH not in row.title
     assert all(ev and ev["calls"][0].startswith("[REDACTED:github:") for _, ev in stored)
+
+
+def _total(engine: Engine, metric: str, **labels: str) -> float:
+    with session_scope(engine, write=False) as db:
+        return sum(v for m, lbl, v in read_all(db) if m == metric and labels.items() <= lbl.items())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 100)), min_size=1, max_size=6))
+def test_usage_counters_never_count_the_same_tokens_twice(
+    engine: Engine, readings: list[tuple[int, int]]
+) -> None:
+    # a failed walk reads less, a later one more again: counted once up to the highest reading
+    uid = uuid.uuid4().hex
+    model = f"p/{uid}"
+    for tokens, cents in readings:
+        with session_scope(engine) as db:
+            rec = _record(session_id=f"s-{uid}", model=model, tokens_input=tokens, cost_usd=cents / 100)
+            index_records(db, [rec], redactor=RED)
+    assert _total(engine, "session_tokens_total", model=model, kind="input") == max(t for t, _ in readings)
+    assert _total(engine, "session_cost_usd_total", model=model) == pytest.approx(
+        max(c for _, c in readings) / 100
+    )
+
+
+def test_a_finding_that_comes_and_goes_is_counted_once_per_verdict(engine: Engine) -> None:
+    doom = {"detector": "doom_loop", "verdict": "suspect"}
+    for findings in ([doom], [], [doom], [{**doom, "verdict": "stuck"}], [doom]):
+        with session_scope(engine) as db:
+            record_findings(db, "s1", findings, redactor=RED, source="live")
+    assert _total(engine, "findings_total", detector="doom_loop", verdict="suspect") == 1
+    assert _total(engine, "findings_total", detector="doom_loop", verdict="stuck") == 1
+
+
+def test_a_failed_rearchive_keeps_the_complete_archive_and_counts_nothing_twice(
+    tmp_path: Path, engine: Engine
+) -> None:
+    settings = _settings(tmp_path, engine)
+    fake = tree([1])
+    assert _run(fake, settings, engine).ok
+    first = sorted(p.name for p in settings.archives.iterdir())
+    key = ("session_tokens_total", (("agent", "build"), ("kind", "input"), ("model", "p/m")))
+    counted = _counters(engine)[key]
+    fake.fault("/session/ses_root/message", *[status(500)] * 10)
+    out = _run(fake, settings, engine)
+    fake.faults.clear()
+    assert not out.ok and out.result is not None
+    assert [p.name for p in out.result.kept] == [first[0]] and "ses_root" in first[0]
+    assert any(e["what"] == "messages" for e in out.result.walk_errors)
+    kept = read_archive(settings.archives / first[0])
+    assert len(kept["messages"]) == 2 and kept["walk_errors"] == []
+    with session_scope(engine, write=False) as db:
+        root = db.exec(select(SessionIndex).where(SessionIndex.session_id == "ses_root")).one()
+    assert root.archive_path == first[0] and root.message_count == 2 and root.tokens_input == 10
+    c = _counters(engine)
+    assert c[key] == counted and c[("archive_failures_total", (("error_kind", "server_error"),))] == 1
+    assert _run(fake, settings, engine).ok
+    assert _counters(engine)[key] == counted
+
+
+def test_a_session_never_archived_is_written_even_when_its_messages_fail(
+    tmp_path: Path, engine: Engine
+) -> None:
+    settings = _settings(tmp_path, engine)
+    fake = tree([])
+    fake.fault("/session/ses_root/message", *[status(500)] * 10)
+    out = _run(fake, settings, engine)
+    assert not out.ok and out.result is not None and len(out.result.files) == 1 and not out.result.kept
