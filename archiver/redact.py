@@ -95,6 +95,19 @@ def _anchor_database(rules: tuple[Rule, ...]) -> Any:
     return db
 
 
+def _escaped_forms(values: Iterable[str], depth: int = 3) -> tuple[bytes, ...]:
+    """Each value as it appears in JSON text: escaped once inside a string, and again for
+    each level of JSON text nested in a string (a value with ``"`` or ``\\`` changes form at
+    each level). Longest first, so the alternation takes the whole of the longest form."""
+    forms: set[bytes] = set()
+    for v in values:
+        text = v
+        for _ in range(depth):
+            text = orjson.dumps(text).decode()[1:-1]
+            forms.add(text.encode())
+    return tuple(sorted(forms, key=lambda f: (-len(f), f)))
+
+
 @dataclass(frozen=True)
 class RedactionResult:
     data: bytes
@@ -123,7 +136,7 @@ class Redactor:
         self.values = tuple(sorted(accepted, key=len, reverse=True))
         rules_: list[Rule] = []
         if self.values:
-            escaped = tuple(orjson.dumps(v)[1:-1] for v in self.values)
+            escaped = _escaped_forms(self.values)
             rules_.append(Rule("configured", b"|".join(map(re.escape, escaped)), 0, False, escaped))
         if rules:
             rules_ += RULES

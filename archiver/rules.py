@@ -14,11 +14,17 @@ from dataclasses import dataclass
 __all__ = ["RULES", "Rule"]
 
 _V = rb"[^\s\"\\]"  # one unescaped, non-space byte inside a JSON string
+# a double quote as the JSON text shows it: `"`, or escaped as `\"` inside a string, `\\\"` in
+# JSON text nested in a string, and so on
+_Q = rb'(?:\\\\)*\\?"'
+# the optional quote that opens a KEY=VALUE value: ' or ` or an escaped double quote
+_OPEN = rb"""(?:['`]|(?:\\\\)*\\")?"""
 _KEYWORDS = (
     b"passw",
     b"secret",
     b"token",
     b"api_key",
+    b"api-key",
     b"apikey",
     b"access_key",
     b"accesskey",
@@ -82,15 +88,22 @@ RULES: tuple[Rule, ...] = (
     Rule("forgejo", rb"authorization: ?token ([0-9a-f]{40})", 1, True, (b"authorization",)),
     Rule("url_userinfo", rb"://[^\s\"\\/:@]{1,200}:([^\s\"\\/@\[][^\s\"\\/@]{0,199})@", 1, False, (b"://",)),
     Rule("bearer", rb"(?:bearer|basic) +([a-z0-9._~+/=\-]{16,})", 1, True, (b"bearer", b"basic")),
-    # KEY=VALUE lines and "key": "value" JSON fields with a secret-looking key (Forgejo's
-    # token=<hex> and the apiKey of /config/providers included); one pattern per keyword keeps
-    # each plain-regex scan on the engine's literal-prefix search
+    # KEY=VALUE lines (quoted or not: shell, .env, YAML, headers) and "key": "value" JSON
+    # fields, also as JSON text inside a string, with a secret-looking key (Forgejo's
+    # token=<hex> and the apiKey of /config/providers included). A value that is a call or a
+    # generic type (`password = input()`, `token: Optional[str]`) is code, not a secret. One
+    # pattern per keyword keeps each plain-regex scan on the engine's literal-prefix search
     *(
         Rule(
             "assignment",
             word
-            + rb"[a-z0-9_]{0,30}(?:\\?\" {0,3}: {0,3}\\?\"| {0,3}[=:] {0,3}['`]?)"
-            + rb"(?!(?:bearer|basic|token) )([^\s\"\\\[$'`{(<]"
+            + rb"[a-z0-9_]{0,30}(?:"
+            + _Q
+            + rb" {0,3}: {0,3}"
+            + _Q
+            + rb"| {0,3}[=:] {0,3}"
+            + _OPEN
+            + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.]*[(\[])([^\s\"\\\[$'`{(<]"
             + _V
             + rb"{5,})",
             1,

@@ -141,6 +141,82 @@ def test_configured_values_next_to_escapes(noise: str, value: str) -> None:
     assert value not in json.dumps(out) and value not in orjson.dumps(out).decode()
 
 
+# secrets in the shapes shell, .env, YAML, code and HTTP headers give them: (text, the secret)
+QUOTED = [
+    ('export PASSWORD="hunter2hunter2x"', "hunter2hunter2x"),
+    ('password = "pa55word-xyz"', "pa55word-xyz"),
+    ('export SECRET_KEY="django-insecure-abcdefgh123"', "django-insecure-abcdefgh123"),
+    ('password: "yaml-pa55word"', "yaml-pa55word"),
+    ('curl -H "X-Api-Key: 8f14e45fceea167a5a36dedd4bea2543"', "8f14e45fceea167a5a36dedd4bea2543"),
+    ('curl -H "api-key: 8f14e45fceea167a5a36dedd4bea2543"', "8f14e45fceea167a5a36dedd4bea2543"),
+    ('export OPENAI_API_KEY="sk-proj-abc"', "sk-proj-abc"),
+    ('{"api_key": "abcdefghijk12345"}', "abcdefghijk12345"),
+]
+# code that names a secret without holding one: left as it is
+CODE = [
+    "password = input()",
+    "password: str",
+    'password = getpass.getpass("pw: ")',
+    "token: Optional[str] = None",
+    "def set_password(self, password):",
+    'api_key = os.getenv("OPENAI_API_KEY")',
+    "password=$DB_PASSWORD",
+]
+
+
+def _nest(text: str, depth: int) -> str:
+    # the text as JSON text inside a string, `depth` times over
+    for _ in range(depth):
+        text = json.dumps({"v": text})
+    return text
+
+
+@pytest.mark.parametrize("engine", ["auto", "re"])
+@pytest.mark.parametrize("depth", [0, 1, 2])
+@pytest.mark.parametrize(("text", "secret"), QUOTED)
+def test_quoted_values_are_redacted(text: str, secret: str, depth: int, engine: str) -> None:
+    out, counts = Redactor(KEY, engine=engine).redact_obj({"k": _nest(text, depth)})
+    assert secret not in json.dumps(out) and counts.get("assignment") == 1
+
+
+@pytest.mark.parametrize("text", CODE)
+def test_code_naming_a_secret_is_unchanged(text: str) -> None:
+    assert Redactor(KEY).redact_obj({"k": text}) == ({"k": text}, {})
+
+
+_value = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+/=@%", min_size=8
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["PASSWORD", "db_password", "SECRET_KEY", "api_key", "X-Api-Key", "apiKey", "TOKEN"]),
+    st.sampled_from(["=", " = ", ": ", ":"]),
+    st.sampled_from(["", "'", '"', "`"]),
+    _value.filter(lambda v: v[0] not in "$[{(<'`" and not v[0].isalpha()) | _value.map(lambda v: "x" + v),
+    st.integers(0, 2),
+)
+def test_assignments_in_any_quoting_and_nesting(
+    key: str, sep: str, quote: str, value: str, depth: int
+) -> None:
+    text = _nest(f"export {key}{sep}{quote}{value}{quote} && run", depth)
+    out, _ = Redactor(KEY).redact_obj([text])
+    assert value not in json.dumps(out) and value not in orjson.dumps(out).decode()
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_configured_values_with_quotes_inside_nested_json_text(depth: int) -> None:
+    value = 'quo"te\\back-secret-xyz'
+    out, counts = Redactor(KEY, [value]).redact_obj({"k": _nest(f"see {value} here", depth)})
+    assert counts == {"configured": 1}
+    text = json.dumps(out)
+    form = value
+    for _ in range(depth + 2):  # the value as each level of JSON text shows it
+        assert form not in text
+        form = json.dumps(form)[1:-1]
+
+
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_each_rule_catches_its_secret(name: str) -> None:
     secret = SAMPLES[name]
