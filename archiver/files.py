@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from archiver.errors import ArchiveWriteError
+from archiver.fsutil import fsync_dir
 from archiver.metrics import per_turn, totals
 
 __all__ = [
@@ -76,15 +77,7 @@ def content_hash(data: bytes) -> str:
 
 def sync_folder(folder: Path) -> None:
     """Make the renames into ``folder`` durable."""
-    _fsync_dir(folder)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(folder)
 
 
 def write_atomic(path: Path, data: bytes, *, compress: bool = False, sync_dir: bool = True) -> None:
@@ -103,7 +96,7 @@ def write_atomic(path: Path, data: bytes, *, compress: bool = False, sync_dir: b
             os.fsync(f.fileno())
         os.replace(tmp, path)
         if sync_dir:
-            _fsync_dir(folder)
+            fsync_dir(folder)
     except BaseException as exc:
         # a MemoryError or a cancellation must not leave a temporary file behind either
         with contextlib.suppress(OSError):

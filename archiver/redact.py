@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from archiver.fsutil import fsync_dir
 from archiver.rules import RULES, Rule
 
 __all__ = [
@@ -274,19 +275,11 @@ def load_key(path: Path) -> bytes:
             return _parse_key(path, path.read_text())
         except OSError:  # a file system without hard links
             os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
         return key
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def secret_values(values: str | None, file: Path | None) -> list[str]:

@@ -24,7 +24,16 @@ from telemetry.db import make_engine
 from telemetry.migrate import upgrade
 from telemetry.settings import Settings
 
-__all__ = ["app", "console", "err_console", "fail", "open_store", "print_json", "settings_of"]
+__all__ = [
+    "app",
+    "command_group",
+    "console",
+    "err_console",
+    "fail",
+    "open_store",
+    "print_json",
+    "settings_of",
+]
 
 app = typer.Typer(
     name="octel",
@@ -66,6 +75,16 @@ def _root(
     except ValidationError as e:
         first = e.errors()[0]
         fail(f"setting {'.'.join(map(str, first['loc'])) or '?'}: {first['msg']}", 2)
+
+
+def command_group(name: str, help_text: str) -> typer.Typer:
+    """The sub-app `name` of `octel`, shared by every module that adds commands to it."""
+    for group in app.registered_groups:
+        if group.name == name and group.typer_instance is not None:
+            return group.typer_instance
+    created = typer.Typer(help=help_text, no_args_is_help=True)
+    app.add_typer(created, name=name)
+    return created
 
 
 def settings_of(ctx: typer.Context) -> Settings:

@@ -16,24 +16,23 @@ from archiver.files import content_hash, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import RedactKeyError, load_key
 from telemetry.archiving import archive_session_tree_async, redactor_for
-from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
+from telemetry.cli.app import (
+    app,
+    command_group,
+    console,
+    err_console,
+    fail,
+    open_store,
+    print_json,
+    settings_of,
+)
 from telemetry.db import session_scope
 from telemetry.indexing import IndexStats, index_records
 
 __all__ = ["import_app"]
 
 
-def _import_group() -> typer.Typer:
-    # one `import` group shared with other command modules: find it, else create it
-    for group in app.registered_groups:
-        if group.name == "import" and group.typer_instance is not None:
-            return group.typer_instance
-    created = typer.Typer(help="Bring existing data into the store.", no_args_is_help=True)
-    app.add_typer(created, name="import")
-    return created
-
-
-import_app = _import_group()
+import_app = command_group("import", "Bring existing data into the store.")
 
 _SESSION_ID = re.compile(r"^ses_[A-Za-z0-9]{1,100}$")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

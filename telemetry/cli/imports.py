@@ -14,7 +14,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
+from telemetry.cli.app import (
+    command_group,
+    console,
+    err_console,
+    fail,
+    open_store,
+    print_json,
+    settings_of,
+)
 from telemetry.cli.tables import dash
 from telemetry.dispatch_import import DispatchImportError, count_rows, import_dispatch_db
 from telemetry.timeutil import utcnow
@@ -22,16 +30,7 @@ from telemetry.timeutil import utcnow
 __all__ = ["import_app"]
 
 
-def _import_group() -> typer.Typer:
-    for group in app.registered_groups:
-        if group.name == "import" and group.typer_instance is not None:
-            return group.typer_instance
-    created = typer.Typer(help="Bring existing data into the store.", no_args_is_help=True)
-    app.add_typer(created, name="import")
-    return created
-
-
-import_app = _import_group()
+import_app = command_group("import", "Bring existing data into the store.")
 
 
 @import_app.command("dispatch-db")
