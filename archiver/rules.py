@@ -17,10 +17,22 @@ _V = rb"[^\s\"\\]"  # one unescaped, non-space byte inside a JSON string
 # a double quote as the JSON text shows it: `"`, or escaped as `\"` inside a string, `\\\"` in
 # JSON text nested in a string, and so on
 _Q = rb'(?:\\\\)*\\?"'
-# the optional quote that opens a KEY=VALUE value: ' or ` or an escaped double quote
-_OPEN = rb"""(?:['`]|(?:\\\\)*\\")?"""
+# the optional quote that opens a value: ' or ` (group `q`, so the value stops at the closing
+# quote and leaves it in place) or an escaped double quote (the value stops at its backslash)
+_OPEN = rb"""(?:(?P<q>['`])|(?:\\\\)*\\")?"""
+# one more byte of a value: inside '…' or `…` the closing quote ends it
+_VQ = rb"(?(q)[^\s\"\\'`]|" + _V + rb")"
+# the first byte of a value: not a variable, a placeholder, a call or the next flag
+_FIRST = rb"[^\s\"\\\[$'`{(<-]"
+# the rest of one shell command (JSON escapes taken whole, so `\"` never ends a string early)
+_CMD = rb'(?:[^"\\;|&]|\\[^n]){0,300}?'
+# a value the shape of a metavar or a word in prose (`--token TOKEN`, `--password option`)
+_NOT_PLACEHOLDER = (
+    rb"(?!(?:[A-Z][A-Z_-]*|(?:flag|option|argument|parameter|instead|value)s?)[,.;:)]?(?:[\s\"\\]|$))"
+)
 _KEYWORDS = (
     b"passw",
+    b"mysql_pwd",
     b"secret",
     b"token",
     b"api_key",
@@ -33,6 +45,28 @@ _KEYWORDS = (
     b"auth_",
     b"authorization",
 )
+
+
+# flag names ending in a secret word, grouped by a shared literal start (one scan each)
+_FLAG_WORDS = (
+    (b"passw", (b"ord", b"d")),
+    (b"token", (b"",)),
+    (b"secret", (b"",)),
+    (b"api", (b"-key", b"_key", b"key")),
+)
+
+
+def _ends_flag(word: bytes) -> bytes:
+    """After ``-<word>``: it ends a flag name (``--word``, ``-word``, ``--db-word``) that is
+    not a yes/no switch (``--no-password``, ``--ask-vault-password``)."""
+    after = (rb"[\s\"'`=(]-", rb"[\s\"'`=(]--", rb"[a-z0-9]-")
+    switch = (b"-no-", b"ask-", b"ask-vault-", b"prompt-", b"show-")
+    return (
+        b"(?:"
+        + b"|".join(b"(?<=" + a + word + b")" for a in after)
+        + b")"
+        + b"".join(b"(?<!" + w + word + b")" for w in switch)
+    )
 
 
 @dataclass(frozen=True)
@@ -104,12 +138,121 @@ RULES: tuple[Rule, ...] = (
             + rb"| {0,3}[=:] {0,3}"
             + _OPEN
             + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.]*[(\[])([^\s\"\\\[$'`{(<]"
-            + _V
+            + _VQ
             + rb"{5,})",
-            1,
+            2,
             True,
             (word,),
         )
         for word in _KEYWORDS
+    ),
+    # space-separated flags: `--password X`, `--db-password 'X'`, `-token X` (Go style),
+    # `--api-key=X`. The match starts at the dash before the keyword (one literal scan per
+    # keyword); the lookbehinds check it ends a flag name and is not a yes/no switch
+    # (`--no-password`, `--ask-vault-password`). `--password-file PATH` is no match: the
+    # keyword has to end the flag name. Case-sensitive, so a metavar (`--token TOKEN`) is told
+    # from a value
+    *(
+        Rule(
+            "flag",
+            b"-"
+            + prefix
+            + b"(?:"
+            + b"|".join(rest + _ends_flag(prefix + rest) for rest in rests)
+            + rb")(?: {1,3}|=)"
+            + _OPEN
+            + _NOT_PLACEHOLDER
+            + rb"("
+            + _FIRST
+            + _VQ
+            + rb"{5,})",
+            2,
+            False,
+            (b"-" + prefix,),
+        )
+        for prefix, rests in _FLAG_WORDS
+    ),
+    # short options that take a password, for the commands where they do (elsewhere `-p`
+    # is a port, a protocol or "parents"): `mysql -pX` (attached only: `-p X` prompts and X is
+    # the database), `docker|podman|… login -p X`, `sshpass -p X`, `redis-cli -a X`,
+    # `curl -u user:X`, `openssl … -passin pass:X`
+    Rule(
+        "command",
+        rb"mysql(?<![\w.-]mysql)[a-z_-]*(?= )" + _CMD + rb" -p" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
+        2,
+        False,
+        (b"mysql",),
+    ),
+    Rule(
+        "command",
+        rb"mariadb(?<![\w.-]mariadb)[a-z_-]*(?= )" + _CMD + rb" -p" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
+        2,
+        False,
+        (b"mariadb",),
+    ),
+    Rule(
+        "command",
+        rb"login(?:"
+        + b"|".join(
+            rb"(?<=" + c + rb" login)"
+            for c in (
+                b"docker",
+                b"podman",
+                b"nerdctl",
+                b"buildah",
+                b"skopeo",
+                b"oras",
+                b"registry",
+                b"cf",
+                b"oc",
+                b"az",
+            )
+        )
+        + rb") "
+        + _CMD
+        + rb"(?<= )-p(?: {1,3}|=)?"
+        + _OPEN
+        + rb"("
+        + _FIRST
+        + _VQ
+        + rb"*)",
+        2,
+        False,
+        (b"login",),
+    ),
+    Rule(
+        "command",
+        rb"sshpass(?: +-[ev])* +-p *" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
+        2,
+        False,
+        (b"sshpass",),
+    ),
+    Rule(
+        "command",
+        rb"redis-cli " + _CMD + rb"(?<= )(?:-a|--pass) +" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
+        2,
+        False,
+        (b"redis-cli",),
+    ),
+    Rule(
+        "command",
+        rb"curl(?<![\w.-]curl) "
+        + _CMD
+        + rb"(?<= )(?:-[uU] *|--(?:proxy-)?user(?: +|=))"
+        + _OPEN
+        + rb"[^\s\"\\:'`]*:("
+        + _FIRST
+        + _VQ
+        + rb"*)",
+        2,
+        False,
+        (b"curl",),
+    ),
+    Rule(
+        "command",
+        rb"-pass(?:in|out)? +" + _OPEN + rb"pass:(" + _FIRST + _VQ + rb"*)",
+        2,
+        False,
+        (b"-pass",),
     ),
 )

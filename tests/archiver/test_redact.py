@@ -44,6 +44,9 @@ CONTEXT = [
         "Authorization: token 0123456789abcdef0123456789abcdef01234567",
         "0123456789abcdef0123456789abcdef01234567",
     ),
+    ("mytool --password hunter2hunter2x --verbose", "hunter2hunter2x"),
+    ("mysql -u root -pS3cretPassw0rd db", "S3cretPassw0rd"),
+    ("docker login -u me -p 'Do0ckerPassw0rd' registry", "Do0ckerPassw0rd"),
 ]
 CONFIGURED = 'my configured "quoted" secret\\value é'
 
