@@ -3,8 +3,9 @@
 Each rule: name, a bytes pattern over serialised JSON text, the group holding the secret,
 whether it matches case-insensitively, and the literal anchors every match starts with (a
 multi-pattern scanner looks for the anchors; the pattern then runs only where one is found).
-Patterns never cross a JSON string boundary: their classes exclude ``"`` and ``\\``. Rule names
-avoid words like "secret" or "token", so a placeholder never looks like a KEY=VALUE line.
+Patterns never cross a JSON string boundary: their classes exclude ``"`` and ``\\``, or take
+an escape sequence whole. Rule names avoid words like "secret" or "token", so a placeholder
+never looks like a KEY=VALUE line.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from dataclasses import dataclass
 
 __all__ = ["RULES", "Rule"]
 
-_V = rb"[^\s\"\\]"  # one unescaped, non-space byte inside a JSON string
 # a double quote as the JSON text shows it: `"`, or escaped as `\"` inside a string, `\\\"` in
 # JSON text nested in a string, and so on
 _Q = rb'(?:\\\\)*\\?"'
 # the optional quote that opens a value: ' or ` (group `q`, so the value stops at the closing
 # quote and leaves it in place) or an escaped double quote (the value stops at its backslash)
 _OPEN = rb"""(?:(?P<q>['`])|(?:\\\\)*\\")?"""
-# one more byte of a value: inside '…' or `…` the closing quote ends it
-_VQ = rb"(?(q)[^\s\"\\'`]|" + _V + rb")"
+# one more byte of a value: inside '…' or `…` the closing quote ends it; a backquote ends an
+# unquoted value too (in a shell it would start a command, in Markdown it closes `code`)
+_VQ = rb"(?(q)[^\s\"\\'`]|[^\s\"\\`])"
 # the first byte of a value: not a variable, a placeholder, a call or the next flag
 _FIRST = rb"[^\s\"\\\[$'`{(<-]"
 # the rest of one shell command (JSON escapes taken whole, so `\"` never ends a string early)

@@ -119,9 +119,12 @@ def test_command_lines_without_secrets_are_unchanged(text: str, depth: int, engi
         "db_password: 'hunter2hunter2'",
         "--password 'hunter2hunter2'",
         "mysql -p'hunter2hunter2' db",
+        "run `--password hunter2hunter2` first",
+        "set `PASSWORD=hunter2hunter2` in .env",
+        "log in with `sshpass -p hunter2hunter2`.",
     ],
 )
-def test_single_quoted_values_keep_their_quotes(text: str, engine: str) -> None:
+def test_quotes_and_backquotes_around_values_are_kept(text: str, engine: str) -> None:
     out, counts = _redact(text, engine)
     rule = next(iter(counts))
     placeholder = Redactor(KEY).placeholder(rule, b"hunter2hunter2").decode()
