@@ -29,7 +29,7 @@ _FIRST = rb"[^\s\"\\\[$'`{(<-]"
 _CMD = rb'(?:[^"\\;|&]|\\[^n]){0,300}?'
 # a value the shape of a metavar or a word in prose (`--token TOKEN`, `--password option`)
 _NOT_PLACEHOLDER = (
-    rb"(?!(?:[A-Z][A-Z_-]*|(?:flag|option|argument|parameter|instead|value)s?)[,.;:)]?(?:[\s\"\\]|$))"
+    rb"(?!(?:[A-Z][A-Z_-]*|(?:flag|option|argument|parameter|instead|value)s?)[,.;:)]?(?:[\s\"\\`]|$))"
 )
 _KEYWORDS = (
     b"passw",

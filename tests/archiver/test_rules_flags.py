@@ -61,6 +61,8 @@ LEFT_ALONE = [
     "  --token TOKEN         the API token",
     "  --password PASSWORD   the password",
     "pass it with the --token option, then run",
+    "see `the --token option`",
+    "`--password PASSWORD`: the password",
     "git log -p --stat",
     "patch -p1 < fix.diff",
     "openssl enc -pass env:DB_PASS -in f",
@@ -193,7 +195,7 @@ _values = st.text(
 @given(
     st.sampled_from(_SPELLINGS),
     st.sampled_from(_NAMES),
-    st.sampled_from(["", "'", '"']),
+    st.sampled_from(["", "'", '"', "`"]),
     _values,
     st.sampled_from(["", "$ ", "run: ", "ok && "]),
     st.sampled_from(["", " && echo done", "\nnext line"]),
@@ -239,3 +241,9 @@ def test_flag_spellings(
 def test_options_that_are_not_passwords_are_unchanged(template: str, value: str) -> None:
     text = template.format(v=value)
     assert _redact(text, "auto") == (text, {}) == _redact(text, "re")
+
+
+def test_the_fast_path_is_hyperscan_where_installed() -> None:
+    # the "auto" cases above compare hyperscan with plain re only when hyperscan is there
+    pytest.importorskip("hyperscan")
+    assert Redactor(KEY).engine == "hyperscan" and Redactor(KEY, engine="re").engine == "re"
