@@ -33,6 +33,7 @@ _NOT_PLACEHOLDER = (
 )
 _KEYWORDS = (
     b"passw",
+    b"passphrase",
     b"mysql_pwd",
     b"secret",
     b"token",
@@ -50,17 +51,21 @@ _KEYWORDS = (
 
 # flag names ending in a secret word, grouped by a shared literal start (one scan each)
 _FLAG_WORDS = (
-    (b"passw", (b"ord", b"d")),
+    (b"pass", (b"word", b"wd", b"phrase")),
     (b"token", (b"",)),
-    (b"secret", (b"",)),
+    (b"secret", (b"", b"-key", b"_key", b"-access-key", b"_access_key")),
     (b"api", (b"-key", b"_key", b"key")),
 )
 
 
 def _ends_flag(word: bytes) -> bytes:
-    """After ``-<word>``: it ends a flag name (``--word``, ``-word``, ``--db-word``) that is
-    not a yes/no switch (``--no-password``, ``--ask-vault-password``)."""
-    after = (rb"[\s\"'`=(]-", rb"[\s\"'`=(]--", rb"[a-z0-9]-")
+    """After ``-<word>``: it ends a flag name (``--word``, ``-word``, ``--db-word``, up to 24
+    bytes before the word) that is not a yes/no switch (``--no-password``,
+    ``--ask-vault-password``). A hyphenated word of prose (``per-token cost``) has no leading
+    dash and is no flag. Python's lookbehinds are fixed-width: one per length."""
+    start = rb"[\s\"'`=(]"
+    after = [start + b"-", start + b"--"]
+    after += [start + d + rb"[a-z0-9_-]{%d}-" % n for d in (b"-", b"--") for n in range(1, 25)]
     switch = (b"-no-", b"ask-", b"ask-vault-", b"prompt-", b"show-")
     return (
         b"(?:"
