@@ -23,8 +23,9 @@ _OPEN = rb"""(?:(?P<q>['`])|(?:\\\\)*\\")?"""
 # one more byte of a value: inside '…' or `…` the closing quote ends it; a backquote ends an
 # unquoted value too (in a shell it would start a command, in Markdown it closes `code`)
 _VQ = rb"(?(q)[^\s\"\\'`]|[^\s\"\\`])"
-# the first byte of a value: not a variable, a placeholder, a call or the next flag
-_FIRST = rb"[^\s\"\\\[$'`{(<-]"
+# the first byte of a value: not a variable, a placeholder, a call, the next flag, nor what
+# closes a structure (`-p \"}` at the end of JSON text nested in a string is no password)
+_FIRST = rb"[^\s\"\\\[$'`{(<\-}\]),]"
 # the rest of one shell command (JSON escapes taken whole, so `\"` never ends a string early)
 _CMD = rb'(?:[^"\\;|&]|\\[^n]){0,300}?'
 # a value the shape of a metavar or a word in prose (`--token TOKEN`, `--password option`)

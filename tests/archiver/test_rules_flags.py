@@ -192,7 +192,7 @@ _values = st.text(
     # left out: values the rule takes for a metavar or a word of prose, and a leading `:` or
     # `=` (`--password :x` reads as `password: x`, and x alone is replaced)
     lambda v: (
-        v[0] not in "-$[{(<:="
+        v[0] not in "-$[{(<:=,"
         and not re.fullmatch(
             r"(?:[A-Z][A-Z_-]*|(?:flag|option|argument|parameter|instead|value)s?)[,.;:)]?", v
         )
@@ -258,3 +258,48 @@ def test_the_fast_path_is_hyperscan_where_installed() -> None:
     # the "auto" cases above compare hyperscan with plain re only when hyperscan is there
     pytest.importorskip("hyperscan")
     assert Redactor(KEY).engine == "hyperscan" and Redactor(KEY, engine="re").engine == "re"
+
+
+_PIECES = st.sampled_from(
+    [
+        "--password ",
+        "--db-token=",
+        "-secret ",
+        "mysql ",
+        " -p",
+        "docker login ",
+        " -p ",
+        "sshpass -p ",
+        "curl -u a:",
+        "redis-cli -a ",
+        "-passin pass:",
+        "PASSWORD='",
+        "'",
+        "`",
+        '"',
+        "\\",
+        '\\"',
+        "\n",
+        " ",
+        "é",
+        "中",
+        "\\u00e9",
+        "hunter2hunter2",
+        "ABC",
+        "$X",
+        "; ",
+        "|",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join), st.integers(0, 2))
+def test_mixed_command_lines_stay_valid_and_engines_agree(text: str, depth: int) -> None:
+    data = orjson.dumps({"k": _nest(text, depth)})
+    fast = Redactor(KEY).redact_bytes(data)
+    plain = Redactor(KEY, engine="re").redact_bytes(data)
+    assert fast == plain
+    out = orjson.loads(fast.data)  # still valid JSON
+    for _ in range(depth):  # nested JSON text is still valid JSON text
+        out = {"k": json.loads(out["k"])["v"]}
