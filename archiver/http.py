@@ -57,14 +57,49 @@ class JsonHttp:
         self._retries = retries
         self._backoff = backoff
         self._gate = asyncio.Semaphore(max_concurrency)
+        self._entry = asyncio.Lock()
+        self._traced: bool | None = None
         self.requests = 0
 
     async def _send(self, method: str, url: str, params: dict[str, Any] | None) -> httpx.Response:
         async with self._gate:
             self.requests += 1
             if isinstance(self._http, httpx.AsyncClient):
-                return await self._http.request(method, url, params=params)
+                return await self._send_async(self._http, method, url, params)
             return await asyncio.to_thread(self._http.request, method, url, params=params)
+
+    async def _send_async(
+        self, http: httpx.AsyncClient, method: str, url: str, params: dict[str, Any] | None
+    ) -> httpx.Response:
+        # httpcore 1.0's pool hands the same idle connection to every request that enters it
+        # before the first one has claimed it; the others fail over and rescan the pool (a
+        # poll() and a getpeername() per idle socket each time), so a burst of n requests costs
+        # O(n^2) scans and most of the CPU of a concurrent walk. The next request enters only
+        # once the previous one holds its connection, which its first trace event tells.
+        if self._traced is False:
+            return await http.request(method, url, params=params)
+        entry = self._entry
+        await entry.acquire()
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                entry.release()
+
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            self._traced = True
+            release()
+
+        try:
+            resp = await http.request(method, url, params=params, extensions={"trace": trace})
+        finally:
+            release()
+        if self._traced is None:
+            # a transport that sends no trace events (no httpcore pool): nothing to serialise
+            self._traced = False
+        return resp
 
     async def request(
         self,
