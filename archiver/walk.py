@@ -57,6 +57,14 @@ async def _guard(coro: Any, snap: SessionSnapshot, what: str) -> Any:
         return None
 
 
+async def _version(client: OpenCodeClient, errors: list[WalkError]) -> str | None:
+    try:
+        return str((await client.health()).get("version") or "") or None
+    except FetchError as err:
+        errors.append(WalkError.from_fetch(err, "health", None))
+        return None
+
+
 async def _fill(client: OpenCodeClient, snap: SessionSnapshot, extras: bool) -> None:
     msgs = await _guard(client.messages(snap.session_id, snap.session), snap, "messages")
     if msgs is not None:
@@ -83,15 +91,13 @@ async def _walk(
 ) -> TreeSnapshot:
     plan = TreePlan(root_id, max_depth=max_depth, max_sessions=max_sessions)
     errors: list[WalkError] = []
-    version: str | None = None
-    try:
-        version = str((await client.health()).get("version") or "") or None
-    except FetchError as err:
-        errors.append(WalkError.from_fetch(err, "health", None))
-
     snaps: dict[str, SessionSnapshot] = {}
     root = SessionSnapshot(root_id, None, 0)
-    root.session = await _guard(client.session(root_id), root, "session")
+    # the server version and the root record are independent: one round trip, not two
+    version, session = await asyncio.gather(
+        _version(client, errors), _guard(client.session(root_id), root, "session")
+    )
+    root.session = session
     if root.session is None:
         return TreeSnapshot(root_id, client.base_url, version, [], errors + root.errors, client.http.requests)
     snaps[root_id] = root
