@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import multiprocessing
 import os
 import sys
@@ -119,13 +118,11 @@ def bench_walk(sessions: int, messages: int, latency: float) -> tuple[dict[str, 
     try:
         url = port_q.get(timeout=120)
         asyncio.run(_walk(url, 8))  # warm-up: the server builds each answer once
-        gc.collect()
         serial, snap = asyncio.run(_walk(url, 1))
         assert not snap.walk_errors and len(snap.sessions) == sessions
-        # both walks start from the same heap: a walked tree still alive makes every full
-        # collection during the next walk longer
+        # both walks start with no walked tree alive: one still alive makes every full
+        # garbage collection during the next walk longer
         del snap
-        gc.collect()
         fast, snap = asyncio.run(_walk(url, 8))
     finally:
         stop.set()
