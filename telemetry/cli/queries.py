@@ -9,7 +9,7 @@ from rich.table import Table
 
 from telemetry.cli.app import app, console, fail, print_json, settings_of
 from telemetry.cli.session_view import load_turns, session_view, tree_view
-from telemetry.cli.tables import dash, money, num, ratio, read_store, seconds, when, window
+from telemetry.cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
 from telemetry.cycles import CycleFilter, cycles_summary, list_cycles
 from telemetry.paging import CursorError
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
@@ -82,9 +82,7 @@ def sessions_list(
             seconds(s["duration_s"]),
             when(s["archived_at"]),
         )
-    console.print(table)
-    if page["next_cursor"]:
-        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+    print_page(table, page)
 
 
 @sessions_app.command("show")
@@ -161,9 +159,7 @@ def cycles_list(
             dash(c["claims_count"]),
             dash(c["session_id"]),
         )
-    console.print(table)
-    if page["next_cursor"]:
-        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+    print_page(table, page)
 
 
 @cycles_app.command("summary")

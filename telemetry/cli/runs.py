@@ -16,7 +16,7 @@ from rich.table import Table
 
 from telemetry.claude import ClaudeResultError
 from telemetry.cli.app import app, console, fail, open_store, print_json, settings_of
-from telemetry.cli.tables import dash, money, num, read_store, seconds, when, window
+from telemetry.cli.tables import dash, money, num, print_page, read_store, seconds, when, window
 from telemetry.db import session_scope
 from telemetry.ingest import AgentRunIn, add_agent_run
 from telemetry.paging import CursorError
@@ -141,6 +141,4 @@ def runs_list(
             num(sum(tk.values())),
             money(r["cost_usd"]),
         )
-    console.print(table)
-    if page["next_cursor"]:
-        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+    print_page(table, page)

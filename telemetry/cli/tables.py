@@ -9,13 +9,14 @@ from typing import Any
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 from sqlmodel import Session
 
-from telemetry.cli.app import fail, open_store, settings_of
+from telemetry.cli.app import console, fail, open_store, settings_of
 from telemetry.db import session_scope
 from telemetry.timeutil import parse_since, utcnow
 
-__all__ = ["dash", "money", "num", "ratio", "read_store", "seconds", "when", "window"]
+__all__ = ["dash", "money", "num", "print_page", "ratio", "read_store", "seconds", "when", "window"]
 
 
 def window(since: str | None, until: str | None, now: datetime | None = None) -> tuple[datetime | None, ...]:
@@ -33,6 +34,13 @@ def window(since: str | None, until: str | None, now: datetime | None = None) ->
     if out[0] is not None and out[1] is not None and out[0] >= out[1]:
         fail("--since must be earlier than --until", 2)
     return tuple(out)
+
+
+def print_page(table: Table, page: dict[str, Any]) -> None:
+    """One page of a paged list, and how to ask for the next."""
+    console.print(table)
+    if page["next_cursor"]:
+        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
 
 
 @contextmanager
