@@ -1,6 +1,5 @@
 """Fixtures for end-to-end tests against a real `opencode serve` and the scripted fake LLM."""
 
-import importlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,21 +10,6 @@ _HERE = Path(__file__).parent
 _TESTS = _HERE.parent
 
 
-def _real_packages() -> None:
-    # tests/ on sys.path must not shadow the real packages with test folders of the same name
-    saved = sys.path[:]
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _TESTS.resolve()]
-    try:
-        for name in ("detectors", "archiver", "telemetry"):
-            mod = sys.modules.get(name)
-            if mod is not None and getattr(mod, "__file__", None) is None:
-                del sys.modules[name]
-            importlib.import_module(name)
-    finally:
-        sys.path[:] = saved
-
-
-_real_packages()
 for _p in (_HERE, _TESTS):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
