@@ -14,13 +14,13 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from telemetry.claude import ClaudeResultError
-from telemetry.cli.app import app, console, fail, open_store, print_json, settings_of
-from telemetry.cli.tables import dash, money, num, print_page, read_store, seconds, when, window
-from telemetry.db import session_scope
-from telemetry.ingest import AgentRunIn, add_agent_run
-from telemetry.paging import CursorError
+from cli.app import app, console, fail, open_store, print_json, settings_of
+from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
+from telemetry.queries.paging import CursorError
 from telemetry.queries.runs import RunFilter, list_runs, run_dict
+from telemetry.services.claude import ClaudeResultError
+from telemetry.services.ingest import AgentRunIn, add_agent_run
+from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 
 __all__ = ["runs_app"]

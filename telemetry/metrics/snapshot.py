@@ -15,10 +15,10 @@ from datetime import datetime
 
 from sqlmodel import Session, col, func, select
 
-from telemetry import aggregates
-from telemetry.health import Liveness, State, daemon_state, local_liveness
-from telemetry.metric_catalogue import CATALOGUE, DAEMON_STATES, Metric
-from telemetry.models import Cycle, Daemon
+from telemetry.metrics.catalogue import CATALOGUE, DAEMON_STATES, Metric
+from telemetry.queries.health import Liveness, State, daemon_state, local_liveness
+from telemetry.store import aggregates
+from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import as_utc
 
 __all__ = [
@@ -83,7 +83,7 @@ class StoreReads:
 def _named_in_flight(db: Session, daemons: Sequence[Daemon]) -> set[tuple[str, str]]:
     """(driver, cycle id) of each named in-flight cycle that is not known to have ended.
 
-    As `telemetry.health`: a name the store does not know (or knows under another driver) still
+    As `telemetry.queries.health`: a name the store does not know (or knows under another driver) still
     counts as in flight, since the daemon says so.
     """
     named = {(d.driver, d.in_flight_cycle_id) for d in daemons if d.in_flight_cycle_id}
@@ -106,7 +106,7 @@ def read_store(
 ) -> StoreReads:
     """Everything a scrape needs, in four queries that never walk history.
 
-    The daemon states follow `telemetry.health.daemon_health` (a test holds them equal) but are
+    The daemon states follow `telemetry.queries.health.daemon_health` (a test holds them equal) but are
     read in bulk: open cycles through the `ended_at` index, named cycles by their unique id.
     """
     rows = db.exec(

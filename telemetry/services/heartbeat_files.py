@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from sqlmodel import Session
 
-from telemetry.ingest import HeartbeatIn, heartbeat
+from telemetry.services.ingest import HeartbeatIn, heartbeat
 
 __all__ = ["read_beat", "refresh_heartbeat_files"]
 

@@ -7,7 +7,7 @@ from sqlalchemy import engine_from_config, pool
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
-import telemetry.models  # noqa: F401  (registers the tables on the metadata)
+import telemetry.store.models  # noqa: F401  (registers the tables on the metadata)
 
 config = context.config
 target_metadata = SQLModel.metadata

@@ -15,8 +15,7 @@ from rich.table import Table
 from archiver.files import content_hash, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import RedactKeyError, load_key
-from telemetry.archiving import archive_session_tree_async, redactor_for
-from telemetry.cli.app import (
+from cli.app import (
     app,
     command_group,
     console,
@@ -26,8 +25,9 @@ from telemetry.cli.app import (
     print_json,
     settings_of,
 )
-from telemetry.db import session_scope
-from telemetry.indexing import IndexStats, index_records
+from telemetry.archiving import archive_session_tree_async, redactor_for
+from telemetry.services.indexing import IndexStats, index_records
+from telemetry.store.db import session_scope
 
 __all__ = ["import_app"]
 

@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from telemetry.cli.app import app, console, err_console, fail, open_store, print_json, settings_of
-from telemetry.db import session_scope
-from telemetry.prune import plan_prune, prune
+from cli.app import app, console, err_console, fail, open_store, print_json, settings_of
+from telemetry.services.prune import plan_prune, prune
+from telemetry.store.db import session_scope
 from telemetry.timeutil import parse_duration, utcnow
 
 __all__ = ["prune_cmd"]

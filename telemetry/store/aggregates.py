@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, select
 
-from telemetry.models import Aggregate
+from telemetry.store.models import Aggregate
 from telemetry.timeutil import utcnow
 
 __all__ = ["COUNTERS", "CYCLE_DURATION_BUCKETS", "bump", "labels_key", "observe_cycle_duration", "read_all"]

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from telemetry.cli.app import app, console, open_store, settings_of
-from telemetry.migrate import current_revision, head_revision
+from cli.app import app, console, open_store, settings_of
+from telemetry.store.migrate import current_revision, head_revision
 
 __all__ = ["db_app"]
 
@@ -23,33 +23,20 @@ def serve(
     long_worker_seconds: Annotated[float | None, typer.Option(help="OCTEL_LONG_WORKER_SECONDS")] = None,
 ) -> None:
     """Run the console, ingestion API and /metrics (upgrades the store first)."""
-    import os
-
     import uvicorn
 
-    settings = settings_of(ctx)
-    # The app is built by import string in its own process state, so pass flags on as settings.
-    for name, value in (("HOST", host), ("PORT", port), ("LONG_WORKER_SECONDS", long_worker_seconds)):
-        if value is not None:
-            os.environ[f"OCTEL_{name}"] = str(value)
-    os.environ["OCTEL_DATA_DIR"] = str(settings.data_dir)
-    if settings.database_url:
-        os.environ["OCTEL_DATABASE_URL"] = settings.database_url
-    if settings.archive_dir:
-        os.environ["OCTEL_ARCHIVE_DIR"] = str(settings.archive_dir)
+    from web.app import create_app
+
+    overrides = {
+        name: value
+        for name, value in (("host", host), ("port", port), ("long_worker_seconds", long_worker_seconds))
+        if value is not None
+    }
+    settings = settings_of(ctx).model_copy(update=overrides)
     with open_store(settings):
         pass  # fail early, with one sentence, when the store is unreachable
-    console.print(
-        f"octel: serving on http://{host or settings.host}:{port or settings.port}", highlight=False
-    )
-    uvicorn.run(
-        "web.app:create_app",
-        factory=True,
-        host=host or settings.host,
-        port=port or settings.port,
-        log_level="info",
-        workers=1,
-    )
+    console.print(f"octel: serving on http://{settings.host}:{settings.port}", highlight=False)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
 
 
 @db_app.command("upgrade")

@@ -19,10 +19,10 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from archiver.convert import permissions_from_opencode, status_from_opencode
-from telemetry.cycles import cycle_dict
-from telemetry.models import Cycle
+from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
+from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
 __all__ = ["VERDICTS", "Signals", "decide", "why"]

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from telemetry.cli.app import app, console, fail, print_json, settings_of
-from telemetry.cli.tables import read_store
-from telemetry.why import why
+from cli.app import app, console, fail, print_json, settings_of
+from cli.tables import read_store
+from telemetry.queries.why import why
 
 __all__ = ["why_cmd"]
 

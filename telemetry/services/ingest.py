@@ -12,9 +12,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from sqlmodel import Session, select
 
-from telemetry import aggregates
-from telemetry.claude import parse_claude_result
-from telemetry.models import AgentRun, Cycle, Daemon
+from telemetry.services.claude import parse_claude_result
+from telemetry.store import aggregates
+from telemetry.store.models import AgentRun, Cycle, Daemon
 from telemetry.timeutil import as_utc
 
 __all__ = [

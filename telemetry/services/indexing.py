@@ -19,8 +19,8 @@ from sqlmodel import Session, col, delete, select
 from archiver.archive import redact_record
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
-from telemetry.aggregates import bump
-from telemetry.models import CountedFinding, Finding, SessionIndex
+from telemetry.store.aggregates import bump
+from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
 __all__ = ["IndexStats", "index_records", "record_findings"]

@@ -6,7 +6,7 @@ sets (driver, host, agent, model, kind, state, detector, verdict, route template
 paths or free text.
 
 `source` says where a metric comes from: `aggregate` (a write-time counter in
-`telemetry.aggregates.COUNTERS`, key `octel_` stripped), `store` (a gauge read from the daemon
+`telemetry.store.aggregates.COUNTERS`, key `octel_` stripped), `store` (a gauge read from the daemon
 and open-cycle rows at scrape time) or `process` (this process's own request metrics).
 """
 
@@ -120,7 +120,7 @@ CATALOGUE: tuple[Metric, ...] = (
         (),
         "store",
     ),
-    # Write-time counters (telemetry.aggregates), never lowered by restarts or pruning.
+    # Write-time counters (telemetry.store.aggregates), never lowered by restarts or pruning.
     Metric(
         "octel_cycles_total",
         "counter",

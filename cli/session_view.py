@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from telemetry.cli.tables import dash, money, num, seconds, when
+from cli.tables import dash, money, num, seconds, when
 from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
 
 __all__ = ["load_turns", "session_view", "tree_view"]

@@ -7,12 +7,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from telemetry.cli.app import app, console, fail, print_json, settings_of
-from telemetry.cli.session_view import load_turns, session_view, tree_view
-from telemetry.cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
-from telemetry.cycles import CycleFilter, cycles_summary, list_cycles
-from telemetry.paging import CursorError
+from cli.app import app, console, fail, print_json, settings_of
+from cli.session_view import load_turns, session_view, tree_view
+from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions, session_tree
 from telemetry.timeutil import parse_since, utcnow
 

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import and_, func, or_
 from sqlmodel import Session, col, select
 
-from telemetry.models import Cycle
-from telemetry.paging import decode_cursor, encode_cursor
+from telemetry.queries.paging import decode_cursor, encode_cursor
+from telemetry.store.models import Cycle
 from telemetry.timeutil import as_utc
 
 __all__ = ["CycleFilter", "cycle_dict", "cycles_summary", "list_cycles"]

@@ -8,9 +8,9 @@ import httpx
 import typer
 from rich.markup import escape
 
-from telemetry.cli.app import app, console, print_json, settings_of
-from telemetry.db import make_engine
+from cli.app import app, console, print_json, settings_of
 from telemetry.doctor import run_checks
+from telemetry.store.db import make_engine
 
 __all__ = ["doctor"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from telemetry.cli import (
+from cli import (
     archive,  # noqa: F401
     detect,  # noqa: F401
     doctor,  # noqa: F401
@@ -13,7 +13,7 @@ from telemetry.cli import (
     serve,  # noqa: F401  (command modules)
     why,  # noqa: F401
 )
-from telemetry.cli.app import app
+from cli.app import app
 
 __all__ = ["app", "main"]
 

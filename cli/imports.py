@@ -14,7 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from telemetry.cli.app import (
+from cli.app import (
     command_group,
     console,
     err_console,
@@ -23,8 +23,8 @@ from telemetry.cli.app import (
     print_json,
     settings_of,
 )
-from telemetry.cli.tables import dash
-from telemetry.dispatch_import import DispatchImportError, count_rows, import_dispatch_db
+from cli.tables import dash
+from telemetry.services.dispatch_import import DispatchImportError, count_rows, import_dispatch_db
 from telemetry.timeutil import utcnow
 
 __all__ = ["import_app"]

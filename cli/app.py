@@ -20,9 +20,9 @@ from rich.markup import escape
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
-from telemetry.db import make_engine
-from telemetry.migrate import upgrade
 from telemetry.settings import Settings
+from telemetry.store.db import make_engine
+from telemetry.store.migrate import upgrade
 
 __all__ = [
     "app",

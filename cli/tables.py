@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 from sqlmodel import Session
 
-from telemetry.cli.app import console, fail, open_store, settings_of
-from telemetry.db import session_scope
+from cli.app import console, fail, open_store, settings_of
+from telemetry.store.db import session_scope
 from telemetry.timeutil import parse_since, utcnow
 
 __all__ = ["dash", "money", "num", "print_page", "ratio", "read_store", "seconds", "when", "window"]

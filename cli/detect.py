@@ -28,10 +28,10 @@ from archiver.convert import (
     status_from_opencode,
 )
 from archiver.files import upgrade
+from cli.app import app, console, err_console, fail, print_json, settings_of
+from cli.tables import read_store
 from detectors import REGISTRY, Finding, Thresholds, score, worst_verdict
 from detectors.evaluation import Evaluation, LabelledRun, evaluate
-from telemetry.cli.app import app, console, err_console, fail, print_json, settings_of
-from telemetry.cli.tables import read_store
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import archive_file
 

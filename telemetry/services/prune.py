@@ -25,9 +25,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
-from telemetry.db import session_scope
-from telemetry.models import AgentRun, Cycle, Finding, SessionIndex
 from telemetry.queries.turns import archive_file
+from telemetry.store.db import session_scope
+from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 
 __all__ = ["PrunePlan", "plan_prune", "prune"]
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from sqlmodel import Session, col, select
 
-from telemetry.models import Cycle, Daemon
+from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import as_utc
 
 __all__ = ["DaemonHealth", "Liveness", "daemon_health", "daemon_state", "local_liveness"]
