@@ -14,14 +14,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["View", "at_boundary", "decoded_view", "number_around", "string_spans"]
+__all__ = ["View", "at_boundary", "continues_number", "decoded_view", "number_around", "string_spans"]
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _BS, _U = ord("\\"), ord("u")
 _NUMBER = frozenset(b"0123456789eE.+-")
+_DIGIT = frozenset(b"0123456789")
 # an escape of one character at some nesting level: the whole run of backslashes before it
 # (the last 2**(k-1) of them make the escape at level k, the rest are escaped backslashes)
-_ESCAPE = re.compile(rb"(?<!\\)(\\+)(?:u([0-9a-fA-F]{4})|/)")
+_ESCAPE = re.compile(rb"(?<!\\)(\\+)(?:u([0-9a-fA-F]{4})(?:\\{1,8}u([dD][c-fC-F][0-9a-fA-F]{2}))?|/)")
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
 
@@ -82,18 +83,24 @@ def decoded_view(text: bytes) -> View:
     for m in _ESCAPE.finditer(text):
         run = len(m[1])
         level = run & -run  # the backslashes of the escape itself
+        end = m.end()
         if m[2] is None:
             char = b"/"
         else:
             cp = int(m[2], 16)
-            if cp < 0x20 or cp in (0x22, 0x5C, 0x7F) or 0xD800 <= cp < 0xE000:
+            if 0xD800 <= cp < 0xDC00 and m[3] is not None and m.end(3) - m.start(2) == level + 9:
+                # a surrogate pair, both halves escaped at the same level
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (int(m[3], 16) - 0xDC00)
+            elif m[3] is not None:
+                end = m.end(2)
+            if cp < 0x20 or cp in (0x22, 0x5C) or 0xD800 <= cp < 0xE000:
                 continue
             char = chr(cp).encode()
         start = m.start(1) + run - level
         pieces += (text[last:start], char)
-        marks.append((start - shift, start, m.end() - start, len(char)))
-        shift += m.end() - start - len(char)
-        last = m.end()
+        marks.append((start - shift, start, end - start, len(char)))
+        shift += end - start - len(char)
+        last = end
     if not marks:
         return View(text)
     pieces.append(text[last:])
@@ -119,3 +126,20 @@ def number_around(text: bytes, start: int, end: int) -> tuple[int, int] | None:
     while ne < len(text) and text[ne] in _NUMBER:
         ne += 1
     return ns, ne
+
+
+def continues_number(text: bytes, start: int, end: int) -> bool:
+    """A digit run at text[start:end] continues a longer number: a digit (or a digit and a
+    decimal point) before it, a digit, a decimal part or an exponent after it. The hex digits
+    of an escape before it (``\\u0007``) are no digits of the text."""
+
+    def digit_at(i: int) -> bool:
+        return i >= 0 and text[i] in _DIGIT and at_boundary(text, i)
+
+    after = text[end : end + 2]
+    return (
+        digit_at(start - 1)
+        or (start >= 2 and text[start - 1] == 46 and digit_at(start - 2))
+        or (after[:1] != b"" and after[0] in _DIGIT)
+        or (len(after) == 2 and after[0] in b".eE" and after[1] in _DIGIT)
+    )

@@ -40,7 +40,7 @@ from typing import Any
 import orjson
 
 from archiver.fsutil import fsync_dir
-from archiver.jsontext import View, at_boundary, decoded_view, number_around, string_spans
+from archiver.jsontext import View, at_boundary, continues_number, decoded_view, number_around, string_spans
 from archiver.rules import Rule, builtin_rules
 from archiver.scanner import Scanner
 
@@ -63,7 +63,6 @@ _OUTSIDE = frozenset(b"{}[],:0123456789eE.+-truefalsn \t\r\n")
 # a configured value that reads as a number (an account number, a PIN-like key): it fires
 # only where it is not part of a longer number
 _NUMERIC = re.compile(rb"[0-9](?:[0-9 +\-.,:/]*[0-9])?")
-_DIGIT = frozenset(b"0123456789")
 
 
 def _escaped_forms(values: Iterable[str], depth: int = 3) -> dict[bytes, str]:
@@ -78,19 +77,6 @@ def _escaped_forms(values: Iterable[str], depth: int = 3) -> dict[bytes, str]:
             forms[text.encode()] = v
             forms[decoded_view(text.encode()).text] = v
     return forms
-
-
-def _in_number_context(view: bytes, start: int, end: int) -> bool:
-    """A digit run at view[start:end] continues a longer number: a digit (or a digit and a
-    decimal point) before it, a digit, a decimal part or an exponent after it."""
-    before = view[max(0, start - 2) : start]
-    after = view[end : end + 2]
-    return (
-        (before[-1:] != b"" and before[-1] in _DIGIT)
-        or (len(before) == 2 and before[1] in b".," and before[0] in _DIGIT)
-        or (after[:1] != b"" and after[0] in _DIGIT)
-        or (len(after) == 2 and after[0] in b".,eE" and after[1] in _DIGIT)
-    )
 
 
 @dataclass(frozen=True)
@@ -140,6 +126,7 @@ class Redactor:
             rules_ += builtin_rules()
         self._rules = tuple(rules_)
         self._configured = 0 if self._forms else -1
+        self._numeric = any(_NUMERIC.fullmatch(v.encode()) for v in self.values)
         self._scanner = Scanner(self._rules, engine)
 
     @property
@@ -159,7 +146,7 @@ class Redactor:
             return None
         if rule == self._configured:
             value = self._forms[secret].encode()
-            if _NUMERIC.fullmatch(value) and _in_number_context(view.text, vs, ve):
+            if _NUMERIC.fullmatch(value) and continues_number(view.text, vs, ve):
                 return None
             secret = value
         start, end = view.original(vs), view.original(ve, end=True)
@@ -192,15 +179,28 @@ class Redactor:
         """Redact serialised JSON (UTF-8 bytes as orjson writes them).
 
         Every pattern scans the same decoded view; overlapping finds become one placeholder,
-        named for the rule listed first, and the output is built in one pass.
+        named for the rule listed first. A numeric value left alone inside a longer number
+        may stand alone once a neighbouring secret is replaced: then the text is scanned again.
         """
         counts = counts if counts is not None else Counter()
-        view = decoded_view(text)
-        spans = self._scanner.spans(view.text)
-        finds = [f for rule, vs, ve in spans if (f := self._find(text, view, rule, vs, ve)) is not None]
+        out = self._redact_once(text, counts)
+        while self._numeric and out != text:
+            text, out = out, self._redact_once(out, counts)
+        return out
+
+    def _redact_once(self, text: bytes, counts: Counter[str]) -> bytes:
+        # the text as it is, and (when it has escapes to decode) as decoded: which reading is
+        # right depends on whether a string holds JSON text, so both are scanned
+        finds: list[_Find] = []
+        decoded = decoded_view(text)
+        for view in (View(text), decoded) if decoded.marks else (decoded,):
+            found = [
+                f for r, vs, ve in self._scanner.spans(view.text) if (f := self._find(text, view, r, vs, ve))
+            ]
+            finds += self._outside_strings(view, found) if found else ()
         if not finds:
             return text
-        finds = sorted(self._outside_strings(view, finds), key=lambda f: (f.start, f.rule))
+        finds.sort(key=lambda f: (f.start, f.rule))
         pieces: list[bytes] = []
         last = 0
         i = 0
@@ -213,9 +213,7 @@ class Redactor:
                 end = max(end, finds[i].end)
                 i += 1
             first = min(group, key=lambda f: f.rule)
-            secret = (
-                first.secret if len(group) == 1 else view.text[group[0].vstart : max(f.vend for f in group)]
-            )
+            secret = first.secret if len(group) == 1 else text[group[0].start : end]
             name = self._rules[first.rule].name
             mark = self.placeholder(name, secret)
             pieces += (text[last : group[0].start], b'"' + mark + b'"' if first.quote else mark)

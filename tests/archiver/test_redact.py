@@ -60,7 +60,7 @@ def survives(value: str, text: str) -> bool:
     except that a value made of digits inside a longer number is a different number."""
     if not re.fullmatch(r"[0-9](?:[0-9 +\-.,:/]*[0-9])?", value):
         return value in text
-    return re.search(r"(?<![0-9])(?<![0-9][.,])" + re.escape(value) + r"(?![0-9])(?![.,eE][0-9])", text) is not None
+    return re.search(r"(?<![0-9])(?<![0-9][.])" + re.escape(value) + r"(?![0-9])(?![.eE][0-9])", text) is not None
 
 
 def _plant(secret: str) -> str:
