@@ -118,7 +118,7 @@ def string_spans(text: bytes, upto: int) -> Iterator[tuple[int, int]]:
 def number_around(text: bytes, start: int, end: int) -> tuple[int, int] | None:
     """The number token holding ``text[start:end]`` outside any string, or None when the span
     is not within one number (it crosses structure, or lies in ``true``/``false``/``null``)."""
-    if start >= end or any(b not in _NUMBER for b in text[start:end]):
+    if any(b not in _NUMBER for b in text[start:end]):
         return None
     ns, ne = start, end
     while ns > 0 and text[ns - 1] in _NUMBER:
@@ -130,7 +130,7 @@ def number_around(text: bytes, start: int, end: int) -> tuple[int, int] | None:
 
 def continues_number(text: bytes, start: int, end: int) -> bool:
     """A digit run at text[start:end] continues a longer number: a digit (or a digit and a
-    decimal point) before it, a digit, a decimal part or an exponent after it. The hex digits
+    decimal point) before it, a digit, a decimal part or an exponent (``e5``, ``E+5``) after it. The hex digits
     of an escape before it (``\\u0007``) are no digits of the text."""
 
     def digit_at(i: int) -> bool:
@@ -141,5 +141,6 @@ def continues_number(text: bytes, start: int, end: int) -> bool:
         digit_at(start - 1)
         or (start >= 2 and text[start - 1] == 46 and digit_at(start - 2))
         or (after[:1] != b"" and after[0] in _DIGIT)
-        or (len(after) == 2 and after[0] in b".eE" and after[1] in _DIGIT)
+        or (len(after) == 2 and after[0] == 46 and after[1] in _DIGIT)
+        or (len(after) == 2 and after[0] in b"eE" and after[1] in b"+-0123456789")
     )

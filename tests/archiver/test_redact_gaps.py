@@ -92,7 +92,9 @@ def test_escaped_slashes_and_upper_case_hex(engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("value", ["pässwörd-secret-✓", "emoji-🔑-secret-key", "中文密码秘密的值很长很长很长"])
+@pytest.mark.parametrize(
+    "value", ["pässwörd-secret-✓", "emoji-🔑-secret-key", "中文密码秘密的值很长很长很长"]
+)
 def test_unicode_values_in_ascii_escaped_nested_json_text(engine: str, value: str) -> None:
     for depth in (1, 2):
         text = _nest(f"x {value} y", depth, ascii_only=True)
@@ -203,7 +205,8 @@ GAPS = [
     (f"the key is\n{AWS_SECRET}\nkeep it", AWS_SECRET),
     (f"{AWS_SECRET}", AWS_SECRET),
     (
-        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGVfakefakefake\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGVfakefakefake\n=abcd\n"
+        "-----END PGP PRIVATE KEY BLOCK-----",
         "lQOYBGVfakefakefake",
     ),
     ("redis://:s3cretRedisPw@cache.internal:6379/0", "s3cretRedisPw"),

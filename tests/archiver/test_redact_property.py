@@ -3,6 +3,7 @@ redaction gives valid JSON of the same shape in which no configured value surviv
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any
@@ -29,7 +30,7 @@ def survives(value: str, text: str) -> bool:
     made of digits inside a longer number is a different number."""
     if not _NUMERIC.fullmatch(value):
         return value in text
-    pattern = r"(?<![0-9])(?<![0-9][.])" + re.escape(value) + r"(?![0-9])(?![.eE][0-9])"
+    pattern = r"(?<![0-9])(?<![0-9][.])" + re.escape(value) + r"(?![0-9])(?![.][0-9])(?![eE][-+0-9])"
     return re.search(pattern, text) is not None
 
 
@@ -53,7 +54,10 @@ def _case(draw: st.DrawFn) -> tuple[Any, list[str]]:
             return int(v) if v.isdigit() and not v.startswith("0") else v
         if kind == 2:
             return draw(
-                st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+                st.none()
+                | st.booleans()
+                | st.integers(-(2**63), 2**64 - 1)
+                | st.floats(allow_nan=False, allow_infinity=False)
             )
         if kind == 3:
             return nested(depth)
@@ -82,10 +86,8 @@ def _scalars(obj: Any) -> list[str]:
     if isinstance(obj, str):
         out = [obj]
         if obj[:1] in ("{", "["):
-            try:
+            with contextlib.suppress(ValueError):
                 out += _scalars(json.loads(obj))
-            except ValueError:
-                pass
         return out
     return [orjson.dumps(obj).decode()]
 
