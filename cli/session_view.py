@@ -11,7 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from cli.tables import dash, money, num, seconds, when
-from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
+from telemetry.queries.turns import ArchiveUnreadable, archive_in_folder, load_archive, turns_of
 
 __all__ = ["load_turns", "session_view", "tree_view"]
 
@@ -40,13 +40,13 @@ def _took(ms: Any) -> str:
 
 def load_turns(archive_dir: Path, archive_path: str) -> tuple[list[dict[str, Any]] | None, str | None]:
     """(per-turn rows, None), or (None, why there are none) when the file is gone or unreadable."""
-    path = archive_file(archive_dir, archive_path)
+    path = archive_in_folder(archive_dir, archive_path)
     try:
         doc = load_archive(path)
     except ArchiveUnreadable as e:
         return None, str(e)
     if doc is None:
-        return None, f"archive file {path} is not there (pruned or moved)"
+        return None, f"archive file {archive_dir / archive_path} is not there (pruned or moved)"
     return turns_of(doc), None
 
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from archiver.files import read_archive
+from archiver.files import contained, read_archive
 from telemetry.queries.sessions import SessionFilter, list_sessions
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError
@@ -58,16 +58,9 @@ def resolve_name(root: Path, name: str) -> Path | None:
 
 
 def archive_location(root: Path, archive_path: str) -> Path | None:
-    """Where an index row's archive lives: absolute as stored, else inside the archive folder."""
-    p = Path(archive_path)
-    if p.is_absolute():
-        return p
-    try:
-        base = root.resolve(strict=True)
-        target = (base / p).resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    return target if target.is_relative_to(base) else None
+    """Where an index row's archive lives: a regular file inside the archive folder once
+    symlinks are resolved (``archiver.files.contained``), or None."""
+    return contained(root, archive_path)
 
 
 class ArchiveCache:

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from archiver.files import read_archive
+from archiver.files import contained, read_archive
 from archiver.metrics import per_turn
 
-__all__ = ["ArchiveUnreadable", "archive_file", "load_archive", "turns_of"]
+__all__ = ["ArchiveUnreadable", "archive_file", "archive_in_folder", "load_archive", "turns_of"]
 
 
 class ArchiveUnreadable(Exception):
@@ -27,9 +27,16 @@ def archive_file(archive_dir: Path, archive_path: str) -> Path:
     return p if p.is_absolute() else archive_dir / p
 
 
-def load_archive(path: Path) -> dict[str, Any] | None:
-    """The archive document, or None when the file is gone (pruned or moved)."""
-    if not path.is_file():
+def archive_in_folder(archive_dir: Path, archive_path: str) -> Path | None:
+    """The archive file an index row names, when it is a regular file inside the archive
+    folder once symlinks are resolved (the one rule every reader follows); None otherwise."""
+    return contained(archive_dir, archive_path)
+
+
+def load_archive(path: Path | None) -> dict[str, Any] | None:
+    """The archive document, or None when the file is gone (pruned or moved) or not in the
+    archive folder."""
+    if path is None or not path.is_file():
         return None
     try:
         return read_archive(path)

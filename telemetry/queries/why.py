@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from archiver.convert import permissions_from_opencode, status_from_opencode
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
-from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
+from telemetry.queries.turns import ArchiveUnreadable, archive_in_folder, load_archive, turns_of
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
@@ -240,13 +240,14 @@ def why(db: Session, ident: str, archive_dir: Path) -> dict[str, Any] | None:
     perms: list[Mapping[str, Any]] = []
     problem = None
     if sess is not None:
-        path = archive_file(archive_dir, sess["archive_path"])
+        path = archive_in_folder(archive_dir, sess["archive_path"])
         try:
             doc = load_archive(path)
         except ArchiveUnreadable as e:
             doc, problem = None, str(e)
         if doc is None:
-            problem = problem or f"archive file {path} is not there, so per-turn evidence is missing"
+            where = archive_dir / sess["archive_path"]
+            problem = problem or f"archive file {where} is not there, so per-turn evidence is missing"
         else:
             turns = turns_of(doc)
             sid = sess["session_id"]
