@@ -37,6 +37,9 @@ def _mark(value: str, rule: str = "configured") -> bytes:
         (b'"v.12345678901234 end"', b'"v.%s end"'),
         (b'"id 12345678901234X9 end"', b'"id %sX9 end"'),
         (b'"x 12345678901234.x"', b'"x %s.x"'),
+        (b'"x 12345678901234eXy"', b'"x %seXy"'),
+        # the same value in a string and then in a number: both go
+        (b'["12345678901234", 12345678901234]', b'["%s", "%s"]'),
     ],
 )
 def test_numbers_at_the_edges(engine: str, text: bytes, out: bytes | None) -> None:
@@ -126,6 +129,12 @@ def test_key_file_race_with_a_broken_first_key_names_the_file(
     monkeypatch.setattr(os, "link", link)
     with pytest.raises(RedactKeyError, match=rf"{path}.*8 bytes.*restore it from a backup"):
         load_key(path)
+
+
+def test_redact_str_gives_the_string() -> None:
+    red = Redactor(KEY, [ACCOUNT])
+    assert red.redact_str(f"a {ACCOUNT} b") == f"a {_mark(ACCOUNT).decode()} b"
+    assert red.redact_str("nothing here") == "nothing here"
 
 
 def test_no_secret_values_from_nothing(tmp_path: Path) -> None:
