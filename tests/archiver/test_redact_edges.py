@@ -3,6 +3,7 @@ the text, the exact bounds of the generated-key check, and the key file's every 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -141,3 +142,35 @@ def test_no_secret_values_from_nothing(tmp_path: Path) -> None:
     assert (
         secret_values(None, None) == [] and secret_values("", None) == [] and secret_values(" , ", None) == []
     )
+
+
+# --- escapes in nested JSON text written by other tools ------------------------------------
+
+TOKEN = "ghp_" + "A1b2C3d4E5" * 3 + "x9Y8z7"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_escaped_backslash_before_a_u_escape_is_kept(engine: str) -> None:
+    # nested JSON text whose value is a backslash, then the token with its g spelt \u0067
+    nested = '{"t": "\\\\\\u0067hp_' + TOKEN[4:] + '"}'
+    out, counts = Redactor(KEY, engine=engine).redact_obj([nested])
+    assert counts == {"github": 1}
+    assert json.loads(out[0])["t"] == "\\" + _mark(TOKEN, "github").decode()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("lone", ["\\ud83d x", "\\u0041\\udc00 x", "\\udc00\\ud83d x"])
+def test_lone_surrogates_in_nested_json_text_are_left_as_they_are(engine: str, lone: str) -> None:
+    nested = '{"t": "' + lone + " " + TOKEN + '"}'
+    out, counts = Redactor(KEY, engine=engine).redact_obj([nested])
+    assert counts == {"github": 1} and out[0] == nested.replace(TOKEN, _mark(TOKEN, "github").decode())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("char", ["\U00010000", "\U0010ffff", "😀"])
+def test_values_with_characters_outside_the_bmp_in_ascii_json_text(engine: str, char: str) -> None:
+    value = f"key-{char}-secret-value"
+    nested = json.dumps({"t": f"a {value} b"}, ensure_ascii=True)
+    out, counts = Redactor(KEY, [value], engine=engine).redact_obj([nested])
+    assert counts == {"configured": 1}
+    assert json.loads(out[0])["t"] == f"a {_mark(value).decode()} b"
