@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 
 import orjson
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.markup import escape
 from sqlalchemy.engine import Engine
@@ -53,6 +53,9 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def print_json(data: Any) -> None:
+    """JSON on stdout; a typed answer prints as its model dumps (the API's `response_model`)."""
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json", exclude_unset=True)
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
 
 

@@ -8,13 +8,16 @@ import typer
 from rich.table import Table
 
 from cli.app import app, console, fail, print_json, settings_of
-from cli.session_view import load_turns, session_view, tree_view
+from cli.session_view import session_view, tree_view
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.queries.fleet_models import CostBreakdown, CyclePage, CyclesSummary
+from telemetry.queries.models import SessionPage, TreeNode
 from telemetry.queries.paging import CursorError
-from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions, session_tree
-from telemetry.timeutil import parse_since, utcnow
+from telemetry.queries.session_detail import session_detail
+from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, list_sessions, session_tree
+from telemetry.timeutil import utcnow
 
 __all__ = ["cycles_app", "sessions_app"]
 
@@ -58,7 +61,7 @@ def sessions_list(
         except CursorError as e:
             fail(str(e), 2)
     if as_json:
-        print_json(page)
+        print_json(SessionPage.model_validate(page))
         return
     table = Table(title="sessions", title_justify="left")
     # Ids are copied into the next command: never cut them, let the other columns give way.
@@ -89,12 +92,9 @@ def sessions_list(
 def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False) -> None:
     """One session: its record, per-turn table (from the archive file), findings and tree."""
     with read_store(ctx) as db:
-        got = get_session(db, session_id)
+        got = session_detail(db, session_id, settings_of(ctx).archives)
     if got is None:
         fail(f"no archived session {session_id!r}")
-    got["turns"], got["archive_problem"] = load_turns(
-        settings_of(ctx).archives, got["session"]["archive_path"]
-    )
     if as_json:
         print_json(got)
         return
@@ -106,9 +106,10 @@ def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
 def sessions_tree(ctx: typer.Context, session_id: str, as_json: JsonOpt = False) -> None:
     """The subagent tree under a session, with own and rolled-up cost."""
     with read_store(ctx) as db:
-        tree = session_tree(db, session_id)
-    if tree is None:
+        found = session_tree(db, session_id)
+    if found is None:
         fail(f"no archived session {session_id!r}")
+    tree = TreeNode.model_validate(found)
     if as_json:
         print_json(tree)
         return
@@ -140,7 +141,7 @@ def cycles_list(
         except CursorError as e:
             fail(str(e), 2)
     if as_json:
-        print_json(page)
+        print_json(CyclePage.model_validate(page))
         return
     table = Table(title="cycles", title_justify="left")
     width = max((len(c["cycle_id"]) for c in page["items"]), default=5)
@@ -171,14 +172,12 @@ def cycles_summary_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Per driver: cycles by terminal state and worker outcome."""
-    try:
-        t0 = parse_since(since, utcnow())
-    except ValueError as e:
-        fail(f"--since: {e}", 2)
+    t0, _ = window(since, None)
+    assert t0 is not None  # a default is given
     with read_store(ctx) as db:
         rows = cycles_summary(db, t0)
     if as_json:
-        print_json({"since": t0.isoformat(), "drivers": rows})
+        print_json(CyclesSummary.model_validate({"since": t0.isoformat(), "drivers": rows}))
         return
     table = Table(title=f"cycles since {when(t0.isoformat())}", title_justify="left")
     for h in ("driver", "terminal state", "worker outcome", "cycles"):
@@ -218,7 +217,7 @@ def costs(
             out["top_sessions"] = most_expensive_sessions(db, t0, t1, top)
             out["top_trees"] = most_expensive_trees(db, t0, t1, top)
     if as_json:
-        print_json(out)
+        print_json(CostBreakdown.model_validate(out))
         return
     table = Table(title="costs", title_justify="left", show_footer=True)
     cols = [

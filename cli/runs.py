@@ -16,6 +16,7 @@ from rich.table import Table
 
 from cli.app import app, console, fail, open_store, print_json, settings_of
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
+from telemetry.queries.fleet_models import RunAdded, RunPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.runs import RunFilter, list_runs, run_dict
 from telemetry.services.claude import ClaudeResultError
@@ -85,7 +86,7 @@ def runs_add(
         except ClaudeResultError as e:
             fail(f"not a Claude CLI result: {e}", 2)
     if as_json:
-        print_json({"created": created, "run": out})
+        print_json(RunAdded.model_validate({"created": created, "run": out}))
         return
     state = "recorded" if created else "already recorded"
     console.print(
@@ -119,7 +120,7 @@ def runs_list(
         except CursorError as e:
             fail(str(e), 2)
     if as_json:
-        print_json(page)
+        print_json(RunPage.model_validate(page))
         return
     table = Table(title="claude runs", title_justify="left")
     for h in ("recorded", "task", "agent", "model", "subtype", "exit", "turns", "duration", "tokens", "cost"):

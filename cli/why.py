@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from cli.app import app, console, fail, print_json, settings_of
 from cli.tables import read_store
+from telemetry.queries.fleet_models import WhyAnswer
 from telemetry.queries.why import why
 
 __all__ = ["why_cmd"]
@@ -39,7 +40,7 @@ def why_cmd(
     if got is None:
         fail(f"no session or cycle {ident!r}")
     if as_json:
-        print_json(got)
+        print_json(WhyAnswer.model_validate(got))
         return
     colour = _COLOUR.get(got["code"], "white")
     links = [f"{k} {got[k]}" for k in ("session_id", "cycle_id") if got[k] and got[k] != ident]

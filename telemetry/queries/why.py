@@ -22,7 +22,7 @@ from archiver.convert import permissions_from_opencode, status_from_opencode
 from detectors import REGISTRY
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
-from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
+from telemetry.queries.turns import open_archive, turns_of
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
@@ -237,13 +237,9 @@ def why(db: Session, ident: str, archive_dir: Path) -> dict[str, Any] | None:
     perms: list[Mapping[str, Any]] = []
     problem = None
     if sess is not None:
-        path = archive_file(archive_dir, sess["archive_path"])
-        try:
-            doc = load_archive(path)
-        except ArchiveUnreadable as e:
-            doc, problem = None, str(e)
+        doc, problem = open_archive(archive_dir, sess["archive_path"])
         if doc is None:
-            problem = problem or f"archive file {path} is not there, so per-turn evidence is missing"
+            problem = f"{problem}, so per-turn evidence is missing"
         else:
             turns = turns_of(doc)
             sid = sess["session_id"]
