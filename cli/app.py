@@ -44,6 +44,8 @@ app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
+# Piped output is data: wide enough that rich never wraps a cell or cuts it with "…".
+_PIPED_WIDTH = 100_000
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -66,6 +68,8 @@ def _root(
     database_url: Annotated[str | None, typer.Option(help="OCTEL_DATABASE_URL: the store.")] = None,
     archive_dir: Annotated[Path | None, typer.Option(help="OCTEL_ARCHIVE_DIR: archive files.")] = None,
 ) -> None:
+    if not console.is_terminal:
+        console.width = _PIPED_WIDTH
     overrides: dict[str, Any] = {}
     if data_dir is not None:
         overrides["data_dir"] = data_dir

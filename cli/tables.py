@@ -33,11 +33,11 @@ def window(since: str | None, until: str | None, now: datetime | None = None) ->
     return tuple(out)
 
 
-def print_page(table: Table, page: dict[str, Any]) -> None:
+def print_page(table: Table, next_cursor: str | None) -> None:
     """One page of a paged list, and how to ask for the next."""
     console.print(table)
-    if page["next_cursor"]:
-        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+    if next_cursor:
+        console.print(f"more: --cursor {next_cursor}", highlight=False)
 
 
 @contextmanager
