@@ -17,15 +17,15 @@ from typing import Any
 from sqlmodel import Session, col, delete, select
 
 from archiver.archive import redact_record
+from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.store.aggregates import bump
+from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
 __all__ = ["IndexStats", "index_records", "record_findings"]
-
-_TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 
 @dataclass
@@ -100,7 +100,7 @@ def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> dict
     the new high-water marks."""
     labels = {"agent": r.agent or "", "model": r.model or ""}
     marks: dict[str, Any] = {}
-    for kind in _TOKEN_KINDS:
+    for kind in TOKEN_KINDS:
         new_v = getattr(r, f"tokens_{kind}")
         counted = getattr(old, f"counted_tokens_{kind}") if old is not None else 0
         if new_v > counted:
@@ -186,6 +186,7 @@ def index_records(
     stats = IndexStats()
     for rec in records:
         r = redact_record(rec, redactor)
+        lock_key(db, "session", r.session_id)
         old = db.exec(select(SessionIndex).where(SessionIndex.session_id == r.session_id)).first()
         values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
         if old is None:
