@@ -271,7 +271,7 @@ def test_session_opens_as_its_tree_with_turns_and_timeline(ui: Page, shots: Path
     # The cache-hit ratio is the server's figure, not one the page works out again.
     ratio = httpx.get(f"{ui.base}/api/sessions/{root}").json()["session"]["cache_hit_ratio"]
     hit = ui.page.locator(".fact", has_text="cache hit").locator(".v")
-    expect(hit).to_have_text("–" if ratio is None else f"{ratio * 100:.1f}%")
+    expect(hit).to_have_text("\u2013" if ratio is None else f"{ratio * 100:.1f}%")
     tools = ui.page.locator("#timeline details.tool")
     expect(tools.first).to_be_visible()
     assert tools.first.get_attribute("open") is None  # folded until asked
