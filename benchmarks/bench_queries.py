@@ -148,7 +148,7 @@ def main() -> int:
         seeded_s = time.perf_counter() - t0
         week = NOW - timedelta(days=7)
         with session_scope(engine, write=False) as db:
-            second = list_sessions(db, SessionFilter(agent="build", limit=50))["next_cursor"]
+            second = list_sessions(db, SessionFilter(agent="build", limit=50)).next_cursor
         filters = {
             "newest page": SessionFilter(),
             "agent": SessionFilter(agent="build"),
