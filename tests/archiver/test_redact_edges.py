@@ -174,3 +174,39 @@ def test_values_with_characters_outside_the_bmp_in_ascii_json_text(engine: str, 
     out, counts = Redactor(KEY, [value], engine=engine).redact_obj([nested])
     assert counts == {"configured": 1}
     assert json.loads(out[0])["t"] == f"a {_mark(value).decode()} b"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_numeric_value_freed_by_a_neighbour_is_counted(engine: str) -> None:
+    # "00000000000:" goes first; the "100000000000" left standing alone then goes too
+    counts: dict[str, int] = {}
+    red = Redactor(KEY, ["100000000000", "00000000000:"], engine=engine)
+    out = red.redact_bytes(b'"10000000000000000000000:"')
+    counts = out.counts
+    assert b"100000000000" not in out.data and counts == {"configured": 2}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_both_readings_of_escapes_are_scanned(engine: str) -> None:
+    # "\\/" is an escaped backslash and a slash here, not the escape of a slash in nested text
+    value = "/0000000000\\"
+    out, counts = Redactor(KEY, [value], engine=engine).redact_obj([value * 3])
+    assert value not in out[0] and out[0].startswith("[REDACTED:configured:") and counts["configured"] >= 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_overlapping_finds_are_hashed_as_one_secret(engine: str) -> None:
+    v1, v2 = "XXXXsecret-overlap", "secret-overlapYYYY"
+    out, _ = Redactor(KEY, [v1, v2], engine=engine).redact_obj(["XXXXsecret-overlapYYYY"])
+    assert out == [_mark("XXXXsecret-overlapYYYY").decode()]
+
+
+def test_short_key_message_says_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "redact.key"
+    path.write_text("00" * 8)
+    with pytest.raises(
+        RedactKeyError,
+        match=r"fewer than 32: restore it from a backup, or delete it to start a new key "
+        r"if no archive was written with it$",
+    ):
+        load_key(path)
