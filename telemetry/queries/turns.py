@@ -11,26 +11,28 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from archiver.files import contained, read_archive
+from archiver.files import read_archive
 from archiver.metrics import per_turn
 
 __all__ = ["ArchiveRead", "archive_location", "open_archive", "turns_of"]
 
 ArchiveRead = tuple[dict[str, Any] | None, str | None]
-_GONE = "pruned or moved, or outside the archive folder"
 
 
 def archive_location(archive_dir: Path, archive_path: str) -> Path | None:
-    """The archive file an index row names, or None when there is none to read.
+    """Where an index row's archive lives, or None when the path leaves the archive folder.
 
-    A relative path goes through `archiver.files.contained`: resolved (symlinks followed), it
-    must be a regular file inside the resolved archive folder. An absolute path is one
-    `octel import archives` stored for files it indexed in another folder, read where it is.
+    The one containment rule every reader follows: the path is resolved (symlinks followed)
+    under the resolved archive folder and must stay inside it, absolute or not (`octel import
+    archives` copies files from other folders into the archive folder, so no row needs more).
     """
     p = Path(archive_path)
-    if p.is_absolute():
-        return p if p.is_file() else None
-    return contained(archive_dir, p)
+    try:
+        base = archive_dir.resolve()
+        target = (base / p).resolve()
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable folder
+        return None
+    return target if target.is_relative_to(base) else None
 
 
 def open_archive(
@@ -39,7 +41,9 @@ def open_archive(
     """(document, None), or (None, why it cannot be read): outside the folder, gone, unreadable."""
     path = archive_location(archive_dir, archive_path)
     if path is None:
-        return None, f"archive file {archive_path} is not there: {_GONE}"
+        return None, f"archive file {archive_path} is outside the archive folder"
+    if not path.is_file():
+        return None, f"archive file {archive_path} is not there (pruned or moved?)"
     try:
         return read(path), None
     except (OSError, ValueError, EOFError) as e:  # orjson.JSONDecodeError is a ValueError

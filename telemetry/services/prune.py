@@ -128,10 +128,9 @@ def _files(plan: PrunePlan, archive_dir: Path) -> tuple[list[Path], int, int, in
     out, size, missing, outside = [], 0, 0, 0
     for _sid, rel in plan.sessions:
         p = archive_location(archive_dir, rel)
-        raw = Path(rel) if Path(rel).is_absolute() else archive_dir / rel
-        if not _inside(raw, archive_dir):
+        if p is None or not _inside(p, archive_dir):
             outside += 1
-        elif p is None:
+        elif not p.is_file():
             missing += 1
         else:
             out.append(p)
