@@ -55,6 +55,27 @@ class Settings(BaseSettings):
     redact_key_file: Path | None = Field(
         None, description="Key of the redaction placeholders' hashes; default `<data_dir>/redact.key`."
     )
+    allowed_hosts: str = Field(
+        "",
+        description="Comma-separated `Host` names the server answers; always `localhost`, `127.0.0.1`, "
+        "`[::1]` and `OCTEL_HOST`.",
+    )
+    read_token: SecretStr | None = Field(
+        None,
+        description="When set, reads need it: `Authorization: Bearer` for the API and `/metrics`, "
+        "a login form for the console.",
+    )
+    max_body_bytes: int = Field(
+        2**20, ge=1024, description="Largest request body for cycles and heartbeats (413 above it)."
+    )
+    max_run_body_bytes: int = Field(
+        64 * 2**20, ge=1024, description="Largest request body for `POST /api/v1/agent-runs`."
+    )
+    archive_cache_bytes: int = Field(
+        64 * 2**20,
+        ge=0,
+        description="Bytes of archive JSON the console keeps parsed in memory (0: none).",
+    )
 
     @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod
@@ -72,6 +93,14 @@ class Settings(BaseSettings):
     @property
     def redact_key(self) -> Path:
         return self.redact_key_file or self.data_dir / "redact.key"
+
+    @property
+    def hosts(self) -> list[str]:
+        """The `Host` names to answer: loopback names, the listening address, and the setting's."""
+        listen = f"[{self.host}]" if ":" in self.host else self.host
+        names = ["localhost", "127.0.0.1", "[::1]", listen]
+        names += [h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()]
+        return list(dict.fromkeys(names))
 
     @property
     def heartbeat_globs(self) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
-from web.deps import EngineDep, require_token
+from web.deps import EngineDep, RedactorDep, require_token
 from web.errors import ApiError
 
 __all__ = ["router"]
@@ -46,9 +46,11 @@ def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
 
 
 @router.post("/cycles/begin", status_code=201)
-def begin(p: ingest.CycleBegin, engine: EngineDep, response: Response) -> dict[str, Any]:
+def begin(
+    p: ingest.CycleBegin, engine: EngineDep, redactor: RedactorDep, response: Response
+) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, created = ingest.begin_cycle(db, p, utcnow())
+        row, created = ingest.begin_cycle(db, p, utcnow(), redactor=redactor)
         return cycle_dict(row), created
 
     row, created = _write(engine, run)
@@ -57,9 +59,9 @@ def begin(p: ingest.CycleBegin, engine: EngineDep, response: Response) -> dict[s
 
 
 @router.post("/cycles/finish")
-def finish(p: ingest.CycleFinish, engine: EngineDep) -> dict[str, Any]:
+def finish(p: ingest.CycleFinish, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, changed = ingest.finish_cycle(db, p, utcnow())
+        row, changed = ingest.finish_cycle(db, p, utcnow(), redactor=redactor)
         return cycle_dict(row), changed
 
     row, changed = _write(engine, run)
@@ -67,9 +69,9 @@ def finish(p: ingest.CycleFinish, engine: EngineDep) -> dict[str, Any]:
 
 
 @router.post("/heartbeat")
-def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep) -> dict[str, Any]:
+def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     def run(db: Session) -> dict[str, Any]:
-        d = ingest.heartbeat(db, p, utcnow())
+        d = ingest.heartbeat(db, p, utcnow(), redactor=redactor)
         return {
             "driver": d.driver,
             "host": d.host,
@@ -82,9 +84,11 @@ def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep) -> dict[str, Any]:
 
 
 @router.post("/agent-runs", status_code=201)
-def agent_run(p: ingest.AgentRunIn, engine: EngineDep, response: Response) -> dict[str, Any]:
+def agent_run(
+    p: ingest.AgentRunIn, engine: EngineDep, redactor: RedactorDep, response: Response
+) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        r, created = ingest.add_agent_run(db, p, utcnow())
+        r, created = ingest.add_agent_run(db, p, utcnow(), redactor=redactor)
         return {
             "run_key": r.run_key,
             "task": r.task,

@@ -13,7 +13,7 @@ from telemetry.queries.paging import CursorError
 from telemetry.services.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
 from telemetry.timeutil import parse_since, utcnow
-from web.deps import EngineDep, ReadDbDep, SettingsDep
+from web.deps import EngineDep, ReadDbDep, RedactorDep, SettingsDep
 from web.errors import ApiError
 
 __all__ = ["router"]
@@ -36,12 +36,12 @@ def _time(name: str, value: str | None) -> Any:
 
 
 @router.get("/health")
-def health(settings: SettingsDep, engine: EngineDep) -> dict[str, Any]:
+def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     now = utcnow()
     globs = settings.heartbeat_globs
     if globs:
         with session_scope(engine) as db:
-            refresh_heartbeat_files(db, globs, now)
+            refresh_heartbeat_files(db, globs, now, redactor=redactor)
     with session_scope(engine, write=False) as db:
         daemons = daemon_health(db, now, settings.long_worker_seconds)
     return {
