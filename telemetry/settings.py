@@ -66,7 +66,7 @@ class Settings(BaseSettings):
         "a login form for the console.",
     )
     max_body_bytes: int = Field(
-        2**20, ge=1024, description="Largest request body for cycles and heartbeats (413 above it)."
+        2**20, ge=1024, description="Largest request body (413 above it) for every route but agent runs."
     )
     max_run_body_bytes: int = Field(
         64 * 2**20, ge=1024, description="Largest request body for `POST /api/v1/agent-runs`."

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import secrets
 from http.cookies import SimpleCookie
+from urllib.parse import parse_qsl
 
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.datastructures import Headers, MutableHeaders
@@ -75,6 +76,17 @@ def _unauthorized(message: str) -> JSONResponse:
     return JSONResponse(error_body("unauthorized", message), 401, headers={"WWW-Authenticate": "Bearer"})
 
 
+def _nul_field(scope: Scope) -> str | None:
+    """The first query parameter holding a NUL character (no store can search or keep one)."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    if "%00" not in query and "\x00" not in query:
+        return None
+    for name, value in parse_qsl(query, keep_blank_values=True, encoding="utf-8", errors="replace"):
+        if "\x00" in name or "\x00" in value:
+            return f"query.{name.replace(chr(0), '')}"
+    return None
+
+
 def _too_large(limit: int) -> HTTPException:
     return HTTPException(413, f"the request body is larger than {limit} bytes")
 
@@ -118,6 +130,14 @@ class Guard:
         refusal = self._refusal(scope)
         if refusal is not None:
             await refusal(scope, receive, send)
+            return
+        if "\x00" in scope["path"]:
+            await JSONResponse(error_body("not_found", "no such path"), 404)(scope, receive, send)
+            return
+        if (field := _nul_field(scope)) is not None:
+            why = "text may not contain NUL characters"
+            body = error_body("invalid_request", f"{field}: {why}", [{"field": field, "message": why}])
+            await JSONResponse(body, 422)(scope, receive, send)
             return
         limit = self._limit(scope["path"])
         length = Headers(scope=scope).get("content-length", "")
