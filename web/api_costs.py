@@ -42,7 +42,7 @@ def costs(
         raise _invalid("query.until", str(e)) from None
     if end <= start:
         raise _invalid("query.until", "the window ends before it starts")
-    groups = [g for item in (by or list(GROUP_KEYS)) for g in item.split(",") if g]
+    groups = [g.strip() for item in (by or list(GROUP_KEYS)) for g in item.split(",")]  # "" is no group
     bad = [g for g in groups if g not in GROUP_KEYS]
     if bad:
         raise _invalid("query.by", f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")

@@ -18,7 +18,7 @@ from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
 from web import api_archived, api_costs, api_sessions, console, ingest, login, metrics, status
-from web.errors import install_error_handlers
+from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
 
 __all__ = ["create_app", "exposure_warning"]
@@ -75,7 +75,14 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             engine.dispose()
 
     # No /docs or /redoc: their pages load scripts from a CDN. /openapi.json stays.
-    app = FastAPI(title="octel", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="octel",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        responses=ERROR_RESPONSES,
+    )
     install_error_handlers(app)
     app.include_router(ingest.router)
     app.include_router(status.router)

@@ -16,11 +16,13 @@ from telemetry.services.claude import ClaudeResultError
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.deps import EngineDep, RedactorDep, require_token
-from web.errors import ApiError
+from web.errors import WRITE_ERROR_RESPONSES, ApiError
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/v1", tags=["ingest"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/api/v1", tags=["ingest"], dependencies=[Depends(require_token)], responses=WRITE_ERROR_RESPONSES
+)
 T = TypeVar("T")
 
 
@@ -45,7 +47,10 @@ def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
     raise AssertionError("unreachable")
 
 
-@router.post("/cycles/begin", status_code=201)
+_RETRY: dict[int | str, dict[str, Any]] = {200: {"description": "Already stored: a retry changes nothing"}}
+
+
+@router.post("/cycles/begin", status_code=201, responses=_RETRY)
 def begin(
     p: ingest.CycleBegin, engine: EngineDep, redactor: RedactorDep, response: Response
 ) -> dict[str, Any]:
@@ -83,7 +88,7 @@ def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -
     return {"daemon": _write(engine, run)}
 
 
-@router.post("/agent-runs", status_code=201)
+@router.post("/agent-runs", status_code=201, responses=_RETRY)
 def agent_run(
     p: ingest.AgentRunIn, engine: EngineDep, redactor: RedactorDep, response: Response
 ) -> dict[str, Any]:

@@ -9,7 +9,16 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["INT32_MAX", "INT64_MAX", "MAX_DEPTH", "MAX_SECONDS", "JsonObject", "check_json", "no_nul"]
+__all__ = [
+    "INT32_MAX",
+    "INT64_MAX",
+    "MAX_DEPTH",
+    "MAX_SECONDS",
+    "JsonObject",
+    "check_json",
+    "iso_time_only",
+    "no_nul",
+]
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -22,6 +31,14 @@ def no_nul(text: str) -> str:
     if "\x00" in text:
         raise ValueError("text may not contain NUL characters")
     return text
+
+
+def iso_time_only(v: Any) -> Any:
+    """Times are ISO 8601 text (or a datetime from Python callers), never a bare number: the
+    schema says `date-time`, and `0` meaning 1970 is a mistake to refuse, not to store."""
+    if isinstance(v, int | float):
+        raise ValueError("a time must be ISO 8601 text, such as 2026-11-30T12:00:00Z")
+    return v
 
 
 def _where(path: list[str]) -> str:

@@ -153,6 +153,16 @@ def _text(v: Any) -> str | None:
     return None if v is None or str(v).strip() == "" else str(v).strip()
 
 
+def _whole(v: Any) -> Any:
+    """A count as a dispatcher's table may hold it (4.0 in a REAL column, "4" as text) as an
+    int; anything else is left for validation to refuse."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
+        return int(v.strip())
+    return v
+
+
 def _keepable(v: Any) -> Any:
     """A source value as JSON can hold it: bytes as hex, inf and NaN as text."""
     if isinstance(v, bytes):
@@ -185,14 +195,14 @@ def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBeg
             ended = started + timedelta(seconds=wall or 0)
     except OverflowError:
         raise ValueError(f"worker_wallclock_seconds {wall!r} reaches past the years 1 to 9999") from None
-    counts = {k: _pick(row, names) for k, names in _ALIASES.items() if k != "worker_wallclock_seconds"}
+    counts = {k: _whole(_pick(row, n)) for k, n in _ALIASES.items() if k != "worker_wallclock_seconds"}
     kept = {k: _keepable(v) for k, v in row.items()}
     meta = {"imported_from": table, "row": kept}
     common: dict[str, Any] = {"cycle_id": cycle_id, "driver": driver, "started_at": started}
     begin = CycleBegin(
         **common,
         host=_text(row.get("host")),
-        pid=row.get("pid") or None,
+        pid=_whole(row.get("pid")) or None,
         session_id=_text(row.get("session_id")),
         meta=meta,
         **{k: counts[k] for k in ("candidates_count", "claims_count", "swept_count")},

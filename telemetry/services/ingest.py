@@ -9,11 +9,20 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    model_validator,
+)
 from sqlmodel import Session, select
 
 from archiver.redact import Redactor
-from telemetry.services.bounds import INT32_MAX, MAX_SECONDS, JsonObject, no_nul
+from telemetry.services.bounds import INT32_MAX, MAX_SECONDS, JsonObject, iso_time_only, no_nul
 from telemetry.services.claude import parse_claude_result
 from telemetry.services.redaction import clip_to_columns, redact_model
 from telemetry.store import aggregates
@@ -36,10 +45,13 @@ _Text = AfterValidator(no_nul)
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), _Text]
 Ident = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), _Text]
 Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), _Text]
-# counts, pids and exit codes are INTEGER columns: 32 bits on PostgreSQL
-Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
-Pid = Annotated[int, Field(ge=1, le=INT32_MAX)]
-UtcTime = Annotated[datetime, AfterValidator(checked_utc)]
+# counts, pids and exit codes are INTEGER columns: 32 bits on PostgreSQL; strict, so `false`
+# or "5" is refused as the schema says rather than read as a number
+Count = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
+Pid = Annotated[int, Strict(), Field(ge=1, le=INT32_MAX)]
+ExitCode = Annotated[int, Strict(), Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
+Seconds = Annotated[float, Strict(), Field(ge=0, le=MAX_SECONDS)]
+UtcTime = Annotated[datetime, BeforeValidator(iso_time_only), AfterValidator(checked_utc)]
 
 
 class ConflictError(ValueError):
@@ -79,7 +91,7 @@ class CycleFinish(_Strict):
     swept_count: Count | None = None
     processed_count: Count | None = None
     escalated_count: Count | None = None
-    worker_wallclock_seconds: Annotated[float, Field(ge=0, le=MAX_SECONDS)] | None = None
+    worker_wallclock_seconds: Seconds | None = None
     meta: JsonObject | None = None
 
     @model_validator(mode="after")
@@ -105,7 +117,7 @@ class HeartbeatIn(_Strict):
 class AgentRunIn(_Strict):
     task: Label | None = None
     agent: Name | None = None
-    exit_code: Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)] | None = None
+    exit_code: ExitCode | None = None
     # The CLI's result text can be long (a stream-json transcript); 64 MiB bounds a mistake.
     result: JsonObject | Annotated[str, StringConstraints(max_length=64 * 2**20)]
 
