@@ -82,6 +82,14 @@ class Settings(BaseSettings):
     def _expand(cls, v: Any) -> Any:
         return Path(v).expanduser() if isinstance(v, str) and v else v
 
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_patterns(cls, v: str) -> str:
+        for h in filter(None, (h.strip() for h in v.split(","))):
+            if "*" in h[1:] or (h.startswith("*") and not h.startswith("*.")):
+                raise ValueError(f"{h!r} is not a host name or a pattern like *.example.org")
+        return v
+
     @property
     def db_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'octel.db'}"
