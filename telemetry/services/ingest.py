@@ -26,6 +26,7 @@ from telemetry.services.bounds import INT32_MAX, MAX_SECONDS, JsonObject, iso_ti
 from telemetry.services.claude import parse_claude_result
 from telemetry.services.redaction import clip_to_columns, redact_model
 from telemetry.store import aggregates
+from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, Cycle, Daemon
 from telemetry.timeutil import as_utc, checked_utc
 
@@ -132,6 +133,7 @@ def _cycle(db: Session, cycle_id: str) -> Cycle | None:
 def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
     """Write a cycle at its start; (row, created). A late begin fills a synthesised start."""
     p = redact_model(redactor, p, Cycle)
+    lock_key(db, "cycle", p.cycle_id)
     row = _cycle(db, p.cycle_id)
     raw = {"begin": p.model_dump(mode="json", exclude_none=True)}
     if row is None:
@@ -160,6 +162,7 @@ def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor
 def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
     """Close a cycle; (row, changed). A finish for an unknown cycle synthesises its start."""
     p = redact_model(redactor, p, Cycle)
+    lock_key(db, "cycle", p.cycle_id)
     row = _cycle(db, p.cycle_id)
     ended = p.ended_at or now
     raw = {"finish": p.model_dump(mode="json", exclude_none=True)}
@@ -219,6 +222,7 @@ def heartbeat(
     """Record a beat; the newest beat wins when retries arrive out of order."""
     p = redact_model(redactor, p, Daemon)
     at = p.at or now
+    lock_key(db, "daemon", f"{p.driver}/{p.host}")
     row = db.exec(select(Daemon).where(Daemon.driver == p.driver, Daemon.host == p.host)).first()
     if row is None:
         row = Daemon(driver=p.driver, host=p.host, first_seen_at=at, last_heartbeat_at=at)
@@ -241,6 +245,7 @@ def add_agent_run(
     """Store one Claude CLI run; (row, created). Raises ClaudeResultError on a bad result."""
     p = redact_model(redactor, p, AgentRun)
     cols = clip_to_columns(parse_claude_result(p.result), AgentRun)  # from the redacted result
+    lock_key(db, "agent_run", cols["run_key"])
     row = db.exec(select(AgentRun).where(AgentRun.run_key == cols["run_key"])).first()
     if row is not None:
         return row, False
