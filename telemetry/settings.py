@@ -6,6 +6,7 @@ needs it, a flag. ``settings_doc()`` lists name, default and help for the README
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,8 @@ class Settings(BaseSettings):
         """The `Host` names to answer: loopback names, the listening address, and the setting's."""
         listen = f"[{self.host}]" if ":" in self.host else self.host
         names = ["localhost", "127.0.0.1", "[::1]", listen]
+        if self.host in ("0.0.0.0", "::"):  # every address: the machine's own name too
+            names.append(socket.gethostname().lower())
         names += [h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()]
         return list(dict.fromkeys(names))
 

@@ -228,3 +228,16 @@ def test_a_large_refused_write_is_answered_at_once(tmp_path: Path) -> None:
             )
             answer = s.recv(65536)  # a server that waited for the body would time out here
         assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+
+
+def test_serving_on_every_address_answers_the_machines_own_name(tmp_path: Path) -> None:
+    assert socket.gethostname().lower() in _settings(tmp_path, host="0.0.0.0").hosts
+    assert (
+        socket.gethostname().lower() not in _settings(tmp_path).hosts or socket.gethostname() == "localhost"
+    )
+
+
+@pytest.mark.parametrize("bad", ["a*b.example", "*example.org", "x.*"])
+def test_malformed_host_patterns_are_refused_at_start(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(ValueError, match="not a host name"):
+        _settings(tmp_path, allowed_hosts=f"ok.example,{bad}")

@@ -164,3 +164,25 @@ def test_bounds_still_take_what_dispatchers_send(client: TestClient, auth: dict[
     assert r.status_code == 200, r.text
     assert client.get("/api/cycles").status_code == 200
     assert client.get("/metrics").status_code == 200
+
+
+def test_stored_non_finite_numbers_never_break_a_read(client: TestClient) -> None:
+    """An older octel took `worker_wallclock_seconds: Infinity`; JSON has no infinity, so the
+    answer says null instead of failing."""
+    now = utcnow()
+    with session_scope(client.app.state.engine) as db:  # type: ignore[attr-defined]
+        db.add(
+            Cycle(
+                cycle_id="old-inf",
+                driver="d",
+                started_at=now,
+                ended_at=now,
+                terminal_state="done",
+                worker_wallclock_seconds=float("inf"),
+                updated_at=now,
+            )
+        )
+    r = client.get("/api/cycles")
+    assert r.status_code == 200, r.text
+    assert r.json()["items"][0]["worker_wallclock_seconds"] is None
+    assert client.get("/metrics").status_code == 200
