@@ -103,7 +103,7 @@ def parse_claude_result(result: Mapping[str, Any] | str) -> dict[str, Any]:
         # A resumed session prints the same session_id again; keep both runs.
         run_key = f"{session_id}:{hashlib.sha256(canonical).hexdigest()[:16]}"
     subtype = doc.get("subtype")
-    if subtype is not None and (not isinstance(subtype, str) or len(subtype) > 100):
+    if subtype is not None and (not isinstance(subtype, str) or len(subtype) > 100 or "\x00" in subtype):
         raise ClaudeResultError("subtype must be text of at most 100 characters")
     return {
         "run_key": run_key,

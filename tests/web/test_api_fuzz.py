@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pgserver
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -30,10 +31,16 @@ load_all_checks()
 ALL_CHECKS = [c for c in CHECKS.get_all() if callable(c) and not isinstance(c, type)]
 
 
-@pytest.fixture(scope="module")
-def live_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def live_base(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A live server on each store: PostgreSQL refuses what SQLite lets through (NUL, int4)."""
+    url = (
+        pgserver.create_database(request.getfixturevalue("pg_server"))
+        if request.param == "postgres"
+        else None
+    )
     data: Path = tmp_path_factory.mktemp("fuzz") / "data"
-    with live_octel(data, token=TOKEN) as base:
+    with live_octel(data, url, token=TOKEN) as base:
         assert httpx.get(f"{base}/openapi.json").json() == OPENAPI  # the served schema is the one fuzzed
         yield base
 
