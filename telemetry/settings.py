@@ -77,6 +77,12 @@ class Settings(BaseSettings):
         ge=0,
         description="Bytes of archive JSON the console keeps parsed in memory (0: none).",
     )
+    archive_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        le=2**40,
+        description="Largest archive read or written, in bytes (a gzip file counts as what it expands to).",
+    )
 
     @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod

@@ -17,7 +17,8 @@ from typing import Annotated, Any
 from cachetools import LRUCache
 from fastapi import APIRouter, Query, Request
 
-from archiver.files import parse_archive, read_plain
+from archiver.files import DEFAULT_MAX_BYTES, parse_archive, read_plain
+from telemetry.queries.models import ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError
@@ -26,7 +27,6 @@ __all__ = [
     "ARCHIVED_LIMIT",
     "ArchiveCache",
     "archive_cache",
-    "archive_location",
     "resolve_name",
     "router",
     "valid_name",
@@ -57,26 +57,14 @@ def resolve_name(root: Path, name: str) -> Path | None:
     return target
 
 
-def archive_location(root: Path, archive_path: str) -> Path | None:
-    """Where an index row's archive lives: absolute as stored, else inside the archive folder."""
-    p = Path(archive_path)
-    if p.is_absolute():
-        return p
-    try:
-        base = root.resolve(strict=True)
-        target = (base / p).resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    return target if target.is_relative_to(base) else None
-
-
 class ArchiveCache:
     """Recently parsed archives, keyed by path, size and mtime, least recently used first out
     once their JSON passes `max_bytes` in all: paging a timeline reads one file once, a
     rewritten file is read again, and memory stays bounded. An archive larger than the whole
     budget is parsed for its request and not kept."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, archive_max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self._archive_max = archive_max_bytes  # no single file is read past it (ArchiveTooLarge)
         self._docs: LRUCache[tuple[str, int, int], tuple[int, dict[str, Any]]] = LRUCache(
             maxsize=max_bytes, getsizeof=lambda entry: entry[0]
         )
@@ -93,7 +81,7 @@ class ArchiveCache:
             entry = self._docs.get(key)
         if entry is not None:
             return entry[1]
-        plain = read_plain(path)
+        plain = read_plain(path, self._archive_max)
         doc = parse_archive(plain, path.name)  # any version, brought to the newest layout
         if 0 < len(plain) <= self._docs.maxsize:
             with self._lock:
@@ -104,8 +92,9 @@ class ArchiveCache:
 def archive_cache(request: Request) -> ArchiveCache:
     cache: ArchiveCache | None = getattr(request.app.state, "archive_cache", None)
     if cache is None:
-        limit = request.app.state.settings.archive_cache_bytes
-        cache = request.app.state.archive_cache = ArchiveCache(limit)
+        settings = request.app.state.settings
+        cache = ArchiveCache(settings.archive_cache_bytes, settings.archive_max_bytes)
+        request.app.state.archive_cache = cache
     return cache
 
 
@@ -113,7 +102,7 @@ def _not_found(name: str) -> ApiError:
     return ApiError(404, "not_found", f"no archive file named {name!r}")
 
 
-@router.get("/archived")
+@router.get("/archived", response_model=ArchivedPage)
 def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)] = 100) -> dict[str, Any]:
     """Newest archived sessions first, at most `limit` (≤ 500), with their file names."""
     page = list_sessions(db, SessionFilter(limit=limit))
@@ -135,7 +124,7 @@ def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)
     return {"items": items, "count": len(items), "limit": limit, "truncated": page["next_cursor"] is not None}
 
 
-@router.get("/archived/detail")
+@router.get("/archived/detail", response_model=dict[str, Any])
 def archived_detail(
     request: Request, settings: SettingsDep, file: Annotated[str, Query(description="an archive file name")]
 ) -> dict[str, Any]:

@@ -21,6 +21,7 @@ __all__ = [
     "ErrorEnvelope",
     "error_body",
     "install_error_handlers",
+    "invalid_request",
 ]
 
 
@@ -81,6 +82,11 @@ class ApiError(Exception):
 
 def error_body(code: str, message: str, fields: list[dict[str, str]] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "fields": fields or []}}
+
+
+def invalid_request(field: str, message: str) -> ApiError:
+    """A 422 naming the field (`query.cursor`), for checks the request's types cannot make."""
+    return ApiError(422, "invalid_request", f"{field}: {message}", [{"field": field, "message": message}])
 
 
 def _loc(loc: tuple[Any, ...] | list[Any]) -> str:
