@@ -6,11 +6,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Response
+from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from telemetry.queries.cycles import cycle_dict
+from telemetry.queries.ingest_models import CycleBegun, CycleFinished, HeartbeatStored, RunStored
 from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
 from telemetry.store.db import session_scope
@@ -47,10 +49,11 @@ def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
     raise AssertionError("unreachable")
 
 
-_RETRY: dict[int | str, dict[str, Any]] = {200: {"description": "Already stored: a retry changes nothing"}}
+def _retry(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
+    return {200: {"model": model, "description": "Already stored: a retry changes nothing"}}
 
 
-@router.post("/cycles/begin", status_code=201, responses=_RETRY)
+@router.post("/cycles/begin", status_code=201, response_model=CycleBegun, responses=_retry(CycleBegun))
 def begin(
     p: ingest.CycleBegin, engine: EngineDep, redactor: RedactorDep, response: Response
 ) -> dict[str, Any]:
@@ -63,7 +66,7 @@ def begin(
     return {"cycle": row, "created": created}
 
 
-@router.post("/cycles/finish")
+@router.post("/cycles/finish", response_model=CycleFinished)
 def finish(p: ingest.CycleFinish, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
         row, changed = ingest.finish_cycle(db, p, utcnow(), redactor=redactor)
@@ -73,7 +76,7 @@ def finish(p: ingest.CycleFinish, engine: EngineDep, redactor: RedactorDep) -> d
     return {"cycle": row, "changed": changed}
 
 
-@router.post("/heartbeat")
+@router.post("/heartbeat", response_model=HeartbeatStored)
 def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     def run(db: Session) -> dict[str, Any]:
         d = ingest.heartbeat(db, p, utcnow(), redactor=redactor)
@@ -88,7 +91,7 @@ def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -
     return {"daemon": _write(engine, run)}
 
 
-@router.post("/agent-runs", status_code=201, responses=_RETRY)
+@router.post("/agent-runs", status_code=201, response_model=RunStored, responses=_retry(RunStored))
 def agent_run(
     p: ingest.AgentRunIn, engine: EngineDep, redactor: RedactorDep, response: Response
 ) -> dict[str, Any]:
