@@ -20,6 +20,8 @@ from rich.markup import escape
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
+from archiver.redact import RedactKeyError, Redactor
+from telemetry.archiving import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade
@@ -30,6 +32,7 @@ __all__ = [
     "console",
     "err_console",
     "fail",
+    "open_redactor",
     "open_store",
     "print_json",
     "settings_of",
@@ -101,6 +104,17 @@ def settings_of(ctx: typer.Context) -> Settings:
         s = Settings()
         root.obj = s
     return s
+
+
+def open_redactor(settings: Settings) -> Redactor:
+    """The redactor every stored input passes (the archiver's); a clear error when its key or
+    secret file cannot be used."""
+    try:
+        return redactor_for(settings)
+    except RedactKeyError as e:
+        fail(str(e), 2)
+    except OSError as e:
+        fail(f"cannot read the redaction key or secret values: {e}", 2)
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from cli.app import (
     console,
     err_console,
     fail,
+    open_redactor,
     open_store,
     print_json,
     settings_of,
@@ -47,12 +48,15 @@ def import_dispatch(
         totals = count_rows(path)
     except DispatchImportError as e:
         fail(str(e), 2)
+    redactor = open_redactor(settings_of(ctx))
     with open_store(settings_of(ctx)) as engine:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         # The bar goes to stderr so `--json` output stays clean on stdout.
         with Progress(*columns, console=err_console, transient=as_json) as bar:
             tasks = {t: bar.add_task(t, total=n) for t, n in totals.items()}
-            report = import_dispatch_db(engine, path, utcnow(), lambda table, n: bar.advance(tasks[table], n))
+            report = import_dispatch_db(
+                engine, path, utcnow(), redactor, lambda table, n: bar.advance(tasks[table], n)
+            )
     if as_json:
         print_json(report)
         return

@@ -14,7 +14,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from cli.app import app, console, fail, open_store, print_json, settings_of
+from cli.app import app, console, fail, open_redactor, open_store, print_json, settings_of
 from cli.output import JsonOpt, Output, emit, output_options
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
 from telemetry.queries.fleet_models import RunAdded, RunPage
@@ -79,10 +79,11 @@ def runs_add(
     except ValidationError as e:
         first = e.errors()[0]
         fail(f"{'.'.join(map(str, first['loc'])) or 'input'}: {first['msg']}", 2)
+    redactor = open_redactor(settings_of(ctx))
     with open_store(settings_of(ctx)) as engine:
         try:
             with session_scope(engine) as db:
-                row, created = add_agent_run(db, payload, now)
+                row, created = add_agent_run(db, payload, now, redactor=redactor)
                 out = run_dict(row)
         except ClaudeResultError as e:
             fail(f"not a Claude CLI result: {e}", 2)

@@ -6,6 +6,7 @@ needs it, a flag. ``settings_doc()`` lists name, default and help for the README
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,27 @@ class Settings(BaseSettings):
     redact_key_file: Path | None = Field(
         None, description="Key of the redaction placeholders' hashes; default `<data_dir>/redact.key`."
     )
+    allowed_hosts: str = Field(
+        "",
+        description="Comma-separated `Host` names the server answers; always `localhost`, `127.0.0.1`, "
+        "`[::1]` and `OCTEL_HOST`.",
+    )
+    read_token: SecretStr | None = Field(
+        None,
+        description="When set, reads need it: `Authorization: Bearer` for the API and `/metrics`, "
+        "a login form for the console.",
+    )
+    max_body_bytes: int = Field(
+        2**20, ge=1024, description="Largest request body (413 above it) for every route but agent runs."
+    )
+    max_run_body_bytes: int = Field(
+        64 * 2**20, ge=1024, description="Largest request body for `POST /api/v1/agent-runs`."
+    )
+    archive_cache_bytes: int = Field(
+        64 * 2**20,
+        ge=0,
+        description="Bytes of archive JSON the console keeps parsed in memory (0: none).",
+    )
     archive_max_bytes: int = Field(
         64 * 1024 * 1024,
         ge=1024,
@@ -67,6 +89,14 @@ class Settings(BaseSettings):
     def _expand(cls, v: Any) -> Any:
         return Path(v).expanduser() if isinstance(v, str) and v else v
 
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_patterns(cls, v: str) -> str:
+        for h in filter(None, (h.strip() for h in v.split(","))):
+            if "*" in h[1:] or (h.startswith("*") and not h.startswith("*.")):
+                raise ValueError(f"{h!r} is not a host name or a pattern like *.example.org")
+        return v
+
     @property
     def db_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'octel.db'}"
@@ -78,6 +108,16 @@ class Settings(BaseSettings):
     @property
     def redact_key(self) -> Path:
         return self.redact_key_file or self.data_dir / "redact.key"
+
+    @property
+    def hosts(self) -> list[str]:
+        """The `Host` names to answer: loopback names, the listening address, and the setting's."""
+        listen = f"[{self.host}]" if ":" in self.host else self.host
+        names = ["localhost", "127.0.0.1", "[::1]", listen]
+        if self.host in ("0.0.0.0", "::"):  # every address: the machine's own name too
+            names.append(socket.gethostname().lower())
+        names += [h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()]
+        return list(dict.fromkeys(names))
 
     @property
     def heartbeat_globs(self) -> list[tuple[str, str]]:

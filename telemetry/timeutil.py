@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, TypeAdapter, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-__all__ = ["Since", "as_utc", "parse_duration", "parse_since", "since_value", "utcnow"]
+__all__ = ["Since", "as_utc", "checked_utc", "parse_duration", "parse_since", "since_value", "utcnow"]
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
@@ -22,6 +22,15 @@ def utcnow() -> datetime:
 def as_utc(dt: datetime) -> datetime:
     """SQLite hands back naive datetimes; octel only ever stored UTC."""
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def checked_utc(dt: datetime) -> datetime:
+    """`as_utc` for input: a time whose UTC form leaves the years 1 to 9999 (year 1 at +14:00)
+    raises ValueError instead of OverflowError."""
+    try:
+        return as_utc(dt)
+    except OverflowError:
+        raise ValueError(f"{dt.isoformat()} is outside the years 1 to 9999 in UTC") from None
 
 
 def parse_duration(text: str) -> timedelta:
@@ -48,9 +57,10 @@ def parse_since(text: str, now: datetime) -> datetime:
         except OverflowError:
             raise ValueError(f"{text!r} reaches back before year 1") from None
     try:
-        return as_utc(datetime.fromisoformat(text))
+        parsed = datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"{text!r} is neither a duration like 24h nor an ISO 8601 time") from None
+    return checked_utc(parsed)
 
 
 def _since(value: object, info: ValidationInfo) -> object:

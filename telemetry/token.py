@@ -22,7 +22,7 @@ def ensure_ingest_token(settings: Settings) -> tuple[str, Path | None, bool]:
         token = path.read_text(encoding="ascii").strip()
         if token:
             return token, path, False
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # the data folder is private
     token = secrets.token_urlsafe(32)
     # O_EXCL + 0600 at creation: the token is never readable by others, not even briefly.
     tmp = path.with_suffix(f".{os.getpid()}.tmp")

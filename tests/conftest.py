@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,9 @@ from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Starlette's TestClient sends `Host: testserver`; the server answers only the hosts it is told.
+os.environ.setdefault("OCTEL_ALLOWED_HOSTS", "testserver")
 
 
 @pytest.fixture(scope="session")

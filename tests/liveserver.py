@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -10,11 +11,83 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx
 from realparts import free_port
 
-__all__ = ["live_octel"]
+__all__ = ["OctelProcess", "live_octel"]
+
+
+class OctelProcess:
+    """One `octel serve` on a fixed port and data folder that a test can kill and start again."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        database_url: str | None = None,
+        token: str = "test-token-0123456789",
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "OCTEL_DATA_DIR": str(data_dir),
+            "OCTEL_INGEST_TOKEN": token,
+            "OCTEL_HOST": "127.0.0.1",
+            "OCTEL_PORT": str(self.port),
+            **(extra_env or {}),
+        }
+        if database_url:
+            self.env["OCTEL_DATABASE_URL"] = database_url
+        self.log_path = data_dir.parent / f"octel-serve-{self.port}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the server and wait until it answers (any answer: reads may need a token)."""
+        self._log = open(self.log_path, "ab")  # noqa: SIM115
+        proc = self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cli", "serve"],
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"octel serve exited with {proc.returncode}; see {self.log_path}")
+            try:
+                if httpx.get(f"{self.base}/api/health", timeout=2).status_code in (200, 401):
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"octel serve did not answer within 60 s; see {self.log_path}")
+            time.sleep(0.1)
+
+    def kill9(self) -> None:
+        """SIGKILL the server and everything it started: no shutdown code runs."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+            self.proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(10)
+                self.proc = None
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        self.kill9()
 
 
 @contextmanager
@@ -25,45 +98,9 @@ def live_octel(
     extra_env: dict[str, str] | None = None,
 ) -> Iterator[str]:
     """Yield the base URL of a running `octel serve`; stop it (and its children) afterwards."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "OCTEL_DATA_DIR": str(data_dir),
-        "OCTEL_INGEST_TOKEN": token,
-        "OCTEL_HOST": "127.0.0.1",
-        "OCTEL_PORT": str(port),
-        **(extra_env or {}),
-    }
-    if database_url:
-        env["OCTEL_DATABASE_URL"] = database_url
-    log = open(data_dir.parent / f"octel-serve-{port}.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    server = OctelProcess(data_dir, database_url, token, extra_env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"octel serve exited with {proc.returncode}; see {log.name}")
-            try:
-                if httpx.get(f"{base}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"octel serve did not answer within 60 s; see {log.name}")
-            time.sleep(0.1)
-        yield base
+        server.start()
+        yield server.base
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        log.close()
+        server.stop()

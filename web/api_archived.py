@@ -10,13 +10,14 @@ fails the allowlist. Anything else is a 404 with the error envelope.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
+from cachetools import LRUCache
 from fastapi import APIRouter, Query, Request
 
-from archiver.files import read_archive
+from archiver.files import DEFAULT_MAX_BYTES, parse_archive, read_plain
 from telemetry.queries.models import ArchivedItem, ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
 from web.deps import ReadDbDep, SettingsDep
@@ -33,7 +34,6 @@ __all__ = [
 
 ARCHIVED_LIMIT = 500
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,400}\.json(?:\.gz)?")
-_CACHE_ENTRIES = 8
 
 router = APIRouter(prefix="/api/sessions", tags=["archives"])
 
@@ -58,31 +58,43 @@ def resolve_name(root: Path, name: str) -> Path | None:
 
 
 class ArchiveCache:
-    """The last few parsed archives, keyed by path, size and mtime: paging a timeline reads
-    one file once, and a rewritten file is read again."""
+    """Recently parsed archives, keyed by path, size and mtime, least recently used first out
+    once their JSON passes `max_bytes` in all: paging a timeline reads one file once, a
+    rewritten file is read again, and memory stays bounded. An archive larger than the whole
+    budget is parsed for its request and not kept."""
 
-    def __init__(self, entries: int = _CACHE_ENTRIES) -> None:
-        self._entries = entries
-        self._docs: OrderedDict[tuple[str, int, int], dict[str, Any]] = OrderedDict()
+    def __init__(self, max_bytes: int, archive_max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self._archive_max = archive_max_bytes  # no single file is read past it (ArchiveTooLarge)
+        self._docs: LRUCache[tuple[str, int, int], tuple[int, dict[str, Any]]] = LRUCache(
+            maxsize=max_bytes, getsizeof=lambda entry: entry[0]
+        )
+        self._lock = threading.Lock()  # sync routes run in a thread pool
+
+    @property
+    def bytes_held(self) -> int:
+        return int(self._docs.currsize)
 
     def read(self, path: Path) -> dict[str, Any]:
         st = path.stat()
         key = (str(path), st.st_size, st.st_mtime_ns)
-        doc = self._docs.get(key)
-        if doc is None:
-            doc = read_archive(path)  # any version, brought to the newest layout
-            self._docs[key] = doc
-            while len(self._docs) > self._entries:
-                self._docs.popitem(last=False)
-        else:
-            self._docs.move_to_end(key)
+        with self._lock:
+            entry = self._docs.get(key)
+        if entry is not None:
+            return entry[1]
+        plain = read_plain(path, self._archive_max)
+        doc = parse_archive(plain, path.name)  # any version, brought to the newest layout
+        if 0 < len(plain) <= self._docs.maxsize:
+            with self._lock:
+                self._docs[key] = (len(plain), doc)
         return doc
 
 
 def archive_cache(request: Request) -> ArchiveCache:
     cache: ArchiveCache | None = getattr(request.app.state, "archive_cache", None)
     if cache is None:
-        cache = request.app.state.archive_cache = ArchiveCache()
+        settings = request.app.state.settings
+        cache = ArchiveCache(settings.archive_cache_bytes, settings.archive_max_bytes)
+        request.app.state.archive_cache = cache
     return cache
 
 

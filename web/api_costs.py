@@ -33,7 +33,7 @@ def costs(
     end = until or now
     if end <= start:
         raise invalid_request("query.until", "the window ends before it starts")
-    groups = [g for item in (by or list(GROUP_KEYS)) for g in item.split(",") if g]
+    groups = [g.strip() for item in (by or list(GROUP_KEYS)) for g in item.split(",")]  # "" is no group
     bad = [g for g in groups if g not in GROUP_KEYS]
     if bad:
         raise invalid_request("query.by", f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")

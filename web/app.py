@@ -10,19 +10,33 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from telemetry.archiving import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
-from web import api_archived, api_costs, api_sessions, console, ingest, metrics, status
-from web.errors import install_error_handlers
+from web import api_archived, api_costs, api_sessions, console, ingest, login, metrics, status
+from web.errors import ERROR_RESPONSES, install_error_handlers
+from web.guard import Guard, SecurityHeaders
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "exposure_warning"]
 
 log = logging.getLogger("octel")
 
 _STATS_EVERY_S = 3600.0
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def exposure_warning(settings: Settings) -> str | None:
+    """One sentence when the server listens beyond this machine with every read open."""
+    if settings.host in _LOOPBACK or settings.host.startswith("127.") or settings.read_token:
+        return None
+    return (
+        f"octel: serving on {settings.host} without OCTEL_READ_TOKEN: anyone who can reach "
+        "this address can read every cycle, session and cost."
+    )
 
 
 async def _keep_planner_stats(engine: Engine) -> None:
@@ -48,6 +62,9 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         if created:
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
         app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
+        app.state.redactor = redactor_for(settings)  # everything stored passes it first
+        if (warning := exposure_warning(settings)) is not None:
+            log.warning("%s", warning)
         stats = asyncio.create_task(_keep_planner_stats(engine))
         try:
             yield
@@ -57,7 +74,15 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
                 await stats
             engine.dispose()
 
-    app = FastAPI(title="octel", version="0.1.0", lifespan=lifespan)
+    # No /docs or /redoc: their pages load scripts from a CDN. /openapi.json stays.
+    app = FastAPI(
+        title="octel",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        responses=ERROR_RESPONSES,
+    )
     install_error_handlers(app)
     app.include_router(ingest.router)
     app.include_router(status.router)
@@ -66,5 +91,10 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(api_costs.router)
     app.include_router(console.router)
     app.include_router(metrics.router)
+    app.include_router(login.router)
+    # added innermost first: headers ← allowed hosts ← request metrics ← tokens and body limits
+    app.add_middleware(Guard, settings=settings)
     app.add_middleware(metrics.RequestMetricsMiddleware)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.hosts)
+    app.add_middleware(SecurityHeaders)
     return app

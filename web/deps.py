@@ -11,11 +11,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from archiver.redact import Redactor
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from web.errors import ApiError
 
-__all__ = ["DbDep", "EngineDep", "ReadDbDep", "SettingsDep", "require_token"]
+__all__ = ["DbDep", "EngineDep", "ReadDbDep", "RedactorDep", "SettingsDep", "require_token"]
 
 
 def _settings(request: Request) -> Settings:
@@ -26,6 +27,11 @@ def _settings(request: Request) -> Settings:
 def _engine(request: Request) -> Engine:
     e: Engine = request.app.state.engine
     return e
+
+
+def _redactor(request: Request) -> Redactor:
+    r: Redactor = request.app.state.redactor
+    return r
 
 
 def _write_db(request: Request) -> Iterator[Session]:
@@ -40,6 +46,7 @@ def _read_db(request: Request) -> Iterator[Session]:
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
 EngineDep = Annotated[Engine, Depends(_engine)]
+RedactorDep = Annotated[Redactor, Depends(_redactor)]
 DbDep = Annotated[Session, Depends(_write_db)]
 ReadDbDep = Annotated[Session, Depends(_read_db)]
 

@@ -11,9 +11,52 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-__all__ = ["ApiError", "error_body", "install_error_handlers", "invalid_request"]
+__all__ = [
+    "ERROR_RESPONSES",
+    "WRITE_ERROR_RESPONSES",
+    "ApiError",
+    "ErrorEnvelope",
+    "error_body",
+    "install_error_handlers",
+    "invalid_request",
+]
+
+
+class ErrorField(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    fields: list[ErrorField]
+
+
+class ErrorEnvelope(BaseModel):
+    """Every error answer of the API."""
+
+    error: ErrorDetail
+
+
+def _described(*pairs: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorEnvelope, "description": text} for status, text in pairs}
+
+
+# What any route may answer besides its own success (documented so clients and schema
+# checkers know the envelope): malformed requests, a missing read token, unknown ids, a body
+# over the limit, parameters out of range.
+ERROR_RESPONSES = _described(
+    (400, "Malformed request"),
+    (401, "A token is required"),
+    (404, "Not found"),
+    (413, "Request body too large"),
+    (422, "A field is invalid; `fields` names it"),
+)
+WRITE_ERROR_RESPONSES = _described((409, "Contradicts what is stored"))
 
 
 class ApiError(Exception):
@@ -66,9 +109,14 @@ async def _validation(_: Request, exc: Exception) -> JSONResponse:
 
 async def _http(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}.get(
-        exc.status_code, "http_error"
-    )
+    code = {
+        400: "bad_request",
+        401: "unauthorized",
+        403: "forbidden",
+        404: "not_found",
+        405: "method_not_allowed",
+        413: "payload_too_large",
+    }.get(exc.status_code, "http_error")
     return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Response
+from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
@@ -16,12 +17,14 @@ from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
-from web.deps import EngineDep, require_token
-from web.errors import ApiError
+from web.deps import EngineDep, RedactorDep, require_token
+from web.errors import WRITE_ERROR_RESPONSES, ApiError
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/v1", tags=["ingest"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/api/v1", tags=["ingest"], dependencies=[Depends(require_token)], responses=WRITE_ERROR_RESPONSES
+)
 T = TypeVar("T")
 
 
@@ -46,10 +49,16 @@ def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
     raise AssertionError("unreachable")
 
 
-@router.post("/cycles/begin", status_code=201, response_model=CycleBegun)
-def begin(p: ingest.CycleBegin, engine: EngineDep, response: Response) -> dict[str, Any]:
+def _retry(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
+    return {200: {"model": model, "description": "Already stored: a retry changes nothing"}}
+
+
+@router.post("/cycles/begin", status_code=201, response_model=CycleBegun, responses=_retry(CycleBegun))
+def begin(
+    p: ingest.CycleBegin, engine: EngineDep, redactor: RedactorDep, response: Response
+) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, created = ingest.begin_cycle(db, p, utcnow())
+        row, created = ingest.begin_cycle(db, p, utcnow(), redactor=redactor)
         return cycle_dict(row), created
 
     row, created = _write(engine, run)
@@ -58,9 +67,9 @@ def begin(p: ingest.CycleBegin, engine: EngineDep, response: Response) -> dict[s
 
 
 @router.post("/cycles/finish", response_model=CycleFinished)
-def finish(p: ingest.CycleFinish, engine: EngineDep) -> dict[str, Any]:
+def finish(p: ingest.CycleFinish, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, changed = ingest.finish_cycle(db, p, utcnow())
+        row, changed = ingest.finish_cycle(db, p, utcnow(), redactor=redactor)
         return cycle_dict(row), changed
 
     row, changed = _write(engine, run)
@@ -68,9 +77,9 @@ def finish(p: ingest.CycleFinish, engine: EngineDep) -> dict[str, Any]:
 
 
 @router.post("/heartbeat", response_model=HeartbeatStored)
-def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep) -> dict[str, Any]:
+def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     def run(db: Session) -> dict[str, Any]:
-        d = ingest.heartbeat(db, p, utcnow())
+        d = ingest.heartbeat(db, p, utcnow(), redactor=redactor)
         return {
             "driver": d.driver,
             "host": d.host,
@@ -82,10 +91,12 @@ def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep) -> dict[str, Any]:
     return {"daemon": _write(engine, run)}
 
 
-@router.post("/agent-runs", status_code=201, response_model=RunStored)
-def agent_run(p: ingest.AgentRunIn, engine: EngineDep, response: Response) -> dict[str, Any]:
+@router.post("/agent-runs", status_code=201, response_model=RunStored, responses=_retry(RunStored))
+def agent_run(
+    p: ingest.AgentRunIn, engine: EngineDep, redactor: RedactorDep, response: Response
+) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        r, created = ingest.add_agent_run(db, p, utcnow())
+        r, created = ingest.add_agent_run(db, p, utcnow(), redactor=redactor)
         return {
             "run_key": r.run_key,
             "task": r.task,

@@ -181,7 +181,7 @@ def _refresh_heartbeat_files(request: Request) -> None:
         globs = settings.heartbeat_globs
         if globs:
             with session_scope(request.app.state.engine) as db:
-                refresh_heartbeat_files(db, globs, utcnow())
+                refresh_heartbeat_files(db, globs, utcnow(), redactor=request.app.state.redactor)
     except (SQLAlchemyError, ValueError, OSError) as e:  # the scrape still answers, store_up says why
         log.warning("octel: /metrics could not refresh heartbeat files: %s", e)
 

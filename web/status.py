@@ -14,7 +14,7 @@ from telemetry.queries.paging import CursorError
 from telemetry.services.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
 from telemetry.timeutil import Since, utcnow
-from web.deps import EngineDep, ReadDbDep, SettingsDep
+from web.deps import EngineDep, ReadDbDep, RedactorDep, SettingsDep
 from web.errors import invalid_request
 
 __all__ = ["router"]
@@ -23,12 +23,12 @@ router = APIRouter(prefix="/api", tags=["status"])
 
 
 @router.get("/health", response_model=Health)
-def health(settings: SettingsDep, engine: EngineDep) -> dict[str, Any]:
+def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
     now = utcnow()
     globs = settings.heartbeat_globs
     if globs:
         with session_scope(engine) as db:
-            refresh_heartbeat_files(db, globs, now)
+            refresh_heartbeat_files(db, globs, now, redactor=redactor)
     with session_scope(engine, write=False) as db:
         daemons = daemon_health(db, now, settings.long_worker_seconds)
     return {

@@ -43,6 +43,8 @@ def local_liveness(host: str, pid: int | None) -> Liveness:
     """Check the pid when the daemon runs on this host; otherwise nobody here can tell."""
     if pid is None or host not in {socket.gethostname(), socket.getfqdn(), "localhost"}:
         return "unknown"
+    if not 0 < pid < 2**31:  # no process has it, and os.kill would fail (or signal a group)
+        return "unknown"
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

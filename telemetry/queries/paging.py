@@ -12,6 +12,9 @@ from telemetry.timeutil import as_utc
 __all__ = ["CursorError", "decode_cursor", "encode_cursor"]
 
 
+_MAX_ID = 2**63 - 1  # the largest row id either store can hold
+
+
 class CursorError(ValueError):
     """The cursor was not produced by octel (or was mangled on the way)."""
 
@@ -25,8 +28,8 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         at, row_id = json.loads(raw)
-        if not isinstance(row_id, int) or isinstance(row_id, bool):
+        if not isinstance(row_id, int) or isinstance(row_id, bool) or not 0 <= row_id <= _MAX_ID:
             raise TypeError
         return as_utc(datetime.fromisoformat(at)), row_id
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, OverflowError):
         raise CursorError("cursor is not valid; start again without it") from None

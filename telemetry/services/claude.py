@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
+
+from telemetry.services.bounds import INT32_MAX, check_json
 
 __all__ = ["ClaudeResultError", "parse_claude_result"]
 
@@ -14,13 +17,33 @@ class ClaudeResultError(ValueError):
     """The input is not a Claude CLI result object; the message names the field."""
 
 
-def _int(d: Mapping[str, Any], key: str) -> int:
+def _int(d: Mapping[str, Any], key: str, where: str = "usage.") -> int:
     v = d.get(key, 0)
     if v is None:
         return 0
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-        raise ClaudeResultError(f"usage.{key} must be a number of at least 0")
+    # INTEGER columns: at most 2^31 - 1 on PostgreSQL
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= INT32_MAX:
+        raise ClaudeResultError(f"{where}{key} must be a number from 0 to {INT32_MAX}")
     return int(v)
+
+
+def _text(d: Mapping[str, Any], key: str, limit: int) -> str | None:
+    """An optional text field that fits its column (and holds no NUL, which PostgreSQL refuses)."""
+    v = d.get(key)
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str) or len(v) > limit or "\x00" in v:
+        raise ClaudeResultError(f"{key} must be text of at most {limit} characters")
+    return v
+
+
+def _model_cost(usage: Any) -> float:
+    cost = usage.get("costUSD", 0) if isinstance(usage, Mapping) else 0
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else 0.0
+
+
+def _opt_int(d: Mapping[str, Any], key: str) -> int | None:
+    return None if d.get(key) is None else _int(d, key, "")
 
 
 def _last_result_event(text: str) -> Mapping[str, Any]:
@@ -62,27 +85,36 @@ def parse_claude_result(result: Mapping[str, Any] | str) -> dict[str, Any]:
     model_usage = doc.get("modelUsage") or {}
     if not isinstance(model_usage, Mapping):
         raise ClaudeResultError("modelUsage must be an object")
+    try:
+        check_json(doc)  # what is stored as raw JSON: bounded depth, finite numbers
+    except ValueError as e:
+        raise ClaudeResultError(str(e)) from None
     cost = doc.get("total_cost_usd", doc.get("cost_usd", 0.0)) or 0.0
-    if isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0:
-        raise ClaudeResultError("total_cost_usd must be a number of at least 0")
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < math.inf:
+        raise ClaudeResultError("total_cost_usd must be a finite number of at least 0")
     # The model with the largest cost is the one the run is filed under.
-    model = max(model_usage, key=lambda m: (model_usage[m] or {}).get("costUSD", 0), default=None)
+    model = max(model_usage, key=lambda m: _model_cost(model_usage[m]), default=None)
+    if model is not None and (len(model) > 200 or "\x00" in model):
+        raise ClaudeResultError("modelUsage names a model longer than 200 characters")
+    uuid, session_id = _text(doc, "uuid", 200), _text(doc, "session_id", 180)
     canonical = json.dumps(doc, sort_keys=True, default=str).encode()
-    run_key = str(doc.get("uuid") or doc.get("session_id") or hashlib.sha256(canonical).hexdigest()[:32])
-    if doc.get("uuid") is None and doc.get("session_id"):
+    run_key = uuid or session_id or hashlib.sha256(canonical).hexdigest()[:32]
+    if uuid is None and session_id:
         # A resumed session prints the same session_id again; keep both runs.
-        run_key = f"{doc['session_id']}:{hashlib.sha256(canonical).hexdigest()[:16]}"
+        run_key = f"{session_id}:{hashlib.sha256(canonical).hexdigest()[:16]}"
     subtype = doc.get("subtype")
+    if subtype is not None and (not isinstance(subtype, str) or len(subtype) > 100 or "\x00" in subtype):
+        raise ClaudeResultError("subtype must be text of at most 100 characters")
     return {
         "run_key": run_key,
-        "session_id": doc.get("session_id"),
+        "session_id": session_id,
         "model": model,
-        "subtype": str(subtype) if subtype is not None else None,
+        "subtype": subtype,
         "is_error": bool(doc.get("is_error", False))
         or (isinstance(subtype, str) and subtype.startswith("error")),
-        "num_turns": doc.get("num_turns"),
-        "duration_ms": doc.get("duration_ms"),
-        "duration_api_ms": doc.get("duration_api_ms"),
+        "num_turns": _opt_int(doc, "num_turns"),
+        "duration_ms": _opt_int(doc, "duration_ms"),
+        "duration_api_ms": _opt_int(doc, "duration_api_ms"),
         "cost_usd": float(cost),
         "input_tokens": _int(usage, "input_tokens"),
         "output_tokens": _int(usage, "output_tokens"),

@@ -13,6 +13,7 @@ dispatcher (`telemetry.services.ingest`), with the source row kept in the cycle'
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -22,8 +23,10 @@ from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, select
 
+from archiver.redact import Redactor
 from telemetry.services.ingest import ConflictError, CycleBegin, CycleFinish, begin_cycle, finish_cycle
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle
@@ -123,7 +126,10 @@ def parse_dispatch_time(v: Any) -> datetime | None:
     if v is None or v == "" or v == 0:
         return None
     if isinstance(v, int | float) and not isinstance(v, bool):
-        return datetime.fromtimestamp(v / 1000 if v > 1e11 else v, UTC)
+        try:
+            return datetime.fromtimestamp(v / 1000 if v > 1e11 else v, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"time {v!r} is out of range") from None
     text = str(v).strip()
     try:
         return parse_dispatch_time(float(text))
@@ -147,6 +153,25 @@ def _text(v: Any) -> str | None:
     return None if v is None or str(v).strip() == "" else str(v).strip()
 
 
+def _whole(v: Any) -> Any:
+    """A count as a dispatcher's table may hold it (4.0 in a REAL column, "4" as text) as an
+    int; anything else is left for validation to refuse."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
+        return int(v.strip())
+    return v
+
+
+def _keepable(v: Any) -> Any:
+    """A source value as JSON can hold it: bytes as hex, inf and NaN as text."""
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    return v
+
+
 def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBegin, CycleFinish | None]:
     """The begin (and, for an ended cycle, the finish) a live dispatcher would have sent."""
     if row.get("cycle_id") not in (None, ""):
@@ -158,21 +183,26 @@ def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBeg
     started, ended = parse_dispatch_time(row.get("started_at")), parse_dispatch_time(row.get("ended_at"))
     wall = _pick(row, _ALIASES["worker_wallclock_seconds"])
     wall = float(wall) if wall is not None else None
+    if wall is not None and not math.isfinite(wall):
+        raise ValueError(f"worker_wallclock_seconds {wall!r} is not a finite number")
     state = _text(row.get("terminal_state"))
-    if started is None:
-        if ended is None:
-            raise ValueError("row has no started_at")
-        started = ended - timedelta(seconds=wall or 0)
-    if ended is None and state is not None:  # a layout that closed cycles without ended_at
-        ended = started + timedelta(seconds=wall or 0)
-    counts = {k: _pick(row, names) for k, names in _ALIASES.items() if k != "worker_wallclock_seconds"}
-    kept = {k: (v.hex() if isinstance(v, bytes) else v) for k, v in row.items()}
+    try:
+        if started is None:
+            if ended is None:
+                raise ValueError("row has no started_at")
+            started = ended - timedelta(seconds=wall or 0)
+        if ended is None and state is not None:  # a layout that closed cycles without ended_at
+            ended = started + timedelta(seconds=wall or 0)
+    except OverflowError:
+        raise ValueError(f"worker_wallclock_seconds {wall!r} reaches past the years 1 to 9999") from None
+    counts = {k: _whole(_pick(row, n)) for k, n in _ALIASES.items() if k != "worker_wallclock_seconds"}
+    kept = {k: _keepable(v) for k, v in row.items()}
     meta = {"imported_from": table, "row": kept}
     common: dict[str, Any] = {"cycle_id": cycle_id, "driver": driver, "started_at": started}
     begin = CycleBegin(
         **common,
         host=_text(row.get("host")),
-        pid=row.get("pid") or None,
+        pid=_whole(row.get("pid")) or None,
         session_id=_text(row.get("session_id")),
         meta=meta,
         **{k: counts[k] for k in ("candidates_count", "claims_count", "swept_count")},
@@ -193,17 +223,19 @@ def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBeg
     return begin, finish
 
 
-def _apply(db: Session, begin: CycleBegin, finish: CycleFinish | None, now: datetime) -> str:
+def _apply(
+    db: Session, begin: CycleBegin, finish: CycleFinish | None, now: datetime, redactor: Redactor
+) -> str:
     existing = db.exec(select(Cycle).where(Cycle.cycle_id == begin.cycle_id)).first()
     if existing is None:
-        begin_cycle(db, begin, now)
+        begin_cycle(db, begin, now, redactor=redactor)
         if finish is not None:
-            finish_cycle(db, finish, now)
+            finish_cycle(db, finish, now, redactor=redactor)
         return "imported"
     if existing.driver != begin.driver:
         raise ConflictError(f"cycle_id {begin.cycle_id!r} is stored for driver {existing.driver!r}")
     if existing.ended_at is None and finish is not None:
-        finish_cycle(db, finish, now)
+        finish_cycle(db, finish, now, redactor=redactor)
         return "finished"
     return "unchanged"
 
@@ -215,9 +247,10 @@ def _batches(conn: sqlite3.Connection, table: str) -> Iterator[list[dict[str, An
 
 
 def import_dispatch_db(
-    engine: Engine, path: Path, now: datetime, progress: Progress | None = None
+    engine: Engine, path: Path, now: datetime, redactor: Redactor, progress: Progress | None = None
 ) -> dict[str, Any]:
-    """Import every dispatcher table in `path`; one transaction per batch of rows."""
+    """Import every dispatcher table in `path`; one transaction per batch of rows, one savepoint
+    per row, so a bad row is reported and skipped and the rest of its batch is stored."""
     conn = _open(path)
     report = _Report(str(path))
     try:
@@ -231,8 +264,10 @@ def import_dispatch_db(
                         try:
                             begin, finish = _payloads(tr.driver, table, row)
                             with db.begin_nested():
-                                outcome = _apply(db, begin, finish, now)
-                        except (ValueError, ConflictError) as e:  # ValidationError is a ValueError
+                                outcome = _apply(db, begin, finish, now, redactor)
+                        # ValidationError and ConflictError are ValueErrors; the store's own
+                        # refusal (a value PostgreSQL cannot hold) is the row's fault too
+                        except (ValueError, OverflowError, TypeError, SQLAlchemyError) as e:
                             tr.rejected += 1
                             if len(report.rejects) < _MAX_REJECTS:
                                 report.rejects.append(
@@ -255,4 +290,6 @@ def _why(e: Exception) -> str:
     if isinstance(e, ValidationError):
         first = e.errors()[0]
         return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+    if isinstance(e, SQLAlchemyError):
+        return "the store refused the row: " + str(getattr(e, "orig", None) or e).splitlines()[0]
     return str(e)

@@ -7,16 +7,28 @@ row and changes nothing, so counters in `aggregates` move exactly once per event
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    model_validator,
+)
 from sqlmodel import Session, select
 
+from archiver.redact import Redactor
+from telemetry.services.bounds import INT32_MAX, MAX_SECONDS, JsonObject, iso_time_only, no_nul
 from telemetry.services.claude import parse_claude_result
+from telemetry.services.redaction import clip_to_columns, redact_model
 from telemetry.store import aggregates
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, Cycle, Daemon
-from telemetry.timeutil import as_utc
+from telemetry.timeutil import as_utc, checked_utc
 
 __all__ = [
     "AgentRunIn",
@@ -30,11 +42,17 @@ __all__ = [
     "heartbeat",
 ]
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-Ident = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
-Count = Annotated[int, Field(ge=0)]
-UtcTime = Annotated[datetime, AfterValidator(as_utc)]
+_Text = AfterValidator(no_nul)
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), _Text]
+Ident = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), _Text]
+Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), _Text]
+# counts, pids and exit codes are INTEGER columns: 32 bits on PostgreSQL; strict, so `false`
+# or "5" is refused as the schema says rather than read as a number
+Count = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
+Pid = Annotated[int, Strict(), Field(ge=1, le=INT32_MAX)]
+ExitCode = Annotated[int, Strict(), Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
+Seconds = Annotated[float, Strict(), Field(ge=0, le=MAX_SECONDS)]
+UtcTime = Annotated[datetime, BeforeValidator(iso_time_only), AfterValidator(checked_utc)]
 
 
 class ConflictError(ValueError):
@@ -42,7 +60,7 @@ class ConflictError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class CycleBegin(_Strict):
@@ -50,12 +68,12 @@ class CycleBegin(_Strict):
     driver: Name
     started_at: UtcTime | None = None
     host: Label | None = None
-    pid: Annotated[int, Field(ge=1)] | None = None
+    pid: Pid | None = None
     candidates_count: Count | None = None
     claims_count: Count | None = None
     swept_count: Count | None = None
     session_id: Ident | None = None
-    meta: dict[str, Any] | None = None
+    meta: JsonObject | None = None
 
 
 class CycleFinish(_Strict):
@@ -74,20 +92,25 @@ class CycleFinish(_Strict):
     swept_count: Count | None = None
     processed_count: Count | None = None
     escalated_count: Count | None = None
-    worker_wallclock_seconds: Annotated[float, Field(ge=0)] | None = None
-    meta: dict[str, Any] | None = None
+    worker_wallclock_seconds: Seconds | None = None
+    meta: JsonObject | None = None
 
     @model_validator(mode="after")
     def _ends_after_start(self) -> CycleFinish:
         if self.started_at and self.ended_at and self.ended_at < self.started_at:
             raise ValueError("ended_at is before started_at")
+        if self.ended_at and self.worker_wallclock_seconds and self.started_at is None:
+            try:  # the start a finish without one gets
+                self.ended_at - timedelta(seconds=self.worker_wallclock_seconds)
+            except OverflowError:
+                raise ValueError("worker_wallclock_seconds reaches back before year 1") from None
         return self
 
 
 class HeartbeatIn(_Strict):
     driver: Name
-    host: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
-    pid: Annotated[int, Field(ge=1)] | None = None
+    host: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255), _Text]
+    pid: Pid | None = None
     in_flight_cycle_id: Ident | None = None
     at: UtcTime | None = None
 
@@ -95,9 +118,9 @@ class HeartbeatIn(_Strict):
 class AgentRunIn(_Strict):
     task: Label | None = None
     agent: Name | None = None
-    exit_code: int | None = None
+    exit_code: ExitCode | None = None
     # The CLI's result text can be long (a stream-json transcript); 64 MiB bounds a mistake.
-    result: dict[str, Any] | Annotated[str, StringConstraints(max_length=64 * 2**20)]
+    result: JsonObject | Annotated[str, StringConstraints(max_length=64 * 2**20)]
 
 
 _COUNTS = ("candidates_count", "claims_count", "swept_count", "processed_count", "escalated_count")
@@ -107,8 +130,9 @@ def _cycle(db: Session, cycle_id: str) -> Cycle | None:
     return db.exec(select(Cycle).where(Cycle.cycle_id == cycle_id)).first()
 
 
-def begin_cycle(db: Session, p: CycleBegin, now: datetime) -> tuple[Cycle, bool]:
+def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
     """Write a cycle at its start; (row, created). A late begin fills a synthesised start."""
+    p = redact_model(redactor, p, Cycle)
     lock_key(db, "cycle", p.cycle_id)
     row = _cycle(db, p.cycle_id)
     raw = {"begin": p.model_dump(mode="json", exclude_none=True)}
@@ -135,8 +159,9 @@ def begin_cycle(db: Session, p: CycleBegin, now: datetime) -> tuple[Cycle, bool]
     return row, False
 
 
-def finish_cycle(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, bool]:
+def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
     """Close a cycle; (row, changed). A finish for an unknown cycle synthesises its start."""
+    p = redact_model(redactor, p, Cycle)
     lock_key(db, "cycle", p.cycle_id)
     row = _cycle(db, p.cycle_id)
     ended = p.ended_at or now
@@ -191,8 +216,11 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, boo
     return row, True
 
 
-def heartbeat(db: Session, p: HeartbeatIn, now: datetime, source: str = "http") -> Daemon:
+def heartbeat(
+    db: Session, p: HeartbeatIn, now: datetime, *, redactor: Redactor, source: str = "http"
+) -> Daemon:
     """Record a beat; the newest beat wins when retries arrive out of order."""
+    p = redact_model(redactor, p, Daemon)
     at = p.at or now
     lock_key(db, "daemon", f"{p.driver}/{p.host}")
     row = db.exec(select(Daemon).where(Daemon.driver == p.driver, Daemon.host == p.host)).first()
@@ -211,9 +239,12 @@ def heartbeat(db: Session, p: HeartbeatIn, now: datetime, source: str = "http") 
     return row
 
 
-def add_agent_run(db: Session, p: AgentRunIn, now: datetime) -> tuple[AgentRun, bool]:
+def add_agent_run(
+    db: Session, p: AgentRunIn, now: datetime, *, redactor: Redactor
+) -> tuple[AgentRun, bool]:
     """Store one Claude CLI run; (row, created). Raises ClaudeResultError on a bad result."""
-    cols = parse_claude_result(p.result)
+    p = redact_model(redactor, p, AgentRun)
+    cols = clip_to_columns(parse_claude_result(p.result), AgentRun)  # from the redacted result
     lock_key(db, "agent_run", cols["run_key"])
     row = db.exec(select(AgentRun).where(AgentRun.run_key == cols["run_key"])).first()
     if row is not None:

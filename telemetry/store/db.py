@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,12 +36,27 @@ def _sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+def _private_file(path: Path) -> None:
+    """The store's folder (0700 when octel creates it) and its file, created 0600 before SQLite
+    opens it; SQLite gives its -wal and -shm files the database file's mode."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        with contextlib.suppress(OSError):  # a file another user owns keeps its mode
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    for suffix in ("-wal", "-shm"):  # left 0644 by an older octel
+        with contextlib.suppress(OSError):
+            os.chmod(f"{path}{suffix}", 0o600)
+
+
 def make_engine(url: str) -> Engine:
-    """An engine for `url`; a SQLite file's folder is created if missing."""
+    """An engine for `url`; a SQLite file's folder is created if missing, private to its owner."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
+            _private_file(Path(parsed.database))
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": _BUSY_TIMEOUT_MS / 1000},

@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlmodel import func, select
 from storeseed import add, cycle, finding, run, session
 
+from archiver.redact import Redactor
 from telemetry.services.ingest import AgentRunIn, CycleFinish, add_agent_run, finish_cycle
 from telemetry.settings import Settings
 from telemetry.store import aggregates
@@ -22,6 +23,7 @@ from telemetry.store.models import AgentRun, Aggregate, Cycle, Finding, SessionI
 from telemetry.timeutil import utcnow
 from web.app import create_app
 
+RED = Redactor(b"k" * 32)  # every stored input passes a redactor
 SUCCESS = (Path(__file__).parent.parent / "fixtures" / "claude" / "success.json").read_text()
 
 
@@ -78,8 +80,10 @@ def aged(octel: Octel) -> Octel:
         (folder / f"{sid}.json").write_text('{"schema_version": 2}')
     # Counters written the way live writers write them.
     with session_scope(octel.engine) as db:
-        add_agent_run(db, AgentRunIn(agent="a", result=SUCCESS), old)
-        finish_cycle(db, CycleFinish(cycle_id="cyc-live", driver="impl", terminal_state="done"), old)
+        add_agent_run(db, AgentRunIn(agent="a", result=SUCCESS), old, redactor=RED)
+        finish_cycle(
+            db, CycleFinish(cycle_id="cyc-live", driver="impl", terminal_state="done"), old, redactor=RED
+        )
         aggregates.bump(db, "sessions_archived_total", {"agent": "build"}, 10)
         aggregates.bump(db, "findings_total", {"detector": "doom_loop", "verdict": "stuck"}, 1)
     return octel

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlmodel import func, select
 
+from archiver.redact import Redactor
 from telemetry.services import ingest
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
@@ -17,6 +18,7 @@ from telemetry.store.models import Aggregate, Cycle, Daemon
 from telemetry.timeutil import as_utc
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
+RED = Redactor(b"k" * 32)  # every stored input passes a redactor
 DRIVERS = st.sampled_from(["review", "implementer"])
 
 
@@ -48,7 +50,9 @@ class IngestMachine(RuleBasedStateMachine):
         now = self._tick(gap)
         owner = self.begun.get(cid, driver)
         with session_scope(self.engine) as db:
-            ingest.begin_cycle(db, ingest.CycleBegin(cycle_id=cid, driver=owner, started_at=now), now)
+            ingest.begin_cycle(
+                db, ingest.CycleBegin(cycle_id=cid, driver=owner, started_at=now), now, redactor=RED
+            )
         self.begun.setdefault(cid, owner)
         return cid
 
@@ -63,7 +67,7 @@ class IngestMachine(RuleBasedStateMachine):
         p = ingest.CycleFinish(cycle_id=cid, driver=self.begun[cid], terminal_state=state, ended_at=now)
         for _ in range(2 if retry else 1):
             with session_scope(self.engine) as db:
-                ingest.finish_cycle(db, p, now)
+                ingest.finish_cycle(db, p, now, redactor=RED)
         self.finished.add(cid)
 
     @rule(
@@ -77,7 +81,7 @@ class IngestMachine(RuleBasedStateMachine):
             cycle_id=cid, driver=driver, terminal_state="done", ended_at=now, worker_wallclock_seconds=wall
         )
         with session_scope(self.engine) as db:
-            ingest.finish_cycle(db, p, now)
+            ingest.finish_cycle(db, p, now, redactor=RED)
         self.begun[cid] = driver
         self.finished.add(cid)
 
@@ -85,7 +89,9 @@ class IngestMachine(RuleBasedStateMachine):
     def beat(self, driver: str, host: str, back: int) -> None:
         at = self._tick(1) + timedelta(seconds=back)  # retries can arrive late and out of order
         with session_scope(self.engine) as db:
-            ingest.heartbeat(db, ingest.HeartbeatIn(driver=driver, host=host, pid=42, at=at), self.clock)
+            ingest.heartbeat(
+                db, ingest.HeartbeatIn(driver=driver, host=host, pid=42, at=at), self.clock, redactor=RED
+            )
         key = (driver, host)
         self.beats[key] = max(self.beats.get(key, at), at)
 

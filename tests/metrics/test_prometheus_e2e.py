@@ -23,6 +23,7 @@ import yaml
 from metrics_helpers import RULES, alert_rules, bump, claude_result, dashboard_exprs, seed_session
 from realparts import free_port, require, which
 
+from archiver.redact import Redactor
 from telemetry.services import ingest
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
@@ -30,6 +31,7 @@ from telemetry.timeutil import utcnow
 
 pytestmark = pytest.mark.prometheus
 
+RED = Redactor(b"k" * 32)  # every stored input passes a redactor
 TOKEN = "e2e-token-0123456789abcdef"
 HOST = socket.gethostname()
 SESSION_TOKENS = {"input": 100, "output": 50, "reasoning": 5, "cache_read": 900, "cache_write": 10}
@@ -81,13 +83,16 @@ def _dead_pid() -> int:
 
 def _finish(db: Any, cid: str, state: str, secs: float) -> None:
     start = utcnow() - timedelta(seconds=secs)
-    ingest.begin_cycle(db, ingest.CycleBegin(cycle_id=cid, driver="review", started_at=start), utcnow())
+    ingest.begin_cycle(
+        db, ingest.CycleBegin(cycle_id=cid, driver="review", started_at=start), utcnow(), redactor=RED
+    )
     ingest.finish_cycle(
         db,
         ingest.CycleFinish(
             cycle_id=cid, driver="review", terminal_state=state, worker_outcome="merged", ended_at=utcnow()
         ),
         utcnow(),
+        redactor=RED,
     )
 
 
@@ -99,7 +104,7 @@ def _seed_before_start(url: str, live_pid: int) -> None:
     with session_scope(engine) as db:
         _finish(db, "seed-done", "done", 40)
         _finish(db, "seed-failed", "failed", 700)
-        ingest.begin_cycle(db, ingest.CycleBegin(cycle_id="long-1", driver="long"), utcnow())
+        ingest.begin_cycle(db, ingest.CycleBegin(cycle_id="long-1", driver="long"), utcnow(), redactor=RED)
         beats = [
             ("long", HOST, live_pid, stale, "long-1"),  # running long worker
             ("gone", HOST, _dead_pid(), stale, None),  # daemon down
@@ -108,9 +113,9 @@ def _seed_before_start(url: str, live_pid: int) -> None:
         ]
         for driver, host, pid, at, cycle in beats:
             beat = ingest.HeartbeatIn(driver=driver, host=host, pid=pid, at=at, in_flight_cycle_id=cycle)
-            ingest.heartbeat(db, beat, utcnow())
+            ingest.heartbeat(db, beat, utcnow(), redactor=RED)
         run = claude_result("run-0", "claude-sonnet-4-5", 0.5, RUN_TOKENS)
-        ingest.add_agent_run(db, ingest.AgentRunIn(agent="impl", result=run), utcnow())
+        ingest.add_agent_run(db, ingest.AgentRunIn(agent="impl", result=run), utcnow(), redactor=RED)
     seed_session(
         engine,
         "ses_seed",

@@ -14,6 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 from storeseed import T0, add, cycle, run, seed_fleet, session
 
+from archiver.redact import Redactor
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown
 from telemetry.queries.runs import RunFilter, list_runs
 from telemetry.queries.why import why
@@ -73,9 +74,9 @@ def test_dispatch_import_on_both_stores(engine: Engine, tmp_path: Path) -> None:
     )
     db.commit()
     db.close()
-    first = import_dispatch_db(engine, src, T0)
+    first = import_dispatch_db(engine, src, T0, RED)
     assert first["totals"]["imported"] == 7
-    again = import_dispatch_db(engine, src, T0)
+    again = import_dispatch_db(engine, src, T0, RED)
     assert again["totals"]["unchanged"] == 7
     counted = [a for a in _aggregates(engine) if a[0] == "cycles_total"]
     assert [v for _, _, v in counted] == [4.0]
@@ -129,6 +130,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     return eng
 
 
+RED = Redactor(b"k" * 32)  # every stored input passes a redactor
 _GROUPINGS = [list(c) for n in range(len(GROUP_KEYS) + 1) for c in combinations(GROUP_KEYS, n)]
 
 

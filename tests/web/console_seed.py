@@ -22,6 +22,7 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from archiver.redact import Redactor
 from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
 from telemetry.services import ingest
 from telemetry.settings import Settings
@@ -30,6 +31,7 @@ from telemetry.store.migrate import upgrade
 from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
+RED = Redactor(b"k" * 32)  # every stored input passes a redactor
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "opencode"
 # Which driver ran which captured scenario (a session's driver is its cycle's).
 DRIVERS = {"subagent_tree": "implement", "subtask_part": "implement", "tool_errors": "implement"}
@@ -178,7 +180,7 @@ def _cycle(db: Any, scenario: str, cycle_id: str, root: str, at: datetime, ok: b
         claims_count=1,
         session_id=root,
     )
-    ingest.begin_cycle(db, begin, now)
+    ingest.begin_cycle(db, begin, now, redactor=RED)
     finish = ingest.CycleFinish(
         cycle_id=cycle_id,
         driver=driver,
@@ -189,7 +191,7 @@ def _cycle(db: Any, scenario: str, cycle_id: str, root: str, at: datetime, ok: b
         escalated_count=0 if ok else 1,
         error_kind=None if ok else "agent_stuck",
     )
-    ingest.finish_cycle(db, finish, now)
+    ingest.finish_cycle(db, finish, now, redactor=RED)
 
 
 @dataclass
@@ -219,6 +221,7 @@ def seed_fleet(engine: Engine, now: datetime, live_pid: int, dead_pid: int) -> F
                 claims_count=1,
             ),
             now,
+            redactor=RED,
         )
         for driver, pid, age, flight in (
             (fleet.long_worker_driver, live_pid, timedelta(minutes=20), fleet.in_flight_cycle),
@@ -231,6 +234,7 @@ def seed_fleet(engine: Engine, now: datetime, live_pid: int, dead_pid: int) -> F
                     driver=driver, host=host, pid=pid, in_flight_cycle_id=flight, at=now - age
                 ),
                 now,
+                redactor=RED,
             )
         result = {
             "type": "result",
@@ -250,7 +254,9 @@ def seed_fleet(engine: Engine, now: datetime, live_pid: int, dead_pid: int) -> F
             },
             "modelUsage": {"claude-sonnet-4-5": {"costUSD": 0.4213}},
         }
-        ingest.add_agent_run(db, ingest.AgentRunIn(task="fix-flaky-test", agent="claude", result=result), now)
+        ingest.add_agent_run(
+            db, ingest.AgentRunIn(task="fix-flaky-test", agent="claude", result=result), now, redactor=RED
+        )
     return fleet
 
 

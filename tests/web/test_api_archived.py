@@ -95,8 +95,9 @@ ATTACKS = [
 def test_traversal_attempts_are_404(client: TestClient, outside: Path, attack: str) -> None:
     raw = attack.replace("{outside}", str(outside).replace("/", "%2F"))
     r = client.get(f"/api/sessions/archived/detail?file={raw}")
-    assert r.status_code == 404, (attack, r.status_code, r.text[:200])
-    assert r.json()["error"]["code"] == "not_found"
+    # a NUL anywhere in a query is refused before any route: 422 naming the parameter
+    expected = (422, "invalid_request") if "%00" in attack else (404, "not_found")
+    assert (r.status_code, r.json()["error"]["code"]) == expected, (attack, r.status_code, r.text[:200])
     assert SECRET not in r.text
 
 

@@ -75,14 +75,28 @@ def test_classic_message_summary() -> None:
 def test_cache_reads_a_rewritten_archive_again(tmp_path: Path) -> None:
     path = tmp_path / "a.json"
     path.write_bytes(orjson.dumps({"schema_version": 2, "session_id": "s", "messages": []}))
-    cache = ArchiveCache(entries=2)
+    cache = ArchiveCache(max_bytes=10_000)
     first = cache.read(path)
     assert cache.read(path) is first  # a page turn does not parse the file again
     path.write_bytes(orjson.dumps({"schema_version": 2, "session_id": "s", "messages": [{"x": 1}]}))
     os.utime(path, ns=(1, 1))  # even when the clock does not move, size and mtime change the key
     assert cache.read(path)["messages"] == [{"x": 1}]
-    for i in range(3):  # old entries fall out
-        other = tmp_path / f"o{i}.json"
-        other.write_bytes(b'{"schema_version": 2, "messages": []}')
-        cache.read(other)
-    assert len(cache._docs) == 2
+
+
+def test_cache_holds_at_most_its_bytes(tmp_path: Path) -> None:
+    def archive(name: str, size: int) -> Path:
+        p = tmp_path / name
+        p.write_bytes(orjson.dumps({"schema_version": 2, "session_id": name, "pad": "x" * size}))
+        return p
+
+    cache = ArchiveCache(max_bytes=3_000)
+    small = [archive(f"s{i}.json", 900) for i in range(5)]
+    for p in small:
+        cache.read(p)
+        assert cache.bytes_held <= 3_000
+    assert cache.bytes_held > 1_800  # it does keep what fits
+    assert cache.read(small[-1]) is cache.read(small[-1])  # the newest stayed
+    big = archive("big.json", 5_000)  # larger than the whole budget: served, never kept
+    assert cache.read(big)["session_id"] == "big.json"
+    assert cache.read(big) is not cache.read(big)
+    assert cache.bytes_held <= 3_000

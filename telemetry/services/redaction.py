@@ -1,0 +1,48 @@
+"""Ingested input through the archiver's redactor, before it is stored.
+
+Cycles, heartbeats, agent runs and imported rows carry free text (`error_kind`, `meta`, `task`,
+labels, a Claude result) that may hold a token or a password; the same `Redactor` that cleans
+archives cleans them, with the same keyed placeholders. Text fields and JSON objects go through
+it in one pass; numbers, times and flags are left as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from sqlmodel import SQLModel
+
+from archiver.redact import Redactor
+
+__all__ = ["clip_to_columns", "redact_model", "redact_values"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def redact_values(redactor: Redactor, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with every string, list and object redacted; other values as they were."""
+    texts = {k: v for k, v in values.items() if isinstance(v, str | list | dict)}
+    if not texts:
+        return dict(values)
+    clean, _ = redactor.redact_obj(texts)
+    return {**values, **clean}
+
+
+def clip_to_columns(values: dict[str, Any], table: type[SQLModel]) -> dict[str, Any]:
+    """A placeholder is longer than a short secret: cut text to its column's length, so the
+    redacted value still fits where the validated one did."""
+    columns = table.__table__.c  # type: ignore[attr-defined]
+    out = dict(values)
+    for name, v in values.items():
+        length = getattr(columns[name].type, "length", None) if name in columns else None
+        if isinstance(v, str) and length is not None and len(v) > length:
+            out[name] = v[:length]
+    return out
+
+
+def redact_model(redactor: Redactor, model: M, table: type[SQLModel]) -> M:
+    """A copy of the validated `model` with its text fields redacted and cut to the lengths of
+    `table`'s columns of the same names (not validated again)."""
+    fields = {name: getattr(model, name) for name in type(model).model_fields}
+    return model.model_copy(update=clip_to_columns(redact_values(redactor, fields), table))
