@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -10,7 +10,13 @@ from rich.table import Table
 from cli.app import app, console, fail, print_json, settings_of
 from cli.session_view import load_turns, session_view, tree_view
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
-from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.queries.costs import (
+    COST_WINDOW,
+    GROUP_KEYS,
+    cost_breakdown,
+    most_expensive_sessions,
+    most_expensive_trees,
+)
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
 from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions, session_tree
@@ -64,6 +70,7 @@ def sessions_list(
     # Ids are copied into the next command: never cut them, let the other columns give way.
     width = max((len(s["session_id"]) + 2 * min(s["depth"], 3) for s in page["items"]), default=7)
     table.add_column("session", min_width=width, no_wrap=True)
+    table.add_column("title", max_width=40)
     for h in ("agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
         table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
     table.add_column("duration", justify="right")
@@ -71,6 +78,7 @@ def sessions_list(
     for s in page["items"]:
         table.add_row(
             ("  " * min(s["depth"], 3)) + dash(s["session_id"]),
+            dash(s["title"]),
             dash(s["agent"]),
             dash(s["model"]),
             s["verdict"] + (" (in flight)" if s["in_flight"] else ""),
@@ -199,7 +207,9 @@ def costs(
     by: Annotated[
         str, typer.Option(help=f"Group by any of {','.join(GROUP_KEYS)} (comma-separated).")
     ] = "agent",
-    since: SinceOpt = None,
+    since: Annotated[
+        str, typer.Option(help="Since this long ago (24h, 7d, all for everything) or an ISO time.")
+    ] = COST_WINDOW,
     until: UntilOpt = None,
     top: Annotated[
         int, typer.Option(min=0, max=100, help="Also list the N most expensive sessions and trees.")
@@ -211,7 +221,7 @@ def costs(
     bad = [k for k in keys if k not in GROUP_KEYS]
     if bad:
         fail(f"--by {bad[0]!r} is not one of {', '.join(GROUP_KEYS)}", 2)
-    t0, t1 = window(since, until)
+    t0, t1 = window(None if since == "all" else since, until)
     with read_store(ctx) as db:
         out = cost_breakdown(db, keys, t0, t1)
         if top:
@@ -263,19 +273,19 @@ def costs(
         )
     console.print(table)
     if top:
-        st = Table(title="most expensive sessions", title_justify="left")
-        for h in ("session", "agent", "model", "title", "cost"):
+        st = Table(title="most expensive sessions and Claude runs", title_justify="left")
+        for h in ("session or run", "agent", "model", "title", "cost"):
             st.add_column(h, justify="right" if h == "cost" else "left")
         for s in out["top_sessions"]:
-            cells = (dash(s[k]) for k in ("session_id", "agent", "model", "title"))
-            st.add_row(*cells, money(s["cost_usd"]))
+            cells = (dash(s[k]) for k in ("agent", "model", "title"))
+            st.add_row(_spender(s), *cells, money(s["cost_usd"]))
         console.print(st)
         tt = Table(title="most expensive trees", title_justify="left")
-        for h in ("root", "agent", "title", "sessions", "own", "tree"):
-            tt.add_column(h, justify="right" if h in ("sessions", "own", "tree") else "left")
+        for h in ("root or run", "agent", "title", "sessions in tree", "own", "tree"):
+            tt.add_column(h, justify="left" if h in ("root or run", "agent", "title") else "right")
         for t in out["top_trees"]:
             tt.add_row(
-                dash(t["session_id"]),
+                _spender(t),
                 dash(t["agent"]),
                 dash(t["title"]),
                 str(t["subtree_session_count"]),
@@ -283,3 +293,10 @@ def costs(
                 money(t["subtree_cost_usd"]),
             )
         console.print(tt)
+
+
+def _spender(item: dict[str, Any]) -> str:
+    """A most-expensive row's name: the session id, or `claude run KEY` for a Claude CLI run."""
+    if item.get("source") == "claude":
+        return f"claude run {dash(item['run_key'])}"
+    return dash(item["session_id"])

@@ -58,8 +58,15 @@ def session_view(got: dict[str, Any]) -> list[RenderableType]:
     rec = Table.grid(padding=(0, 2))
     rec.add_column(style="bold")
     rec.add_column()
-    for k in ("session_id", "title", "agent", "model", "label", "cycle_id", "verdict", "worst_detector"):
+    for k in ("session_id", "title", "agent", "model", "label", "verdict", "worst_detector"):
         rec.add_row(k, dash(s[k]))
+    c = got.get("cycle")
+    if c:
+        state = "in flight" if c["in_flight"] else dash(c["terminal_state"])
+        outcome = f" / {dash(c['worker_outcome'])}" if c["worker_outcome"] else ""
+        rec.add_row("cycle", f"{dash(c['cycle_id'])} · driver {dash(c['driver'])} · {state}{outcome}")
+    else:
+        rec.add_row("cycle", "-")
     rec.add_row("parent / root", f"{dash(s['parent_session_id'])} / {s['root_session_id']}")
     rec.add_row("created / archived", f"{when(s['created_at'])} / {when(s['archived_at'])}")
     rec.add_row("duration", seconds(s["duration_s"]) + (" (in flight)" if s["in_flight"] else ""))
@@ -77,13 +84,16 @@ def session_view(got: dict[str, Any]) -> list[RenderableType]:
     out.append(rec)
     if turns:
         t = Table(title="turns", title_justify="left")
-        heads = ("#", "model", "in", "out", "reason", "cache r", "cache w", "cost", "tools", "took")
+        heads = ("turn", "msg", "model", "in", "out", "reasoning", "cache read", "cache write", "cost")
+        heads = (*heads, "tools", "took")
         for h in (*heads, "finish", "error"):
             t.add_column(h, justify="left" if h == "model" else "right" if h in heads else "left")
         for i, turn in enumerate(turns):
             tok = turn.get("tokens") or {}
+            msg = turn.get("index")
             t.add_row(
                 str(i + 1),
+                str(msg + 1) if isinstance(msg, int) else "-",
                 dash(turn.get("model")),
                 num(tok.get("input")),
                 num(tok.get("output")),
@@ -104,7 +114,9 @@ def session_view(got: dict[str, Any]) -> list[RenderableType]:
         for h in ("detector", "verdict", "score", "from message", "source"):
             ft.add_column(h)
         for f in got["findings"]:
-            ft.add_row(f["detector"], f["verdict"], f"{f['score']:.2f}", str(f["start_index"]), f["source"])
+            start = f["start_index"]
+            began = str(start + 1) if isinstance(start, int) and start >= 0 else "-"
+            ft.add_row(f["detector"], f["verdict"], f"{f['score']:.2f}", began, f["source"])
         out.append(ft)
     if got["tree"]["children"]:
         out.append(tree_view(got["tree"]))

@@ -106,8 +106,9 @@ def _findings(c: _Case, findings: Sequence[Mapping[str, Any]]) -> list[tuple[str
             continue
         code = _DETECTOR_VERDICT.get(det)
         detail = f"detector {det}: {verdict} (score {float(f.get('score') or 0):.2f})"
-        if f.get("start_index") is not None:
-            detail += f" from message {f['start_index']}"
+        start = f.get("start_index")
+        if isinstance(start, int) and start >= 0:  # messages are numbered from 1 everywhere
+            detail += f" from message {start + 1}"
         if verdict == "stuck" and code:
             c.note("finding", detail, code, rank=1)
         else:
