@@ -19,7 +19,14 @@ from telemetry.queries.costs import (
 )
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
 from telemetry.queries.paging import CursorError
-from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions, session_tree
+from telemetry.queries.sessions import (
+    MAX_LIMIT,
+    SESSION_VERDICTS,
+    SessionFilter,
+    get_session,
+    list_sessions,
+    session_tree,
+)
 from telemetry.timeutil import parse_since, utcnow
 
 __all__ = ["cycles_app", "sessions_app"]
@@ -43,7 +50,9 @@ def sessions_list(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
     model: Annotated[str | None, typer.Option(help="Only this model (provider/model).")] = None,
-    verdict: Annotated[str | None, typer.Option(help="Only this verdict: healthy, suspect, stuck.")] = None,
+    verdict: Annotated[
+        str | None, typer.Option(help=f"Only this verdict: {', '.join(SESSION_VERDICTS)}.")
+    ] = None,
     label: Annotated[str | None, typer.Option(help="Only this label.")] = None,
     q: Annotated[str | None, typer.Option("--search", "-q", help="Text in the title or label.")] = None,
     root_only: Annotated[bool, typer.Option("--roots", help="Only root sessions.")] = False,
@@ -54,8 +63,8 @@ def sessions_list(
     as_json: JsonOpt = False,
 ) -> None:
     """Archived sessions, newest first."""
-    if verdict is not None and verdict not in ("healthy", "suspect", "stuck"):
-        fail(f"--verdict must be healthy, suspect or stuck, not {verdict!r}", 2)
+    if verdict is not None and verdict not in SESSION_VERDICTS:
+        fail(f"--verdict must be one of {', '.join(SESSION_VERDICTS)}, not {verdict!r}", 2)
     t0, t1 = window(since, until)
     f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor)
     with read_store(ctx) as db:

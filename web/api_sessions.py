@@ -14,7 +14,13 @@ from fastapi import APIRouter, Query, Request
 from sqlmodel import select
 
 from telemetry.queries.paging import CursorError
-from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions
+from telemetry.queries.sessions import (
+    MAX_LIMIT,
+    SESSION_VERDICTS,
+    SessionFilter,
+    get_session,
+    list_sessions,
+)
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import parse_since, utcnow
 from web.api_archived import archive_cache, archive_location
@@ -49,7 +55,7 @@ def sessions(
     db: ReadDbDep,
     agent: str | None = None,
     model: str | None = None,
-    verdict: Annotated[str | None, Query(pattern="^(healthy|suspect|stuck)?$")] = None,
+    verdict: Annotated[str | None, Query(pattern=f"^({'|'.join(SESSION_VERDICTS)})?$")] = None,
     label: str | None = None,
     since: Annotated[str | None, Query(description="24h, 7d or an ISO time")] = None,
     until: Annotated[str | None, Query(description="24h, 7d or an ISO time")] = None,

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, TextClause, and_, func, or_, text
 from sqlmodel import Session, col, select
 
+from detectors.findings import VERDICTS
 from telemetry.queries.cycles import cycle_dict, linked_cycle
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.models import Finding, SessionIndex
@@ -24,6 +25,7 @@ from telemetry.timeutil import as_utc
 
 __all__ = [
     "MAX_LIMIT",
+    "SESSION_VERDICTS",
     "SessionFilter",
     "finding_dict",
     "get_session",
@@ -33,6 +35,8 @@ __all__ = [
 ]
 
 MAX_LIMIT = 500
+# A session's verdict: the detectors' worst, or "empty" when it has no turn to judge.
+SESSION_VERDICTS = (*VERDICTS, "empty")
 
 # Equality filters, each served by an index on (column, archived_at, id).
 _EQUALITY = ("agent", "model", "verdict", "label")

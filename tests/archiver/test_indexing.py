@@ -276,3 +276,13 @@ def test_a_session_never_archived_is_written_even_when_its_messages_fail(
     fake.fault("/session/ses_root/message", *[status(500)] * 10)
     out = _run(fake, settings, engine)
     assert not out.ok and out.result is not None and len(out.result.files) == 1 and not out.result.kept
+
+
+def test_a_session_without_turns_is_empty_never_healthy() -> None:
+    from archiver.record import record_from_doc
+
+    doc: dict[str, Any] = {"schema_version": 2, "session_id": "ses_none", "messages": [], "per_turn": []}
+    assert record_from_doc(doc, "ses_none.json", "h").verdict == "empty"
+    turn = {"index": 1, "tokens": {}, "cost": 0.0}
+    doc |= {"per_turn": [turn], "totals": {"turns": 1}}
+    assert record_from_doc(doc, "ses_none.json", "h").verdict == "healthy"
