@@ -18,6 +18,7 @@ from telemetry.queries.costs import (
     most_expensive_trees,
 )
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.queries.finding_text import describe_all
 from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import (
     MAX_LIMIT,
@@ -109,9 +110,10 @@ def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
         got = get_session(db, session_id)
     if got is None:
         fail(f"no archived session {session_id!r}")
-    got["turns"], got["archive_problem"] = load_turns(
+    got["turns"], got["archive_problem"], msgs = load_turns(
         settings_of(ctx).archives, got["session"]["archive_path"]
     )
+    got["findings"] = describe_all(got["findings"], msgs)
     if as_json:
         print_json(got)
         return

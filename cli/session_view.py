@@ -38,16 +38,20 @@ def _took(ms: Any) -> str:
     return seconds(ms / 1000) if isinstance(ms, int | float) and not isinstance(ms, bool) else "-"
 
 
-def load_turns(archive_dir: Path, archive_path: str) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """(per-turn rows, None), or (None, why there are none) when the file is gone or unreadable."""
+def load_turns(
+    archive_dir: Path, archive_path: str
+) -> tuple[list[dict[str, Any]] | None, str | None, list[Any] | None]:
+    """(per-turn rows, None, messages), or (None, why there are none, None) when the file is
+    gone or unreadable."""
     path = archive_file(archive_dir, archive_path)
     try:
         doc = load_archive(path)
     except ArchiveUnreadable as e:
-        return None, str(e)
+        return None, str(e), None
     if doc is None:
-        return None, f"archive file {path} is not there (pruned or moved)"
-    return turns_of(doc), None
+        return None, f"archive file {path} is not there (pruned or moved)", None
+    msgs = doc.get("messages")
+    return turns_of(doc), None, msgs if isinstance(msgs, list) else None
 
 
 def session_view(got: dict[str, Any]) -> list[RenderableType]:
@@ -111,12 +115,12 @@ def session_view(got: dict[str, Any]) -> list[RenderableType]:
         out.append(Text.from_markup(f"[yellow]no per-turn data:[/] {dash(problem)}"))
     if got["findings"]:
         ft = Table(title="findings", title_justify="left")
-        for h in ("detector", "verdict", "score", "from message", "source"):
+        for h in ("detector", "verdict", "score", "what it saw", "evidence"):
             ft.add_column(h)
         for f in got["findings"]:
-            start = f["start_index"]
-            began = str(start + 1) if isinstance(start, int) and start >= 0 else "-"
-            ft.add_row(f["detector"], f["verdict"], f"{f['score']:.2f}", began, f["source"])
+            links = ", ".join(dict.fromkeys(x["label"] for x in f.get("evidence_links", [])))
+            sentence = f.get("sentence") or "-"
+            ft.add_row(f["detector"], f["verdict"], f"{f['score']:.2f}", dash(sentence), dash(links))
         out.append(ft)
     if got["tree"]["children"]:
         out.append(tree_view(got["tree"]))

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from sqlmodel import select
 
+from telemetry.queries.finding_text import describe_all
 from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import (
     MAX_LIMIT,
@@ -194,6 +195,8 @@ def session(session_id: str, request: Request, db: ReadDbDep, settings: Settings
     if data is None:
         raise _not_found(session_id)
     doc, error = _archive(request, settings, data["session"]["archive_path"])
+    msgs = doc.get("messages") if doc is not None else None
+    data["findings"] = describe_all(data["findings"], msgs if isinstance(msgs, list) else None)
     turns = doc.get("per_turn") if doc is not None else None
     data["per_turn"] = (
         [turn_view(t) for t in turns if isinstance(t, Mapping)] if isinstance(turns, list) else None
