@@ -185,7 +185,8 @@ def describe(f: Mapping[str, Any], loc: Locator | None, summary: str | None = No
     links: list[dict[str, Any]] = []
     shown: set[int] = set()  # messages a part link already points into
     for kind, key in (("part", "part_ids"), ("message", "message_ids")):
-        for ident in ev.get(key) or []:
+        ids = ev.get(key)
+        for ident in ids if isinstance(ids, list) else []:
             if not isinstance(ident, str) or not ident:
                 continue
             p = loc.place(ident) if loc is not None else None
