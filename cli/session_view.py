@@ -88,8 +88,8 @@ def session_view(got: dict[str, Any]) -> list[RenderableType]:
     out.append(rec)
     if turns:
         t = Table(title="turns", title_justify="left")
-        heads = ("turn", "msg", "model", "in", "out", "reasoning", "cache read", "cache write", "cost")
-        heads = (*heads, "tools", "took")
+        heads: tuple[str, ...] = ("turn", "msg", "model", "in", "out", "reasoning", "cache read")
+        heads = (*heads, "cache write", "cost", "tools", "took")
         for h in (*heads, "finish", "error"):
             t.add_column(h, justify="left" if h == "model" else "right" if h in heads else "left")
         for i, turn in enumerate(turns):

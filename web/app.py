@@ -10,12 +10,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
+from starlette.middleware.gzip import GZipMiddleware
 
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
 from web import api_archived, api_costs, api_sessions, console, ingest, metrics, status
+from web.caching import ETagMiddleware
 from web.errors import install_error_handlers
 
 __all__ = ["create_app"]
@@ -66,5 +68,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(api_costs.router)
     app.include_router(console.router)
     app.include_router(metrics.router)
+    app.add_middleware(ETagMiddleware)
+    # Outside the ETag, so the tag names the plain body; JSON and static text compress several-fold.
+    app.add_middleware(GZipMiddleware, minimum_size=1000)
     app.add_middleware(metrics.RequestMetricsMiddleware)
     return app

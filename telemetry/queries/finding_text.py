@@ -8,7 +8,7 @@ module does not know (an add-on) gets a plain sentence from its registered summa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,7 +129,7 @@ def _permission(ev: Mapping[str, Any]) -> str:
     return f"an ask for {perms} waited{took} with no reply"
 
 
-_SENTENCES = {
+_SENTENCES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "doom_loop": _doom,
     "retry_cascade": _retry,
     "permission_deadlock": _permission,
