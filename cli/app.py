@@ -35,7 +35,10 @@ __all__ = [
     "settings_of",
 ]
 
+# Plain help (no rich boxes): a flag reads `--abort-stuck / --no-abort-stuck`, never `<bool>`,
+# and `octel --help` does not pay for importing rich.
 app = typer.Typer(
+    rich_markup_mode=None,
     name="octel",
     help="Flight recorder and control tower for fleets of OpenCode and Claude Code agents.",
     no_args_is_help=True,
@@ -82,7 +85,7 @@ def command_group(name: str, help_text: str) -> typer.Typer:
     for group in app.registered_groups:
         if group.name == name and group.typer_instance is not None:
             return group.typer_instance
-    created = typer.Typer(help=help_text, no_args_is_help=True)
+    created = typer.Typer(rich_markup_mode=None, help=help_text, no_args_is_help=True)
     app.add_typer(created, name=name)
     return created
 

@@ -33,9 +33,13 @@ from telemetry.timeutil import parse_since, utcnow
 __all__ = ["cycles_app", "sessions_app"]
 
 sessions_app = typer.Typer(
-    help="Archived sessions: list, one session, its subagent tree.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Archived sessions: list, one session, its subagent tree.",
+    no_args_is_help=True,
 )
-cycles_app = typer.Typer(help="Dispatcher cycles: list and per-driver summary.", no_args_is_help=True)
+cycles_app = typer.Typer(
+    rich_markup_mode=None, help="Dispatcher cycles: list and per-driver summary.", no_args_is_help=True
+)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(cycles_app, name="cycles")
 

@@ -286,3 +286,20 @@ def test_a_session_without_turns_is_empty_never_healthy() -> None:
     turn = {"index": 1, "tokens": {}, "cost": 0.0}
     doc |= {"per_turn": [turn], "totals": {"turns": 1}}
     assert record_from_doc(doc, "ses_none.json", "h").verdict == "healthy"
+
+
+def test_rearchive_without_a_label_keeps_the_stored_one(tmp_path: Path, engine: Engine) -> None:
+    """`octel archive ses_… --label fleet-a`, then `octel archive ses_…`: still fleet-a, same file."""
+    settings = _settings(tmp_path, engine)
+    fake = tree([1])
+    assert _run(fake, settings, engine, label="fleet-a").ok
+    files = sorted(p.name for p in settings.archives.iterdir())
+    assert _run(fake, settings, engine).ok
+    with session_scope(engine, write=False) as db:
+        labels = {r.session_id: r.label for r in db.exec(select(SessionIndex))}
+    assert labels["ses_root"] == "fleet-a"
+    assert sorted(p.name for p in settings.archives.iterdir()) == files
+    assert _run(fake, settings, engine, label="fleet-b").ok  # a new label still wins
+    with session_scope(engine, write=False) as db:
+        root = db.exec(select(SessionIndex).where(SessionIndex.session_id == "ses_root")).one()
+    assert root.label == "fleet-b"
