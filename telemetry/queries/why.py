@@ -10,7 +10,6 @@ archive file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from archiver.convert import permissions_from_opencode, status_from_opencode
+from telemetry import vocabulary as words
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
@@ -49,9 +49,6 @@ _DETECTOR_VERDICT = {
     "silent_stop": "empty_completion",
     "empty_reasoning": "empty_completion",
 }
-_TIMEOUT = re.compile(r"time[_ -]?out|timed[_ -]?out|deadline|time[_ -]?limit|wall[_ -]?clock", re.I)
-_ABORT = re.compile(r"abort|cancel|kill|interrupt|sigterm|sigint", re.I)
-_FAILED = re.compile(r"fail|error|crash|exception|broken", re.I)
 _CLEAN_FINISH = {"stop", "end_turn", "end-turn", "completed", "length"}
 
 
@@ -133,17 +130,17 @@ def decide(s: Signals) -> dict[str, Any]:
             detail = (
                 f"cycle {cyc.get('cycle_id')} of {cyc.get('driver')} ended {cyc_text or 'without a state'}"
             )
-            if _TIMEOUT.search(cyc_text):
+            if words.timed_out(cyc_text):
                 c.note("cycle", detail, "timed_out", 2)
-            elif _ABORT.search(cyc_text):
+            elif words.aborted(cyc_text):
                 c.note("cycle", detail, "aborted", 4)
-            elif cyc.get("error_kind") or _FAILED.search(cyc_text):
+            elif cyc.get("error_kind") or words.failed(cyc_text):
                 c.note("cycle", detail, "error", 6)
             else:
                 c.note("cycle", detail, "completed", 10)
     if sess.get("error_kind"):
         kind = str(sess["error_kind"])
-        code = "timed_out" if _TIMEOUT.search(kind) else "aborted" if _ABORT.search(kind) else "error"
+        code = "timed_out" if words.timed_out(kind) else "aborted" if words.aborted(kind) else "error"
         c.note("index", f"session error kind {kind}", code, {"timed_out": 2, "aborted": 4}.get(code, 6))
     pending = _pending_asks(s.permission_events)
     if pending:
