@@ -249,3 +249,19 @@ def test_costs_one_row_per_day_a_stacked_chart_and_claude_runs_ranked(ui: Page) 
     expect(ui.page.locator("#top-trees thead")).to_contain_text("sessions in tree")
     ui.page.select_option("#f-stack", "model")
     expect(ui.page.locator("#spend-chart figcaption")).to_contain_text("stacked by model")
+
+
+def test_a_refresh_of_an_unchanged_view_re_downloads_nothing(ui: Page) -> None:
+    """The Sessions page revalidates with its ETag: the server answers 304, no body crosses."""
+    from playwright.sync_api import expect
+
+    _loaded(ui, "#/sessions")
+    seen: list[Any] = []
+    ui.page.on("requestfinished", lambda r: seen.append(r) if "/api/sessions?" in r.url else None)
+    ui.page.keyboard.press("r")
+    expect(ui.page.locator("#sessions tbody tr").first).to_be_visible()
+    ui.page.wait_for_timeout(1000)
+    assert seen, "the refresh asked for the page again"
+    last = seen[-1]
+    assert last.all_headers().get("if-none-match"), "the browser revalidates with the ETag"
+    assert last.sizes()["responseBodySize"] == 0, last.sizes()
