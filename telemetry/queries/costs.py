@@ -12,7 +12,7 @@ cache_read / (input + cache_read).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import String, cast, func, literal, null, union_all
@@ -204,15 +204,25 @@ def merge_sources(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, An
     return out
 
 
+def _days_between(since: datetime | None, until: datetime | None) -> list[str]:
+    """Every UTC day from `since` to `until` (none when either is open; at most a year)."""
+    if since is None or until is None:
+        return []
+    first, last = as_utc(since).date(), as_utc(until).date()
+    n = min((last - first).days, 366)
+    return [(first + timedelta(days=i)).isoformat() for i in range(n + 1)]
+
+
 def daily_series(
     db: Session, stack: str, since: datetime | None = None, until: datetime | None = None
 ) -> dict[str, Any]:
     """Spend per day stacked by `stack` (agent or model), sources together: every day of the
-    window with a cost, and per stack key its cost on each of those days (0 when none)."""
+    window (of the days with a cost when the window is open), and per stack key its cost on
+    each of those days (0 when none)."""
     if stack not in ("agent", "model"):
         raise ValueError(f"cannot stack by {stack!r}; choose agent or model")
     rows = cost_breakdown(db, ["day", stack], since, until)["rows"]
-    days = sorted({r["day"] for r in rows if r["day"]})
+    days = sorted({r["day"] for r in rows if r["day"]} | set(_days_between(since, until)))
     totals: dict[Any, float] = {}
     cells: dict[tuple[Any, str], float] = {}
     for r in rows:

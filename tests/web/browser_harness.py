@@ -119,6 +119,7 @@ class Page:
         self.page.goto(f"{self.base}/{hash_}")
 
     def shot(self, name: str, shots: Path) -> None:
+        self.page.evaluate("window.scrollTo(0, 0)")  # else the sticky header lands mid-picture
         self.page.screenshot(path=str(shots / name), full_page=True)
 
 

@@ -3,6 +3,7 @@ reader (axe-core finds nothing serious), with figures that agree with the comman
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import socket
@@ -240,8 +241,20 @@ def test_costs_one_row_per_day_a_stacked_chart_and_claude_runs_ranked(ui: Page) 
     expect(days).to_have_count(1)
     expect(days.first).to_contain_text("OpenCode")
     expect(days.first).to_contain_text("Claude CLI")
-    bars = ui.page.locator("#spend-chart svg rect.bar")
+    bars = ui.page.locator("#spend-chart svg rect.spend")
     assert bars.count() >= 2  # several agents stacked on the one day
+    boxes = bars.evaluate_all("rs => rs.map(r => { const b = r.getBBox(); return [b.x, b.y, b.height]; })")
+    stacks: dict[float, list[tuple[float, float]]] = {}
+    for x, y, h in boxes:
+        stacks.setdefault(x, []).append((y, h))
+    for stack in stacks.values():
+        stack.sort()
+        for (y, h), (y2, _) in itertools.pairwise(stack):
+            assert abs(y + h - y2) < 0.01, stack  # each part sits on the one below
+    tallest = max(sum(h for _, h in stack) for stack in stacks.values())
+    assert abs(tallest - 150) < 0.5  # the most expensive day fills the plot's height
+    days = ui.page.locator("#spend-chart svg text.axis", has_text=re.compile(r"^\d\d-\d\d$"))
+    assert days.count() >= 7  # every day of the 7-day window has its place, spend or not
     assert ui.page.evaluate("[...document.scripts].every(s => !s.src || s.src.startsWith(location.origin))")
     run = ui.page.locator("#top-sessions tbody tr", has_text="fix-flaky-test")
     expect(run).to_contain_text("Claude CLI")

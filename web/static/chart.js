@@ -5,7 +5,6 @@ import { el, usd } from "./util.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const COLOURS = 6; // .c0 … .c5; the rest share .c6
-const W = 720;
 const H = 180;
 const PAD = { left: 52, right: 8, top: 8, bottom: 22 };
 
@@ -16,7 +15,9 @@ function svg(tag, attrs, ...children) {
   return node;
 }
 
-export function spendChart(daily) {
+// `width`: the pixels the chart will have (its box's width), so text is never stretched.
+export function spendChart(daily, width) {
+  const W = Math.max(280, Math.round(width || 720) - 22);
   if (!daily || !daily.days.length) return el("p.muted", { id: "spend-chart-empty" }, "No spend in this window.");
   const days = daily.days;
   const top = Math.max(...daily.day_totals, 1e-9);
@@ -25,7 +26,7 @@ export function spendChart(daily) {
   const slot = plotW / days.length;
   const barW = Math.max(2, Math.min(40, slot * 0.7));
   const y = (v) => PAD.top + plotH - (v / top) * plotH;
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", role: "img", "aria-labelledby": "spend-chart-title" });
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "spend-chart-title" });
   root.append(svg("title", { id: "spend-chart-title" }, `Spend per day, stacked by ${daily.stack}`));
   for (const frac of [0, 0.5, 1]) {
     root.append(svg("text", { class: "axis", x: PAD.left - 4, y: y(top * frac) + 3, "text-anchor": "end" }, usd(top * frac)));
@@ -37,7 +38,7 @@ export function spendChart(daily) {
     daily.series.forEach((s, k) => {
       const v = s.cost_usd[i];
       if (!v) return;
-      const rect = svg("rect", { class: `bar c${Math.min(k, COLOURS)}`, x, y: y(base + v), width: barW, height: Math.max(0.5, y(base) - y(base + v)), "data-day": day });
+      const rect = svg("rect", { class: `spend c${Math.min(k, COLOURS)}`, x, y: y(base + v), width: barW, height: Math.max(0.5, y(base) - y(base + v)), "data-day": day });
       rect.append(svg("title", {}, `${day} · ${s.key ?? "(none)"}: ${usd(v)}`));
       root.append(rect);
       base += v;

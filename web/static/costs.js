@@ -28,7 +28,7 @@ export function mount(root, route, ctx) {
       const p = route.params;
       const data = await getJSON("/api/costs", { since: p.get("since") || "7d", stack: p.get("stack") || "agent", top: 10 });
       drawTotals(totals, data);
-      clear(chart, spendChart(data.daily));
+      clear(chart, spendChart(data.daily, chart.clientWidth));
       clear(groups, GROUPS.map(([by, title]) => breakdown(by, title, data.breakdowns[by] || [])));
       clear(
         tops,
