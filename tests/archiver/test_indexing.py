@@ -293,12 +293,12 @@ def test_rearchive_without_a_label_keeps_the_stored_one(tmp_path: Path, engine: 
     settings = _settings(tmp_path, engine)
     fake = tree([1])
     assert _run(fake, settings, engine, label="fleet-a").ok
-    files = sorted(p.name for p in settings.archives.iterdir())
     assert _run(fake, settings, engine).ok
     with session_scope(engine, write=False) as db:
-        labels = {r.session_id: r.label for r in db.exec(select(SessionIndex))}
-    assert labels["ses_root"] == "fleet-a"
-    assert sorted(p.name for p in settings.archives.iterdir()) == files
+        rows = list(db.exec(select(SessionIndex)))
+    assert {r.session_id: r.label for r in rows}["ses_root"] == "fleet-a"
+    # the files written now still carry the label in their names (never "nolabel")
+    assert all("fleet-a" in r.archive_path and "nolabel" not in r.archive_path for r in rows)
     assert _run(fake, settings, engine, label="fleet-b").ok  # a new label still wins
     with session_scope(engine, write=False) as db:
         root = db.exec(select(SessionIndex).where(SessionIndex.session_id == "ses_root")).one()
