@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -53,11 +54,16 @@ def test_every_view_fits_without_sideways_scroll(
             assert len(set(tops)) == 1, f"the navigation wraps on {view}: {tops}"
 
 
-def test_a_wide_table_scrolls_in_its_own_box_on_a_phone(phone: Page) -> None:
+def test_a_wide_table_scrolls_in_its_own_box_on_a_phone(phone: Page, shots: Path) -> None:
     _loaded(phone, "#/drivers")
+    phone.shot("drivers-phone.png", shots)
     table = phone.page.locator("#cycles table.grid")
     box = table.evaluate("t => [t.scrollWidth, t.clientWidth, getComputedStyle(t).overflowX]")
     assert box[0] > box[1] and box[2] == "auto"  # wider than the phone, and scrolls itself
+    # ... rather than squeezing its cells to a letter a line
+    heights = phone.page.locator("#cycles tbody tr").evaluate_all("rs => rs.map(r => r.offsetHeight)")
+    assert max(heights) < 60, heights
+    assert phone.page.locator("#cycles tbody td").first.evaluate("c => c.offsetWidth") > 100
 
 
 @pytest.mark.parametrize("view", VIEWS)
