@@ -28,12 +28,15 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "detect": (("cli.detect",), "Score sessions with the stuck-agent detectors, or measure the …"),
     "doctor": (("cli.doctor",), "Check that octel can work here and say what to fix; exit 1 if …"),
     "prune": (("cli.prune",), "Remove old archive files, index rows, cycles and Claude runs."),
-    "costs": (("cli.queries",), "Tokens by kind, cost and cache-hit ratio over OpenCode sessions …"),
+    "costs": (
+        ("cli.queries", "cli.fleet"),
+        "Tokens by kind, cost and cache-hit ratio over OpenCode sessions …",
+    ),
     "serve": (("cli.serve",), "Run the console, ingestion API and /metrics (upgrades the store …"),
     "why": (("cli.why",), "Why a session or cycle stopped: completed, timed out, loop detected, …"),
     "import": (("cli.archive", "cli.imports"), "Bring existing data into the store."),
     "sessions": (("cli.queries",), "Archived sessions: list, one session, its subagent tree."),
-    "cycles": (("cli.queries",), "Dispatcher cycles: list and per-driver summary."),
+    "cycles": (("cli.queries", "cli.fleet"), "Dispatcher cycles: list and per-driver summary."),
     "runs": (("cli.runs",), "Claude Code CLI runs: record a result, list them."),
     "db": (("cli.serve",), "The store's schema."),
 }

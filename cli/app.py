@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 
-
 class _Octel(typer.Typer):
     """The root app. `loader`, when set, registers every command the first time the app's
     commands are read (library and test use); `cli.main` clears it and loads only the command
@@ -81,6 +80,8 @@ app = _Octel(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+# Piped output is data: wide enough that rich never wraps a cell or cuts it with "…".
+_PIPED_WIDTH = 100_000
 
 
 def __getattr__(name: str) -> Any:
@@ -104,8 +105,12 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def print_json(data: Any) -> None:
+    """JSON on stdout; a typed answer prints as its model dumps (the API's `response_model`)."""
     import orjson
+    from pydantic import BaseModel
 
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json", exclude_unset=True)
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
 
 
@@ -120,6 +125,9 @@ def _root(
 
     from telemetry.settings import Settings
 
+    out: Console = globals().get("console") or __getattr__("console")
+    if not out.is_terminal:
+        out.width = _PIPED_WIDTH
     overrides: dict[str, Any] = {}
     if data_dir is not None:
         overrides["data_dir"] = data_dir

@@ -20,6 +20,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
+from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.top_spend import most_expensive_sessions, most_expensive_trees, session_window
 from telemetry.store.models import AgentRun, Cycle, SessionIndex
 from telemetry.timeutil import as_utc
@@ -39,7 +40,6 @@ __all__ = [
 GROUP_KEYS = ("agent", "model", "driver", "day")
 # The window `octel costs` and the Costs view show when none is asked for.
 COST_WINDOW = "7d"
-TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 
 def _day(db: Session, ts: Any) -> ColumnElement[Any]:
