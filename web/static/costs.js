@@ -2,7 +2,7 @@
 // driver and day (one row per key, OpenCode sessions and Claude CLI runs inside it), cache-hit
 // ratio, and the most expensive sessions and trees, Claude CLI runs among them.
 
-import { clear, el, getJSON, num, pct, usd } from "./util.js";
+import { clear, el, fact, getJSON, num, pct, usd } from "./util.js";
 import { filterBar } from "./filters.js";
 import { spendChart } from "./chart.js";
 
@@ -54,10 +54,6 @@ function drawTotals(node, data) {
     ),
     el("p.muted", {}, `From ${data.since.slice(0, 16).replace("T", " ")} to ${data.until.slice(0, 16).replace("T", " ")} UTC; a session counts when it was created, a Claude CLI run when it was recorded.`),
   );
-}
-
-function fact(k, v, title) {
-  return el("div.fact", { title: title || null }, el("span.k", {}, k), el("span.v", {}, v));
 }
 
 function sourcesLine(r) {
