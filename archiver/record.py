@@ -77,6 +77,9 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
     turns = [_d(t) for t in doc.get("per_turn") or []]
     last_error = next((str(t["error"]) for t in reversed(turns) if t.get("error")), None)
     duration = _num(tot.get("duration_ms"))
+    turn_count = int(tot.get("turns") or len(turns))
+    # Nothing ran, so nothing can be healthy: a session without a turn is "empty".
+    verdict = str(worst.get("verdict")) if worst else ("healthy" if turn_count else "empty")
     return SessionRecord(
         session_id=str(doc["session_id"]),
         root_session_id=str(doc.get("root_session_id") or doc["session_id"]),
@@ -92,7 +95,7 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         updated_ms=_num(stime.get("updated")) or _num(tot.get("last_activity")),
         archived_at=str(doc.get("archived_at") or ""),
         duration_s=duration / 1000.0 if duration is not None else None,
-        turn_count=int(tot.get("turns") or len(turns)),
+        turn_count=turn_count,
         message_count=int(tot.get("messages") or len(doc.get("messages") or [])),
         in_flight=bool(tot.get("in_flight_turns")),
         tokens_input=int(tokens.get("input") or 0),
@@ -104,8 +107,7 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         subtree_tokens=int(sub.get("tokens_total") or 0),
         subtree_cost_usd=float(sub.get("cost") or 0.0),
         subtree_session_count=int(sub.get("sessions") or 1),
-        # a session in which no turn ever happened did not work: never "healthy"
-        verdict=str(worst.get("verdict")) if worst else "healthy" if turns or tot.get("turns") else "suspect",
+        verdict=verdict,
         worst_detector=str(worst.get("detector")) if worst else None,
         finding_count=len(findings),
         walk_error_count=len(own_errors),

@@ -1,23 +1,92 @@
-"""The `octel` command line. Command modules register themselves on the app when imported."""
+"""The `octel` command line, loaded lazily: `octel COMMAND` imports only the module that
+defines COMMAND (and what it uses), and `octel --help` imports none of them, so a dispatcher
+calling octel per cycle, or a person at a terminal, does not pay for SQLAlchemy, the archiver
+or FastAPI on every start.
+
+`COMMANDS` names each command's module and its one-line help (shown by `octel --help`; a test
+holds it equal to the command's own help). `from cli import app` still gives the app with
+every command (it loads them all the first time its commands are read), for tests and
+library use.
+"""
 
 from __future__ import annotations
 
-from cli import (
-    archive,  # noqa: F401
-    detect,  # noqa: F401
-    doctor,  # noqa: F401
-    fleet,  # noqa: F401  (after queries: shares its options)
-    imports,  # noqa: F401  (after archive: shares its `import` group)
-    prune,  # noqa: F401
-    queries,  # noqa: F401
-    runs,  # noqa: F401
-    serve,  # noqa: F401  (command modules)
-    why,  # noqa: F401
-)
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
 from cli.app import app
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
+
+# command -> (modules that define it, the start of its help: what `octel --help` shows of it).
+# `import` has subcommands in two modules.
+COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "archive": (("cli.archive",), "Archive a session tree from OpenCode: every subagent, redacted, …"),
+    "watch": (("cli.archive",), "Follow an OpenCode server: archive each root tree when it goes idle, …"),
+    "detect": (("cli.detect",), "Score sessions with the stuck-agent detectors, or measure the …"),
+    "doctor": (("cli.doctor",), "Check that octel can work here and say what to fix; exit 1 if …"),
+    "prune": (("cli.prune",), "Remove old archive files, index rows, cycles and Claude runs."),
+    "costs": (
+        ("cli.queries", "cli.fleet"),
+        "Tokens by kind, cost and cache-hit ratio over OpenCode sessions …",
+    ),
+    "serve": (("cli.serve",), "Run the console, ingestion API and /metrics (upgrades the store …"),
+    "why": (("cli.why",), "Why a session or cycle stopped: completed, timed out, loop detected, …"),
+    "import": (("cli.archive", "cli.imports"), "Bring existing data into the store."),
+    "sessions": (("cli.queries",), "Archived sessions: list, one session, its subagent tree."),
+    "cycles": (("cli.queries", "cli.fleet"), "Dispatcher cycles: list and per-driver summary."),
+    "runs": (("cli.runs",), "Claude Code CLI runs: record a result, list them."),
+    "db": (("cli.serve",), "The store's schema."),
+}
+GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db"})
+_VALUED = frozenset({"--data-dir", "--database-url", "--archive-dir"})  # root options with a value
 
 
-def main() -> None:
-    app()
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command named on a command line (after the root options), if any."""
+    args = iter(argv)
+    for a in args:
+        if a in _VALUED:
+            next(args, None)
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
+def _load(modules: Sequence[str]) -> None:
+    for m in modules:
+        importlib.import_module(m)
+
+
+def _stubs(root: Any) -> None:
+    """Every command as a name and its help only: enough for `octel --help`, nothing imported."""
+    import typer
+
+    def nothing() -> None:  # never runs: only help is shown from a stub
+        raise typer.Exit(2)
+
+    for name, (_, help_text) in COMMANDS.items():
+        if name in GROUPS:
+            root.add_typer(typer.Typer(rich_markup_mode=None), name=name, help=help_text)
+        else:
+            root.command(name, help=help_text)(nothing)
+
+
+def _load_all() -> None:
+    _load(sorted({m for mods, _ in COMMANDS.values() for m in mods}))
+
+
+app.loader = _load_all
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    app.loader = None  # only what this command line names
+    args = list(sys.argv[1:] if argv is None else argv)
+    name = command_in(args)
+    if name in COMMANDS:
+        _load(COMMANDS[name][0])
+    else:  # no command, root --help, or an unknown one (click names it)
+        _stubs(app)
+    app(args, prog_name="octel")

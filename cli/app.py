@@ -7,24 +7,25 @@ rich table or, with `--json`, as JSON. Library errors become one sentence and a 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import orjson
 import typer
-from pydantic import BaseModel, ValidationError
-from rich.console import Console
-from rich.markup import escape
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from typer.models import CommandInfo, TyperInfo
 
-from archiver.redact import RedactKeyError, Redactor
-from telemetry.archiving import redactor_for
-from telemetry.settings import Settings
-from telemetry.store.db import make_engine
-from telemetry.store.migrate import upgrade
+# Imports of what a command uses (rich, pydantic settings, SQLAlchemy, orjson) happen inside
+# the functions that use it: `octel --help` starts on typer alone.
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    console: Console
+    err_console: Console
+    from sqlalchemy.engine import Engine
+
+    from archiver.redact import Redactor
+    from telemetry.settings import Settings
 
 __all__ = [
     "app",
@@ -38,27 +39,78 @@ __all__ = [
     "settings_of",
 ]
 
-app = typer.Typer(
+
+class _Octel(typer.Typer):
+    """The root app. `loader`, when set, registers every command the first time the app's
+    commands are read (library and test use); `cli.main` clears it and loads only the command
+    it runs."""
+
+    loader: Callable[[], None] | None = None
+    _loading = False
+
+    @property
+    def registered_commands(self) -> list[CommandInfo]:
+        self._load()
+        return self.__dict__["_commands"]  # type: ignore[no-any-return]
+
+    @registered_commands.setter
+    def registered_commands(self, value: list[CommandInfo]) -> None:
+        self.__dict__["_commands"] = value
+
+    @property
+    def registered_groups(self) -> list[TyperInfo]:
+        self._load()
+        return self.__dict__["_groups"]  # type: ignore[no-any-return]
+
+    @registered_groups.setter
+    def registered_groups(self, value: list[TyperInfo]) -> None:
+        self.__dict__["_groups"] = value
+
+    def _load(self) -> None:
+        if self.loader is not None and not self._loading:
+            self._loading = True
+            self.loader()
+
+
+# Plain help (no rich boxes): a flag reads `--abort-stuck / --no-abort-stuck`, never `<bool>`,
+# and `octel --help` does not pay for importing rich.
+app = _Octel(
+    rich_markup_mode=None,
     name="octel",
     help="Flight recorder and control tower for fleets of OpenCode and Claude Code agents.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console()
-err_console = Console(stderr=True)
 # Piped output is data: wide enough that rich never wraps a cell or cuts it with "…".
 _PIPED_WIDTH = 100_000
 
 
+def __getattr__(name: str) -> Any:
+    """`console` and `err_console` are made when a command module first asks for them, so
+    `octel --help`, which imports no command module, never imports rich."""
+    if name in ("console", "err_console"):
+        from rich.console import Console
+
+        made = globals()[name] = Console(stderr=name == "err_console")
+        return made
+    raise AttributeError(name)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """One clear sentence on stderr, then exit (2 for bad input, 1 for failures)."""
+    from rich.markup import escape
+
+    err_console: Console = globals().get("err_console") or __getattr__("err_console")
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
 def print_json(data: Any) -> None:
     """JSON on stdout; a typed answer prints as its model dumps (the API's `response_model`)."""
+    import orjson
+    from pydantic import BaseModel
+
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json", exclude_unset=True)
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
@@ -71,8 +123,13 @@ def _root(
     database_url: Annotated[str | None, typer.Option(help="OCTEL_DATABASE_URL: the store.")] = None,
     archive_dir: Annotated[Path | None, typer.Option(help="OCTEL_ARCHIVE_DIR: archive files.")] = None,
 ) -> None:
-    if not console.is_terminal:
-        console.width = _PIPED_WIDTH
+    from pydantic import ValidationError
+
+    from telemetry.settings import Settings
+
+    out: Console = globals().get("console") or __getattr__("console")
+    if not out.is_terminal:
+        out.width = _PIPED_WIDTH
     overrides: dict[str, Any] = {}
     if data_dir is not None:
         overrides["data_dir"] = data_dir
@@ -92,12 +149,14 @@ def command_group(name: str, help_text: str) -> typer.Typer:
     for group in app.registered_groups:
         if group.name == name and group.typer_instance is not None:
             return group.typer_instance
-    created = typer.Typer(help=help_text, no_args_is_help=True)
+    created = typer.Typer(rich_markup_mode=None, help=help_text, no_args_is_help=True)
     app.add_typer(created, name=name)
     return created
 
 
 def settings_of(ctx: typer.Context) -> Settings:
+    from telemetry.settings import Settings
+
     root = ctx.find_root()
     s = root.obj
     if not isinstance(s, Settings):  # a command called without the root callback (library use)
@@ -109,6 +168,9 @@ def settings_of(ctx: typer.Context) -> Settings:
 def open_redactor(settings: Settings) -> Redactor:
     """The redactor every stored input passes (the archiver's); a clear error when its key or
     secret file cannot be used."""
+    from archiver.redact import RedactKeyError
+    from telemetry.archiving import redactor_for
+
     try:
         return redactor_for(settings)
     except RedactKeyError as e:
@@ -120,6 +182,11 @@ def open_redactor(settings: Settings) -> Redactor:
 @contextmanager
 def open_store(settings: Settings, *, migrate: bool = True) -> Iterator[Engine]:
     """An engine on the configured store, upgraded to the current schema; a clear error if unreachable."""
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+    from telemetry.store.db import make_engine
+    from telemetry.store.migrate import upgrade
+
     try:
         engine = make_engine(settings.db_url)
     except (ArgumentError, NoSuchModuleError) as e:

@@ -189,10 +189,12 @@ def watch_cmd(
     ] = 0.5,
     probe_interval: Annotated[float, typer.Option(min=1, help="Seconds between probes of one tree.")] = 60.0,
     abort_stuck: Annotated[
-        bool, typer.Option("--abort-stuck", help="Abort a tree that a probe finds stuck.")
+        bool,
+        typer.Option("--abort-stuck/--no-abort-stuck", help="Abort a tree that a probe finds stuck."),
     ] = False,
     archive_existing: Annotated[
-        bool, typer.Option("--archive-existing", help="Also archive trees present at start.")
+        bool,
+        typer.Option("--archive-existing/--new-only", help="Also archive trees present at start."),
     ] = False,
     duration: Annotated[
         float | None, typer.Option("--for", min=0.1, help="Stop after this many seconds.")

@@ -11,7 +11,13 @@ from cli.app import app, console, fail
 from cli.output import Output, emit, output_options
 from cli.queries import CursorOpt, LimitOpt, SinceOpt, UntilOpt
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
-from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.queries.costs import (
+    COST_WINDOW,
+    GROUP_KEYS,
+    cost_breakdown,
+    most_expensive_sessions,
+    most_expensive_trees,
+)
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
 from telemetry.queries.fleet_models import CostBreakdown, CyclePage, CyclesSummary
 from telemetry.queries.paging import CursorError
@@ -19,7 +25,9 @@ from telemetry.timeutil import utcnow
 
 __all__ = ["cycles_app"]
 
-cycles_app = typer.Typer(help="Dispatcher cycles: list and per-driver summary.", no_args_is_help=True)
+cycles_app = typer.Typer(
+    rich_markup_mode=None, help="Dispatcher cycles: list and per-driver summary.", no_args_is_help=True
+)
 app.add_typer(cycles_app, name="cycles")
 
 
@@ -117,7 +125,9 @@ def costs(
     by: Annotated[
         str, typer.Option(help=f"Group by any of {','.join(GROUP_KEYS)} (comma-separated).")
     ] = "agent",
-    since: SinceOpt = None,
+    since: Annotated[
+        str, typer.Option(help="Since this long ago (24h, 7d, all for everything) or an ISO time.")
+    ] = COST_WINDOW,
     until: UntilOpt = None,
     top: Annotated[
         int, typer.Option(min=0, max=100, help="Also list the N most expensive sessions and trees.")
@@ -129,7 +139,7 @@ def costs(
     bad = [k for k in keys if k not in GROUP_KEYS]
     if bad:
         fail(f"--by {bad[0]!r} is not one of {', '.join(GROUP_KEYS)}", 2)
-    t0, t1 = window(since, until)
+    t0, t1 = window(None if since == "all" else since, until)
     with read_store(ctx) as db:
         out = cost_breakdown(db, keys, t0, t1)
         if top:
@@ -182,19 +192,19 @@ def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
         )
     console.print(table)
     if top:
-        st = Table(title="most expensive sessions", title_justify="left")
-        for h in ("session", "agent", "model", "title", "cost"):
+        st = Table(title="most expensive sessions and Claude runs", title_justify="left")
+        for h in ("session or run", "agent", "model", "title", "cost"):
             st.add_column(h, justify="right" if h == "cost" else "left")
         for s in out["top_sessions"]:
-            cells = (dash(s[k]) for k in ("session_id", "agent", "model", "title"))
-            st.add_row(*cells, money(s["cost_usd"]))
+            cells = (dash(s[k]) for k in ("agent", "model", "title"))
+            st.add_row(_spender(s), *cells, money(s["cost_usd"]))
         console.print(st)
         tt = Table(title="most expensive trees", title_justify="left")
-        for h in ("root", "agent", "title", "sessions", "own", "tree"):
-            tt.add_column(h, justify="right" if h in ("sessions", "own", "tree") else "left")
+        for h in ("root or run", "agent", "title", "sessions in tree", "own", "tree"):
+            tt.add_column(h, justify="left" if h in ("root or run", "agent", "title") else "right")
         for t in out["top_trees"]:
             tt.add_row(
-                dash(t["session_id"]),
+                _spender(t),
                 dash(t["agent"]),
                 dash(t["title"]),
                 str(t["subtree_session_count"]),
@@ -202,3 +212,10 @@ def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
                 money(t["subtree_cost_usd"]),
             )
         console.print(tt)
+
+
+def _spender(item: dict[str, Any]) -> str:
+    """A most-expensive row's name: the session id, or `claude run KEY` for a Claude CLI run."""
+    if item.get("source") == "claude":
+        return f"claude run {dash(item['run_key'])}"
+    return dash(item["session_id"])

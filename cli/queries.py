@@ -11,16 +11,23 @@ from cli.app import app, console, fail, settings_of
 from cli.output import Output, emit, output_options
 from cli.session_view import session_view, tree_view
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
-from detectors.findings import VERDICTS
 from telemetry.queries.models import SessionPage, TreeNode
 from telemetry.queries.paging import CursorError
 from telemetry.queries.session_detail import session_detail
-from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, list_sessions, session_tree
+from telemetry.queries.sessions import (
+    MAX_LIMIT,
+    SESSION_VERDICTS,
+    SessionFilter,
+    list_sessions,
+    session_tree,
+)
 
 __all__ = ["CursorOpt", "LimitOpt", "SinceOpt", "UntilOpt", "sessions_app"]
 
 sessions_app = typer.Typer(
-    help="Archived sessions: list, one session, its subagent tree.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Archived sessions: list, one session, its subagent tree.",
+    no_args_is_help=True,
 )
 app.add_typer(sessions_app, name="sessions")
 
@@ -35,6 +42,7 @@ def _list_table(page: SessionPage) -> None:
     # Ids are copied into the next command: never cut them, let the other columns give way.
     width = max((len(s.session_id) + 2 * min(s.depth, 3) for s in page.items), default=7)
     table.add_column("session", min_width=width, no_wrap=True)
+    table.add_column("title", max_width=40)
     for h in ("agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
         table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
     table.add_column("duration", justify="right")
@@ -42,6 +50,7 @@ def _list_table(page: SessionPage) -> None:
     for s in page.items:
         table.add_row(
             ("  " * min(s.depth, 3)) + dash(s.session_id),
+            dash(s.title),
             dash(s.agent),
             dash(s.model),
             s.verdict + (" (in flight)" if s.in_flight else ""),
@@ -62,7 +71,9 @@ def sessions_list(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
     model: Annotated[str | None, typer.Option(help="Only this model (provider/model).")] = None,
-    verdict: Annotated[str | None, typer.Option(help=f"Only this verdict: {', '.join(VERDICTS)}.")] = None,
+    verdict: Annotated[
+        str | None, typer.Option(help=f"Only this verdict: {', '.join(SESSION_VERDICTS)}.")
+    ] = None,
     label: Annotated[str | None, typer.Option(help="Only this label.")] = None,
     q: Annotated[str | None, typer.Option("--search", "-q", help="Text in the title or label.")] = None,
     root_only: Annotated[bool, typer.Option("--roots", help="Only root sessions.")] = False,
@@ -73,8 +84,9 @@ def sessions_list(
     output: Output = Output.table,
 ) -> None:
     """Archived sessions, newest first."""
-    if verdict is not None and verdict not in VERDICTS:
-        fail(f"--verdict must be {', '.join(VERDICTS[:-1])} or {VERDICTS[-1]}, not {verdict!r}", 2)
+    if verdict is not None and verdict not in SESSION_VERDICTS:
+        choices = f"{', '.join(SESSION_VERDICTS[:-1])} or {SESSION_VERDICTS[-1]}"
+        fail(f"--verdict must be {choices}, not {verdict!r}", 2)
     t0, t1 = window(since, until)
     f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor)
     with read_store(ctx) as db:

@@ -27,7 +27,9 @@ from telemetry.timeutil import utcnow
 
 __all__ = ["runs_app"]
 
-runs_app = typer.Typer(help="Claude Code CLI runs: record a result, list them.", no_args_is_help=True)
+runs_app = typer.Typer(
+    rich_markup_mode=None, help="Claude Code CLI runs: record a result, list them.", no_args_is_help=True
+)
 app.add_typer(runs_app, name="runs")
 
 

@@ -11,7 +11,7 @@ from telemetry.store.migrate import current_revision, head_revision
 
 __all__ = ["db_app"]
 
-db_app = typer.Typer(help="The store's schema.", no_args_is_help=True)
+db_app = typer.Typer(rich_markup_mode=None, help="The store's schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
 

@@ -37,8 +37,15 @@ def session_view(got: SessionDetail) -> list[RenderableType]:
     rec = Table.grid(padding=(0, 2))
     rec.add_column(style="bold")
     rec.add_column()
-    for k in ("session_id", "title", "agent", "model", "label", "cycle_id", "verdict", "worst_detector"):
+    for k in ("session_id", "title", "agent", "model", "label", "verdict", "worst_detector"):
         rec.add_row(k, dash(getattr(s, k)))
+    c = got.cycle
+    if c is not None:
+        state = "in flight" if c.in_flight else dash(c.terminal_state)
+        outcome = f" / {dash(c.worker_outcome)}" if c.worker_outcome else ""
+        rec.add_row("cycle", f"{dash(c.cycle_id)} · driver {dash(c.driver)} · {state}{outcome}")
+    else:
+        rec.add_row("cycle", "-")
     rec.add_row("parent / root", f"{dash(s.parent_session_id)} / {s.root_session_id}")
     rec.add_row("created / archived", f"{when(s.created_at)} / {when(s.archived_at)}")
     rec.add_row("duration", seconds(s.duration_s) + (" (in flight)" if s.in_flight else ""))
@@ -56,12 +63,15 @@ def session_view(got: SessionDetail) -> list[RenderableType]:
     out.append(rec)
     if got.per_turn:
         t = Table(title="turns", title_justify="left")
-        heads = ("#", "model", "in", "out", "reason", "cache r", "cache w", "cost", "tools", "took")
+        # Turns and messages are numbered from 1, as the console numbers them.
+        heads: tuple[str, ...] = ("turn", "msg", "model", "in", "out", "reasoning", "cache read")
+        heads = (*heads, "cache write", "cost", "tools", "took")
         for h in (*heads, "finish", "error"):
             t.add_column(h, justify="left" if h == "model" else "right" if h in heads else "left")
         for i, turn in enumerate(got.per_turn):
             t.add_row(
                 str(i + 1),
+                str(turn.index + 1),
                 dash(turn.model),
                 num(turn.tokens_input),
                 num(turn.tokens_output),
@@ -79,10 +89,11 @@ def session_view(got: SessionDetail) -> list[RenderableType]:
         out.append(Text.from_markup(f"[yellow]no per-turn data:[/] {dash(got.archive.error)}"))
     if got.findings:
         ft = Table(title="findings", title_justify="left")
-        for h in ("detector", "verdict", "score", "from message", "source"):
+        for h in ("detector", "verdict", "score", "what it saw", "evidence"):
             ft.add_column(h)
         for f in got.findings:
-            ft.add_row(f.detector, f.verdict, f"{f.score:.2f}", str(f.start_index), f.source)
+            links = ", ".join(dict.fromkeys(x.label for x in f.evidence_links))
+            ft.add_row(f.detector, f.verdict, f"{f.score:.2f}", dash(f.sentence), dash(links))
         out.append(ft)
     if got.tree.children:
         out.append(tree_view(got.tree))

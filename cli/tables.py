@@ -53,9 +53,13 @@ def dash(v: Any) -> str:
 
 
 def money(v: float | None) -> str:
+    """The one money format (the console's `usd` is the same): cents from $1 up, four
+    decimals below, so a sub-cent turn still shows what it cost."""
     if v is None:
         return "-"
-    return f"${v:,.4f}" if v < 1 else f"${v:,.2f}"
+    if v == 0:
+        return "$0.00"
+    return f"${v:,.4f}" if abs(v) < 1 else f"${v:,.2f}"
 
 
 def num(v: int | float | None) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import select
 
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
@@ -89,6 +90,16 @@ def _record_failures(engine: Engine, result: ArchiveResult) -> None:
             bump(db, "archive_failures_total", {"error_kind": kind}, 1)
 
 
+def _stored_label(engine: Engine, root_id: str) -> str | None:
+    """The label a tree was archived under before: a re-archive without one keeps it (and its
+    file name), rather than falling back to no label."""
+    try:
+        with session_scope(engine, write=False) as db:
+            return db.exec(select(SessionIndex.label).where(SessionIndex.session_id == root_id)).first()
+    except SQLAlchemyError:  # a new store without tables yet, or unreachable: nothing stored
+        return None
+
+
 async def archive_session_tree_async(
     root_id: str,
     *,
@@ -110,6 +121,9 @@ async def archive_session_tree_async(
     try:
         redactor = redactor_for(settings, secret_values)
         url = server_url or settings.opencode_url
+        if label is None:
+            engine = engine or make_engine(settings.db_url)
+            label = _stored_label(engine, root_id)
         client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
         try:
             client = OpenCodeClient(client_http, url)
@@ -129,6 +143,7 @@ async def archive_session_tree_async(
             outcome.result = result
             if engine is None:
                 engine = make_engine(settings.db_url)
+            if own_engine:
                 upgrade(engine)
             if result.records:
                 with session_scope(engine) as db:

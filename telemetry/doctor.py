@@ -166,11 +166,20 @@ def _opencode(s: Settings, client: httpx.Client) -> Check:
     try:
         r = client.get(url, timeout=_HEALTH_TIMEOUT_S)
     except httpx.HTTPError as e:
+        if "opencode_url" not in s.model_fields_set:
+            # Never configured: a fleet that runs only Claude Code has no OpenCode server.
+            return Check(
+                "opencode server",
+                "warn",
+                f"no OpenCode server at the default {url} ({type(e).__name__}); "
+                "archiving from OpenCode needs one, Claude Code runs and cycles do not",
+                "to archive OpenCode sessions, start `opencode serve` or set OCTEL_OPENCODE_URL",
+            )
         return Check(
             "opencode server",
             "fail",
-            f"no answer from {url}: {type(e).__name__}",
-            "start `opencode serve` or set OCTEL_OPENCODE_URL",
+            f"no answer from the configured {url}: {type(e).__name__}",
+            "start `opencode serve` or fix OCTEL_OPENCODE_URL",
         )
     try:
         body = r.json()

@@ -7,7 +7,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.queries.costs import (
+    COST_WINDOW,
+    GROUP_KEYS,
+    cost_breakdown,
+    daily_series,
+    merge_sources,
+    most_expensive_sessions,
+    most_expensive_trees,
+)
 from telemetry.queries.fleet_models import CostsAnswer
 from telemetry.timeutil import Since, utcnow
 from web.deps import ReadDbDep
@@ -15,7 +23,7 @@ from web.errors import invalid_request
 
 __all__ = ["DEFAULT_WINDOW", "router"]
 
-DEFAULT_WINDOW = timedelta(days=7)
+DEFAULT_WINDOW = timedelta(days=int(COST_WINDOW.removesuffix("d")))
 router = APIRouter(prefix="/api", tags=["costs"])
 
 
@@ -26,8 +34,11 @@ def costs(
     until: Annotated[Since, Query(description="24h, 7d or an ISO time; default now")] = None,
     by: Annotated[list[str] | None, Query(description="agent, model, driver, day; default all")] = None,
     top: Annotated[int, Query(ge=1, le=100)] = 10,
+    stack: Annotated[str, Query(pattern="^(agent|model)$", description="the chart's stacks")] = "agent",
 ) -> dict[str, Any]:
-    """Spend over a window grouped each way asked, totals, and the most expensive sessions and trees."""
+    """Spend over a window grouped each way asked (one row per key, its sources inside), totals,
+    spend per day stacked by agent or model, and the most expensive sessions and trees (Claude
+    CLI runs included)."""
     now = utcnow()
     start = since or now - DEFAULT_WINDOW
     end = until or now
@@ -42,7 +53,7 @@ def costs(
     for key in dict.fromkeys(groups):
         result = cost_breakdown(db, [key], start, end)
         totals = totals or result["totals"]
-        breakdowns[key] = [{"key": r[key], **r} for r in result["rows"]]
+        breakdowns[key] = merge_sources(result["rows"], key)
     if totals is None:
         totals = cost_breakdown(db, [], start, end)["totals"]
     return {
@@ -50,6 +61,7 @@ def costs(
         "until": end.isoformat(),
         "totals": totals,
         "breakdowns": breakdowns,
+        "daily": daily_series(db, stack, start, end),
         "top_sessions": most_expensive_sessions(db, start, end, top),
         "top_trees": most_expensive_trees(db, start, end, top),
     }

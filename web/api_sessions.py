@@ -11,11 +11,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from detectors.findings import VERDICTS
 from telemetry.queries.models import MessagePage, SessionDetail, SessionPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.session_detail import session_detail
-from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, archive_path_of, list_sessions
+from telemetry.queries.sessions import (
+    MAX_LIMIT,
+    SESSION_VERDICTS,
+    SessionFilter,
+    archive_path_of,
+    list_sessions,
+)
 from telemetry.queries.timeline import message_page, message_position
 from telemetry.queries.turns import open_archive
 from telemetry.timeutil import Since
@@ -27,7 +32,7 @@ __all__ = ["MESSAGE_PAGE_MAX", "router"]
 
 MESSAGE_PAGE_MAX = 200
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
-_VERDICT = f"^({'|'.join(VERDICTS)})?$"  # blank: any verdict
+_VERDICT = f"^({'|'.join(SESSION_VERDICTS)})?$"  # blank: any verdict
 
 
 def _blank(v: str | None) -> str | None:
@@ -39,7 +44,9 @@ def sessions(
     db: ReadDbDep,
     agent: str | None = None,
     model: str | None = None,
-    verdict: Annotated[str | None, Query(pattern=_VERDICT, description="healthy, suspect or stuck")] = None,
+    verdict: Annotated[
+        str | None, Query(pattern=_VERDICT, description="healthy, suspect, stuck or empty")
+    ] = None,
     label: str | None = None,
     since: Since = None,
     until: Since = None,

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from telemetry.archiving import redactor_for
@@ -18,6 +19,7 @@ from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
 from web import api_archived, api_costs, api_sessions, console, ingest, login, metrics, status
+from web.caching import ETagMiddleware
 from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
 
@@ -93,6 +95,9 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(metrics.router)
     app.include_router(login.router)
     # added innermost first: headers ← allowed hosts ← request metrics ← tokens and body limits
+    # ← gzip ← ETag (the tag names the plain body; JSON and static text compress several-fold)
+    app.add_middleware(ETagMiddleware)
+    app.add_middleware(GZipMiddleware, minimum_size=1000)
     app.add_middleware(Guard, settings=settings)
     app.add_middleware(metrics.RequestMetricsMiddleware)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.hosts)

@@ -7,6 +7,7 @@ sees; the page itself carries only the settings the JS needs to start.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -28,8 +29,19 @@ _CSP = (
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 
+
+class _Static(StaticFiles):
+    """Static files that every browser revalidates (ETag / Last-Modified, then a 304): the file
+    names carry no version, so a cached copy must never outlive an upgrade of octel."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+
 router = APIRouter(include_in_schema=False)
-router.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+router.mount("/static", _Static(directory=STATIC_DIR), name="static")
 _templates = Jinja2Templates(directory=TEMPLATE_DIR)
 
 

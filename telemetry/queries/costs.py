@@ -1,8 +1,10 @@
 """Cost rollups over OpenCode sessions and Claude CLI runs together, grouped in SQL.
 
 A session counts at its creation time (its archive time when the server did not say); a Claude
-run at the time it was recorded. A session's driver is the driver of its cycle (joined through
-`cycle_id`, or through a label that names a cycle), else its label; Claude runs carry no driver.
+run at the time it was recorded. A session's driver is the driver of its cycle, the same link
+`linked_cycle` follows: the archive's `cycle_id` (or a label that is a cycle id), else a cycle
+posted with the session's (or its root's) id. A label is never taken for a driver; Claude runs
+carry no driver.
 Tokens follow DESIGN.md: input excludes cache reads and writes, so the cache-hit ratio is
 cache_read / (input + cache_read).
 """
@@ -10,28 +12,34 @@ cache_read / (input + cache_read).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import String, cast, func, literal, null, union_all
 from sqlalchemy import select as sa_select
 from sqlalchemy.sql.elements import ColumnElement
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col
 
 from archiver.metrics import TOKEN_KINDS
-from telemetry.queries.sessions import session_dict
+from telemetry.queries.top_spend import most_expensive_sessions, most_expensive_trees, session_window
 from telemetry.store.models import AgentRun, Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = [
+    "COST_WINDOW",
     "GROUP_KEYS",
     "TOKEN_KINDS",
     "cost_breakdown",
+    "daily_series",
+    "merge_sources",
     "most_expensive_sessions",
     "most_expensive_trees",
+    "session_window",
 ]
 
 GROUP_KEYS = ("agent", "model", "driver", "day")
+# The window `octel costs` and the Costs view show when none is asked for.
+COST_WINDOW = "7d"
 
 
 def _day(db: Session, ts: Any) -> ColumnElement[Any]:
@@ -49,34 +57,29 @@ def _window(expr: Any, since: datetime | None, until: datetime | None) -> list[C
     return out
 
 
-def _session_window(since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
-    """A session's time is its creation (else its archiving). A session is archived after it
-    was created, so `archived_at >= since` holds for every session in the window: the
-    redundant condition lets the database range-scan the archived_at index."""
-    at = func.coalesce(col(SessionIndex.created_at), col(SessionIndex.archived_at))
-    out = _window(at, since, until)
-    if since is not None:
-        out.append(col(SessionIndex.archived_at) >= since)
-    return out
-
-
 def _ratio(cache_read: float, inp: float) -> float | None:
     denom = inp + cache_read
     return round(cache_read / denom, 4) if denom else None
+
+
+def _cycle_driver(match: ColumnElement[bool]) -> Any:
+    """The driver of the newest cycle matching `match`: one index lookup per session."""
+    c = Cycle
+    newest = col(c.started_at).desc(), col(c.id).desc()
+    return sa_select(col(c.driver)).where(match).order_by(*newest).limit(1).scalar_subquery()
 
 
 def _sessions_part(db: Session, since: datetime | None, until: datetime | None, with_driver: bool) -> Any:
     si = SessionIndex
     at = func.coalesce(col(si.created_at), col(si.archived_at))
     driver: Any = cast(null(), String)
-    stmt_from: Any = si
     if with_driver:
-        link = func.coalesce(col(si.cycle_id), col(si.label))
-        stmt_from = si.__table__.outerjoin(  # type: ignore[attr-defined]
-            Cycle.__table__,  # type: ignore[attr-defined]
-            col(Cycle.cycle_id) == link,
+        driver = func.coalesce(
+            _cycle_driver(col(Cycle.cycle_id) == col(si.cycle_id)),
+            _cycle_driver(col(Cycle.cycle_id) == col(si.label)),
+            _cycle_driver(col(Cycle.session_id) == col(si.session_id)),
+            _cycle_driver(col(Cycle.session_id) == col(si.root_session_id)),
         )
-        driver = func.coalesce(col(Cycle.driver), col(si.label))
     return (
         sa_select(
             literal("opencode").label("source"),
@@ -91,8 +94,8 @@ def _sessions_part(db: Session, since: datetime | None, until: datetime | None, 
             col(si.tokens_cache_write).label("t_cache_write"),
             col(si.cost_usd).label("cost"),
         )
-        .select_from(stmt_from)
-        .where(*_session_window(since, until))
+        .select_from(si)
+        .where(*session_window(since, until))
     )
 
 
@@ -172,67 +175,65 @@ def cost_breakdown(
     }
 
 
-def most_expensive_sessions(
-    db: Session, since: datetime | None = None, until: datetime | None = None, limit: int = 10
-) -> list[dict[str, Any]]:
-    """Sessions by their own cost, highest first."""
-    stmt = (
-        select(SessionIndex)
-        .where(*_session_window(since, until))
-        .order_by(col(SessionIndex.cost_usd).desc(), col(SessionIndex.id).desc())
-        .limit(max(1, limit))
-    )
-    return [session_dict(s) for s in db.exec(stmt).all()]
-
-
-def most_expensive_trees(
-    db: Session, since: datetime | None = None, until: datetime | None = None, limit: int = 10
-) -> list[dict[str, Any]]:
-    """Root sessions by the cost of their whole indexed tree, highest first."""
-    si = SessionIndex
-    roots = select(col(si.session_id)).where(
-        col(si.parent_session_id).is_(None), *_session_window(since, until)
-    )
-    tree_cost = func.sum(col(si.cost_usd)).label("subtree_cost_usd")
-    agg = (
-        select(
-            col(si.root_session_id).label("root"),
-            tree_cost,
-            func.count().label("session_count"),
-            func.sum(
-                col(si.tokens_input)
-                + col(si.tokens_output)
-                + col(si.tokens_reasoning)
-                + col(si.tokens_cache_read)
-                + col(si.tokens_cache_write)
-            ).label("subtree_tokens"),
-        )
-        .where(col(si.root_session_id).in_(roots))
-        .group_by(col(si.root_session_id))
-        .subquery("t")
-    )
-    stmt = (
-        select(si, agg.c.subtree_cost_usd, agg.c.session_count, agg.c.subtree_tokens)
-        .join(agg, agg.c.root == col(si.session_id))
-        .order_by(agg.c.subtree_cost_usd.desc(), col(si.id).desc())
-        .limit(max(1, limit))
-    )
-    out = []
-    for s, cost, n, tokens in db.exec(stmt).all():
-        out.append(
+def merge_sources(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Rows of `cost_breakdown(by=[key])` folded to one row per key value, the per-source
+    rows inside it (`sources`), most expensive first: a day spent by OpenCode and by Claude
+    runs is one day."""
+    merged: dict[Any, dict[str, Any]] = {}
+    for r in rows:
+        m = merged.setdefault(
+            r[key],
             {
-                "session_id": s.session_id,
-                "agent": s.agent,
-                "model": s.model,
-                "title": s.title,
-                "label": s.label,
-                "verdict": s.verdict,
-                "created_at": as_utc(s.created_at).isoformat() if s.created_at else None,
-                "archived_at": as_utc(s.archived_at).isoformat(),
-                "cost_usd": s.cost_usd,
-                "subtree_cost_usd": round(float(cost or 0.0), 6),
-                "subtree_tokens": int(tokens or 0),
-                "subtree_session_count": int(n),
-            }
+                "key": r[key],
+                "tokens": dict.fromkeys(TOKEN_KINDS, 0),
+                "cost_usd": 0.0,
+                "count": 0,
+                "sources": [],
+            },
         )
+        for k in TOKEN_KINDS:
+            m["tokens"][k] += r["tokens"][k]
+        m["cost_usd"] = round(m["cost_usd"] + r["cost_usd"], 6)
+        m["count"] += r["count"]
+        m["sources"].append({k: v for k, v in r.items() if k != key})
+    out = list(merged.values())
+    for m in out:
+        m["tokens_total"] = sum(m["tokens"].values())
+        m["cache_hit_ratio"] = _ratio(m["tokens"]["cache_read"], m["tokens"]["input"])
+    out.sort(key=lambda m: (-m["cost_usd"], str(m["key"])))
     return out
+
+
+def _days_between(since: datetime | None, until: datetime | None) -> list[str]:
+    """Every UTC day from `since` to `until` (none when either is open; at most a year)."""
+    if since is None or until is None:
+        return []
+    first, last = as_utc(since).date(), as_utc(until).date()
+    n = min((last - first).days, 366)
+    return [(first + timedelta(days=i)).isoformat() for i in range(n + 1)]
+
+
+def daily_series(
+    db: Session, stack: str, since: datetime | None = None, until: datetime | None = None
+) -> dict[str, Any]:
+    """Spend per day stacked by `stack` (agent or model), sources together: every day of the
+    window (of the days with a cost when the window is open), and per stack key its cost on
+    each of those days (0 when none)."""
+    if stack not in ("agent", "model"):
+        raise ValueError(f"cannot stack by {stack!r}; choose agent or model")
+    rows = cost_breakdown(db, ["day", stack], since, until)["rows"]
+    days = sorted({r["day"] for r in rows if r["day"]} | set(_days_between(since, until)))
+    totals: dict[Any, float] = {}
+    cells: dict[tuple[Any, str], float] = {}
+    for r in rows:
+        if not r["day"]:
+            continue
+        totals[r[stack]] = totals.get(r[stack], 0.0) + r["cost_usd"]
+        cells[(r[stack], r["day"])] = cells.get((r[stack], r["day"]), 0.0) + r["cost_usd"]
+    keys = sorted(totals, key=lambda k: (-totals[k], str(k)))
+    return {
+        "stack": stack,
+        "days": days,
+        "series": [{"key": k, "cost_usd": [round(cells.get((k, d), 0.0), 6) for d in days]} for k in keys],
+        "day_totals": [round(sum(cells.get((k, d), 0.0) for k in keys), 6) for d in days],
+    }

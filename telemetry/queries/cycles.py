@@ -13,7 +13,7 @@ from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.models import Cycle
 from telemetry.timeutil import as_utc
 
-__all__ = ["CycleFilter", "cycle_dict", "cycles_summary", "list_cycles"]
+__all__ = ["CycleFilter", "cycle_dict", "cycles_summary", "linked_cycle", "list_cycles"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,3 +109,30 @@ def cycles_summary(db: Session, since: datetime) -> list[dict[str, Any]]:
         {"driver": s.driver, "total": s.total, "in_flight": s.in_flight, "by_state": s.by_state}
         for s in sorted(out.values(), key=lambda s: s.driver)
     ]
+
+
+def linked_cycle(
+    db: Session, session_id: str, root_session_id: str, cycle_id: str | None, label: str | None
+) -> Cycle | None:
+    """The cycle a session belongs to, whichever side recorded the link.
+
+    The archive may name its cycle (`cycle_id`, or a label that is a cycle id), or the
+    dispatcher may have posted the session with its cycle (`session_id`, naming the session
+    or the root of its tree). The archive's own word wins; of several cycles naming the same
+    session (a retried task), the newest.
+    """
+    for cid in (cycle_id, label):
+        if cid:
+            c = db.exec(select(Cycle).where(Cycle.cycle_id == cid)).first()
+            if c is not None:
+                return c
+    for sid in dict.fromkeys((session_id, root_session_id)):
+        c = db.exec(
+            select(Cycle)
+            .where(Cycle.session_id == sid)
+            .order_by(col(Cycle.started_at).desc(), col(Cycle.id).desc())
+            .limit(1)
+        ).first()
+        if c is not None:
+            return c
+    return None

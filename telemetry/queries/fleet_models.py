@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from telemetry.queries.models import SessionRecord, Tokens
+from telemetry.queries.models import Tokens
 
 __all__ = [
     "CostBreakdown",
@@ -22,12 +22,14 @@ __all__ = [
     "CycleRecord",
     "CyclesSummary",
     "DaemonRecord",
+    "DailySeries",
     "DriverSummary",
     "FlightCycle",
     "Health",
     "RunAdded",
     "RunPage",
     "RunRecord",
+    "TopSpend",
     "TopTree",
     "WhyAnswer",
     "WhyEvidence",
@@ -55,6 +57,7 @@ class CycleRecord(BaseModel):
     session_id: str | None
     worker_wallclock_seconds: float | None
     start_synthesised: bool
+    orphaned: bool = Field(False, description="still open, but its daemon is down")
 
 
 class CyclePage(BaseModel):
@@ -65,7 +68,8 @@ class CyclePage(BaseModel):
 class DriverSummary(BaseModel):
     driver: str
     total: int
-    in_flight: int
+    in_flight: int = Field(description="open cycles whose daemon is not down")
+    orphaned: int = Field(0, description="open cycles whose daemon is down")
     by_state: dict[str, dict[str, int]] = Field(description="terminal state -> worker outcome -> cycles")
 
 
@@ -83,31 +87,42 @@ class FlightCycle(BaseModel):
     session_id: str | None
     candidates_count: int | None
     elapsed_s: float | None
+    orphaned: bool = Field(False, description="its daemon is down: the cycle will never finish")
+
+
+DaemonState = Literal["ok", "running_long_worker", "down", "unknown"]
 
 
 class DaemonRecord(BaseModel):
+    """A daemon, or a driver known only from a cycle it began (`source: cycle`, never beat)."""
+
     driver: str
     host: str
     pid: int | None
-    state: Literal["ok", "running_long_worker", "down", "unknown"]
+    state: DaemonState
     reason: str
-    source: str
-    last_heartbeat_at: str
-    heartbeat_age_s: float
+    source: str = Field(description="http, file, or cycle (no heartbeat ever)")
+    liveness: Literal["alive", "dead", "unknown"] = Field(description="its process, when on this host")
+    last_heartbeat_at: str | None
+    heartbeat_age_s: float | None
     in_flight_cycle: FlightCycle | None
 
 
 class Health(BaseModel):
-    status: str
+    status: DaemonState = Field(description="the worst state of any daemon (ok when none)")
     now: str
     long_worker_seconds: float
+    counts: dict[str, int] = Field(description="daemons in each state")
+    cycles_in_flight: int = Field(description="open cycles whose daemon is not down")
+    cycles_orphaned: int = Field(description="open cycles whose daemon is down")
     daemons: list[DaemonRecord]
 
 
 class CostRow(BaseModel):
-    """Spend of one group; only the group keys asked for are present."""
+    """Spend of one group; only the group keys asked for are present. A web breakdown row is one
+    per `key`, its per-source rows in `sources`."""
 
-    source: str = Field(description="opencode or claude")
+    source: str | None = Field(None, description="opencode or claude (absent on a merged row)")
     key: str | None = Field(None, description="the value of the breakdown's key (web breakdowns)")
     agent: str | None = None
     model: str | None = None
@@ -118,6 +133,7 @@ class CostRow(BaseModel):
     cost_usd: float
     count: int
     cache_hit_ratio: float | None
+    sources: list[CostRow] | None = Field(None, description="the row's spend by source")
 
 
 class CostTotals(BaseModel):
@@ -128,19 +144,45 @@ class CostTotals(BaseModel):
     cache_hit_ratio: float | None
 
 
-class TopTree(BaseModel):
-    session_id: str
+class TopSpend(BaseModel):
+    """One of the most expensive sessions or Claude CLI runs. A session carries its index
+    record's fields too; a run its `run_key`, its task as `title`, and `session_id` when its
+    conversation was archived."""
+
+    model_config = ConfigDict(extra="allow")
+
+    source: Literal["opencode", "claude"]
+    session_id: str | None
+    run_key: str | None = None
     agent: str | None
     model: str | None
     title: str | None
     label: str | None
-    verdict: str
+    verdict: str | None
     created_at: str | None
-    archived_at: str
     cost_usd: float
     subtree_cost_usd: float
-    subtree_tokens: int
     subtree_session_count: int
+
+
+class TopTree(TopSpend):
+    """A root session by the cost of its whole tree, or a Claude CLI run (a tree of one)."""
+
+    archived_at: str | None = None
+    subtree_tokens: int | None = None
+
+
+class DailySeries(BaseModel):
+    """Spend per day, stacked: per stack key its cost on each of `days`."""
+
+    class Stack(BaseModel):
+        key: str | None
+        cost_usd: list[float]
+
+    stack: Literal["agent", "model"]
+    days: list[str]
+    series: list[Stack]
+    day_totals: list[float]
 
 
 class CostBreakdown(BaseModel):
@@ -151,7 +193,7 @@ class CostBreakdown(BaseModel):
     until: str | None
     rows: list[CostRow]
     totals: CostTotals
-    top_sessions: list[SessionRecord] | None = None
+    top_sessions: list[TopSpend] | None = None
     top_trees: list[TopTree] | None = None
 
 
@@ -162,7 +204,8 @@ class CostsAnswer(BaseModel):
     until: str
     totals: CostTotals
     breakdowns: dict[str, list[CostRow]]
-    top_sessions: list[SessionRecord]
+    daily: DailySeries
+    top_sessions: list[TopSpend]
     top_trees: list[TopTree]
 
 

@@ -1,7 +1,9 @@
 """Daemon health: ok, running_long_worker, down or unknown (DESIGN.md "running_long_worker").
 
 `daemon_state` is pure; process liveness is passed in, so the rule is tested without processes
-and the edge (`local_liveness`) is tested with a real one.
+and the edge (`local_liveness`) is tested with a real one. `fleet_health` adds what the cycle
+table knows and heartbeats do not: a driver with a cycle in flight that never beat, and cycles
+left open by a daemon that is down (orphaned: they will never finish on their own).
 """
 
 from __future__ import annotations
@@ -18,10 +20,20 @@ from sqlmodel import Session, col, select
 from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import as_utc
 
-__all__ = ["DaemonHealth", "Liveness", "daemon_health", "daemon_state", "local_liveness"]
+__all__ = [
+    "STATES",
+    "DaemonHealth",
+    "Liveness",
+    "daemon_health",
+    "daemon_state",
+    "fleet_health",
+    "local_liveness",
+]
 
 Liveness = Literal["alive", "dead", "unknown"]
 State = Literal["ok", "running_long_worker", "down", "unknown"]
+# Best to worst: the fleet's status is its worst daemon's state.
+STATES: tuple[State, ...] = ("ok", "running_long_worker", "unknown", "down")
 
 
 def daemon_state(
@@ -67,14 +79,17 @@ class DaemonHealth:
     pid: int | None
     state: State
     reason: str
-    source: str
-    last_heartbeat_at: datetime
-    heartbeat_age_s: float
+    source: str  # http, file, or cycle (known only from a cycle in flight: never beat)
+    last_heartbeat_at: datetime | None
+    heartbeat_age_s: float | None
     in_flight_cycle: dict[str, Any] | None
+    liveness: Liveness = "unknown"
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__slots__}
-        d["last_heartbeat_at"] = self.last_heartbeat_at.isoformat()
+        d["last_heartbeat_at"] = self.last_heartbeat_at.isoformat() if self.last_heartbeat_at else None
+        if self.in_flight_cycle is not None:
+            d["in_flight_cycle"] = {**self.in_flight_cycle, "orphaned": self.state == "down"}
         return d
 
 
@@ -125,8 +140,80 @@ def daemon_health(
         beat = as_utc(d.last_heartbeat_at)
         age = max((now - beat).total_seconds(), 0.0)
         flight = _in_flight(db, d, now)
-        state, reason = daemon_state(age, threshold_s, flight is not None, liveness(d.host, d.pid))
+        live = liveness(d.host, d.pid)
+        state, reason = daemon_state(age, threshold_s, flight is not None, live)
         out.append(
-            DaemonHealth(d.driver, d.host, d.pid, state, reason, d.source, beat, round(age, 3), flight)
+            DaemonHealth(d.driver, d.host, d.pid, state, reason, d.source, beat, round(age, 3), flight, live)
         )
     return out
+
+
+def _never_beat(c: Cycle, now: datetime, live: Liveness) -> DaemonHealth:
+    """A driver known only from a cycle it began: no heartbeat, so only its pid can speak."""
+    if live == "dead":
+        state: State
+        state, reason = "down", "cycle in flight, no heartbeat ever; its process is not running"
+    elif live == "alive":
+        state, reason = "unknown", "cycle in flight, no heartbeat ever; its process is alive"
+    else:
+        state, reason = "unknown", "cycle in flight, no heartbeat ever; process not on this host"
+    return DaemonHealth(
+        c.driver, c.host or "?", c.pid, state, reason, "cycle", None, None, _flight(c, now), live
+    )
+
+
+def fleet_health(
+    db: Session,
+    now: datetime,
+    threshold_s: float,
+    liveness: Callable[[str, int | None], Liveness] = local_liveness,
+) -> dict[str, Any]:
+    """Every daemon, plus every open cycle no daemon claims; the worst state and counts.
+
+    `status` is the worst state present (ok when nothing is known); `cycles_in_flight` counts
+    open cycles whose daemon is not down, `cycles_orphaned` those whose daemon is down.
+    """
+    daemons = daemon_health(db, now, threshold_s, liveness)
+    claimed = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
+    by_driver: dict[str, list[DaemonHealth]] = {}
+    for d in daemons:
+        by_driver.setdefault(d.driver, []).append(d)
+    extra: list[DaemonHealth] = []
+    orphaned = sum(1 for d in daemons if d.in_flight_cycle and d.state == "down")
+    in_flight = sum(1 for d in daemons if d.in_flight_cycle and d.state != "down")
+    open_ = db.exec(select(Cycle).where(col(Cycle.ended_at).is_(None))).all()
+    for c in sorted(open_, key=lambda c: (c.driver, as_utc(c.started_at))):
+        if c.cycle_id in claimed:
+            continue
+        mates = [d for d in by_driver.get(c.driver, []) if c.host in (None, d.host)]
+        if len(mates) == 1 and mates[0].in_flight_cycle is None and mates[0] in daemons:
+            # Its daemon beats without naming the cycle: the cycle lives or dies with it.
+            m = mates[0]
+            state, reason = daemon_state(m.heartbeat_age_s or 0.0, threshold_s, True, m.liveness)
+            if state == "down":
+                orphaned += 1
+            else:
+                in_flight += 1
+            reason += "; the heartbeat does not name the cycle"
+            extra.append(
+                DaemonHealth(
+                    m.driver, m.host, m.pid, state, reason, m.source,
+                    m.last_heartbeat_at, m.heartbeat_age_s, _flight(c, now), m.liveness,
+                )
+            )  # fmt: skip
+            daemons.remove(m)
+            continue
+        row = _never_beat(c, now, liveness(c.host or "", c.pid))
+        orphaned += row.state == "down"
+        in_flight += row.state != "down"
+        extra.append(row)
+    rows = sorted([*daemons, *extra], key=lambda d: (d.driver, d.host))
+    counts = {s: sum(1 for d in rows if d.state == s) for s in STATES}
+    worst = max((STATES.index(d.state) for d in rows), default=0)
+    return {
+        "status": STATES[worst],
+        "counts": counts,
+        "cycles_in_flight": in_flight,
+        "cycles_orphaned": orphaned,
+        "daemons": [d.to_dict() for d in rows],
+    }

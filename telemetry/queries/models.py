@@ -6,24 +6,30 @@ CLI's `--json` prints the same models. Times are ISO 8601 text in UTC, as the qu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from archiver.metrics import TOKEN_KINDS
 from detectors.findings import Verdict
 
+# A session's verdict: the detectors' worst, or "empty" when it has no turn to judge.
+SessionVerdict = Literal["healthy", "suspect", "stuck", "empty"]
+
 __all__ = [
     "TOKEN_KINDS",
     "ArchiveInfo",
     "ArchivedItem",
     "ArchivedPage",
+    "EvidenceLink",
     "FindingRecord",
+    "LinkedCycle",
     "MessagePage",
     "MessageView",
     "SessionDetail",
     "SessionPage",
     "SessionRecord",
+    "SessionVerdict",
     "Tokens",
     "TreeNode",
     "TurnRow",
@@ -72,7 +78,7 @@ class SessionRecord(BaseModel):
     subtree_tokens: int = Field(description="tokens of the indexed subtree, all kinds together")
     subtree_cost_usd: float
     subtree_session_count: int
-    verdict: Verdict
+    verdict: SessionVerdict
     worst_detector: str | None
     finding_count: int
     walk_error_count: int
@@ -88,6 +94,14 @@ class SessionPage(BaseModel):
     next_cursor: str | None
 
 
+class EvidenceLink(BaseModel):
+    """A piece of a finding's evidence: a part or message id, named by turn and tool."""
+
+    id: str
+    kind: Literal["part", "message"]
+    label: str = Field(description='e.g. "turn 2 · bash"')
+
+
 class FindingRecord(BaseModel):
     detector: str
     verdict: Verdict
@@ -96,6 +110,22 @@ class FindingRecord(BaseModel):
     evidence: dict[str, Any]
     source: str = Field(description="archive or live")
     detected_at: str | None
+    sentence: str | None = Field(None, description="what the detector saw, in one sentence")
+    evidence_links: list[EvidenceLink] = Field(default_factory=list)
+
+
+class LinkedCycle(BaseModel):
+    """The dispatcher cycle a session belongs to (named by its archive or posted with it)."""
+
+    cycle_id: str
+    driver: str
+    started_at: str
+    ended_at: str | None
+    in_flight: bool
+    terminal_state: str | None
+    worker_outcome: str | None
+    error_kind: str | None
+    session_id: str | None
 
 
 class TreeNode(BaseModel):
@@ -107,7 +137,7 @@ class TreeNode(BaseModel):
     agent: str | None
     model: str | None
     title: str | None
-    verdict: Verdict
+    verdict: SessionVerdict
     in_flight: bool
     turn_count: int
     cost_usd: float
@@ -157,6 +187,7 @@ class SessionDetail(BaseModel):
     """One session: its record, findings, subtree, per-turn rows and its archive's state."""
 
     session: SessionRecord
+    cycle: LinkedCycle | None = None
     parent_session_id: str | None
     root_session_id: str
     findings: list[FindingRecord]
@@ -202,7 +233,7 @@ class ArchivedItem(BaseModel):
     label: str | None
     agent: str | None
     title: str | None
-    verdict: Verdict
+    verdict: SessionVerdict
     archived_at: str | None
     cost_usd: float
 

@@ -15,6 +15,7 @@ from typing import Any
 from sqlmodel import Session
 
 from archiver.files import read_archive
+from telemetry.queries.finding_text import describe_all
 from telemetry.queries.models import SessionDetail, TurnRow
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import open_archive, turns_of
@@ -85,9 +86,11 @@ def session_detail(
     doc, error = open_archive(archive_dir, path, read)
     walk_errors = doc.get("walk_errors") if doc is not None else None
     redaction = doc.get("redaction") if doc is not None else None
+    msgs = doc.get("messages") if doc is not None else None
     return SessionDetail.model_validate(
         {
             **got,
+            "findings": describe_all(got["findings"], msgs if isinstance(msgs, list) else None),
             "per_turn": [turn_view(t) for t in turns_of(doc)] if doc is not None else None,
             "archive": {
                 "file": path,

@@ -12,19 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy import ColumnElement, TextClause, and_, func, or_, text
 from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
-from telemetry.queries.models import SessionPage, SessionRecord, TreeNode
+from telemetry.queries.cycles import cycle_dict, linked_cycle
+from telemetry.queries.models import SessionPage, SessionRecord, SessionVerdict, TreeNode
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = [
     "MAX_LIMIT",
+    "SESSION_VERDICTS",
     "SessionFilter",
     "archive_path_of",
     "finding_dict",
@@ -35,6 +37,8 @@ __all__ = [
 ]
 
 MAX_LIMIT = 500
+# A session's verdict: the detectors' worst, or "empty" when it has no turn to judge.
+SESSION_VERDICTS: tuple[str, ...] = get_args(SessionVerdict)
 
 # Equality filters, each served by an index on (column, archived_at, id).
 _EQUALITY = ("agent", "model", "verdict", "label")
@@ -233,7 +237,7 @@ def session_tree(db: Session, session_id: str) -> TreeNode | None:
 
 
 def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
-    """The index record, its findings, its subtree, and its parent and root ids."""
+    """The index record, its findings, its subtree, its parent and root ids, and its cycle."""
     s = _find(db, session_id)
     if s is None:
         return None
@@ -243,8 +247,13 @@ def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
         .order_by(col(Finding.detected_at), col(Finding.id))
     ).all()
     rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == s.root_session_id)).all()
+    cycle = linked_cycle(db, s.session_id, s.root_session_id, s.cycle_id, s.label)
+    record = session_dict(s)
+    if cycle is not None:
+        record["cycle_id"] = cycle.cycle_id
     return {
-        "session": session_dict(s),
+        "session": record,
+        "cycle": cycle_dict(cycle) if cycle is not None else None,
         "parent_session_id": s.parent_session_id,
         "root_session_id": s.root_session_id,
         "findings": [finding_dict(x) for x in findings],

@@ -10,7 +10,6 @@ archive file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from sqlmodel import Session, col, select
 
 from archiver.convert import permissions_from_opencode, status_from_opencode
 from detectors import REGISTRY
+from telemetry import vocabulary as words
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import open_archive, turns_of
@@ -40,9 +40,6 @@ VERDICTS = {
     "error": "error",
     "running": "still running",
 }
-_TIMEOUT = re.compile(r"time[_ -]?out|timed[_ -]?out|deadline|time[_ -]?limit|wall[_ -]?clock", re.I)
-_ABORT = re.compile(r"abort|cancel|kill|interrupt|sigterm|sigint", re.I)
-_FAILED = re.compile(r"fail|error|crash|exception|broken", re.I)
 _CLEAN_FINISH = {"stop", "end_turn", "end-turn", "completed", "length"}
 
 
@@ -103,8 +100,9 @@ def _findings(c: _Case, findings: Sequence[Mapping[str, Any]]) -> list[tuple[str
         spec = REGISTRY.spec(det)  # each detector registers the stop reason its findings explain
         code = spec.stop_reason if spec is not None else None
         detail = f"detector {det}: {verdict} (score {float(f.get('score') or 0):.2f})"
-        if f.get("start_index") is not None:
-            detail += f" from message {f['start_index']}"
+        start = f.get("start_index")
+        if isinstance(start, int) and start >= 0:  # messages are numbered from 1 everywhere
+            detail += f" from message {start + 1}"
         if verdict == "stuck" and code:
             c.note("finding", detail, code, rank=1)
         else:
@@ -129,17 +127,17 @@ def decide(s: Signals) -> dict[str, Any]:
             detail = (
                 f"cycle {cyc.get('cycle_id')} of {cyc.get('driver')} ended {cyc_text or 'without a state'}"
             )
-            if _TIMEOUT.search(cyc_text):
+            if words.timed_out(cyc_text):
                 c.note("cycle", detail, "timed_out", 2)
-            elif _ABORT.search(cyc_text):
+            elif words.aborted(cyc_text):
                 c.note("cycle", detail, "aborted", 4)
-            elif cyc.get("error_kind") or _FAILED.search(cyc_text):
+            elif cyc.get("error_kind") or words.failed(cyc_text):
                 c.note("cycle", detail, "error", 6)
             else:
                 c.note("cycle", detail, "completed", 10)
     if sess.get("error_kind"):
         kind = str(sess["error_kind"])
-        code = "timed_out" if _TIMEOUT.search(kind) else "aborted" if _ABORT.search(kind) else "error"
+        code = "timed_out" if words.timed_out(kind) else "aborted" if words.aborted(kind) else "error"
         c.note("index", f"session error kind {kind}", code, {"timed_out": 2, "aborted": 4}.get(code, 6))
     pending = _pending_asks(s.permission_events)
     if pending:

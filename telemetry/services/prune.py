@@ -28,11 +28,12 @@ from sqlmodel import Session, col, select
 from telemetry.queries.turns import archive_location
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
+from telemetry.vocabulary import LIKE_PATTERNS
 
 __all__ = ["PrunePlan", "plan_prune", "prune"]
 
 _BATCH = 500
-_FAILED_STATES = ("%fail%", "%error%", "%timeout%", "%timed_out%", "%abort%", "%crash%")
+_FAILED_STATES = LIKE_PATTERNS  # telemetry/vocabulary.py: the one list of failure words
 
 Progress = Callable[[str, int], None]
 

@@ -170,7 +170,7 @@ def test_a_session_without_turns_is_never_healthy(archived: Path, tmp_path: Path
     (folder / "empty.json").write_bytes(orjson.dumps(doc))
     assert _octel(archived, "import", "archives", str(folder)).exit_code == 0
     (row,) = [r for r in _rows(archived) if r.session_id == "ses_empty"]
-    assert row.verdict == "suspect"
+    assert row.verdict == "empty"
 
 
 def test_import_never_indexes_a_symlink_to_a_file_outside_the_folder(archived: Path, tmp_path: Path) -> None:

@@ -276,3 +276,30 @@ def test_a_session_never_archived_is_written_even_when_its_messages_fail(
     fake.fault("/session/ses_root/message", *[status(500)] * 10)
     out = _run(fake, settings, engine)
     assert not out.ok and out.result is not None and len(out.result.files) == 1 and not out.result.kept
+
+
+def test_a_session_without_turns_is_empty_never_healthy() -> None:
+    from archiver.record import record_from_doc
+
+    doc: dict[str, Any] = {"schema_version": 2, "session_id": "ses_none", "messages": [], "per_turn": []}
+    assert record_from_doc(doc, "ses_none.json", "h").verdict == "empty"
+    turn = {"index": 1, "tokens": {}, "cost": 0.0}
+    doc |= {"per_turn": [turn], "totals": {"turns": 1}}
+    assert record_from_doc(doc, "ses_none.json", "h").verdict == "healthy"
+
+
+def test_rearchive_without_a_label_keeps_the_stored_one(tmp_path: Path, engine: Engine) -> None:
+    """`octel archive ses_… --label fleet-a`, then `octel archive ses_…`: still fleet-a, same file."""
+    settings = _settings(tmp_path, engine)
+    fake = tree([1])
+    assert _run(fake, settings, engine, label="fleet-a").ok
+    assert _run(fake, settings, engine).ok
+    with session_scope(engine, write=False) as db:
+        rows = list(db.exec(select(SessionIndex)))
+    assert {r.session_id: r.label for r in rows}["ses_root"] == "fleet-a"
+    # the files written now still carry the label in their names (never "nolabel")
+    assert all("fleet-a" in r.archive_path and "nolabel" not in r.archive_path for r in rows)
+    assert _run(fake, settings, engine, label="fleet-b").ok  # a new label still wins
+    with session_scope(engine, write=False) as db:
+        root = db.exec(select(SessionIndex).where(SessionIndex.session_id == "ses_root")).one()
+    assert root.label == "fleet-b"

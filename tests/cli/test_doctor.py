@@ -141,3 +141,27 @@ def test_a_real_opencode_server_is_healthy(
     assert "healthy, version" in checks["opencode server"]["detail"]
     assert code == 0
     assert os.environ.get("OCTEL_OPENCODE_URL") == server.url
+
+
+def test_an_opencode_server_never_configured_is_a_warning(
+    octel: Octel, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A fresh install, or a fleet that runs only Claude Code: nothing to fix, exit 0."""
+    monkeypatch.delenv("OCTEL_OPENCODE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env file that could set it
+    (octel.data_dir / "archives").mkdir(parents=True)
+    s = Settings(data_dir=octel.data_dir, database_url=octel.url, _env_file=None)  # type: ignore[call-arg]
+    assert "opencode_url" not in s.model_fields_set
+    with httpx.Client(transport=httpx.MockTransport(_refuse)) as client:
+        checks = {c.name: c for c in run_checks(s, make_engine, client)}
+    assert checks["opencode server"].status == "warn"
+    assert "OCTEL_OPENCODE_URL" in checks["opencode server"].fix
+    configured = s.model_copy(update={"opencode_url": s.opencode_url})
+    configured.model_fields_set.add("opencode_url")
+    with httpx.Client(transport=httpx.MockTransport(_refuse)) as client:
+        checks = {c.name: c for c in run_checks(configured, make_engine, client)}
+    assert checks["opencode server"].status == "fail"
+
+
+def _refuse(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("connection refused", request=request)

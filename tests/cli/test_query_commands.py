@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +110,45 @@ def test_cycles_list_and_summary(seeded: Octel, golden: Golden) -> None:
 
 
 def test_costs_table_and_json(seeded: Octel, golden: Golden) -> None:
-    r = seeded("costs", "--by", "agent,model", "--top", "2")
+    r = seeded("costs", "--by", "agent,model", "--top", "2", "--since", "all")
     assert r.exit_code == 0, r.output
     for text in ("claude", "opencode", "triage", "total", "most expensive trees", "$0.7600"):
         assert text in r.stdout
-    golden("costs_by_driver_day", seeded.json("costs", "--by", "driver,day", "--top", "1"))
+    assert "claude run run-turns" in r.stdout  # Claude CLI runs rank with the sessions
+    golden("costs_by_driver_day", seeded.json("costs", "--by", "driver,day", "--top", "1", "--since", "all"))
+
+
+def test_costs_default_to_the_last_seven_days_as_the_console_does(seeded: Octel) -> None:
+    from datetime import timedelta
+
+    from storeseed import add, session
+
+    from telemetry.timeutil import utcnow
+
+    recent = utcnow() - timedelta(days=2)
+    add(seeded.engine, session("ses_recent", cost_usd=0.25, created_at=recent, archived_at=recent))
+    got = seeded.json("costs")
+    assert got["totals"]["count"] == 1 and got["totals"]["cost_usd"] == 0.25
+    assert (utcnow() - datetime.fromisoformat(got["since"])).days == 7
+    assert seeded.json("costs", "--since", "all")["totals"]["count"] == 10  # 6 seeded + 3 runs + 1
+
+
+def test_sessions_show_prints_the_cycle_posted_with_the_session(seeded: Octel) -> None:
+    """cyc-1 was posted with session_id ses_root: the subagent ses_child_a belongs to it too."""
+    r = seeded("sessions", "show", "ses_child_a")
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.stdout.splitlines() if x.startswith("cycle"))
+    assert "cyc-1" in line and "driver review" in line and "done" in line
+    shown = seeded.json("sessions", "show", "ses_other")  # archived with a label only
+    assert shown["session"]["cycle_id"] == "cyc-2"
+    assert (shown["cycle"]["driver"], shown["cycle"]["terminal_state"]) == ("implementer", "failed")
+
+
+def test_sessions_list_has_a_title_column(seeded: Octel) -> None:
+    r = seeded("sessions", "list")
+    header = next(x for x in r.stdout.splitlines() if "session" in x and "agent" in x)
+    assert "title" in header
+    assert "Fix flaky test in parser" in r.stdout
 
 
 def test_markup_in_user_data_is_printed_as_is(octel: Octel) -> None:

@@ -171,3 +171,52 @@ def test_heartbeat_file_makes_the_daemon_fresh(tmp_path: Path, store_url: str) -
         d = c.get("/api/health").json()["daemons"][0]
         assert d["state"] == "ok"
         assert d["heartbeat_age_s"] < 60
+
+
+def test_a_driver_that_never_beat_is_listed_with_its_cycle(
+    client: TestClient, auth: dict[str, str], child: subprocess.Popen[bytes]
+) -> None:
+    """The cycle table knows the driver is busy even though no heartbeat ever came."""
+    begin = {"cycle_id": "quiet-1", "driver": "quiet", "host": HOST, "pid": child.pid, "session_id": "ses_q"}
+    assert client.post("/api/v1/cycles/begin", json=begin, headers=auth).status_code == 201
+    body = client.get("/api/health").json()
+    (d,) = body["daemons"]
+    assert (d["driver"], d["source"], d["state"], d["liveness"]) == ("quiet", "cycle", "unknown", "alive")
+    assert d["in_flight_cycle"]["cycle_id"] == "quiet-1"
+    assert d["in_flight_cycle"]["orphaned"] is False
+    assert d["last_heartbeat_at"] is None and "no heartbeat" in d["reason"]
+    assert (body["status"], body["cycles_in_flight"], body["cycles_orphaned"]) == ("unknown", 1, 0)
+    child.kill()
+    child.wait()
+    body = client.get("/api/health").json()
+    assert body["daemons"][0]["state"] == "down"
+    assert (body["cycles_in_flight"], body["cycles_orphaned"]) == (0, 1)
+
+
+def test_status_is_the_worst_state_with_counts(
+    client: TestClient, auth: dict[str, str], child: subprocess.Popen[bytes]
+) -> None:
+    """One daemon down among healthy ones makes the fleet down, and its open cycle orphaned."""
+    _setup(client, auth, child.pid, beat_age_s=900, in_flight=True)
+    fresh = {"driver": "review", "host": HOST, "pid": os.getpid()}
+    assert client.post("/api/v1/heartbeat", json=fresh, headers=auth).status_code == 200
+    body = client.get("/api/health").json()
+    assert body["status"] == "running_long_worker"
+    assert body["counts"] == {"ok": 1, "running_long_worker": 1, "unknown": 0, "down": 0}
+    child.kill()
+    child.wait()
+    body = client.get("/api/health").json()
+    assert body["status"] == "down"
+    assert body["counts"]["down"] == 1 and body["counts"]["ok"] == 1
+    impl = next(d for d in body["daemons"] if d["driver"] == "impl")
+    assert impl["in_flight_cycle"]["orphaned"] is True
+    assert (body["cycles_in_flight"], body["cycles_orphaned"]) == (0, 1)
+    listed = client.get("/api/cycles").json()["items"]
+    assert [(c["cycle_id"], c["orphaned"]) for c in listed] == [("long-1", True)]
+    (s,) = client.get("/api/cycles/summary").json()["drivers"]
+    assert (s["in_flight"], s["orphaned"]) == (0, 1)
+
+
+def test_an_empty_fleet_is_ok(client: TestClient) -> None:
+    body = client.get("/api/health").json()
+    assert (body["status"], body["daemons"], body["cycles_orphaned"]) == ("ok", [], 0)

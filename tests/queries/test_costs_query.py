@@ -7,9 +7,15 @@ from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
-from storeseed import T0, seed_fleet
+from storeseed import T0, add, cycle, seed_fleet, session
 
-from telemetry.queries.costs import cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.queries.costs import (
+    cost_breakdown,
+    daily_series,
+    merge_sources,
+    most_expensive_sessions,
+    most_expensive_trees,
+)
 from telemetry.store.db import session_scope
 
 
@@ -51,15 +57,25 @@ def test_by_agent_covers_sessions_and_runs(engine: Engine) -> None:
     assert costs == sorted(costs, reverse=True)
 
 
-def test_driver_comes_from_the_cycle_or_the_label(engine: Engine) -> None:
+def test_driver_comes_from_the_linked_cycle_never_the_label(engine: Engine) -> None:
     seed_fleet(engine)
+    # A label that is no cycle id stays a label; a session its dispatcher posted with a cycle
+    # (cycle.session_id) and archived without cycle_id still belongs to that cycle's driver.
+    add(
+        engine,
+        session("ses_fleet", label="fleet-a", cost_usd=0.07),
+        session("ses_posted", label="cycle-implementer-1003", cost_usd=0.09),
+        cycle("cyc-posted", "poster", session_id="ses_posted"),
+    )
     rows = _breakdown(engine, ["driver"])["rows"]
     by = {(r["source"], r["driver"]): r["count"] for r in rows}
-    # ses_root via its cycle, ses_child_a via its label; ses_other via label "implementer".
+    # the review tree (4 sessions) through cyc-1, named by the root or posted with its root id;
+    # ses_other through cyc-2, which was posted with its session id.
     assert by == {
-        ("opencode", "review"): 2,
+        ("opencode", "review"): 4,
         ("opencode", "implementer"): 1,
-        ("opencode", None): 3,
+        ("opencode", "poster"): 1,
+        ("opencode", None): 2,
         ("claude", None): 3,
     }
 
@@ -80,14 +96,45 @@ def test_empty_store_and_bad_key(engine: Engine) -> None:
         _breakdown(engine, ["agent", "host"])
 
 
-def test_most_expensive_sessions_and_trees(engine: Engine) -> None:
+def _ident(item: dict[str, Any]) -> str:
+    return str(item["session_id"] if item["source"] == "opencode" else item["run_key"])
+
+
+def test_most_expensive_sessions_and_trees_include_claude_runs(engine: Engine) -> None:
     seed_fleet(engine)
     with session_scope(engine, write=False) as db:
         top = most_expensive_sessions(db, limit=3)
         trees = most_expensive_trees(db, limit=2)
         recent = most_expensive_trees(db, since=T0 + timedelta(hours=1))
-    assert [s["session_id"] for s in top] == ["ses_root", "ses_other", "ses_child_a"]
-    assert [t["session_id"] for t in trees] == ["ses_root", "ses_other"]
+    assert [_ident(s) for s in top] == ["ses_root", "run-turns", "ses_other"]
+    assert [s["source"] for s in top] == ["opencode", "claude", "opencode"]
+    assert top[1]["title"] == "triage #13"  # a run is named by its task
+    assert [_ident(t) for t in trees] == ["ses_root", "run-turns"]
     assert trees[0]["subtree_cost_usd"] == pytest.approx(0.76)
     assert trees[0]["subtree_session_count"] == 4
-    assert [t["session_id"] for t in recent] == ["ses_other"]
+    assert [_ident(t) for t in recent] == ["run-turns", "ses_other", "run-ok", "run-exec"]
+
+
+def test_one_row_per_day_with_its_sources(engine: Engine) -> None:
+    """OpenCode sessions and Claude runs on the same day are one day."""
+    seed_fleet(engine)
+    rows = _breakdown(engine, ["day"])["rows"]
+    days = merge_sources(rows, "day")
+    assert [d["key"] for d in days] == ["2026-11-01", "2026-10-30"]
+    nov = days[0]
+    assert {s["source"] for s in nov["sources"]} == {"opencode", "claude"}
+    assert nov["cost_usd"] == pytest.approx(sum(s["cost_usd"] for s in nov["sources"]))
+    assert nov["count"] == 8
+
+
+def test_daily_series_stacks_spend_by_agent(engine: Engine) -> None:
+    seed_fleet(engine)
+    with session_scope(engine, write=False) as db:
+        got = daily_series(db, "agent")
+        with pytest.raises(ValueError, match="cannot stack by 'day'"):
+            daily_series(db, "day")
+    assert got["days"] == ["2026-10-30", "2026-11-01"]
+    build = next(s for s in got["series"] if s["key"] == "build")
+    assert build["cost_usd"] == [0.0, pytest.approx(0.80)]
+    assert got["day_totals"][1] == pytest.approx(sum(s["cost_usd"][1] for s in got["series"]))
+    assert got["series"][0]["key"] == "build"  # most expensive stack first

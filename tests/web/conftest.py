@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/web/console_seed.py
 
+from browser_harness import browser, live, phone, shots, ui  # noqa: F401  (the browser fixtures)
 from console_seed import Store, build_store
 
 from telemetry.settings import Settings

@@ -24,16 +24,24 @@ def test_every_grouping_adds_up_to_the_totals(client: TestClient, store: Store) 
         assert rows, by
         assert abs(sum(r["cost_usd"] for r in rows) - total) < 1e-6, by
         assert sum(r["count"] for r in rows) == body["totals"]["count"]
-        assert all(r["key"] == r[by] for r in rows)
+        assert len({r["key"] for r in rows}) == len(rows), f"{by}: one row per key"
+        for r in rows:
+            assert abs(sum(x["cost_usd"] for x in r["sources"]) - r["cost_usd"]) < 1e-6
         costs = [r["cost_usd"] for r in rows]
         assert costs == sorted(costs, reverse=True)
-    drivers = {r["key"] for r in body["breakdowns"]["driver"] if r["source"] == "opencode"}
+    drivers = {r["key"] for r in body["breakdowns"]["driver"] if r["key"]}
     assert drivers == {"implement", "review"}
+    today = body["breakdowns"]["day"][0]  # sessions and the Claude run on one row (a day)
+    assert {x["source"] for x in today["sources"]} == {"opencode", "claude"}
     agents = {r["key"]: r for r in body["breakdowns"]["agent"]}
     assert {"build", "general", "nester", "claude"} <= set(agents)
     claude = agents["claude"]
-    assert claude["source"] == "claude"
+    assert [x["source"] for x in claude["sources"]] == ["claude"]
     assert claude["cache_hit_ratio"] == round(52000 / (52000 + 1200), 4)
+    daily = body["daily"]
+    assert daily["stack"] == "agent" and today["key"] in daily["days"]
+    assert len(daily["days"]) == 2  # the window's two UTC days, with spend or not
+    assert abs(sum(daily["day_totals"]) - total) < 1e-6
 
 
 def test_top_sessions_and_trees(client: TestClient, store: Store) -> None:
@@ -45,7 +53,11 @@ def test_top_sessions_and_trees(client: TestClient, store: Store) -> None:
     by_root = {t["session_id"]: t for t in trees}
     tree = by_root[store.seeded.scenarios["subagent_tree"]]
     assert tree["subtree_session_count"] == 3 and tree["subtree_cost_usd"] > tree["cost_usd"]
-    assert all(store.seeded.sessions[t["session_id"]]["depth"] == 0 for t in trees)
+    assert all(
+        store.seeded.sessions[t["session_id"]]["depth"] == 0 for t in trees if t["source"] == "opencode"
+    )
+    runs = [t for t in _costs(client, since="1d", top=50)["top_sessions"] if t["source"] == "claude"]
+    assert [(r["title"], r["cost_usd"]) for r in runs] == [("fix-flaky-test", 0.4213)]
 
 
 def test_window_and_grouping_choice(client: TestClient) -> None:
@@ -62,6 +74,7 @@ def test_bad_cost_requests_use_the_envelope(client: TestClient) -> None:
         ({"since": "last tuesday"}, "query.since"),
         ({"until": "soon"}, "query.until"),
         ({"since": "1h", "until": "2h"}, "query.until"),
+        ({"stack": "day"}, "query.stack"),
     ):
         r = client.get("/api/costs", params=params)
         assert r.status_code == 422, params

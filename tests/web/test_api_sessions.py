@@ -186,3 +186,12 @@ def test_what_the_walk_could_not_fetch_is_shown(client: TestClient, store: Store
     assert archive["available"] is True
     [err] = [e for e in archive["walk_errors"] if e["session_id"] == child]
     assert err["status"] == 500
+
+
+def test_empty_is_a_verdict_to_filter_by(client: TestClient) -> None:
+    """A session without a turn reads `empty`, never `healthy`, and can be listed as such."""
+    r = client.get("/api/sessions", params={"verdict": "empty"})
+    assert r.status_code == 200, r.text
+    assert all(s["turn_count"] == 0 for s in r.json()["items"])
+    healthy = client.get("/api/sessions", params={"verdict": "healthy", "limit": 500}).json()["items"]
+    assert all(s["turn_count"] > 0 for s in healthy)

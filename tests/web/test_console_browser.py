@@ -11,166 +11,15 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from console_seed import (
-    HOSTILE_TEXT,
-    HOSTILE_TITLE,
-    Store,
-    archive_hostile,
-    archive_with_failures,
-    build_store,
-)
-from realparts import free_port, require
-
-from telemetry.settings import Settings
+from browser_harness import TOKEN, WAIT_MS, Page, beat, serve
+from console_seed import HOSTILE_TEXT, HOSTILE_TITLE, Store, archive_hostile, archive_with_failures
 
 pytestmark = pytest.mark.chromium
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TOKEN = "test-token-0123456789"
-WAIT_MS = 30_000  # generous: the machine running the suite may be busy
-
-
-@contextmanager
-def serve(settings: Settings, log: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`uvicorn --factory web.app:create_app` on a free loopback port, stopped afterwards."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "OCTEL_DATA_DIR": str(settings.data_dir),
-        "OCTEL_DATABASE_URL": settings.db_url,
-        "OCTEL_INGEST_TOKEN": TOKEN,
-        "OCTEL_LONG_WORKER_SECONDS": "60",
-    }
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "web.app:create_app"]
-    cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{base}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start: " + log.read_text()
-            time.sleep(0.1)
-        yield base, proc
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]]:
-    require(os.access(CHROMIUM, os.X_OK), "Chromium (/usr/bin/chromium)", "apt-get install chromium")
-    root = tmp_path_factory.mktemp("console")
-    settings = Settings(
-        data_dir=root / "data",
-        ingest_token=TOKEN,  # type: ignore[arg-type]
-        _env_file=None,  # type: ignore[call-arg]
-    )
-    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(900)"])
-    try:
-        store = build_store(settings, worker.pid)
-        with serve(settings, root / "server.log") as (base, _):
-            yield base, store
-    finally:
-        worker.kill()
-        worker.wait()
-
-
-@pytest.fixture(scope="module")
-def browser(live: tuple[str, Store]) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@dataclass
-class Page:
-    page: Any
-    base: str
-    store: Store
-    errors: list[str] = field(default_factory=list)
-
-    def go(self, hash_: str) -> None:
-        self.page.goto(f"{self.base}/{hash_}")
-
-    def shot(self, name: str, shots: Path) -> None:
-        self.page.screenshot(path=str(shots / name), full_page=True)
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    d = Path(os.environ.get("OCTEL_SCREENSHOT_DIR") or tmp_path)
-    d.mkdir(parents=True, exist_ok=True)
-    return d
-
-
-@pytest.fixture
-def ui(browser: Any, live: tuple[str, Store]) -> Iterator[Page]:
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=WAIT_MS)
-    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, color_scheme="light")
-    page = ctx.new_page()
-    page.set_default_timeout(WAIT_MS)
-    p = Page(page, live[0], live[1])
-    page.on(
-        "console", lambda m: p.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
-    )
-    page.on("pageerror", lambda e: p.errors.append(f"page error: {e}"))
-    try:
-        yield p
-        assert p.errors == [], "the browser console logged errors"
-    finally:
-        ctx.close()
-
-
-def beat(base: str, driver: str, pid: int) -> None:
-    """A fresh heartbeat through the ingestion API, as a dispatcher would send it."""
-    import socket
-
-    r = httpx.post(
-        f"{base}/api/v1/heartbeat",
-        json={"driver": driver, "host": socket.gethostname(), "pid": pid},
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    )
-    assert r.status_code == 200, r.text
 
 
 def test_overview_tiles_outcomes_and_stuck_sessions(ui: Page, shots: Path) -> None:
@@ -345,7 +194,9 @@ def test_keyboard_and_deep_links(ui: Page) -> None:
     expect(ui.page).to_have_url(re.compile(r"#/session/ses_"))
     expect(ui.page.locator("#session-head h1")).to_be_visible()
     ui.go("#/session/ses_does_not_exist")
-    expect(ui.page.locator("#session-head .error")).to_contain_text("no archived session")
+    expect(ui.page.locator("#no-such-session")).to_have_text("No such session")
+    expect(ui.page.locator("main")).to_contain_text("No archived session has the id ses_does_not_exist")
+    assert ui.page.locator("#tree, #findings, #turns, #timeline, main h2").count() == 0
     ui.errors.clear()  # the 404 above is logged by the browser as a failed resource load
 
 

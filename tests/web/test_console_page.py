@@ -46,7 +46,9 @@ def test_every_imported_module_is_served(bare: TestClient) -> None:
             r = c.get(f"/static/{name}")
             assert r.status_code == 200, name
             assert "javascript" in r.headers["content-type"]
-            assert "http://" not in r.text and "https://" not in r.text, name
+            # The SVG namespace is a name the DOM needs, never fetched; any other URL would be.
+            code = r.text.replace('"http://www.w3.org/2000/svg"', "")
+            assert "http://" not in code and "https://" not in code, name
             todo += re.findall(r'from "\./([\w.-]+\.js)"', r.text)
         on_disk = {p.name for p in STATIC_DIR.glob("*.js")}
         assert seen == on_disk

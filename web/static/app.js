@@ -1,7 +1,9 @@
-// The console's entry point: the hash router, auto-refresh, the "server unreachable" banner
-// and the keyboard shortcuts. Each view module draws itself from the JSON API.
+// The console's entry point: the hash router, auto-refresh, the "server unreachable" banner,
+// focus kept across redraws, announcements for screen readers and the keyboard shortcuts.
+// Each view module draws itself from the JSON API.
 
 import { ApiError, Unreachable, clear, el, errorBox, hashFor, parseHash } from "./util.js";
+import { watchFleet } from "./announce.js";
 import * as overview from "./overview.js";
 import * as drivers from "./drivers.js";
 import * as sessions from "./sessions.js";
@@ -30,7 +32,7 @@ const ctx = {
       history.replaceState(null, "", h);
       return;
     }
-    if (window.location.hash === h) render();
+    if (window.location.hash === h) render(null);
     else window.location.hash = h;
   },
   // Filters changed: keep them in the URL (reload keeps the view) and redraw in place, so the
@@ -73,7 +75,7 @@ function markDown(err) {
   document.body.classList.add("offline");
 }
 
-async function render() {
+async function render(ev) {
   const route = parseHash(window.location.hash);
   const mod = VIEWS[route.view];
   if (current && current.handle && current.handle.destroy) current.handle.destroy();
@@ -84,7 +86,7 @@ async function render() {
     else a.removeAttribute("aria-current");
   }
   if (!mod) {
-    clear(main, el("h1", {}, "Not found"), el("p.error", {}, `There is no view called “${route.view}”. `), el("a", { href: "#/overview" }, "Go to the overview"));
+    clear(main, el("h1", { tabindex: -1 }, "Not found"), el("p.error", {}, `There is no view called “${route.view}”. `), el("a", { href: "#/overview" }, "Go to the overview"));
     return;
   }
   document.title = `${TITLES[route.view]} · octel`;
@@ -92,6 +94,38 @@ async function render() {
   const handle = mod.mount(root, route, ctx);
   current = { view: route.view, route, handle };
   await refresh(true);
+  // A new view (not the first page load): the reader starts at its heading, not at the nav.
+  if (ev && current && current.handle === handle) {
+    const h1 = main.querySelector("h1");
+    if (h1) {
+      h1.setAttribute("tabindex", "-1");
+      h1.focus();
+    }
+  }
+}
+
+// Focus survives a redraw: remember what had it by something the redraw keeps (an id, a row's
+// link, a link's target), and give it back to the new element.
+function focusKey(node) {
+  if (!node || node === document.body || !main.contains(node)) return null;
+  if (node.id) return `#${CSS.escape(node.id)}`;
+  const href = node.getAttribute("data-href");
+  if (href) return `${node.tagName.toLowerCase()}[data-href="${CSS.escape(href)}"]`;
+  const a = node.getAttribute("href");
+  if (a) return `${node.tagName.toLowerCase()}[href="${CSS.escape(a)}"]`;
+  return null;
+}
+
+function restoreFocus(key) {
+  if (!key || (document.activeElement && document.activeElement !== document.body && main.contains(document.activeElement))) return;
+  const node = main.querySelector(key);
+  if (node) node.focus({ preventScroll: true });
+}
+
+// One Tab stop per table row: the row opens its target, so the links inside it step aside
+// (they still work with a click).
+function oneStopPerRow() {
+  for (const a of main.querySelectorAll("tr[data-href] a, tr[data-href] button")) a.tabIndex = -1;
 }
 
 async function refresh(first) {
@@ -103,8 +137,11 @@ async function refresh(first) {
   }
   busy = true;
   const mine = current;
+  const focused = focusKey(document.activeElement);
   try {
     await ctx.guard(() => mine.handle.refresh());
+    oneStopPerRow();
+    restoreFocus(focused);
   } catch (err) {
     if (!(err instanceof Unreachable) && mine === current) {
       // A view that cannot draw shows why, in place of its content.
@@ -123,11 +160,21 @@ async function refresh(first) {
 
 window.addEventListener("hashchange", render);
 
+// The skip link moves the focus to the content; it must not become a route ("#main").
+document.querySelector("a.skip").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  main.focus();
+});
+
+const fleet = watchFleet(document.getElementById("announce"));
+
 setInterval(() => {
   if (document.hidden) return;
   if (!autoBox.checked && !document.body.classList.contains("offline")) return;
   refresh(false);
+  fleet.check().catch(() => {}); // a dead server is the banner's to say
 }, refreshMs);
+fleet.check().catch(() => {});
 
 // Keyboard: 1–4 switch views, / focuses the search, r refreshes, j/k walk table rows.
 document.addEventListener("keydown", (ev) => {
@@ -174,4 +221,4 @@ main.addEventListener("keydown", (ev) => {
   if (row && ev.target === row) window.location.hash = row.dataset.href;
 });
 
-render();
+render(null);

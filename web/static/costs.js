@@ -1,29 +1,39 @@
-// Costs: spend over a window by agent, model, driver and day, cache-hit ratio, and the most
-// expensive sessions and trees (a tree's cost rolls up every subagent under its root).
+// Costs: spend over a window (a bar per day, stacked by agent or model), by agent, model,
+// driver and day (one row per key, OpenCode sessions and Claude CLI runs inside it), cache-hit
+// ratio, and the most expensive sessions and trees, Claude CLI runs among them.
 
-import { clear, el, fact, getJSON, num, pct, pill, usd } from "./util.js";
+import { clear, el, fact, getJSON, num, pct, usd } from "./util.js";
 import { filterBar } from "./filters.js";
+import { spendChart } from "./chart.js";
 
 const WINDOWS = [["", "last 7 days"], ["24h", "last 24 hours"], ["30d", "last 30 days"], ["90d", "last 90 days"]];
+const STACKS = [["", "by agent"], ["model", "by model"]];
 const GROUPS = [["agent", "By agent"], ["model", "By model"], ["driver", "By driver"], ["day", "By day"]];
+const SOURCE = { opencode: "OpenCode", claude: "Claude CLI" };
 
 export function mount(root, route, ctx) {
-  const bar = filterBar(route, ctx, [{ name: "since", label: "Window", type: "select", options: WINDOWS }]);
+  const bar = filterBar(route, ctx, [
+    { name: "since", label: "Window", type: "select", options: WINDOWS },
+    { name: "stack", label: "Chart", type: "select", options: STACKS },
+  ]);
   const totals = el("div", { id: "cost-totals" });
+  const chart = el("div", { id: "cost-chart" });
   const groups = el("div.cols", { id: "cost-groups" });
   const tops = el("div.cols", { id: "cost-top" });
-  root.append(el("h1", {}, "Costs"), bar.form, totals, groups, tops);
+  root.append(el("h1", {}, "Costs"), bar.form, totals, chart, groups, tops);
   return {
     autoRefresh: true,
     errorSlot: totals,
     async refresh() {
-      const data = await getJSON("/api/costs", { since: route.params.get("since") || "7d", top: 10 });
+      const p = route.params;
+      const data = await getJSON("/api/costs", { since: p.get("since") || "7d", stack: p.get("stack") || "agent", top: 10 });
       drawTotals(totals, data);
+      clear(chart, spendChart(data.daily, chart.clientWidth));
       clear(groups, GROUPS.map(([by, title]) => breakdown(by, title, data.breakdowns[by] || [])));
       clear(
         tops,
-        topTable("Most expensive sessions", "top-sessions", data.top_sessions || [], "cost_usd", "own cost"),
-        topTable("Most expensive trees", "top-trees", data.top_trees || [], "subtree_cost_usd", "tree cost"),
+        topTable("Most expensive sessions and runs", "top-sessions", data.top_sessions || [], false),
+        topTable("Most expensive trees", "top-trees", data.top_trees || [], true),
       );
     },
   };
@@ -46,6 +56,14 @@ function drawTotals(node, data) {
   );
 }
 
+function sourcesLine(r) {
+  if (!r.sources || r.sources.length < 2) {
+    const only = r.sources && r.sources[0];
+    return only && only.source === "claude" ? el("span.src", { title: "Claude Code CLI runs" }, "Claude CLI") : null;
+  }
+  return el("span.sources", {}, r.sources.map((x) => `${SOURCE[x.source] || x.source} ${usd(x.cost_usd)} (${num(x.count)})`).join(" · "));
+}
+
 function breakdown(by, title, rows) {
   const max = Math.max(0, ...rows.map((r) => r.cost_usd || 0));
   return el(
@@ -56,15 +74,15 @@ function breakdown(by, title, rows) {
       ? el(
           "table.grid",
           {},
-          el("thead", {}, el("tr", {}, el("th", {}, by), el("th.num", {}, "count"), el("th.num", {}, "tokens in"), el("th.num", {}, "tokens out"), el("th.num", {}, "cache hit"), el("th.num", {}, "cost"))),
+          el("thead", {}, el("tr", {}, el("th", {}, by), el("th.num", {}, "sessions and runs"), el("th.num", {}, "tokens in"), el("th.num", {}, "tokens out"), el("th.num", {}, "cache hit"), el("th.num", {}, "cost"))),
           el(
             "tbody",
             {},
             rows.map((r) =>
               el(
                 "tr",
-                drill(by, r.key, r.source),
-                el("th", { scope: "row" }, r.key ?? el("span.muted", {}, "(none)"), r.source === "claude" ? el("span.src", { title: "Claude Code CLI runs" }, "Claude CLI") : null),
+                drill(by, r),
+                el("th", { scope: "row" }, r.key ?? el("span.muted", {}, "(none)"), " ", sourcesLine(r)),
                 el("td.num", {}, num(r.count)),
                 el("td.num", {}, num(r.tokens.input)),
                 el("td.num", {}, num(r.tokens.output)),
@@ -78,12 +96,17 @@ function breakdown(by, title, rows) {
   );
 }
 
-function drill(by, key, source) {
-  if (key === null || key === undefined || source !== "opencode" || by === "day" || by === "driver") return {};
-  return { tabindex: 0, "data-href": `#/sessions?${by}=${encodeURIComponent(key)}` };
+function drill(by, r) {
+  const opencode = (r.sources || []).some((x) => x.source === "opencode");
+  if (r.key === null || r.key === undefined || !opencode || by === "day" || by === "driver") return {};
+  return { tabindex: 0, "data-href": `#/sessions?${by}=${encodeURIComponent(r.key)}` };
 }
 
-function topTable(title, id, rows, field, label) {
+function topTable(title, id, rows, trees) {
+  const cost = trees ? "subtree_cost_usd" : "cost_usd";
+  const head = trees
+    ? [el("th", {}, "root session or run"), el("th", {}, "agent"), el("th.num", { title: "sessions in the tree: the root and all its subagents" }, "sessions in tree"), el("th.num", {}, "tree cost")]
+    : [el("th", {}, "session or run"), el("th", {}, "agent"), el("th", {}, "model"), el("th.num", {}, "own cost")];
   return el(
     "section",
     { id, "aria-labelledby": `h-${id}` },
@@ -92,20 +115,25 @@ function topTable(title, id, rows, field, label) {
       ? el(
           "table.grid",
           {},
-          el("thead", {}, el("tr", {}, el("th", {}, "session"), el("th", {}, "agent"), el("th.num", {}, "sessions"), el("th.num", {}, label))),
+          el("thead", {}, el("tr", {}, head)),
           el(
             "tbody",
             {},
-            rows.map((s) =>
-              el(
+            rows.map((s) => {
+              const run = s.source === "claude";
+              const href = run ? null : `#/session/${encodeURIComponent(s.session_id)}`;
+              const name = run
+                ? [s.title || s.run_key, " ", el("span.src", { title: "Claude Code CLI run" }, "Claude CLI")]
+                : [el("a", { href }, s.title || s.session_id), s.verdict && s.verdict !== "healthy" ? [" ", el(`span.pill.${s.verdict}`, {}, s.verdict)] : null];
+              return el(
                 "tr",
-                { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}` },
-                el("td.title", {}, el("a", { href: `#/session/${encodeURIComponent(s.session_id)}` }, s.title || s.session_id), " ", s.verdict && s.verdict !== "healthy" ? pill(s.verdict) : null),
+                href ? { tabindex: 0, "data-href": href } : { dataset: { run: s.run_key } },
+                el("td.title", {}, name),
                 el("td", {}, s.agent || "–"),
-                el("td.num", {}, num(s.subtree_session_count)),
-                el("td.num", {}, usd(s[field])),
-              ),
-            ),
+                trees ? el("td.num", {}, num(s.subtree_session_count)) : el("td", {}, s.model || "–"),
+                el("td.num", {}, usd(s[cost])),
+              );
+            }),
           ),
         )
       : el("p.muted", {}, "Nothing in this window."),

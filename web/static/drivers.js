@@ -59,7 +59,7 @@ function drawPerDriver(node, summary, since) {
     el(
       "table.grid",
       {},
-      el("thead", {}, el("tr", {}, el("th", {}, "driver"), el("th.num", {}, "cycles"), el("th.num", {}, "in flight"), states.map((s) => el("th.num", {}, s)))),
+      el("thead", {}, el("tr", {}, el("th", {}, "driver"), el("th.num", {}, "cycles"), el("th.num", {}, "in flight"), el("th.num", {}, "orphaned"), states.map((s) => el("th.num", {}, s)))),
       el(
         "tbody",
         {},
@@ -70,6 +70,7 @@ function drawPerDriver(node, summary, since) {
             el("th", { scope: "row" }, d.driver),
             el("td.num", {}, num(d.total)),
             el("td.num", {}, d.in_flight ? pill(`${d.in_flight} in flight`, "inflight") : "0"),
+            el("td.num", {}, d.orphaned ? pill(`${d.orphaned} orphaned`, "orphaned") : "0"),
             states.map((s) => el("td.num", {}, num(count(d, s)))),
           ),
         ),
@@ -98,11 +99,17 @@ function drawCycles(node, page, route, ctx) {
           el(
             `tr${c.in_flight ? ".inflight" : ""}`,
             { dataset: { cycle: c.cycle_id } },
-            el("td", {}, el("code", {}, c.cycle_id), c.in_flight ? [" ", pill("in flight", "inflight")] : null, c.start_synthesised ? [" ", pill("start synthesised", "muted")] : null),
+            el(
+              "td",
+              {},
+              el("code", {}, c.cycle_id),
+              c.orphaned ? [" ", pill("orphaned", "orphaned")] : c.in_flight ? [" ", pill("in flight", "inflight")] : null,
+              c.start_synthesised ? [" ", pill("start synthesised", "muted")] : null,
+            ),
             el("td", {}, c.driver),
             el("td", {}, c.host || "–", c.pid ? ` · ${c.pid}` : ""),
             el("td", {}, timeEl(c.started_at)),
-            el("td.num", {}, c.in_flight ? `${duration(c.elapsed_s)} so far` : duration(c.duration_s)),
+            el("td.num", {}, c.orphaned ? `open ${duration(c.elapsed_s)}, daemon down` : c.in_flight ? `${duration(c.elapsed_s)} so far` : duration(c.duration_s)),
             el("td.num", {}, num(c.candidates_count)),
             el("td.num", {}, num(c.claims_count)),
             el("td.num", {}, num(c.processed_count)),

@@ -10,12 +10,13 @@ const STATE_TEXT = {
 };
 
 export function mount(root) {
+  const status = el("p.fleet-status", { id: "fleet-status" });
   const tiles = el("div.tiles", { id: "daemons" });
   const outcomes = el("div", { id: "outcomes" });
   const stuck = el("div", { id: "stuck" });
   root.append(
     el("h1", {}, "Overview"),
-    el("section", { "aria-labelledby": "h-daemons" }, el("h2", { id: "h-daemons" }, "Daemons"), tiles),
+    el("section", { "aria-labelledby": "h-daemons" }, el("h2", { id: "h-daemons" }, "Daemons"), status, tiles),
     el("section", { "aria-labelledby": "h-outcomes" }, el("h2", { id: "h-outcomes" }, "Cycle outcomes, last 24 hours"), outcomes),
     el("section", { "aria-labelledby": "h-stuck" }, el("h2", { id: "h-stuck" }, "Stuck sessions needing attention, last 7 days"), stuck),
   );
@@ -32,6 +33,8 @@ export function mount(root) {
         if (r.status === "rejected" && r.reason instanceof Unreachable) throw r.reason;
       }
       draw(tiles, health, drawDaemons);
+      if (health.status === "fulfilled") drawStatus(status, health.value);
+      else clear(status);
       draw(outcomes, summary, drawOutcomes);
       draw(stuck, stuckSessions, drawStuck);
     },
@@ -43,9 +46,25 @@ function draw(node, result, fn) {
   else clear(node, errorBox(result.reason instanceof ApiError ? result.reason : new Error(String(result.reason))));
 }
 
+// The fleet in one line: its worst state, how many daemons are in each, and the open cycles
+// (live ones apart from those a dead daemon left behind).
+function drawStatus(node, health) {
+  const kind = health.status === "running_long_worker" ? "long" : health.status;
+  const counts = Object.entries(health.counts || {}).filter(([, n]) => n).map(([s, n]) => `${n} ${STATE_TEXT[s] || s}`);
+  const cycles = [`${health.cycles_in_flight} cycle(s) in flight`];
+  if (health.cycles_orphaned) cycles.push(`${health.cycles_orphaned} orphaned`);
+  clear(
+    node,
+    "Fleet: ",
+    pill(STATE_TEXT[health.status] || health.status, `st-${kind}`),
+    counts.length ? ` ${counts.join(", ")} · ` : " ",
+    cycles.join(", "),
+  );
+}
+
 function drawDaemons(node, health) {
   if (!health.daemons.length) {
-    clear(node, el("p.muted", {}, "No daemon has sent a heartbeat yet. Dispatchers report with POST /api/v1/heartbeat."));
+    clear(node, el("p.muted", {}, "No daemon has sent a heartbeat or begun a cycle yet. Dispatchers report with POST /api/v1/heartbeat."));
     return;
   }
   clear(node, health.daemons.map(daemonTile));
@@ -57,12 +76,16 @@ function daemonTile(d) {
   return el(
     `article.tile.state-${kind}`,
     { "aria-label": `${d.driver} on ${d.host}: ${STATE_TEXT[d.state] || d.state}`, dataset: { state: d.state, driver: d.driver } },
-    el("header", {}, el("strong", {}, d.driver), " ", pill(STATE_TEXT[d.state] || d.state, `st-${kind}`)),
+    el("header", {}, el("strong", {}, d.driver), pill(STATE_TEXT[d.state] || d.state, `st-${kind}`)),
     el(
       "dl",
       {},
       el("dt", {}, "host"), el("dd", {}, `${d.host}${d.pid ? ` · pid ${d.pid}` : ""}`),
-      el("dt", {}, "heartbeat"), el("dd", { class: d.heartbeat_age_s > 60 ? "warn" : "" }, `${duration(d.heartbeat_age_s)} ago`, d.source === "file" ? " (file)" : ""),
+      el("dt", {}, "heartbeat"),
+      d.heartbeat_age_s === null
+        ? el("dd.warn", {}, "never")
+        : el("dd", { class: d.heartbeat_age_s > 60 ? "warn" : "" }, `${duration(d.heartbeat_age_s)} ago`, d.source === "file" ? " (file)" : ""),
+      el("dt", {}, "process"), el("dd", {}, LIVENESS[d.liveness] || "–"),
       el("dt", {}, "cycle"),
       el(
         "dd",
@@ -71,8 +94,9 @@ function daemonTile(d) {
           ? [
               el("a", { href: `#/drivers?driver=${encodeURIComponent(d.driver)}&in_flight=1` }, el("code", {}, flight.cycle_id)),
               " ",
-              pill("in flight", "inflight"),
-              flight.elapsed_s !== null ? ` for ${duration(flight.elapsed_s)}` : "",
+              flight.orphaned ? pill("orphaned", "orphaned") : pill("in flight", "inflight"),
+              flight.elapsed_s !== null ? ` ${flight.orphaned ? "open" : ""} for ${duration(flight.elapsed_s)}` : "",
+              flight.orphaned ? el("span.muted", {}, " (the daemon died with it open)") : "",
             ]
           : el("span.muted", {}, "idle"),
       ),
@@ -82,6 +106,7 @@ function daemonTile(d) {
 }
 
 const STATE_ORDER = (a, b) => a.localeCompare(b);
+const LIVENESS = { alive: "alive", dead: "not running", unknown: "not on this host (cannot tell)" };
 
 function drawOutcomes(node, summary) {
   if (!summary.drivers.length) {
@@ -101,6 +126,10 @@ function drawOutcomes(node, summary) {
     if (d.in_flight) {
       cells.push(el("li", {}, el("span.dot.s-inflight"), "in flight: ", el("strong", {}, num(d.in_flight))));
       segs.push(el("span.seg.s-inflight", { style: `flex-grow:${d.in_flight}`, title: `in flight: ${d.in_flight}` }));
+    }
+    if (d.orphaned) {
+      cells.push(el("li", {}, el("span.dot.s-failed"), "orphaned: ", el("strong", {}, num(d.orphaned))));
+      segs.push(el("span.seg.s-failed", { style: `flex-grow:${d.orphaned}`, title: `orphaned: ${d.orphaned}` }));
     }
     return el(
       "tr",

@@ -1,7 +1,7 @@
 // One session: its record, its tree (subagents nested), the per-turn table, the findings
 // (evidence links to the exact parts) and the message timeline read from the archive.
 
-import { clear, duration, el, errorBox, fact, getJSON, num, paramsObject, pct, pill, table, timeEl, usd, when } from "./util.js";
+import { ApiError, clear, duration, el, errorBox, fact, getJSON, num, paramsObject, pct, pill, table, timeEl, usd, when } from "./util.js";
 import { drawTimeline } from "./timeline.js";
 
 export function mount(root, route, ctx) {
@@ -27,10 +27,17 @@ export function mount(root, route, ctx) {
     async refresh() {
       const p = route.params;
       const at = p.get("at");
-      const [data, page] = await Promise.all([
-        getJSON(`/api/sessions/${encodeURIComponent(id)}`),
-        getJSON(`/api/sessions/${encodeURIComponent(id)}/messages`, { offset: at ? "" : p.get("offset"), at, limit: 50 }).catch((e) => e),
-      ]);
+      let data;
+      try {
+        data = await getJSON(`/api/sessions/${encodeURIComponent(id)}`);
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 404) {
+          noSuchSession(root, id);
+          return;
+        }
+        throw e;
+      }
+      const page = await getJSON(`/api/sessions/${encodeURIComponent(id)}/messages`, { offset: at ? "" : p.get("offset"), at, limit: 50 }).catch((e) => e);
       document.title = `${data.session.title || id} · octel`;
       drawHead(head, data);
       drawTree(tree, data.tree && { ...data.tree, parent_session_id: data.parent_session_id, root_session_id: data.root_session_id }, id);
@@ -46,6 +53,18 @@ export function mount(root, route, ctx) {
   };
 }
 
+// One clear state for an id the store does not know, instead of empty sections.
+function noSuchSession(root, id) {
+  document.title = "No such session · octel";
+  clear(
+    root,
+    el("p.crumbs", {}, el("a", { href: "#/sessions" }, "Sessions"), " / ", el("code", {}, id || "")),
+    el("h1", { id: "no-such-session" }, "No such session"),
+    el("p", {}, "No archived session has the id ", el("code", {}, id || ""), ". It may not be archived yet, or it was pruned."),
+    el("p", {}, el("a", { href: `#/sessions?q=${encodeURIComponent(id || "")}` }, "Search the sessions"), " · ", el("a", { href: "#/sessions" }, "All sessions")),
+  );
+}
+
 function drawHead(node, data) {
   const s = data.session;
   const t = s.tokens || {};
@@ -58,8 +77,8 @@ function drawHead(node, data) {
       [s.agent && `agent ${s.agent}`, s.model && `model ${s.model}`, s.label && `label ${s.label}`, s.depth ? `subagent at depth ${s.depth}` : "root session", s.opencode_version && `OpenCode ${s.opencode_version}`]
         .filter(Boolean)
         .join(" · "),
-      s.cycle_id ? [" · cycle ", el("code", {}, s.cycle_id)] : null,
     ),
+    cycleLine(data.cycle),
     el(
       "div.facts",
       {},
@@ -77,6 +96,23 @@ function drawHead(node, data) {
     data.archive && !data.archive.available ? el("p.error", {}, `The archive file is not readable: ${data.archive.error}`) : null,
     walkErrors(data.archive),
     redactions(data.archive),
+  );
+}
+
+// The cycle this session belongs to (named by the archive or posted with the session).
+function cycleLine(c) {
+  if (!c) return el("p.muted", { id: "session-cycle" }, "No dispatcher cycle names this session.");
+  const state = c.in_flight ? pill("in flight", "inflight") : c.terminal_state ? pill(c.terminal_state, `s-${c.terminal_state.replace(/[^a-z0-9]+/gi, "_")}`) : null;
+  return el(
+    "p",
+    { id: "session-cycle" },
+    "cycle ",
+    el("a", { href: `#/drivers?driver=${encodeURIComponent(c.driver)}` }, el("code", {}, c.cycle_id)),
+    " · driver ",
+    el("strong", {}, c.driver),
+    " ",
+    state,
+    c.worker_outcome ? ` · outcome ${c.worker_outcome}` : "",
   );
 }
 
@@ -119,7 +155,7 @@ function drawTree(node, tree, current) {
         : el("a", { href: `#/session/${encodeURIComponent(s.session_id)}` }, s.title || s.session_id),
       " ",
       s.agent ? el("span.muted", {}, `@${s.agent} `) : null,
-      pill(s.verdict || "healthy"),
+      pill(s.verdict || "–"),
       s.in_flight ? [" ", pill("in flight", "inflight")] : null,
       el("span.muted", {}, ` ${num(s.turn_count)} turns · own ${usd(s.cost_usd)}`),
       s.children && s.children.length ? el("span.muted", {}, ` · tree ${usd(s.subtree_cost_usd)} over ${s.subtree_session_count} sessions`) : null,
@@ -139,23 +175,25 @@ function drawFindings(node, findings, id) {
     clear(node, el("p.ok", {}, "No detector found anything wrong."));
     return;
   }
+  // The server says each finding in a sentence and names each piece of evidence by turn and tool.
   clear(
     node,
-    shown.map((f) => {
-      const ev = f.evidence || {};
-      const links = [...(ev.part_ids || []).map((x) => ["part", x]), ...(ev.message_ids || []).map((x) => ["message", x])];
-      const rest = Object.entries(ev).filter(([k]) => k !== "part_ids" && k !== "message_ids");
-      return el(
+    shown.map((f) =>
+      el(
         `div.finding.${f.verdict}`,
         {},
-        el("strong", {}, f.detector), " ", pill(f.verdict), el("span.muted", {}, ` score ${Number(f.score).toFixed(2)}`),
-        f.start_index >= 0 ? el("span.muted", {}, ` · began at message ${f.start_index + 1}`) : null,
-        rest.length ? el("div", {}, rest.map(([k, v]) => el("span", {}, `${k}: `, el("code", {}, typeof v === "string" ? v : JSON.stringify(v)), " "))) : null,
-        links.length
-          ? el("div.ev", {}, "evidence: ", links.map(([kind, x]) => el("a", { href: `#/session/${encodeURIComponent(id)}?at=${encodeURIComponent(x)}`, title: `${kind} ${x}` }, el("code", {}, x.slice(-10)))))
+        el("p.sentence", {}, f.sentence || f.detector),
+        el("span.muted", {}, `${f.detector} · `), pill(f.verdict), el("span.muted", {}, ` score ${Number(f.score).toFixed(2)}`),
+        (f.evidence_links || []).length
+          ? el(
+              "div.ev",
+              {},
+              "evidence: ",
+              f.evidence_links.map((x) => el("a", { href: `#/session/${encodeURIComponent(id)}?at=${encodeURIComponent(x.id)}`, title: `${x.kind} ${x.id}` }, x.label)),
+            )
           : null,
-      );
-    }),
+      ),
+    ),
   );
 }
 
@@ -168,17 +206,18 @@ function drawTurns(node, turns, archive) {
     clear(node, el("p.muted", {}, "No assistant turns."));
     return;
   }
-  const head = ["msg", "started", "duration", "input", "output", "reasoning", "cache read", "cache write", "cost", "tools", "finish", "error"];
+  const head = ["turn", "message", "started", "duration", "input", "output", "reasoning", "cache read", "cache write", "cost", "tools", "finish", "error"];
   clear(
     node,
     table(
       "table.grid.turns",
-      head.map((h, i) => [h, i > 2 && i < 10 ? "num" : null]),
-      turns.map((t) =>
+      head.map((h, i) => [h, i > 3 && i < 11 ? "num" : null]),
+      turns.map((t, n) =>
         el(
           `tr${t.in_flight ? ".inflight" : ""}`,
           { tabindex: 0, "data-href": t.message_id ? `${window.location.hash.split("?")[0]}?at=${encodeURIComponent(t.message_id)}` : null },
-          el("td", {}, String(t.index + 1), t.in_flight ? [" ", pill("in flight", "inflight")] : null),
+          el("td", {}, String(n + 1), t.in_flight ? [" ", pill("in flight", "inflight")] : null),
+          el("td", {}, String(t.index + 1)),
           el("td", {}, t.created_at ? timeEl(t.created_at) : "–"),
           el("td.num", {}, t.in_flight ? "–" : duration(t.duration_s)),
           el("td.num", {}, num(t.tokens_input)),

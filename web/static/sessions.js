@@ -11,7 +11,7 @@ export function mount(root, route, ctx) {
     { name: "agent", label: "Agent", type: "text", list: true, placeholder: "any" },
     { name: "model", label: "Model", type: "text", list: true, placeholder: "any" },
     { name: "label", label: "Label", type: "text", list: true, placeholder: "any" },
-    { name: "verdict", label: "Verdict", type: "select", options: [["", "any"], ["stuck", "stuck"], ["suspect", "suspect"], ["healthy", "healthy"]] },
+    { name: "verdict", label: "Verdict", type: "select", options: [["", "any"], ["stuck", "stuck"], ["suspect", "suspect"], ["healthy", "healthy"], ["empty", "empty (no turns)"]] },
     { name: "since", label: "Window", type: "select", options: WINDOWS },
     { name: "root_only", label: "Trees", type: "select", options: [["", "all sessions"], ["1", "roots only"]] },
   ]);

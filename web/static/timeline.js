@@ -1,7 +1,7 @@
 // The message timeline of one archived session: tool calls folded, reasoning folded,
 // redactions drawn as such, every part addressable (id "p-<part id>") for findings to link to.
 
-import { clear, duration, el, num, pill, redactedText, timeEl, usd } from "./util.js";
+import { clear, duration, el, pill, redactedText, timeEl, tokenText, usd } from "./util.js";
 
 export function drawTimeline(node, page, onPage) {
   if (!page.items.length) {
@@ -25,12 +25,12 @@ function message(m) {
     "div.msg-head",
     {},
     el("span.role", {}, m.role || "message"),
-    el("span", {}, `#${m.index + 1}`),
+    el("span", {}, `message ${m.index + 1}`),
     m.agent ? el("span", {}, `@${m.agent}`) : null,
     m.created_at ? timeEl(m.created_at) : null,
     m.duration_s !== null && m.duration_s !== undefined ? el("span", {}, duration(m.duration_s)) : null,
     m.in_flight ? pill("in flight", "inflight") : null,
-    m.tokens ? el("span", { title: "input / output / reasoning / cache read / cache write" }, `tokens ${[m.tokens.input, m.tokens.output, m.tokens.reasoning, m.tokens.cache_read, m.tokens.cache_write].map(num).join(" / ")}`) : null,
+    m.tokens ? el("span.tokens", {}, `tokens: ${tokenText(m.tokens)}`) : null,
     m.cost_usd ? el("span", {}, usd(m.cost_usd)) : null,
     m.finish ? el("span", {}, `finish: ${m.finish}`) : null,
     el("code.muted", {}, m.id || ""),

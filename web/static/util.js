@@ -20,7 +20,8 @@ export async function getJSON(path, params) {
   }
   let resp;
   try {
-    resp = await fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" });
+    // "no-cache": the browser asks again with If-None-Match and an unchanged answer is a 304.
+    resp = await fetch(url, { headers: { Accept: "application/json" }, cache: "no-cache" });
   } catch (e) {
     throw new Unreachable(`cannot reach the octel server (${e.message})`);
   }
@@ -116,10 +117,20 @@ export function timeEl(iso) {
   return el("time", { datetime: iso || "", title: iso || "" }, when(iso));
 }
 
+// The one money format (the CLI's `money` is the same): cents from $1 up, four decimals below,
+// so a sub-cent turn still shows what it cost.
 export function usd(v) {
   if (v === null || v === undefined) return "–";
-  if (v !== 0 && Math.abs(v) < 0.01) return `$${v.toFixed(4)}`;
-  return `$${v.toFixed(2)}`;
+  if (v === 0) return "$0.00";
+  const digits = Math.abs(v) < 1 ? 4 : 2;
+  return `$${v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
+}
+
+// Token counts, each with its name: "in 2,555 · out 16 · reasoning 0 · cache read 0 · cache write 0".
+export function tokenText(t) {
+  if (!t) return "–";
+  const parts = [["in", t.input], ["out", t.output], ["reasoning", t.reasoning], ["cache read", t.cache_read], ["cache write", t.cache_write]];
+  return parts.map(([k, v]) => `${k} ${num(v || 0)}`).join(" · ");
 }
 
 export function num(v) {

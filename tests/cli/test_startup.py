@@ -1,0 +1,57 @@
+"""`octel --help` imports none of the heavy parts, and each command only what it uses (what is
+imported is behaviour; how long it takes is measured in benchmarks/bench_startup.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+import cli
+
+HEAVY = ("fastapi", "sqlalchemy", "sqlmodel", "archiver", "rich", "pydantic_settings", "httpx", "uvicorn")
+
+
+def _imported_by(*argv: str) -> set[str]:
+    code = (
+        "import json, sys\n"
+        "import cli\n"
+        "try:\n"
+        f"    cli.main({list(argv)!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stderr.write(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(json.loads(r.stderr.strip().splitlines()[-1]))
+
+
+def test_help_imports_nothing_heavy() -> None:
+    loaded = _imported_by("--help")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+@pytest.mark.parametrize(
+    ("argv", "absent"),
+    [(("cycles", "--help"), ("fastapi", "uvicorn")), (("doctor", "--help"), ("fastapi", "uvicorn"))],
+)
+def test_a_command_pays_only_for_what_it_uses(argv: tuple[str, ...], absent: tuple[str, ...]) -> None:
+    loaded = _imported_by(*argv)
+    assert not loaded & set(absent), sorted(loaded & set(absent))
+
+
+def test_the_help_line_of_every_command_is_its_own() -> None:
+    """`octel --help` shows COMMANDS' lines without importing the commands: they must agree."""
+    group = __import__("typer").main.get_command(cli.app)
+    assert set(group.commands) == set(cli.COMMANDS)  # type: ignore[attr-defined]
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        ours = click.Command(name, help=cli.COMMANDS[name][1]).get_short_help_str(45)
+        assert cmd.get_short_help_str(45) == ours, name
+
+
+def test_the_command_is_found_after_the_root_options() -> None:
+    assert cli.command_in(["--data-dir", "x", "--database-url=sqlite://", "why", "ses_1"]) == "why"
+    assert cli.command_in(["--help"]) is None
