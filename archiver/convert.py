@@ -30,6 +30,8 @@ from archiver.convert_events import as_int as _i
 from archiver.convert_events import as_list as _l
 from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
+from archiver.convert_fast import classic_messages
+from detectors.commands import hit_timeout
 from detectors.model import (
     Compaction,
     Message,
@@ -95,6 +97,9 @@ def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out:
     err = state.get("error")
     error = _s(err, MAX_OUTPUT) or _s(_d(err).get("message"), MAX_OUTPUT)
     interrupted = meta.get("interrupted") is True or "User aborted the command" in text_out
+    # the timeout note is appended after the output, so look at the end of the whole output
+    raw_out = state.get("output")
+    tail = raw_out[-400:] if isinstance(raw_out, str) else text_out[-400:]
     return ToolCall(
         part_id=pid,
         tool=tool,
@@ -105,6 +110,7 @@ def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out:
         exit_code=exit_code,
         call_id=call_id,
         interrupted=interrupted,
+        timed_out=exit_code is None and hit_timeout(tail),
     )
 
 
@@ -260,8 +266,13 @@ def from_opencode(
     permissions have their own converters; `status_samples` is accepted for symmetry.
     """
     del status_samples
-    out: list[Message] = []
-    created: list[float | None] = []
+    fast = classic_messages(messages)
+    if fast is not None:  # the common shape, read without the forgiving readers
+        out, created, sid = fast
+        _attach_overflows(out, created, events, session_id or sid)
+        return out
+    out = []
+    created = []
     for raw in _items(messages):
         item = _d(raw)
         try:

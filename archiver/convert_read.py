@@ -13,9 +13,10 @@ Anything else raises `NotASession` with a sentence saying what the file holds in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from archiver.convert import Converted, from_fixture, from_opencode
 from archiver.convert_events import merged_status, permissions_from_opencode, status_from_opencode
@@ -39,7 +40,7 @@ def _lines(text: str) -> list[Any]:
         if not line or line[0] not in "{[":
             continue
         try:
-            out.append(json.loads(line))
+            out.append(orjson.loads(line))
         except ValueError:
             bad += 1
     if not out and bad:
@@ -60,9 +61,9 @@ def parse_json_text(text: str) -> Any:
     if not body.strip():
         raise NotASession("no JSON in it")
     try:
-        return json.loads(body)
+        return orjson.loads(body)
     except ValueError as e:
-        if "Extra data" not in str(e) and "data:" not in body[:200]:
+        if "\n" not in body.strip() and "data:" not in body[:200]:
             raise NotASession(f"not JSON ({e})") from None
     return _lines(body)
 
