@@ -44,9 +44,19 @@ class Thresholds:
     monologue_stuck: int = _t(4, "the same text in a row before stuck")
     compaction_suspect: int = _t(2, "compactions or overflows without a file change before suspect")
     compaction_stuck: int = _t(3, "compactions or overflows without a file change before stuck")
-    no_progress_min_steps: int = _t(20, "steps with tool calls and no file change before judging")
+    no_progress_min_steps: int = _t(12, "steps with tool calls and no file change before judging")
     no_progress_suspect: float = _t(0.5, "share of those calls already made before, for suspect")
     no_progress_stuck: float = _t(0.7, "share of those calls already made before, for stuck")
+    doom_long_cycle_stuck: int = _t(3, "repetitions of a cycle of 3 or more calls before stuck")
+    repeat_in_turn_suspect: int = _t(4, "the same sentence this often inside one turn before suspect")
+    repeat_in_turn_stuck: int = _t(6, "the same sentence this often inside one turn before stuck")
+    stale_poll_suspect: int = _t(8, "polls (a wait, then a check) in a row with nothing new before suspect")
+    stale_poll_stuck: int = _t(12, "polls in a row with nothing new before stuck")
+    no_progress_long_steps: int = _t(20, "steps without a file change that make a long run")
+    no_progress_long_share: float = _t(0.2, "share of calls with no new fact that makes a long run stuck")
+    stale_poll_patience_s: float = _t(
+        120.0, "seconds slept in such polls past which only the poll_repeat limits apply"
+    )
 
     @classmethod
     def help(cls) -> dict[str, str]:
