@@ -10,7 +10,6 @@ Status polls and permission events are read by `archiver.convert_events` (re-exp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -30,7 +29,7 @@ from archiver.convert_events import as_int as _i
 from archiver.convert_events import as_list as _l
 from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
-from archiver.convert_fast import classic_messages
+from archiver.convert_fast import canonical_json, classic_messages
 from detectors.commands import hit_timeout
 from detectors.model import (
     Compaction,
@@ -73,20 +72,6 @@ class Converted(NamedTuple):
     messages: list[Message]
     status: list[StatusSample]
     permissions: list[PermissionEvent]
-
-
-def canonical_json(value: object) -> str:
-    """Tool input as JSON with sorted keys, so key order never makes two calls differ."""
-    if isinstance(value, str):
-        raw = value
-        try:
-            value = json.loads(raw)  # a pending call carries its input as raw text
-        except ValueError:
-            return raw
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    except _READ_ERRORS:
-        return repr(value)
 
 
 def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out: str) -> ToolCall:
@@ -258,17 +243,19 @@ def from_opencode(
     status_samples: Iterable[object] = (),
     events: Iterable[object] = (),
     session_id: str | None = None,
+    fast: bool = True,
 ) -> list[Message]:
     """Messages of one session, oldest first, in the normalised model.
 
+    `fast=False` skips the fast path (`archiver.convert_fast`), for comparing the two.
     `events` (the SSE stream as recorded) supplies what the stored messages lack: a context
     overflow is only an event, so it is pinned on the empty step it ended. Status samples and
     permissions have their own converters; `status_samples` is accepted for symmetry.
     """
     del status_samples
-    fast = classic_messages(messages)
-    if fast is not None:  # the common shape, read without the forgiving readers
-        out, created, sid = fast
+    quick = classic_messages(messages) if fast else None
+    if quick is not None:  # the common shape, read without the forgiving readers
+        out, created, sid = quick
         _attach_overflows(out, created, events, session_id or sid)
         return out
     out = []
@@ -294,18 +281,18 @@ def from_opencode(
     return out
 
 
-def from_fixture(doc: object, session_id: str | None = None) -> Converted:
+def from_fixture(doc: object, session_id: str | None = None, *, fast: bool = True) -> Converted:
     """A recorded run (`{messages: {sid: [...]}, status_samples, events, root_id}`) or a bare
     message list, converted for one session (the root unless `session_id` names another)."""
     if not isinstance(doc, Mapping):
-        return Converted(from_opencode(doc), [], [])
+        return Converted(from_opencode(doc, fast=fast), [], [])
     msgs_by_session = _d(doc.get("messages"))
     sid = session_id or _s(doc.get("root_id")) or next(iter(msgs_by_session), None)
     if not isinstance(sid, str) or not sid:
-        return Converted(from_opencode(doc.get("messages", doc)), [], [])
+        return Converted(from_opencode(doc.get("messages", doc), fast=fast), [], [])
     events = _l(doc.get("events"))
     return Converted(
-        from_opencode(msgs_by_session.get(sid), events=events, session_id=sid),
+        from_opencode(msgs_by_session.get(sid), events=events, session_id=sid, fast=fast),
         merged_status(_l(doc.get("status_samples")), events, sid),
         permissions_from_opencode(events, session_id=sid),
     )

@@ -9,6 +9,7 @@ converter, which reads whatever it can: the fast path never decides what a messa
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -26,7 +27,7 @@ from detectors.model import (
     ToolStatus,
 )
 
-__all__ = ["canonical_json_fast", "classic_messages"]
+__all__ = ["canonical_json", "canonical_json_fast", "classic_messages"]
 
 MAX_OUTPUT = 2000
 MAX_TEXT = 8000
@@ -51,10 +52,21 @@ def canonical_json_fast(value: object) -> str:
     return out.decode() if out.isascii() else _slow(value)
 
 
-def _slow(value: object) -> str:
-    from archiver.convert import canonical_json
+def canonical_json(value: object) -> str:
+    """Tool input as JSON with sorted keys, so key order never makes two calls differ."""
+    if isinstance(value, str):
+        raw = value
+        try:
+            value = json.loads(raw)  # a pending call carries its input as raw text
+        except ValueError:
+            return raw
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
 
-    return canonical_json(value)
+
+_slow = canonical_json
 
 
 def _str(v: object, cap: int) -> str:
@@ -71,19 +83,22 @@ def _part(p: Any) -> Part | None:
     kind = p.get("type")
     if kind in _SKIP:
         return None
-    pid = _str(p.get("id"), MAX_TEXT)
-    if kind == "text":
-        return Text(pid, _str(p.get("text"), MAX_TEXT), p.get("synthetic") is True)
-    if kind == "tool":
-        return _tool(pid, p)
+    pid = p.get("id", "")
+    if type(pid) is not str or len(pid) > MAX_TEXT:
+        raise _Unexpected
     if kind == "step-finish":
         tokens = p.get("tokens")
-        if type(tokens) is not dict:
+        reason = p.get("reason", "")
+        if type(tokens) is not dict or type(reason) is not str:
             raise _Unexpected
         out_t, reas_t = tokens.get("output", 0), tokens.get("reasoning", 0)
         if type(out_t) is not int or type(reas_t) is not int:
             raise _Unexpected
-        return StepFinish(pid, _str(p.get("reason"), MAX_TEXT), out_t, reas_t)
+        return StepFinish(pid, reason[:MAX_TEXT], out_t, reas_t)
+    if kind == "tool":
+        return _tool(pid, p)
+    if kind == "text":
+        return Text(pid, _str(p.get("text"), MAX_TEXT), p.get("synthetic") is True)
     if kind == "reasoning":
         return Reasoning(pid, _str(p.get("text"), MAX_TEXT))
     if kind == "patch":

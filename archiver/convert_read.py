@@ -53,11 +53,12 @@ def parse_json_text(text: str) -> Any:
 
     Lines before the first `{` or `[` line (a CLI's banner) are skipped."""
     start = 0
-    for line in text.splitlines(keepends=True):
-        if line.lstrip()[:1] in ("{", "[") or line.startswith("data:"):
-            break
-        start += len(line)
-    body = text[start:]
+    if text.lstrip()[:1] not in ("{", "["):  # the common case skips the line walk
+        for line in text.splitlines(keepends=True):
+            if line.lstrip()[:1] in ("{", "[") or line.startswith("data:"):
+                break
+            start += len(line)
+    body = text[start:] if start else text
     if not body.strip():
         raise NotASession("no JSON in it")
     try:
