@@ -74,6 +74,21 @@ _WS = re.compile(r"(?:\\[nrt]|\s)+")
 _QUOTE_WS = re.compile(r' ?" ?')
 
 
+def names_file(command: str, path: str) -> bool:
+    """The command names this file: by its last two path parts, or by its bare name standing
+    alone (`sed -i ... app.py`). `cat work/a/status.txt` does not name `work/b/status.txt`."""
+    parts = path.rstrip("/").rsplit("/", 2)
+    if len(parts) >= 2 and f"{parts[-2]}/{parts[-1]}" in command:
+        return True
+    name = parts[-1]
+    at = command.find(name)
+    while at >= 0:
+        if at == 0 or command[at - 1] in " \"'=<>":
+            return True
+        at = command.find(name, at + 1)
+    return False
+
+
 def undo_of(sig: str) -> str | None:
     """The signature of the edit that reverts this one (old and new swapped), if it is an edit."""
     if not sig.startswith("edit\x00"):
@@ -194,7 +209,7 @@ def digest(m: Message) -> Turn:
     text = " ".join(" ".join(texts).split()).lower() if texts else ""
     if patched and commands:
         for c in commands:  # the same command changing the same file again is no news
-            edits.extend(f"bash\x00{c}\x00{f}" for f in patched if f.rsplit("/", 1)[-1] in c)
+            edits.extend(f"bash\x00{c}\x00{f}" for f in patched if names_file(c, f))
     return Turn(
         index=m.index,
         id=m.id,

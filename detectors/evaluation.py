@@ -4,10 +4,10 @@ Each run is replayed through a `Probe` message by message, as a live watcher wou
 find when each detector first fired and first reached stuck. A stuck run is caught when its
 labelled detector ends stuck; a healthy run is a false alarm when any detector ends stuck (one
 that ends suspect is counted apart). The pattern named is `dominant()` of the final findings.
-The lag is how many messages after the pattern began (`pattern_start` of the label, else the
-finding's own start) the detector reached stuck. Status samples and permission events carry
-no message position, so they are fed after the last message: a detector that needs them is
-charged the whole run (a pessimistic figure).
+The lag is how many assistant turns after the turn where the pattern began (`pattern_start` of
+the label, else the finding's own start) the detector reached stuck. Status samples and
+permission events carry no message position, so they are fed after the last message: a
+detector that needs them is charged the whole run (a pessimistic figure).
 """
 
 from __future__ import annotations
@@ -156,9 +156,7 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
     if run.label in stuck:
         own = next(f for f in final if f.detector == run.label)
         start = run.pattern_start if run.pattern_start >= 0 else own.start_index
-        lag = (
-            float(max(0, first_stuck[run.label] - 1 - start)) if start >= 0 else float(first_stuck[run.label])
-        )
+        lag = float(_turns_between(run.messages, start, first_stuck[run.label]))
     return RunResult(
         run.name,
         run.label,
@@ -171,6 +169,12 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
         named.detector if named is not None else None,
         lag,
     )
+
+
+def _turns_between(messages: Sequence[Message], start: int, seen: int) -> int:
+    """Assistant turns after message `start` among the first `seen` messages: how many more
+    answers of the model a watcher read before the detector called the run stuck."""
+    return sum(1 for m in messages[max(0, start + 1) : seen] if m.role == "assistant")
 
 
 def _ratio(a: int, b: int) -> float | None:

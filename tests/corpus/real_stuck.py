@@ -186,7 +186,8 @@ def deadlock(i: int, project: str) -> Run:
             s, "permission_deadlock", "rule denials again and again", pre, loop + [s.end()], permission=perm
         )
     if i >= 5 and kind == 0:  # the ask comes from a subagent
-        sub = {"turns": [s.bash("git fetch --all"), s.end()]}
+        # the session's own rules do not reach its subagents: the child asks on a default rule
+        sub = {"turns": [s.read("/etc/hostname"), s.end()]}
         return _run(
             s,
             "permission_deadlock",

@@ -67,8 +67,10 @@ def test_a_cycle_longer_than_the_limit_is_not_a_doom_loop() -> None:
 
 
 def test_parallel_identical_calls_in_one_step_count() -> None:
-    s = Stream().user().step(*[bash("ls")] * 4)
+    s = Stream().user().step(*[bash("ls")] * 3)
     assert doom(s).verdict == "suspect"
+    s = Stream().user().step(*[bash("ls")] * 4)
+    assert doom(s).verdict == "stuck"
 
 
 def test_test_fix_test_is_progress() -> None:
