@@ -3,9 +3,8 @@
 Reads both API generations: the classic `GET /session/{id}/message` items (`{info, parts}`) and
 the `/api/session/{id}/message` items (`{type, content, ...}`, also inside a `{data: [...]}`
 envelope). Anything that cannot be read is skipped, never raised: a recorder must survive a
-server that changes shape under it. Long strings are cut (outputs and errors to
-`MAX_OUTPUT` characters, texts to `MAX_TEXT`) because the detectors only compare their heads.
-Status polls and permission events are read by `archiver.convert_events` (re-exported here).
+server that changes shape under it. Long strings are cut (outputs and errors to `MAX_OUTPUT`,
+texts to `MAX_TEXT`): the detectors compare heads. Events: `archiver.convert_events`.
 """
 
 from __future__ import annotations
@@ -283,7 +282,8 @@ def from_opencode(
 
 def from_fixture(doc: object, session_id: str | None = None, *, fast: bool = True) -> Converted:
     """A recorded run (`{messages: {sid: [...]}, status_samples, events, root_id}`) or a bare
-    message list, converted for one session (the root unless `session_id` names another)."""
+    message list, converted for one session (the root unless `session_id` names another); the
+    root gets its subagents' asks too (its messages show only the `task` call they hold up)."""
     if not isinstance(doc, Mapping):
         return Converted(from_opencode(doc, fast=fast), [], [])
     msgs_by_session = _d(doc.get("messages"))
@@ -291,8 +291,10 @@ def from_fixture(doc: object, session_id: str | None = None, *, fast: bool = Tru
     if not isinstance(sid, str) or not sid:
         return Converted(from_opencode(doc.get("messages", doc), fast=fast), [], [])
     events = _l(doc.get("events"))
+    tree = list(msgs_by_session) if sid == doc.get("root_id") else [sid]
+    asks = [p for s in tree for p in permissions_from_opencode(events, session_id=s)]
     return Converted(
         from_opencode(msgs_by_session.get(sid), events=events, session_id=sid, fast=fast),
         merged_status(_l(doc.get("status_samples")), events, sid),
-        permissions_from_opencode(events, session_id=sid),
+        sorted(asks, key=lambda p: p.t if p.t is not None else 0.0),
     )

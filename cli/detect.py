@@ -27,7 +27,7 @@ from cli.tables import read_store
 from detectors import Finding, Thresholds, dominant, score, worst_verdict
 from detectors.evaluation import evaluate
 from telemetry.queries.sessions import get_session
-from telemetry.queries.turns import archive_file
+from telemetry.queries.turns import archive_location
 
 __all__ = ["CorpusError", "detect", "load_corpus", "load_stream"]
 
@@ -175,7 +175,8 @@ def _stored_session(ctx: typer.Context, session_id: str) -> Converted:
         got = get_session(db, session_id)
     if got is None:
         fail(f"{session_id!r} is neither a file, a folder nor an archived session id", 2)
-    path = archive_file(settings_of(ctx).archives, got["session"]["archive_path"])
-    if not path.is_file():
-        fail(f"the archive of session {session_id} is not there ({path})")
+    stored = got["session"]["archive_path"]
+    path = archive_location(settings_of(ctx).archives, stored)
+    if path is None or not path.is_file():
+        fail(f"the archive of session {session_id} is not there ({stored})")
     return load_stream(path, session_id)

@@ -103,7 +103,15 @@ def undo_of(sig: str) -> str | None:
 
 def call_signature(tool: str, canonical_input: str) -> str:
     """What "the same call" means: tool and canonical input, with runs of whitespace inside
-    string values taken as one space and none at a value's ends (`ls  -la ` is `ls -la`)."""
+    string values taken as one space and none at a value's ends (`ls  -la ` is `ls -la`), and
+    a bash call's free-text `description` left out (the command is the call)."""
+    if tool == "bash" and '"description":' in canonical_input:
+        try:
+            args = json.loads(canonical_input)
+            args.pop("description", None)
+            canonical_input = json.dumps(args, sort_keys=True, separators=(",", ":"))
+        except (ValueError, AttributeError):
+            pass
     if " " in canonical_input or "\\" in canonical_input:
         canonical_input = _QUOTE_WS.sub('"', _WS.sub(" ", canonical_input))
     return tool + "\x00" + canonical_input

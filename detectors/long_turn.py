@@ -33,7 +33,9 @@ def repeated_sentence(text: str) -> tuple[str, int]:
     return sentence, n
 
 
-@register("output_limit", "a turn stopped by the output limit, and nothing came after it")
+@register(
+    "output_limit", "a turn stopped by the output limit, and nothing came after it", stop_reason="error"
+)
 class OutputLimit(Detector):
     name = "output_limit"
 
@@ -61,7 +63,7 @@ class OutputLimit(Detector):
         return Finding(self.name, verdict, 1.0 if verdict == "stuck" else 0.6, ev, t.index)
 
 
-@register("turn_repetition", "the same sentence again and again inside one turn")
+@register("turn_repetition", "the same sentence again and again inside one turn", stop_reason="loop_detected")
 class TurnRepetition(Detector):
     name = "turn_repetition"
 

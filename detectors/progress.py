@@ -45,7 +45,9 @@ def _poll_key(c: Call) -> str:
 _PLANNING = frozenset({"todowrite", "todoread"})
 
 
-@register("monologue", "the same text said again and again with nothing done between")
+@register(
+    "monologue", "the same text said again and again with nothing done between", stop_reason="loop_detected"
+)
 class Monologue(Detector):
     name = "monologue"
 
@@ -81,7 +83,7 @@ class Monologue(Detector):
         return self._best.finding(self.name, active=self._n > 0)
 
 
-@register("compaction_loop", "context compactions or overflows again and again")
+@register("compaction_loop", "context compactions or overflows again and again", stop_reason="loop_detected")
 class CompactionLoop(Detector):
     name = "compaction_loop"
 
@@ -130,7 +132,11 @@ class CompactionLoop(Detector):
         return f
 
 
-@register("no_progress", "many steps without a file change or a new fact, or polls that never change")
+@register(
+    "no_progress",
+    "many steps without a file change or a new fact, or polls that never change",
+    stop_reason="loop_detected",
+)
 class NoProgress(Detector):
     """Two signals since the session's own last file change. Steps: most calls repeat one made
     before with the same answer (or only rewrite the todo list). Polls: a wait and a check that

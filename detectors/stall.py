@@ -21,7 +21,9 @@ __all__ = ["CommandTimeout"]
 _NONE = Finding("command_timeout", "healthy", 0.0, {}, -1)
 
 
-@register("command_timeout", "a command ran into its timeout and the run stalled after it")
+@register(
+    "command_timeout", "a command ran into its timeout and the run stalled after it", stop_reason="timed_out"
+)
 class CommandTimeout(Detector):
     name = "command_timeout"
 
@@ -39,7 +41,7 @@ class CommandTimeout(Detector):
             return
         timed = [c for c in turn.calls if c.timed_out]
         if self._call is not None and not timed:
-            if not turn.active:
+            if not turn.calls and not turn.text:
                 self._after.append(turn.id)  # the next step came back with nothing, or never
             else:  # the agent carried on: keep the episode only if it had stalled meanwhile
                 self._keep()

@@ -78,6 +78,9 @@ def test_a_command_hitting_its_timeout_then_a_stall() -> None:
 def test_a_timeout_the_agent_recovers_from_is_healthy() -> None:
     s = _timed_out("sleep 3 && make").step(bash("sleep 3 && make", output="built"), text="With more time.")
     assert find(s, "command_timeout").verdict == "healthy"
+    # the rerun alone, no text: a call that waits is still the agent carrying on
+    s = _timed_out("sleep 3 && make").step(bash("sleep 3 && make", output="built")).step(text="Built.")
+    assert find(s, "command_timeout").verdict == "healthy"
 
 
 def test_a_timeout_left_as_the_last_thing_is_suspect_while_busy_and_stuck_once_idle() -> None:
@@ -109,9 +112,9 @@ def test_exit_codes_that_answer() -> None:
 def test_whitespace_and_key_order_variants_are_one_call() -> None:
     forms = ["cd x && npm test", "cd x  && npm test", "cd x &&  npm  test ", "cd  x && npm test"]
     s = Stream().user()
-    for k in range(6):
-        s.step(call("bash", {"command": forms[k % 4], "description": "Run"} if k % 2 else
-                    {"description": "Run", "command": forms[k % 4]}, exit=1, output="npm ERR!"))  # fmt: skip
+    for k in range(6):  # and a description that comes and goes: the command is the call
+        args = {"command": forms[k % 4], "description": "Run"} if k % 3 else {"command": forms[k % 4]}
+        s.step(call("bash", args if k % 2 else dict(reversed(args.items())), exit=1, output="npm ERR!"))
     found = score(s.messages)
     named = dominant(found)
     assert named is not None and named.detector == "doom_loop" and named.verdict == "stuck"
