@@ -74,7 +74,7 @@ def _print_eval(name: str, ev: Evaluation) -> None:
     console.print(
         f"stuck runs caught: {ev.stuck_detected}/{ev.stuck_runs} (recall {_pct(ev.stuck_recall)}); "
         f"right pattern named: {ev.right_named}/{ev.stuck_detected} ({_pct(ev.named_share)}); "
-        f"mean lag {_num(ev.mean_lag)} messages after the pattern began, "
+        f"mean lag {_num(ev.mean_lag)} assistant turns after the pattern began, "
         f"stuck at {_pct(ev.mean_point)} of the run; "
         f"healthy runs called stuck: {len(ev.false_alarms)}/{ev.healthy_runs}{alarms}; "
         f"marked suspect: {len(ev.suspect_healthy)}",

@@ -160,6 +160,7 @@ class Turn:
     finish: str | None
     output_tokens: int
     retry_attempt: int
+    summary: bool = False  # a compaction summary: the model's text, but no turn of the work
 
     @property
     def active(self) -> bool:
@@ -233,4 +234,5 @@ def digest(m: Message) -> Turn:
         finish=m.finish,
         output_tokens=m.output_tokens,
         retry_attempt=retry,
+        summary=m.summary,
     )

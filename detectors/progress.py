@@ -60,6 +60,8 @@ class Monologue(Detector):
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
+        if turn.summary:
+            return  # compaction summaries read alike by design; compaction_loop judges them
         if turn.role != "assistant":
             if turn.text:  # the same answer to a new question is not a monologue
                 self._n = 0
