@@ -129,3 +129,30 @@ def test_cycles_of_three_and_four_through_text_and_reasoning_are_stuck() -> None
                    reasoning="Maybe the split." if k % 3 == 0 else None)  # fmt: skip
         f = find(s, "doom_loop")
         assert f.verdict == "stuck" and f.evidence["period"] == period, period
+
+
+WORDS = st.sampled_from(["ls", "-la", "src", "&&", "npm", "test", "|", "grep", "x"])
+
+
+@given(
+    st.lists(WORDS, min_size=1, max_size=8),
+    st.lists(st.sampled_from([" ", "  ", "\t", "\n"]), min_size=8, max_size=8),
+)
+def test_whitespace_never_makes_two_calls_differ(words: list[str], gaps: list[str]) -> None:
+    import json
+
+    from detectors.digest import call_signature
+
+    plain = " ".join(words)
+    spaced = gaps[0] + "".join(w + gaps[i % len(gaps)] for i, w in enumerate(words))
+    a = call_signature("bash", json.dumps({"command": plain}, sort_keys=True, separators=(",", ":")))
+    b = call_signature("bash", json.dumps({"command": spaced, "description": "x"}, sort_keys=True,
+                                          separators=(",", ":")))  # fmt: skip
+    assert a == b
+
+
+@given(st.sampled_from(["grep", "rg", "diff", "cmp", "test", "pytest", "make", "npm"]), st.integers(0, 3))
+def test_only_the_deciding_program_and_status_make_an_answer(prog: str, status: int) -> None:
+    answer = exit_is_answer(f"cd src && {prog} x y", status, "")
+    assert answer == (status == 1 and prog in {"grep", "rg", "diff", "cmp", "test"})
+    assert not exit_is_answer(f"{prog} x y && make", status, "")  # make decides the status
