@@ -20,9 +20,10 @@ from rich.progress import track
 from rich.table import Table
 
 from archiver.convert import Converted
-from cli.app import app, console, err_console, fail, print_json, settings_of
+from cli.app import app, console, err_console, fail, settings_of
 from cli.detect_eval import corpus_sets, load_corpus, print_evaluations
 from cli.detect_load import CorpusError, load_stream
+from cli.output import Output, emit, output_options
 from cli.tables import read_store
 from detectors import Finding, Thresholds, dominant, score, worst_verdict
 from detectors.evaluation import evaluate
@@ -120,6 +121,7 @@ def _thresholds(pairs: Iterable[str]) -> Thresholds:
 
 
 @app.command()
+@output_options
 def detect(
     ctx: typer.Context,
     target: Annotated[
@@ -128,7 +130,6 @@ def detect(
     evaluate_corpus: Annotated[
         bool, typer.Option("--eval", help="TARGET is a labelled corpus: print precision, recall, delay.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also list healthy detectors.")] = False,
     session: Annotated[
         str | None, typer.Option(help="Which session of a recorded run (default: root).")
@@ -137,25 +138,30 @@ def detect(
         list[str] | None,
         typer.Option("--threshold", "-t", help="NAME=VALUE, repeatable (docs/detectors.md)."),
     ] = None,
+    output: Output = Output.table,
 ) -> None:
-    """Score sessions with the stuck-agent detectors, or measure the detectors on a labelled corpus."""
+    """Score sessions with the stuck-agent detectors, or measure the detectors on a labelled corpus.
+    `--jsonl` and `--csv` print one row per finding (per detector with `--eval`)."""
     th = _thresholds(threshold or [])
     path = Path(target)
     try:
         if evaluate_corpus:
             if not path.is_dir():
                 fail(f"--eval needs a folder of labelled runs; {target!r} is not one", 2)
-            sets = corpus_sets(path, progress=not as_json and err_console.is_terminal)
+            sets = corpus_sets(path, progress=output is Output.table and err_console.is_terminal)
             if not sets:
                 fail(f"no *.label.json files in {target} or its folders", 2)
             evals = {name: evaluate(runs, thresholds=th) for name, runs in sets.items()}
-            print_evaluations(evals, as_json)
+            docs = {name: ev.to_dict() for name, ev in evals.items()}
+            answer = next(iter(docs.values())) if len(docs) == 1 else {"sets": docs}
+            rows = [{"set": name, **d.to_dict()} for name, ev in evals.items() for d in ev.detectors]
+            emit(output, answer, rows, lambda: print_evaluations(evals))
             return
         if path.is_dir():
             files = _session_files(path)
             if not files:
                 fail(f"no .json files in {target}", 2)
-            quiet = as_json or not err_console.is_terminal
+            quiet = output is not Output.table or not err_console.is_terminal
             items = track(files, description="scoring", console=err_console, transient=True, disable=quiet)
             results = [_result_or_skip(p, session, th, show_all) for p in items]
         elif path.is_file():
@@ -164,10 +170,8 @@ def detect(
             results = [_result(target, _stored_session(ctx, target), th, show_all)]
     except CorpusError as e:
         fail(str(e), 2)
-    if as_json:
-        print_json(results if path.is_dir() else results[0])
-    else:
-        _print_results(results)
+    rows = [{"source": r["source"], **f} for r in results for f in r["findings"]]
+    emit(output, results if path.is_dir() else results[0], rows, lambda: _print_results(results))
 
 
 def _stored_session(ctx: typer.Context, session_id: str) -> Converted:

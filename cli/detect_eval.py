@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.progress import track
 from rich.table import Column, Table
 
-from cli.app import console, err_console, print_json
+from cli.app import console, err_console
 from cli.detect_load import CorpusError, load_stream, read_json
 from detectors import REGISTRY
 from detectors.evaluation import Evaluation, LabelledRun
@@ -82,10 +82,7 @@ def _print_eval(name: str, ev: Evaluation) -> None:
     )
 
 
-def print_evaluations(evals: dict[str, Evaluation], as_json: bool) -> None:
-    if as_json:
-        docs = {name: ev.to_dict() for name, ev in evals.items()}
-        print_json(next(iter(docs.values())) if len(docs) == 1 else {"sets": docs})
-        return
+def print_evaluations(evals: dict[str, Evaluation]) -> None:
+    """The tables, set by set."""
     for name, ev in evals.items():
         _print_eval(name, ev)
