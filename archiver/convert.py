@@ -3,14 +3,12 @@
 Reads both API generations: the classic `GET /session/{id}/message` items (`{info, parts}`) and
 the `/api/session/{id}/message` items (`{type, content, ...}`, also inside a `{data: [...]}`
 envelope). Anything that cannot be read is skipped, never raised: a recorder must survive a
-server that changes shape under it. Long strings are cut (outputs and errors to
-`MAX_OUTPUT` characters, texts to `MAX_TEXT`) because the detectors only compare their heads.
-Status polls and permission events are read by `archiver.convert_events` (re-exported here).
+server that changes shape under it. Long strings are cut (outputs and errors to `MAX_OUTPUT`,
+texts to `MAX_TEXT`): the detectors compare heads. Events: `archiver.convert_events`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -30,6 +28,8 @@ from archiver.convert_events import as_int as _i
 from archiver.convert_events import as_list as _l
 from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
+from archiver.convert_fast import canonical_json, classic_messages
+from detectors.commands import hit_timeout
 from detectors.model import (
     Compaction,
     Message,
@@ -73,20 +73,6 @@ class Converted(NamedTuple):
     permissions: list[PermissionEvent]
 
 
-def canonical_json(value: object) -> str:
-    """Tool input as JSON with sorted keys, so key order never makes two calls differ."""
-    if isinstance(value, str):
-        raw = value
-        try:
-            value = json.loads(raw)  # a pending call carries its input as raw text
-        except ValueError:
-            return raw
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    except _READ_ERRORS:
-        return repr(value)
-
-
 def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out: str) -> ToolCall:
     status = state.get("status")
     meta = _d(state.get("metadata")) or _d(state.get("structured"))
@@ -95,6 +81,9 @@ def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out:
     err = state.get("error")
     error = _s(err, MAX_OUTPUT) or _s(_d(err).get("message"), MAX_OUTPUT)
     interrupted = meta.get("interrupted") is True or "User aborted the command" in text_out
+    # the timeout note is appended after the output, so look at the end of the whole output
+    raw_out = state.get("output")
+    tail = raw_out[-400:] if isinstance(raw_out, str) else text_out[-400:]
     return ToolCall(
         part_id=pid,
         tool=tool,
@@ -105,6 +94,7 @@ def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out:
         exit_code=exit_code,
         call_id=call_id,
         interrupted=interrupted,
+        timed_out=exit_code is None and hit_timeout(tail),
     )
 
 
@@ -252,16 +242,23 @@ def from_opencode(
     status_samples: Iterable[object] = (),
     events: Iterable[object] = (),
     session_id: str | None = None,
+    fast: bool = True,
 ) -> list[Message]:
     """Messages of one session, oldest first, in the normalised model.
 
+    `fast=False` skips the fast path (`archiver.convert_fast`), for comparing the two.
     `events` (the SSE stream as recorded) supplies what the stored messages lack: a context
     overflow is only an event, so it is pinned on the empty step it ended. Status samples and
     permissions have their own converters; `status_samples` is accepted for symmetry.
     """
     del status_samples
-    out: list[Message] = []
-    created: list[float | None] = []
+    quick = classic_messages(messages) if fast else None
+    if quick is not None:  # the common shape, read without the forgiving readers
+        out, created, sid = quick
+        _attach_overflows(out, created, events, session_id or sid)
+        return out
+    out = []
+    created = []
     for raw in _items(messages):
         item = _d(raw)
         try:
@@ -283,18 +280,21 @@ def from_opencode(
     return out
 
 
-def from_fixture(doc: object, session_id: str | None = None) -> Converted:
+def from_fixture(doc: object, session_id: str | None = None, *, fast: bool = True) -> Converted:
     """A recorded run (`{messages: {sid: [...]}, status_samples, events, root_id}`) or a bare
-    message list, converted for one session (the root unless `session_id` names another)."""
+    message list, converted for one session (the root unless `session_id` names another); the
+    root gets its subagents' asks too (its messages show only the `task` call they hold up)."""
     if not isinstance(doc, Mapping):
-        return Converted(from_opencode(doc), [], [])
+        return Converted(from_opencode(doc, fast=fast), [], [])
     msgs_by_session = _d(doc.get("messages"))
     sid = session_id or _s(doc.get("root_id")) or next(iter(msgs_by_session), None)
     if not isinstance(sid, str) or not sid:
-        return Converted(from_opencode(doc.get("messages", doc)), [], [])
+        return Converted(from_opencode(doc.get("messages", doc), fast=fast), [], [])
     events = _l(doc.get("events"))
+    tree = list(msgs_by_session) if sid == doc.get("root_id") else [sid]
+    asks = [p for s in tree for p in permissions_from_opencode(events, session_id=s)]
     return Converted(
-        from_opencode(msgs_by_session.get(sid), events=events, session_id=sid),
+        from_opencode(msgs_by_session.get(sid), events=events, session_id=sid, fast=fast),
         merged_status(_l(doc.get("status_samples")), events, sid),
-        permissions_from_opencode(events, session_id=sid),
+        sorted(asks, key=lambda p: p.t if p.t is not None else 0.0),
     )

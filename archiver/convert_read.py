@@ -13,9 +13,11 @@ Anything else raises `NotASession` with a sentence saying what the file holds in
 
 from __future__ import annotations
 
-import json
+import gc
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from archiver.convert import Converted, from_fixture, from_opencode
 from archiver.convert_events import merged_status, permissions_from_opencode, status_from_opencode
@@ -39,7 +41,7 @@ def _lines(text: str) -> list[Any]:
         if not line or line[0] not in "{[":
             continue
         try:
-            out.append(json.loads(line))
+            out.append(orjson.loads(line))
         except ValueError:
             bad += 1
     if not out and bad:
@@ -52,17 +54,18 @@ def parse_json_text(text: str) -> Any:
 
     Lines before the first `{` or `[` line (a CLI's banner) are skipped."""
     start = 0
-    for line in text.splitlines(keepends=True):
-        if line.lstrip()[:1] in ("{", "[") or line.startswith("data:"):
-            break
-        start += len(line)
-    body = text[start:]
+    if text.lstrip()[:1] not in ("{", "["):  # the common case skips the line walk
+        for line in text.splitlines(keepends=True):
+            if line.lstrip()[:1] in ("{", "[") or line.startswith("data:"):
+                break
+            start += len(line)
+    body = text[start:] if start else text
     if not body.strip():
         raise NotASession("no JSON in it")
     try:
-        return json.loads(body)
+        return orjson.loads(body)
     except ValueError as e:
-        if "Extra data" not in str(e) and "data:" not in body[:200]:
+        if "\n" not in body.strip() and "data:" not in body[:200]:
             raise NotASession(f"not JSON ({e})") from None
     return _lines(body)
 
@@ -150,5 +153,14 @@ def stream_from_doc(doc: Any, session_id: str | None = None) -> Converted:
 
 
 def read_session(text: str, session_id: str | None = None) -> Converted:
-    """Parse `text` (any shape above) and convert one session: `session_id`, else the root."""
-    return stream_from_doc(parse_json_text(text), session_id)
+    """Parse `text` (any shape above) and convert one session: `session_id`, else the root.
+
+    The cycle collector is paused meanwhile: a session's JSON is hundreds of thousands of small
+    containers, none of them garbage yet, and each collection would walk them all again."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return stream_from_doc(parse_json_text(text), session_id)
+    finally:
+        if paused:
+            gc.enable()

@@ -2,12 +2,15 @@
 
 One run measures, on a generated session of STEPS assistant steps (reads, edits, tests, text):
 - parse:       json.loads of the session as OpenCode serves it (the baseline);
-- convert:     archiver.convert (OpenCode JSON -> normalised messages);
+- convert:     archiver.convert (OpenCode JSON -> normalised messages), fast path;
+- end to end:  raw JSON bytes -> findings, the old path (json.loads, the general converter,
+               score) against the new one (`archiver.convert_read.read_session`: orjson and
+               the converter's fast path, then score), both in this run;
 - batch:       detectors.score over the whole stream;
 - incremental: a Probe fed message by message, asking for findings after every message.
 Each is the best of REPEATS, in CPU time of this process (one core; other work on a shared
-machine slows the wall clock, not this). Targets: batch >= 100,000 parts per second on one core, and
-incremental within 2x of batch.
+machine slows the wall clock, not this). Targets: batch >= 100,000 parts per second on one core,
+incremental within 2x of batch, and the new end-to-end path at least 2x the old one.
 
     python benchmarks/bench_detectors.py [--steps 20000] [--repeats 5] [--json] [--check]
 """
@@ -27,10 +30,12 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "corpus"))
 import gen_corpus
 
 from archiver.convert import from_fixture
+from archiver.convert_read import read_session
 from detectors import Probe, score
 
 PARTS_PER_SECOND_TARGET = 100_000
 INCREMENTAL_RATIO_TARGET = 2.0
+END_TO_END_SPEEDUP_TARGET = 2.0
 
 
 def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
@@ -46,6 +51,18 @@ def run(steps: int, repeats: int) -> dict[str, Any]:
     raw = json.dumps(gen_corpus.large_session(steps)).encode()
     t_parse, doc = _best(lambda: json.loads(raw), repeats)
     t_convert, conv = _best(lambda: from_fixture(doc), repeats)
+
+    def old_path() -> int:
+        c = from_fixture(json.loads(raw), fast=False)
+        return len(score(c.messages, status=c.status, permissions=c.permissions))
+
+    def new_path() -> int:
+        c = read_session(raw.decode())
+        return len(score(c.messages, status=c.status, permissions=c.permissions))
+
+    t_old, n_old = _best(old_path, repeats)
+    t_new, n_new = _best(new_path, repeats)
+    assert n_old == n_new, "the two paths must find the same"
     messages = conv.messages
     parts = sum(len(m.parts) for m in messages)
 
@@ -68,7 +85,14 @@ def run(steps: int, repeats: int) -> dict[str, Any]:
         "messages": len(messages),
         "parts": parts,
         "json_bytes": len(raw),
-        "seconds": {"parse": t_parse, "convert": t_convert, "batch": t_batch, "incremental": t_incr},
+        "seconds": {
+            "parse": t_parse,
+            "convert": t_convert,
+            "batch": t_batch,
+            "incremental": t_incr,
+            "end_to_end_old": t_old,
+            "end_to_end_new": t_new,
+        },
         "parts_per_second": {
             "batch": parts / t_batch,
             "incremental": parts / t_incr,
@@ -80,11 +104,13 @@ def run(steps: int, repeats: int) -> dict[str, Any]:
             "convert_vs_parse": t_convert / t_parse,
             "incremental_vs_batch": t_incr / t_batch,
             "full_vs_quarter_rate": (parts / t_batch) / quarter_pps,
+            "end_to_end_speedup": t_old / t_new,
         },
         "findings": [f.to_dict()["detector"] for f in found],
         "targets": {
             "batch_parts_per_second": parts / t_batch >= PARTS_PER_SECOND_TARGET,
             "incremental_within_2x": t_incr / t_batch <= INCREMENTAL_RATIO_TARGET,
+            "end_to_end_2x_faster": t_old / t_new >= END_TO_END_SPEEDUP_TARGET,
         },
     }
 
@@ -111,6 +137,9 @@ def main(argv: list[str]) -> int:
         print(f"incremental probe   {s['incremental'] * 1e3:8.1f} ms  {pps['incremental']:>10,.0f} parts/s  "
               f"{ratio['incremental_vs_parse']:.2f}x parse, "
               f"{ratio['incremental_vs_batch']:.2f}x batch")  # fmt: skip
+        old, new = s["end_to_end_old"] * 1e3, s["end_to_end_new"] * 1e3
+        print(f"raw JSON -> findings: old {old:.1f} ms, new {new:.1f} ms "
+              f"({ratio['end_to_end_speedup']:.2f}x faster)")  # fmt: skip
         print(f"rate on the whole session vs its first quarter: {ratio['full_vs_quarter_rate']:.2f} "
               "(1.0 = linear)")  # fmt: skip
         for name, ok in r["targets"].items():

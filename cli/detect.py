@@ -11,81 +11,28 @@ up as an archived session id in the store.
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import track
-from rich.table import Column, Table
+from rich.table import Table
 
 from archiver.convert import Converted
-from archiver.convert_read import NotASession, read_session
 from cli.app import app, console, err_console, fail, settings_of
+from cli.detect_eval import corpus_sets, load_corpus, print_evaluations
+from cli.detect_load import CorpusError, load_stream
 from cli.output import Output, emit, output_options
 from cli.tables import read_store
-from detectors import REGISTRY, Finding, Thresholds, score, worst_verdict
-from detectors.evaluation import Evaluation, LabelledRun, evaluate
+from detectors import Finding, Thresholds, dominant, score, worst_verdict
+from detectors.evaluation import evaluate
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import archive_location
 
 __all__ = ["CorpusError", "detect", "load_corpus", "load_stream"]
 
 _COLOUR = {"stuck": "red", "suspect": "yellow", "healthy": "green"}
-
-
-class CorpusError(ValueError):
-    """A file could not be read as a session or a label; the message says which and why."""
-
-
-def _read_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        return raw.decode("utf-8", errors="replace")
-    except (OSError, EOFError) as e:
-        raise CorpusError(f"cannot read {path}: {e}") from None
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(_read_text(path))
-    except ValueError as e:
-        raise CorpusError(f"cannot read {path}: {e}") from None
-
-
-def load_stream(path: Path, session_id: str | None = None) -> Converted:
-    """The normalised stream of one file: an archive, a recorded run, an `opencode export`, a
-    `opencode run --format json` log, an event capture or a message list."""
-    try:
-        return read_session(_read_text(path), session_id)
-    except NotASession as e:
-        raise CorpusError(f"{path} is not a session: {e}") from None
-
-
-def load_corpus(folder: Path, *, progress: bool = False) -> list[LabelledRun]:
-    """Every labelled run in `folder`, sorted by name."""
-    runs = []
-    known = {"healthy", *REGISTRY.names()}
-    files = sorted(folder.glob("*.label.json"))
-    items = track(files, description="reading", console=err_console, transient=True, disable=not progress)
-    for label_file in items:
-        label = _read_json(label_file)
-        name = label_file.name.removesuffix(".label.json")
-        if not isinstance(label, dict) or label.get("label") not in known:
-            raise CorpusError(f"{label_file}: 'label' must be one of {', '.join(sorted(known))}")
-        also = label.get("also") or []
-        if not isinstance(also, list) or not set(also) <= known:
-            raise CorpusError(f"{label_file}: 'also' must list detector names")
-        session = folder / str(label.get("session") or f"{name}.json")
-        stream = load_stream(session)
-        runs.append(
-            LabelledRun(name, label["label"], stream.messages, stream.status, stream.permissions, tuple(also))
-        )
-    return runs
 
 
 _SESSION_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".log")
@@ -127,10 +74,12 @@ def _result(source: str, stream: Converted, th: Thresholds, include_healthy: boo
         return {"source": source, "messages": 0, "verdict": None, "reason": NO_MESSAGES, "findings": []}
     found = score(stream.messages, status=stream.status, permissions=stream.permissions, thresholds=th,
                   include_healthy=True)  # fmt: skip
+    named = dominant(found)
     return {
         "source": source,
         "messages": len(stream.messages),
         "verdict": worst_verdict(found),
+        "pattern": named.detector if named is not None else None,
         "findings": [f.to_dict() for f in found if include_healthy or f.verdict != "healthy"],
     }
 
@@ -141,7 +90,9 @@ def _print_results(results: list[dict[str, Any]]) -> None:
             console.print(f"[bold]{r['source']}[/]: no verdict ({r['reason']})")
             continue
         colour = _COLOUR[r["verdict"]]
-        console.print(f"[bold]{r['source']}[/] ({r['messages']} messages): [{colour}]{r['verdict']}[/]")
+        named = f" ({r['pattern']})" if r.get("pattern") else ""
+        head = f"[bold]{r['source']}[/] ({r['messages']} messages)"
+        console.print(f"{head}: [{colour}]{r['verdict']}[/]{named}")
         if not r["findings"]:
             continue
         table = Table("detector", "verdict", "score", "from msg", "evidence", box=None, padding=(0, 1))
@@ -154,27 +105,6 @@ def _print_results(results: list[dict[str, Any]]) -> None:
 
 def _start(index: int) -> str:
     return "-" if index < 0 else str(index)
-
-
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.0f}%"
-
-
-def _print_eval(ev: Evaluation) -> None:
-    # delay: messages after the pattern began; fired at: share of the run seen when it fired
-    table = Table("TP", "FP", "FN", "precision", "recall", "delay", "fired at", padding=(0, 1))
-    table.columns.insert(0, Column("detector", no_wrap=True))
-    for d in ev.detectors:
-        delay = "-" if d.delay_messages is None else f"{d.delay_messages:.1f}"
-        table.add_row(d.detector, str(d.true_positives), str(d.false_positives), str(d.false_negatives),
-                      _pct(d.precision), _pct(d.recall), delay, _pct(d.delay_fraction))  # fmt: skip
-    console.print(table)
-    console.print(
-        f"stuck runs detected: {ev.stuck_detected}/{ev.stuck_runs} (recall {_pct(ev.stuck_recall)}); "
-        f"false alarms on healthy runs: {len(ev.false_alarms)}/{ev.healthy_runs}"
-        + (f" ({', '.join(ev.false_alarms)})" if ev.false_alarms else ""),
-        highlight=False,
-    )
 
 
 def _thresholds(pairs: Iterable[str]) -> Thresholds:
@@ -218,11 +148,14 @@ def detect(
         if evaluate_corpus:
             if not path.is_dir():
                 fail(f"--eval needs a folder of labelled runs; {target!r} is not one", 2)
-            runs = load_corpus(path, progress=output is Output.table and err_console.is_terminal)
-            if not runs:
-                fail(f"no *.label.json files in {target}", 2)
-            ev = evaluate(runs, thresholds=th)
-            emit(output, ev.to_dict(), [d.to_dict() for d in ev.detectors], lambda: _print_eval(ev))
+            sets = corpus_sets(path, progress=output is Output.table and err_console.is_terminal)
+            if not sets:
+                fail(f"no *.label.json files in {target} or its folders", 2)
+            evals = {name: evaluate(runs, thresholds=th) for name, runs in sets.items()}
+            docs = {name: ev.to_dict() for name, ev in evals.items()}
+            answer = next(iter(docs.values())) if len(docs) == 1 else {"sets": docs}
+            rows = [{"set": name, **d.to_dict()} for name, ev in evals.items() for d in ev.detectors]
+            emit(output, answer, rows, lambda: print_evaluations(evals))
             return
         if path.is_dir():
             files = _session_files(path)

@@ -6,12 +6,14 @@ message by message; both return the same findings. Built-in detectors register t
 """
 
 from detectors import doom_loop as _doom_loop
+from detectors import long_turn as _long_turn
 from detectors import permission_deadlock as _permission_deadlock
 from detectors import progress as _progress
 from detectors import quiet as _quiet
 from detectors import retry_cascade as _retry_cascade
+from detectors import stall as _stall
 from detectors.base import REGISTRY, Detector, DetectorSpec, Registry, register
-from detectors.findings import VERDICTS, Finding, Verdict, worst_verdict
+from detectors.findings import VERDICTS, Finding, Verdict, dominant, worst_verdict
 from detectors.probe import Probe, score
 from detectors.thresholds import Thresholds
 
@@ -25,9 +27,10 @@ __all__ = [
     "Registry",
     "Thresholds",
     "Verdict",
+    "dominant",
     "register",
     "score",
     "worst_verdict",
 ]
 
-del _doom_loop, _permission_deadlock, _progress, _quiet, _retry_cascade
+del _doom_loop, _long_turn, _permission_deadlock, _progress, _quiet, _retry_cascade, _stall

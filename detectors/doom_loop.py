@@ -137,8 +137,9 @@ class DoomLoop(Detector):
                     v2, s2 = grade(reps, th.poll_repeat_suspect, th.poll_repeat_stuck)
                     if s2 > score:
                         verdict, score, count, start = v2, s2, reps, run.start
-            else:
-                verdict, score = grade(reps, th.doom_cycle_suspect, th.doom_cycle_stuck)
+            else:  # a longer cycle is a surer sign: fewer turns round it make it stuck
+                stuck = th.doom_cycle_stuck if p == 2 else min(th.doom_cycle_stuck, th.doom_long_cycle_stuck)
+                verdict, score = grade(reps, min(th.doom_cycle_suspect, stuck), stuck)
             if (score, count) > (self._best.score, self._best.count):
                 self._best_run = (p, run.serial)
             ev = functools.partial(self._evidence, run, count, p)

@@ -1,9 +1,13 @@
-"""Measure the detectors on labelled runs: precision, recall and detection delay.
+"""Measure the detectors on labelled runs: recall, false alarms, the pattern named, and when.
 
 Each run is replayed through a `Probe` message by message, as a live watcher would see it, to
-find when each detector first fired. Status samples and permission events carry no message
-position, so they are fed after the last message: a detector that needs them is charged the
-whole run as delay (a pessimistic figure).
+find when each detector first fired and first reached stuck. A stuck run is caught when its
+labelled detector ends stuck; a healthy run is a false alarm when any detector ends stuck (one
+that ends suspect is counted apart). The pattern named is `dominant()` of the final findings.
+The lag is how many assistant turns after the turn where the pattern began (`pattern_start` of
+the label, else the finding's own start) the detector reached stuck. Status samples and
+permission events carry no message position, so they are fed after the last message: a
+detector that needs them is charged the whole run (a pessimistic figure).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detectors.base import REGISTRY, Registry
-from detectors.findings import Finding
+from detectors.findings import Finding, dominant
 from detectors.model import Message, PermissionEvent, StatusSample
 from detectors.probe import Probe
 from detectors.thresholds import Thresholds
@@ -34,6 +38,7 @@ class LabelledRun:
     status: Sequence[StatusSample] = ()
     permissions: Sequence[PermissionEvent] = ()
     also: tuple[str, ...] = ()
+    pattern_start: int = -1  # message index where the stuck pattern began, when labelled
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +49,16 @@ class RunResult:
     first_fired: dict[str, int]  # detector -> messages seen when it first fired
     findings: tuple[Finding, ...]
     messages: int
+    stuck: tuple[str, ...] = ()  # detectors with a stuck final verdict
+    first_stuck: dict[str, int] = field(default_factory=dict)  # detector -> messages seen then
+    named: str | None = None  # the dominant finding's detector
+    lag: float | None = None  # messages from the pattern's start to stuck (caught runs)
 
     @property
     def correct(self) -> bool:
         if self.label == HEALTHY:
-            return not self.fired
-        return self.label in self.fired
+            return not self.stuck
+        return self.label in self.stuck
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +85,18 @@ class Evaluation:
     stuck_detected: int
     healthy_runs: int
     false_alarms: tuple[str, ...] = field(default=())
+    suspect_healthy: tuple[str, ...] = field(default=())  # healthy runs something marked suspect
+    right_named: int = 0  # caught runs whose dominant finding is the labelled pattern
+    mean_lag: float | None = None  # messages from the pattern's start to stuck
+    mean_point: float | None = None  # share of the run seen when it turned stuck
 
     @property
     def stuck_recall(self) -> float | None:
         return self.stuck_detected / self.stuck_runs if self.stuck_runs else None
+
+    @property
+    def named_share(self) -> float | None:
+        return self.right_named / self.stuck_detected if self.stuck_detected else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,12 +106,21 @@ class Evaluation:
             "stuck_recall": self.stuck_recall,
             "healthy_runs": self.healthy_runs,
             "false_alarms": list(self.false_alarms),
+            "suspect_healthy": list(self.suspect_healthy),
+            "right_named": self.right_named,
+            "named_share": self.named_share,
+            "mean_lag": self.mean_lag,
+            "mean_point": self.mean_point,
             "runs": [
                 {
                     "name": r.name,
                     "label": r.label,
                     "fired": list(r.fired),
+                    "stuck": list(r.stuck),
+                    "named": r.named,
                     "first_fired": r.first_fired,
+                    "first_stuck": r.first_stuck,
+                    "lag": r.lag,
                     "messages": r.messages,
                     "correct": r.correct,
                 }
@@ -106,18 +132,31 @@ class Evaluation:
 def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> RunResult:
     probe = Probe(thresholds=thresholds, registry=registry)
     first: dict[str, int] = {}
+    first_stuck: dict[str, int] = {}
+
+    def note(found: list[Finding]) -> None:
+        for f in found:
+            first.setdefault(f.detector, probe.messages_seen)
+            if f.verdict == "stuck":
+                first_stuck.setdefault(f.detector, probe.messages_seen)
+
     for m in run.messages:
         probe.feed(m)
-        for f in probe.findings():
-            first.setdefault(f.detector, probe.messages_seen)
+        note(probe.findings())
     for s in run.status:
         probe.feed_status(s)
     for e in run.permissions:
         probe.feed_permission(e)
     final = probe.findings()
-    for f in final:
-        first.setdefault(f.detector, probe.messages_seen)
+    note(final)
     fired = tuple(f.detector for f in final)
+    stuck = tuple(f.detector for f in final if f.verdict == "stuck")
+    named = dominant(final)
+    lag = None
+    if run.label in stuck:
+        own = next(f for f in final if f.detector == run.label)
+        start = run.pattern_start if run.pattern_start >= 0 else own.start_index
+        lag = float(_turns_between(run.messages, start, first_stuck[run.label]))
     return RunResult(
         run.name,
         run.label,
@@ -125,7 +164,17 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
         {d: first[d] for d in fired},
         tuple(final),
         len(run.messages),
+        stuck,
+        {d: first_stuck[d] for d in stuck},
+        named.detector if named is not None else None,
+        lag,
     )
+
+
+def _turns_between(messages: Sequence[Message], start: int, seen: int) -> int:
+    """Assistant turns after message `start` among the first `seen` messages: how many more
+    answers of the model a watcher read before the detector called the run stuck."""
+    return sum(1 for m in messages[max(0, start + 1) : seen] if m.role == "assistant")
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -149,18 +198,16 @@ def evaluate(
         fractions: list[float] = []
         for run, res in zip(runs, results, strict=True):
             expected = set() if run.label == HEALTHY else {run.label, *run.also}
-            hit = name in res.fired
+            hit = name in res.stuck
             if hit and name in expected:
                 tp += 1
             elif hit:
                 fp += 1
             if run.label == name and not hit:
                 fn += 1
-            if run.label == name and hit:
-                seen = res.first_fired[name]
-                start = next(f.start_index for f in res.findings if f.detector == name)
-                delays.append(float(max(0, seen - 1 - start)) if start >= 0 else float(seen))
-                fractions.append(seen / max(1, res.messages))
+            if run.label == name and hit and res.lag is not None:
+                delays.append(res.lag)
+                fractions.append(res.first_stuck[name] / max(1, res.messages))
         detected = sum(1 for r in runs if r.label == name) - fn
         scores.append(
             DetectorScore(
@@ -170,16 +217,26 @@ def evaluate(
                 fn,
                 _ratio(tp, tp + fp),
                 _ratio(detected, detected + fn),
-                sum(delays) / len(delays) if delays else None,
-                sum(fractions) / len(fractions) if fractions else None,
+                _mean(delays),
+                _mean(fractions),
             )
         )
     stuck = [r for r in results if r.label != HEALTHY]
+    caught = [r for r in stuck if r.correct]
+    healthy = [r for r in results if r.label == HEALTHY]
     return Evaluation(
         tuple(scores),
         tuple(results),
         len(stuck),
-        sum(1 for r in stuck if r.correct),
-        len(results) - len(stuck),
-        tuple(r.name for r in results if r.label == HEALTHY and r.fired),
+        len(caught),
+        len(healthy),
+        tuple(r.name for r in healthy if r.stuck),
+        tuple(r.name for r in healthy if r.fired and not r.stuck),
+        sum(1 for r in caught if r.named == r.label),
+        _mean([r.lag for r in caught if r.lag is not None]),
+        _mean([r.first_stuck[r.label] / max(1, r.messages) for r in caught]),
     )
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None

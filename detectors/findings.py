@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["VERDICTS", "Finding", "Verdict", "grade", "worst_verdict"]
+__all__ = ["DOMINANCE", "VERDICTS", "Finding", "Verdict", "dominant", "grade", "worst_verdict"]
 
 Verdict = Literal["healthy", "suspect", "stuck"]
 # Ordered from best to worst; worst_verdict and the CLI rely on this order.
@@ -49,6 +49,26 @@ class Finding:
             dict(evidence) if isinstance(evidence, Mapping) else {},
             int(d.get("start_index", -1)),
         )
+
+
+# When several detectors fire, the one named is the cause rather than its symptoms: a retry
+# storm ends in an empty turn (silent_stop), a repeated plan runs into the output limit, a
+# doom loop also makes no progress. Earlier in this list wins among equal verdicts; a detector
+# not listed (an add-on) ranks after these.
+DOMINANCE: tuple[str, ...] = (
+    "permission_deadlock", "command_timeout", "doom_loop", "retry_cascade", "compaction_loop",
+    "turn_repetition", "monologue", "empty_reasoning", "no_progress", "output_limit", "silent_stop",
+)  # fmt: skip
+_PRIORITY = {name: i for i, name in enumerate(DOMINANCE)}
+
+
+def dominant(findings: Iterable[Finding]) -> Finding | None:
+    """The finding that names the run's pattern: the worst verdict, then the cause before its
+    symptoms (`DOMINANCE`), then the higher score; None when nothing fired."""
+    fired = [f for f in findings if f.verdict != "healthy"]
+    if not fired:
+        return None
+    return min(fired, key=lambda f: (-_RANK[f.verdict], _PRIORITY.get(f.detector, len(_PRIORITY)), -f.score))
 
 
 def worst_verdict(findings: Iterable[Finding]) -> Verdict:

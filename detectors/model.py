@@ -46,6 +46,8 @@ class ToolCall:
     call_id: str = ""
     # The call was cut short (abort while it waited or ran).
     interrupted: bool = False
+    # The tool stopped the command when it ran past its timeout.
+    timed_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)

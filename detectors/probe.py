@@ -6,7 +6,7 @@ import copy
 from collections.abc import Iterable
 
 from detectors.base import REGISTRY, Registry
-from detectors.digest import digest
+from detectors.digest import digest, undo_of
 from detectors.findings import Finding, Verdict, worst_verdict
 from detectors.model import Message, PermissionEvent, StatusSample
 from detectors.thresholds import Thresholds
@@ -33,9 +33,24 @@ class Probe:
         self.thresholds = thresholds or Thresholds()
         self._detectors = (registry or REGISTRY).create(self.thresholds, only)
         self.messages_seen = 0
+        # Every change this session made, and each edit's undo: doing one again is no progress.
+        self._changes: set[str] = set()
+
+    def _new_change(self, edits: tuple[str, ...]) -> bool:
+        new = False
+        for sig in edits:
+            if sig not in self._changes:
+                new = True
+                self._changes.add(sig)
+                undo = undo_of(sig)
+                if undo is not None:
+                    self._changes.add(undo)
+        return new
 
     def feed(self, message: Message) -> None:
         turn = digest(message)
+        if turn.file_change:
+            turn.file_change = self._new_change(turn.edits)
         for d in self._detectors:
             d.feed(turn)
         self.messages_seen += 1

@@ -7,12 +7,42 @@ it) is not counted as activity either way.
 
 from __future__ import annotations
 
+import re
+
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
-from detectors.digest import Turn
+from detectors.commands import command_of
+from detectors.digest import Call, Turn, output_shape
 from detectors.findings import Finding, grade
 from detectors.thresholds import Thresholds
 
 __all__ = ["CompactionLoop", "Monologue", "NoProgress"]
+
+_SLEEP_S = re.compile(r"\bsleep\s+([0-9]+(?:\.[0-9]+)?)")
+
+
+def _slept(sig: str) -> float:
+    """Seconds a wait call sleeps (a bare `sleep` tool call counts as a second)."""
+    return sum(float(x) for x in _SLEEP_S.findall(sig)) or 1.0
+
+
+_BARE_SLEEP = re.compile(r"^\s*sleep\s+[0-9.]+[smh]?\s*;?\s*$")
+
+
+def _bare_sleep(c: Call) -> bool:
+    """A call that only sleeps: the wait before a check, not a check itself."""
+    if not c.wait:
+        return False
+    return c.tool != "bash" or _BARE_SLEEP.match(command_of(c.sig.split("\x00", 1)[1])) is not None
+
+
+def _poll_key(c: Call) -> str:
+    """A poll is the same poll whatever it sleeps and however it is described."""
+    cmd = command_of(c.sig.split("\x00", 1)[1]) if c.tool == "bash" else ""
+    return c.tool + "\x00" + output_shape(cmd or c.sig)
+
+
+# Tools that plan rather than find out: rewriting the todo list is not a new fact.
+_PLANNING = frozenset({"todowrite", "todoread"})
 
 
 @register(
@@ -30,6 +60,8 @@ class Monologue(Detector):
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
+        if turn.summary:
+            return  # compaction summaries read alike by design; compaction_loop judges them
         if turn.role != "assistant":
             if turn.text:  # the same answer to a new question is not a monologue
                 self._n = 0
@@ -104,53 +136,97 @@ class CompactionLoop(Detector):
 
 @register(
     "no_progress",
-    "many steps with tool calls, mostly repeats, and no file change",
+    "many steps without a file change or a new fact, or polls that never change",
     stop_reason="loop_detected",
 )
 class NoProgress(Detector):
+    """Two signals since the session's own last file change. Steps: most calls repeat one made
+    before with the same answer (or only rewrite the todo list). Polls: a wait and a check that
+    keeps getting the answer it got before."""
+
     name = "no_progress"
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
-        self._seen: set[str] = set()
+        self._seen: set[str] = set()  # call + answer shape: the facts learnt so far
         self._steps = 0
         self._calls = 0
         self._repeats = 0
         self._start = -1
         self._after_wait = False
+        self._stale = 0
+        self._stale_start = -1
+        self._waited = 0.0  # seconds slept in those polls
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
         if turn.file_change:
             self._seen.clear()
-            self._steps = self._calls = self._repeats = 0
+            self._steps = self._calls = self._repeats = self._stale = 0
             self._after_wait = False
+            return
+        if not turn.calls:
             return
         waiting = any(c.wait for c in turn.calls)
         polling = waiting or self._after_wait
-        if turn.calls:
-            self._after_wait = waiting
-        if polling or not turn.calls:
+        self._after_wait = waiting
+        new = 0
+        for c in turn.calls:
+            fact = (_poll_key(c) if polling else c.sig) + "\x01" + output_shape(c.output_head)
+            if c.tool in _PLANNING or fact in self._seen:
+                self._repeats += not polling
+            else:
+                self._seen.add(fact)
+                new += 1
+            self._calls += not polling
+        if polling:
+            self._poll(turn, new)
+        else:
+            self._step(turn)
+
+    def _poll(self, turn: Turn, new: int) -> None:
+        if all(_bare_sleep(c) for c in turn.calls):
+            self._waited += sum(_slept(c.sig) for c in turn.calls)
+            return  # a bare sleep: the check that follows is the poll
+        if new:
+            self._stale, self._waited = 0, 0.0
             return
+        if self._stale == 0:
+            self._stale_start = turn.index
+        self._stale += 1
+        self._waited += sum(_slept(c.sig) for c in turn.calls if c.wait)
+        n, th = self._stale, self.th
+        if self._waited <= th.stale_poll_patience_s:  # quick polls of an answer that never moves
+            v, s = grade(n, th.stale_poll_suspect, th.stale_poll_stuck)
+        else:  # long waits: something slow outside (a CI run, a deploy) may still be coming
+            v, s = grade(n, th.poll_repeat_suspect, th.poll_repeat_stuck)
+        ev = {"signal": "stale_polls", "polls": n, "waited_s": round(self._waited, 1)}
+        self._best.offer(v, s, n, self._stale_start, lambda: ev)
+
+    def _step(self, turn: Turn) -> None:
         if self._steps == 0:
             self._start = turn.index
         self._steps += 1
-        for c in turn.calls:
-            self._calls += 1
-            if c.sig in self._seen:
-                self._repeats += 1
-            else:
-                self._seen.add(c.sig)
         th = self.th
-        share = self._repeats / self._calls
+        share = self._repeats / max(1, self._calls)
         if self._steps >= th.no_progress_min_steps:
             v, s = grade(share, th.no_progress_suspect, th.no_progress_stuck)
         else:  # too few steps to judge; still score it so a longer run reads worse
             _, s = grade(share, th.no_progress_suspect, th.no_progress_stuck)
             v, s = "healthy", s * self._steps / max(1, th.no_progress_min_steps) * 0.49
-        ev = {"steps": self._steps, "calls": self._calls, "repeated_calls": self._repeats,
-              "distinct_calls": len(self._seen)}  # fmt: skip
+        ev = {"signal": "repeats", "steps": self._steps, "calls": self._calls,
+              "repeated_calls": self._repeats, "distinct_calls": len(self._seen)}  # fmt: skip
         self._best.offer(v, s, self._steps, self._start, lambda: ev)
 
     def finding(self) -> Finding:
-        return self._best.finding(self.name)
+        f = self._best.finding(self.name)
+        th = self.th
+        share = self._repeats / max(1, self._calls)
+        long = self._steps >= th.no_progress_long_steps and share >= th.no_progress_long_share
+        if f.verdict != "stuck" and long:
+            # A long stretch going over old ground, still going: an exploration that ends in an
+            # edit was not stuck after all, so this one is judged only while it lasts.
+            ev = {"signal": "long_run", "steps": self._steps, "calls": self._calls, "active": True,
+                  "repeated_calls": self._repeats, "distinct_calls": len(self._seen)}  # fmt: skip
+            return Finding(self.name, "stuck", 1.0, ev, self._start)
+        return f

@@ -65,6 +65,7 @@ class RetryCascade(Detector):
         self._provider: _Count | None = None
         self._attempt = 0
         self._retry_msg = ""
+        self._quiet: tuple[int, str] = (-1, "")  # the last assistant step, when it was empty
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
@@ -90,6 +91,10 @@ class RetryCascade(Detector):
                 self._provider = None
         if turn.retry_attempt:
             self._attempt = max(self._attempt, turn.retry_attempt)
+        if turn.role == "assistant" and not turn.active:
+            self._quiet = (turn.index, turn.id)  # where a retried step would sit: empty
+        elif turn.role == "assistant":
+            self._quiet = (-1, "")
 
     def _failure(self, call: Call, turn: Turn) -> None:
         th = self.th
@@ -129,6 +134,9 @@ class RetryCascade(Detector):
             th = self.th
             v, s = grade(self._attempt, th.retry_attempt_suspect, th.retry_attempt_stuck)
             if s > f.score:
-                ev = {"signal": "retries", "attempt": self._attempt, "message": self._retry_msg}
-                return Finding(self.name, v, s, ev, -1)
+                # OpenCode stores no trace of a retry: the step being retried is the empty one
+                index, mid = self._quiet
+                ev = {"signal": "retries", "attempt": self._attempt, "message": self._retry_msg,
+                      "message_ids": [mid] if mid else []}  # fmt: skip
+                return Finding(self.name, v, s, ev, index)
         return f

@@ -52,7 +52,7 @@ class Thresholds:
     extra: tuple[tuple[str, float], ...] = field(default=(), metadata={"help": ""})
 
     doom_repeat_suspect: int = _t(3, "identical tool calls in a row before suspect")
-    doom_repeat_stuck: int = _t(5, "identical tool calls in a row before stuck")
+    doom_repeat_stuck: int = _t(4, "identical tool calls in a row before stuck")
     doom_fail_stuck: int = _t(3, "identical calls failing the same way in a row before stuck")
     doom_cycle_suspect: int = _t(3, "repetitions of a short cycle (A B A B...) before suspect")
     doom_cycle_stuck: int = _t(4, "repetitions of a short cycle before stuck")
@@ -71,14 +71,24 @@ class Thresholds:
     denial_suspect: int = _t(3, "permission denials (rule or reply) before suspect")
     denial_stuck: int = _t(4, "permission denials (rule or reply) before stuck")
     empty_turn_suspect: int = _t(3, "turns with no text and no tool call in a row before suspect")
-    empty_turn_stuck: int = _t(5, "turns with no text and no tool call in a row before stuck")
-    monologue_suspect: int = _t(3, "the same text in a row (no tool call between) before suspect")
-    monologue_stuck: int = _t(4, "the same text in a row before stuck")
+    empty_turn_stuck: int = _t(3, "turns with no text and no tool call in a row before stuck")
+    monologue_suspect: int = _t(2, "the same text in a row (no tool call between) before suspect")
+    monologue_stuck: int = _t(3, "the same text in a row before stuck")
     compaction_suspect: int = _t(2, "compactions or overflows without a file change before suspect")
-    compaction_stuck: int = _t(3, "compactions or overflows without a file change before stuck")
-    no_progress_min_steps: int = _t(20, "steps with tool calls and no file change before judging")
+    compaction_stuck: int = _t(2, "compactions or overflows without a file change before stuck")
+    no_progress_min_steps: int = _t(12, "steps with tool calls and no file change before judging")
     no_progress_suspect: float = _t(0.5, "share of those calls already made before, for suspect")
     no_progress_stuck: float = _t(0.7, "share of those calls already made before, for stuck")
+    doom_long_cycle_stuck: int = _t(3, "repetitions of a cycle of 3 or more calls before stuck")
+    repeat_in_turn_suspect: int = _t(4, "the same sentence this often inside one turn before suspect")
+    repeat_in_turn_stuck: int = _t(6, "the same sentence this often inside one turn before stuck")
+    stale_poll_suspect: int = _t(8, "polls (a wait, then a check) in a row with nothing new before suspect")
+    stale_poll_stuck: int = _t(12, "polls in a row with nothing new before stuck")
+    no_progress_long_steps: int = _t(20, "steps without a file change that make a long run")
+    no_progress_long_share: float = _t(0.15, "share of calls with no new fact that makes a long run stuck")
+    stale_poll_patience_s: float = _t(
+        120.0, "seconds slept in such polls past which only the poll_repeat limits apply"
+    )
 
     @classmethod
     def help(cls) -> dict[str, str]:

@@ -39,7 +39,6 @@ DETECTORS = [d for d in CATEGORY if d != "healthy"]
 SPECIAL = {
     "fx_aborted": "aborted",  # a person aborted a sleep: the last turn carries MessageAbortedError
     "fx_deleted_busy": "empty_completion",  # deleted while busy: no assistant turn left
-    "fx_doom_loop_guard": "completed",  # only suspect, and the run then finished cleanly
     "fx_retry_cascade": "completed",  # 503, 429, 503, then success
 }
 

@@ -94,6 +94,7 @@ class Stream:
                     c.exit_code,
                     f"call_{i}_{len(parts)}",
                     c.interrupted,
+                    c.timed_out,
                 )
             )
         if compaction:

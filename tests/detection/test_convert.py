@@ -286,3 +286,38 @@ def test_one_message_at_a_time_for_a_live_probe() -> None:
     assert [message_from_opencode(item, i) for i, item in enumerate(items)] == whole
     assert message_from_opencode("junk", 0) is None
     assert message_from_opencode({"info": {"role": "user", "id": 3}, "parts": 5}, 0) is not None
+
+
+def test_the_fast_path_builds_what_the_general_converter_builds() -> None:
+    """Every stored session of the fixtures and both corpora: same records either way."""
+    from pathlib import Path
+
+    from archiver.convert import from_opencode
+    from archiver.convert_fast import classic_messages
+
+    tests = Path(__file__).parents[1]
+    files = [*(tests / "fixtures" / "opencode").glob("*.json"), *(tests / "corpus").glob("*.json"),
+             *(tests / "corpus" / "real").glob("*/*.json")]  # fmt: skip
+    compared = 0
+    for f in files:
+        if f.name.endswith(".label.json"):
+            continue
+        doc = json.loads(f.read_text())
+        msgs = doc.get("messages") if isinstance(doc, dict) else doc
+        for items in msgs.values() if isinstance(msgs, dict) else [msgs]:
+            fast = classic_messages(items)
+            if fast is not None:
+                compared += 1
+                assert fast[0] == from_opencode(items, fast=False), f
+    assert compared >= 200
+
+
+def test_the_fast_path_gives_way_on_an_unexpected_shape() -> None:
+    from archiver.convert_fast import classic_messages
+
+    item = {"info": {"id": "m", "role": "assistant", "time": {}}, "parts": [{"type": "retry", "id": "p"}]}
+    assert classic_messages([item]) is None
+    assert (
+        classic_messages([{"info": {"id": "m", "role": "user"}, "parts": [{"type": "text", "text": 3}]}])
+        is None
+    )

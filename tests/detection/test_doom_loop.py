@@ -67,8 +67,10 @@ def test_a_cycle_longer_than_the_limit_is_not_a_doom_loop() -> None:
 
 
 def test_parallel_identical_calls_in_one_step_count() -> None:
-    s = Stream().user().step(*[bash("ls")] * 4)
+    s = Stream().user().step(*[bash("ls")] * 3)
     assert doom(s).verdict == "suspect"
+    s = Stream().user().step(*[bash("ls")] * 4)
+    assert doom(s).verdict == "stuck"
 
 
 def test_test_fix_test_is_progress() -> None:
@@ -79,11 +81,34 @@ def test_test_fix_test_is_progress() -> None:
     assert doom(s).verdict == "healthy"
 
 
-def test_a_patch_part_resets_the_run() -> None:
+def test_a_patch_part_of_the_sessions_own_command_resets_the_run() -> None:
     s = Stream().user()
-    for _ in range(4):
-        s.repeat(2, bash("./gen.sh")).step(text="regenerated", patch=("out.txt",))
+    for i in range(4):
+        s.repeat(2, bash("./check.sh", exit=1)).step(
+            bash(f"./gen.sh --level {i} > out.txt"), patch=("/p/out.txt",)
+        )
     assert doom(s).verdict == "healthy"
+    s = Stream().user()
+    for _ in range(4):  # the same generator writing the same file: not progress
+        s.repeat(2, bash("./check.sh", exit=1)).step(bash("./gen.sh > out.txt"), patch=("/p/out.txt",))
+    assert doom(s).verdict == "stuck"
+
+
+def test_files_another_session_changed_are_not_progress() -> None:
+    # one project, several sessions: a step's patch lists what others wrote meanwhile
+    s = Stream().user()
+    for _ in range(6):
+        s.step(bash("pytest -q", exit=1), patch=("/p/other_session_notes.md",))
+    assert doom(s).verdict == "stuck"
+
+
+def test_edits_that_undo_each_other_are_not_progress() -> None:
+    s = Stream().user()
+    there = call("edit", {"filePath": "a.py", "oldString": "x", "newString": "y"})
+    back = call("edit", {"filePath": "a.py", "oldString": "y", "newString": "x"})
+    for _ in range(5):
+        s.step(there).step(bash("pytest -q", exit=1)).step(back).step(bash("pytest -q", exit=1))
+    assert doom(s).verdict == "stuck"
 
 
 def test_polling_with_sleep_is_waiting_not_looping() -> None:

@@ -182,6 +182,7 @@ def test_built_in_detectors_are_registered_like_add_ons() -> None:
     assert set(REGISTRY.names()) == {
         "doom_loop", "retry_cascade", "permission_deadlock", "empty_reasoning",
         "monologue", "compaction_loop", "silent_stop", "no_progress",
+        "output_limit", "turn_repetition", "command_timeout",
     }  # fmt: skip
     with pytest.raises(ValueError, match="already registered"):
         REGISTRY.register("doom_loop", "again")(lambda th: Detector(th))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from detstreams import Stream, bash, edit, read
+from detstreams import Stream, bash, call, edit, read
 
 from detectors import Finding, score
 
@@ -46,7 +46,7 @@ def test_repeated_compactions_without_progress() -> None:
 
 def test_overflow_errors_without_compaction_count() -> None:
     s = Stream().user().repeat(2, error="ContextOverflowError")
-    assert finding(s, "compaction_loop").verdict == "suspect"
+    assert finding(s, "compaction_loop").verdict == "stuck"
 
 
 def test_one_compaction_is_healthy_and_progress_resets() -> None:
@@ -76,11 +76,37 @@ def test_many_different_reads_are_exploration() -> None:
     assert finding(s, "no_progress").verdict == "healthy"
 
 
-def test_polling_is_not_counted_as_steps() -> None:
+def test_polling_whose_answer_moves_on_is_waiting() -> None:
     s = Stream().user()
-    for _ in range(40):
-        s.step(bash("sleep 20")).step(bash("gh run view 3"))
+    for i in range(40):
+        s.step(bash("sleep 20")).step(bash("gh run view 3", output=f"in progress: {i} of 40 jobs done"))
     assert finding(s, "no_progress").verdict == "healthy"
+
+
+def test_polling_that_never_changes_is_no_progress() -> None:
+    s = Stream().user()
+    for i in range(14):  # the sleep varies, the answer does not
+        s.step(bash(f"sleep 0.{i % 3 + 2}; cat status.txt", output="state: pending"))
+    f = finding(s, "no_progress")
+    assert f.verdict == "stuck" and f.evidence["signal"] == "stale_polls" and f.start_index == 2
+    s = Stream().user()
+    for _ in range(14):
+        s.step(bash("sleep 5")).step(bash("gh run view 3", output="queued"))
+    assert finding(s, "no_progress").verdict == "stuck"
+    s = Stream().user()  # long sleeps: waiting for something slow outside, not stuck yet
+    for _ in range(14):
+        s.step(bash("sleep 60")).step(bash("gh run view 3", output="queued"))
+    assert finding(s, "no_progress").verdict == "healthy"
+
+
+def test_a_todo_list_churned_without_edits_is_no_progress() -> None:
+    s = Stream().user()
+    for i in range(24):
+        s.step(call("todowrite", {"todos": [{"content": "fix", "status": ["pending", "in_progress"][i % 2]},
+                                            {"content": f"step {i}", "status": "pending"}]}))  # fmt: skip
+        if i % 3 == 0:
+            s.step(read("app.py"))
+    assert finding(s, "no_progress").verdict == "stuck"
 
 
 def test_a_file_change_is_progress() -> None:

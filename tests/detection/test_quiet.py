@@ -25,8 +25,9 @@ def test_reasoning_only_turns_in_a_row_are_stuck() -> None:
 def test_empty_completions_count_too() -> None:
     s = Stream().user().repeat(3, output_tokens=0, finish="unknown")
     f = finding(s, "empty_reasoning")
-    assert f.verdict == "suspect"
+    assert f.verdict == "stuck"
     assert f.evidence["zero_output"] == 3
+    assert finding(Stream().user().repeat(2, output_tokens=0), "empty_reasoning").verdict == "healthy"
 
 
 def test_a_turn_that_only_calls_a_tool_is_activity() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from detstreams import Stream, bash, call, edit, read
 
-from detectors import Finding, score
+from detectors import Finding, dominant, score
 from detectors.model import Retry, StatusSample
 
 NOT_FOUND = "Could not find oldString in the file."
@@ -74,9 +74,37 @@ def test_retry_attempts_from_the_status_history() -> None:
     samples = tuple(StatusSample("retry", attempt=a, t=float(a)) for a in (1, 2, 3, 4, 5))
     f = cascade(s, samples)
     assert f.verdict == "stuck"
-    assert f.evidence == {"signal": "retries", "attempt": 5, "message": ""}
+    assert f.evidence == {"signal": "retries", "attempt": 5, "message": "", "message_ids": []}
+    assert f.start_index == -1  # no empty step to pin it on
     assert cascade(s, samples[:3]).verdict == "suspect"
     assert cascade(s, samples[:2]).verdict == "healthy"
+
+
+def test_provider_retries_point_at_the_empty_step_and_are_the_named_pattern() -> None:
+    # a provider answering 529 until the driver gives up: the retried step stays empty
+    s = Stream().user().step(read("a.py")).step()
+    samples = tuple(StatusSample("retry", attempt=a, t=float(a), message="Overloaded") for a in range(1, 8))
+    samples += (StatusSample("idle", t=9.0),)
+    found = score(s.messages, status=samples)
+    f = next(x for x in found if x.detector == "retry_cascade")
+    assert f.verdict == "stuck" and f.start_index == 2 and f.evidence["message_ids"] == ["msg_0002"]
+    named = dominant(found)
+    assert named is not None and named.detector == "retry_cascade"
+    assert {x.detector for x in found} >= {"retry_cascade", "silent_stop"}
+
+
+def test_exit_codes_that_answer_are_not_failures() -> None:
+    s = Stream().user()
+    for cmd in ("grep -n TODO app.py", "diff a.py b.py", "test -f setup.py", "git diff --quiet",
+                "cat x | grep -c import", "rg FIXME src"):  # fmt: skip
+        s.step(bash(cmd, exit=1, output=""))
+    hello = "Hi dev! You've successfully authenticated, but GitHub does not provide shell access."
+    s.step(bash("ssh -T git@github.com", exit=1, output=hello))
+    assert cascade(s).verdict == "healthy"
+    s = Stream().user()
+    for cmd in ("grep -n TODO app.py", "diff a.py b.py", "ssh -T git@github.com", "python -m pytest", "make"):
+        s.step(bash(cmd, exit=2, output="error"))
+    assert cascade(s).verdict != "healthy"  # exit 2 is trouble for grep and diff too
 
 
 def test_retry_parts_count_like_status_retries() -> None:

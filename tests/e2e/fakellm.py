@@ -2,7 +2,8 @@
 
 Runs in a thread of the test process on 127.0.0.1. A script is ``{"turns": [TURN...],
 "default": TURN, "title": str}``; TURN has any of ``text``, ``reasoning``, ``tool_calls``
-(``[{name, arguments}]``), ``finish_reason``, ``delay``, ``http_error``. Agent requests (those
+(``[{name, arguments}]``), ``finish_reason``, ``delay``, ``http_error`` (with ``message``, or a
+raw ``body``, and ``headers`` such as ``retry-after-ms``). Agent requests (those
 that carry tools) take the next turn in arrival order across the whole session tree; title
 requests (no tools, or the small model) get ``title`` and take no turn.
 """
@@ -109,11 +110,13 @@ def _handler(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        def _json(self, code: int, obj: Any) -> None:
+        def _json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(obj).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
             self.end_headers()
             self.wfile.write(data)
 
@@ -142,16 +145,12 @@ def _handler(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
             time.sleep(float(turn.get("delay", 0)))
             if "http_error" in turn:
                 code = int(turn["http_error"])
-                self._json(
-                    code,
-                    {
-                        "error": {
-                            "message": turn.get("message", f"error {code}"),
-                            "type": "server_error",
-                            "code": code,
-                        }
-                    },
-                )
+                error = {
+                    "message": turn.get("message", f"error {code}"),
+                    "type": "server_error",
+                    "code": code,
+                }
+                self._json(code, turn.get("body") or {"error": error}, turn.get("headers"))
                 return
             stamp = f"{time.time_ns()}"
             self.send_response(200)

@@ -1,0 +1,88 @@
+"""`octel detect --eval`: labelled corpora in, recall, false alarms, pattern named and lag out.
+
+A corpus folder holds `NAME.label.json` files beside the sessions they label; a folder whose
+sub-folders are corpora (the recorded corpus's `dev/` and `heldout/`) is evaluated set by set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.progress import track
+from rich.table import Column, Table
+
+from cli.app import console, err_console
+from cli.detect_load import CorpusError, load_stream, read_json
+from detectors import REGISTRY
+from detectors.evaluation import Evaluation, LabelledRun
+
+__all__ = ["corpus_sets", "load_corpus", "print_evaluations"]
+
+
+def load_corpus(folder: Path, *, progress: bool = False) -> list[LabelledRun]:
+    """Every labelled run in `folder`, sorted by name."""
+    runs = []
+    known = {"healthy", *REGISTRY.names()}
+    files = sorted(folder.glob("*.label.json"))
+    items = track(files, description="reading", console=err_console, transient=True, disable=not progress)
+    for label_file in items:
+        label = read_json(label_file)
+        name = label_file.name.removesuffix(".label.json")
+        if not isinstance(label, dict) or label.get("label") not in known:
+            raise CorpusError(f"{label_file}: 'label' must be one of {', '.join(sorted(known))}")
+        also = label.get("also") or []
+        if not isinstance(also, list) or not set(also) <= known:
+            raise CorpusError(f"{label_file}: 'also' must list detector names")
+        start = label.get("pattern_start", -1)
+        if not isinstance(start, int) or isinstance(start, bool):
+            raise CorpusError(f"{label_file}: 'pattern_start' must be a message index")
+        session = folder / str(label.get("session") or f"{name}.json")
+        s = load_stream(session)
+        runs.append(
+            LabelledRun(name, label["label"], s.messages, s.status, s.permissions, tuple(also), start)
+        )
+    return runs
+
+
+def corpus_sets(folder: Path, *, progress: bool = False) -> dict[str, list[LabelledRun]]:
+    """The folder as one set, or, when it has no labels itself, each labelled sub-folder."""
+    if any(folder.glob("*.label.json")):
+        return {folder.name: load_corpus(folder, progress=progress)}
+    subs = sorted(p for p in folder.iterdir() if p.is_dir() and any(p.glob("*.label.json")))
+    return {p.name: load_corpus(p, progress=progress) for p in subs}
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.0f}%"
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def _print_eval(name: str, ev: Evaluation) -> None:
+    console.print(f"[bold]{name}[/]: {len(ev.runs)} runs", highlight=False)
+    # lag: messages after the pattern began; stuck at: share of the run seen when it turned stuck
+    table = Table("TP", "FP", "FN", "precision", "recall", "lag", "stuck at", padding=(0, 1))
+    table.columns.insert(0, Column("detector", no_wrap=True))
+    for d in ev.detectors:
+        counts = (str(d.true_positives), str(d.false_positives), str(d.false_negatives))
+        table.add_row(d.detector, *counts, _pct(d.precision), _pct(d.recall), _num(d.delay_messages),
+                      _pct(d.delay_fraction))  # fmt: skip
+    console.print(table)
+    alarms = f" ({', '.join(ev.false_alarms)})" if ev.false_alarms else ""
+    console.print(
+        f"stuck runs caught: {ev.stuck_detected}/{ev.stuck_runs} (recall {_pct(ev.stuck_recall)}); "
+        f"right pattern named: {ev.right_named}/{ev.stuck_detected} ({_pct(ev.named_share)}); "
+        f"mean lag {_num(ev.mean_lag)} assistant turns after the pattern began, "
+        f"stuck at {_pct(ev.mean_point)} of the run; "
+        f"healthy runs called stuck: {len(ev.false_alarms)}/{ev.healthy_runs}{alarms}; "
+        f"marked suspect: {len(ev.suspect_healthy)}",
+        highlight=False,
+    )
+
+
+def print_evaluations(evals: dict[str, Evaluation]) -> None:
+    """The tables, set by set."""
+    for name, ev in evals.items():
+        _print_eval(name, ev)

@@ -1,0 +1,44 @@
+"""Reading session files for `octel detect`: any shape `archiver.convert_read` knows, gzipped
+or not; what cannot be read becomes one `CorpusError` sentence naming the file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from archiver.convert import Converted
+from archiver.convert_read import NotASession, read_session
+
+__all__ = ["CorpusError", "load_stream", "read_json"]
+
+
+class CorpusError(ValueError):
+    """A file could not be read as a session or a label; the message says which and why."""
+
+
+def _read_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        return raw.decode("utf-8", errors="replace")
+    except (OSError, EOFError) as e:
+        raise CorpusError(f"cannot read {path}: {e}") from None
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except ValueError as e:
+        raise CorpusError(f"cannot read {path}: {e}") from None
+
+
+def load_stream(path: Path, session_id: str | None = None) -> Converted:
+    """The normalised stream of one file: an archive, a recorded run, an `opencode export`, a
+    `opencode run --format json` log, an event capture or a message list."""
+    try:
+        return read_session(_read_text(path), session_id)
+    except NotASession as e:
+        raise CorpusError(f"{path} is not a session: {e}") from None
