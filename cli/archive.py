@@ -26,6 +26,7 @@ from cli.app import (
     settings_of,
 )
 from telemetry.archiving import archive_session_tree_async, redactor_for
+from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records
 from telemetry.store.db import session_scope
 
@@ -181,6 +182,7 @@ def import_archives(
     ):
         task = bar.add_task("import", total=len(files))
         batch: list[SessionRecord] = []
+        roots: dict[str, None] = {}  # trees to export once indexed, in file order
         for i, path in enumerate(files, 1):
             try:
                 batch.append(_load(path, settings.archives))
@@ -189,8 +191,13 @@ def import_archives(
             if len(batch) >= 200 or i == len(files):
                 with session_scope(engine) as db:
                     stats.add(index_records(db, batch, redactor=redactor))
+                roots.update(dict.fromkeys(r.root_session_id for r in batch))
                 batch = []
             bar.advance(task)
+    bg = background_for(settings)
+    if bg is not None:
+        for root in roots:
+            bg.submit(root)
     data = {
         "files": len(files),
         "new": stats.new,

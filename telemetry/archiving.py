@@ -25,6 +25,7 @@ from archiver.archive import ArchiveResult, archive_tree
 from archiver.client import OpenCodeClient
 from archiver.redact import Redactor, load_key, secret_values
 from archiver.watch import History, WatchConfig, Watcher
+from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
@@ -86,6 +87,16 @@ def _record_failures(engine: Engine, result: ArchiveResult) -> None:
             bump(db, "archive_failures_total", {"error_kind": kind}, 1)
 
 
+def _export_later(settings: Settings, root_id: str) -> None:
+    """Queue the tree for OTLP export when it is configured; never waits, never raises."""
+    try:
+        bg = background_for(settings)
+        if bg is not None:
+            bg.submit(root_id)
+    except Exception:  # export is a side road: archiving has already succeeded
+        pass
+
+
 async def archive_session_tree_async(
     root_id: str,
     *,
@@ -131,6 +142,8 @@ async def archive_session_tree_async(
             with session_scope(engine) as db:
                 outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
         _record_failures(engine, result)
+        if result.records:
+            _export_later(settings, root_id)
     except Exception as exc:  # dispatchers get a result, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
     finally:

@@ -31,6 +31,9 @@ COUNTERS: dict[str, tuple[str, ...]] = {
     "session_tokens_total": ("agent", "model", "kind"),  # kind: input output reasoning cache_read cache_write
     "session_cost_usd_total": ("agent", "model"),  # positive deltas on re-archive
     "findings_total": ("detector", "verdict"),  # a new finding row (archive or live probe)
+    "otel_spans_exported_total": (),  # telemetry.otel_export: spans an OTLP endpoint took
+    "otel_spans_dropped_total": (),  # spans given up on after the retries
+    "otel_trees_dropped_total": ("reason",),  # trees not queued for background export
 }
 
 # Seconds; a dispatcher cycle runs from seconds to an hour or so.
