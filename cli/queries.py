@@ -10,6 +10,7 @@ from rich.table import Table
 from cli.app import app, console, fail, print_json, settings_of
 from cli.session_view import load_turns, session_view, tree_view
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
+from telemetry.otel_export.links import trace_ref
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
 from telemetry.queries.paging import CursorError
@@ -92,8 +93,10 @@ def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
         got = get_session(db, session_id)
     if got is None:
         fail(f"no archived session {session_id!r}")
-    got["turns"], got["archive_problem"] = load_turns(
-        settings_of(ctx).archives, got["session"]["archive_path"]
+    settings = settings_of(ctx)
+    got["turns"], got["archive_problem"] = load_turns(settings.archives, got["session"]["archive_path"])
+    got["trace"] = trace_ref(
+        got["root_session_id"], session_id, settings.otel_trace_url, settings.otel_service_name
     )
     if as_json:
         print_json(got)

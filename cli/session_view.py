@@ -74,7 +74,11 @@ def session_view(got: dict[str, Any]) -> list[RenderableType]:
     if s["error_kind"]:
         rec.add_row("error", dash(s["error_kind"]))
     rec.add_row("archive", dash(s["archive_path"]))
+    trace = got.get("trace") or {}
+    rec.add_row("trace", dash(trace.get("trace_id")))
     out.append(rec)
+    if trace.get("url"):  # a link is copied whole: never wrapped
+        out.append(Text(f"trace link: {trace['url']}", no_wrap=True, overflow="ignore"))
     if turns:
         t = Table(title="turns", title_justify="left")
         heads = ("#", "model", "in", "out", "reason", "cache r", "cache w", "cost", "tools", "took")

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from sqlmodel import select
 
+from telemetry.otel_export.links import trace_ref
 from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions
 from telemetry.store.models import SessionIndex
@@ -200,6 +201,9 @@ def session(session_id: str, request: Request, db: ReadDbDep, settings: Settings
         "walk_errors": _l(doc.get("walk_errors")) if doc is not None else [],
         "redaction": _d(doc.get("redaction")) if doc is not None else {},
     }
+    data["trace"] = trace_ref(
+        data["root_session_id"], session_id, settings.otel_trace_url, settings.otel_service_name
+    )
     return data
 
 

@@ -50,6 +50,12 @@ function fact(k, v, title) {
   return el("div.fact", { title: title || null }, el("span.k", {}, k), el("span.v", {}, v));
 }
 
+// The trace this tree was (or will be) exported as; a link when a trace URL template is set.
+function traceLink(trace) {
+  const id = el("code", {}, trace.trace_id);
+  return trace.url ? el("a", { id: "trace-link", href: trace.url, target: "_blank", rel: "noopener noreferrer" }, id) : id;
+}
+
 function drawHead(node, data) {
   const s = data.session;
   const t = s.tokens || {};
@@ -64,6 +70,7 @@ function drawHead(node, data) {
         .filter(Boolean)
         .join(" · "),
       s.cycle_id ? [" · cycle ", el("code", {}, s.cycle_id)] : null,
+      data.trace ? [" · trace ", traceLink(data.trace)] : null,
     ),
     el(
       "div.facts",
