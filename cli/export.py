@@ -54,7 +54,7 @@ def export_otel(
         if unknown:
             fail(f"no archived session {', '.join(map(repr, unknown))}", 2)
         trees = TreeExporter(settings, engine, attempts=1)  # the SDK exporter retries within its timeout
-        results: list[TreeExport] = []
+        results: list[TreeExport] = []  # filled even when a later tree fails to load
         try:
             with Progress(
                 TextColumn("exporting"),
@@ -66,9 +66,7 @@ def export_otel(
                 disable=as_json or not err_console.is_terminal,
             ) as bar:
                 task = bar.add_task("export", total=len(roots))
-                for root in roots:
-                    results.append(trees.export_root(root))
-                    bar.advance(task)
+                results = trees.export_roots(roots, progress=lambda: bar.advance(task))
         finally:
             trees.shutdown()
     summary = _summary(results, settings.otel_service_name)

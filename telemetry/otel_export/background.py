@@ -26,6 +26,7 @@ from telemetry.store.db import make_engine, session_scope
 __all__ = ["EXIT_FLUSH_SECONDS", "BackgroundExporter", "background_for"]
 
 EXIT_FLUSH_SECONDS = 5.0
+_TREES_PER_ROUND = 32  # trees the thread takes off the queue at once (their spans fill requests)
 
 
 class BackgroundExporter:
@@ -52,6 +53,7 @@ class BackgroundExporter:
         self._busy = False
         self._thread: threading.Thread | None = None
         self.exported = self.dropped = self.trees_dropped = self.errors = 0
+        self._uncounted = 0  # trees dropped and not yet added to the store's counter
 
     def submit(self, root: str) -> bool:
         """Queue a tree for export; False when the queue is full (the tree is dropped and counted)."""
@@ -61,23 +63,25 @@ class BackgroundExporter:
             if root in self._queue:
                 return True
             if len(self._queue) >= self.limit:
+                # counted here, written to the store by the thread: no store write on this path
                 self.trees_dropped += 1
-                full = True
-            else:
-                self._queue.append(root)
-                full = False
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name="octel-otel-export", daemon=True)
-                    self._thread.start()
-                self._cv.notify()
-        if full:
-            self._count_dropped_tree()
-        return not full
+                self._uncounted += 1
+                return False
+            self._queue.append(root)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="octel-otel-export", daemon=True)
+                self._thread.start()
+            self._cv.notify()
+        return True
 
-    def _count_dropped_tree(self) -> None:
+    def _count_dropped_trees(self) -> None:
+        with self._cv:
+            n, self._uncounted = self._uncounted, 0
+        if not n:
+            return
         try:
             with session_scope(self.engine) as db:
-                bump(db, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
+                bump(db, "otel_trees_dropped_total", {"reason": "queue_full"}, n)
         except Exception:
             self.errors += 1
 
@@ -88,15 +92,17 @@ class BackgroundExporter:
                     self._cv.wait()
                 if not self._queue:
                     return
-                root = self._queue.popleft()
+                # what is waiting goes together: several small trees share a request
+                roots = [self._queue.popleft() for _ in range(min(len(self._queue), _TREES_PER_ROUND))]
                 self._busy = True
             try:
-                got = self._trees.export_root(root)
-                self.exported += got.exported
-                self.dropped += got.dropped
+                for got in self._trees.export_roots(roots):
+                    self.exported += got.exported
+                    self.dropped += got.dropped
             except Exception:  # a store or mapping fault loses this tree's export, never the thread
                 self.errors += 1
             finally:
+                self._count_dropped_trees()
                 with self._cv:
                     self._busy = False
                     self._cv.notify_all()
@@ -119,6 +125,7 @@ class BackgroundExporter:
             self._cv.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=1.0)
+        self._count_dropped_trees()
         self._trees.shutdown()
         if self._own_engine:
             self.engine.dispose()

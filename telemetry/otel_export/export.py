@@ -8,10 +8,11 @@ whichever process exported.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -19,7 +20,7 @@ from sqlmodel import Session
 from telemetry.otel_export.mapping import tree_spans
 from telemetry.otel_export.sdk import make_exporter, readable_spans, resource_for
 from telemetry.otel_export.sources import load_tree
-from telemetry.otel_export.spans import trace_id
+from telemetry.otel_export.spans import SpanRecord, trace_id
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import session_scope
@@ -38,6 +39,7 @@ class TreeExport:
     dropped: int = 0
     problems: list[str] = field(default_factory=list)
     error: str | None = None
+    records: list[SpanRecord] = field(default_factory=list, repr=False)  # until sent
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,7 +92,49 @@ class TreeExporter:
                 break  # shutting down: give up now rather than hold the process
         return False
 
-    def export_root(self, root: str, progress: Callable[[int], None] | None = None) -> TreeExport:
+    def export_root(self, root: str) -> TreeExport:
+        return self.export_roots([root])[0]
+
+    def export_roots(
+        self, roots: Iterable[str], progress: Callable[[], None] | None = None
+    ) -> list[TreeExport]:
+        """Export trees in order; spans of several small trees share a request (fewer round trips)."""
+        results: list[TreeExport] = []
+        batch: list[ReadableSpan] = []
+        owners: list[tuple[TreeExport, int]] = []  # whose spans the batch holds, how many
+
+        def flush() -> None:
+            if not batch:
+                return
+            ok = self._send(batch)
+            for tree, n in owners:
+                if ok:
+                    tree.exported += n
+                else:
+                    tree.dropped += n
+            count_spans(self.engine, len(batch) if ok else 0, 0 if ok else len(batch))
+            batch.clear()
+            owners.clear()
+
+        for root in roots:
+            out = self._load(root)
+            results.append(out)
+            for i in range(0, len(out.records), BATCH_SPANS):
+                chunk = out.records[i : i + BATCH_SPANS]
+                if len(batch) + len(chunk) > BATCH_SPANS:
+                    flush()
+                batch.extend(readable_spans(chunk, self.resource))
+                owners.append((out, len(chunk)))
+            out.records = []  # the spans are in the batch now: hold each tree's records once
+            if progress is not None:
+                progress()
+        flush()
+        for out in results:
+            if out.dropped:
+                out.error = f"the OTLP endpoint did not take {out.dropped} of {out.spans} spans"
+        return results
+
+    def _load(self, root: str) -> TreeExport:
         out = TreeExport(root, f"{trace_id(root):032x}")
         with Session(self.engine) as db:
             tree = load_tree(db, self.settings.archives, root)
@@ -98,19 +142,8 @@ class TreeExporter:
         if not tree.docs:
             out.error = "no readable archive of this tree"
             return out
-        records = tree_spans(tree.docs, cycle=tree.cycle, content=self.settings.otel_content)
-        out.spans = len(records)
-        for i in range(0, len(records), BATCH_SPANS):
-            chunk = records[i : i + BATCH_SPANS]
-            if self._send(readable_spans(chunk, self.resource)):
-                out.exported += len(chunk)
-            else:
-                out.dropped += len(chunk)
-            if progress is not None:
-                progress(len(chunk))
-        if out.dropped:
-            out.error = f"the OTLP endpoint did not take {out.dropped} of {out.spans} spans"
-        count_spans(self.engine, out.exported, out.dropped)
+        out.records = tree_spans(tree.docs, cycle=tree.cycle, content=self.settings.otel_content)
+        out.spans = len(out.records)
         return out
 
     def shutdown(self) -> None:

@@ -90,8 +90,10 @@ def test_cli_exports_a_tree_as_one_trace_and_again_as_the_same(cfg: Settings, ot
     )
     assert counters(cfg)["otel_spans_exported_total"] == 2 * got["spans"]
 
+    before = otel_env.requests
     both = octel(cfg, "export", "otel", "--since", "1h", "--content", "--json")
     assert json.loads(both.stdout)["trees"] == 2
+    assert otel_env.requests == before + 1, "small trees share a request"
     assert any("input.value" in s.attributes for s in otel_env.spans[2 * len(first) :])
 
 
