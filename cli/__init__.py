@@ -7,6 +7,7 @@ from cli import (
     detect,  # noqa: F401
     doctor,  # noqa: F401
     export,  # noqa: F401
+    fleet,  # noqa: F401  (after queries: shares its options)
     imports,  # noqa: F401  (after archive: shares its `import` group)
     prune,  # noqa: F401
     queries,  # noqa: F401

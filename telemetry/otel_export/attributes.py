@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from archiver.metrics import TOKEN_KEYS
+from archiver.metrics import TOKEN_KINDS
 from detectors import REGISTRY
 from telemetry.otel_export.spans import SpanEvent
 from telemetry.otel_export.times import ms_to_ns
@@ -71,7 +71,7 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> Attrs:
     _put(a, "octel.session.title", doc.get("title"))
     _put(a, "octel.session.label", doc.get("label"))
     _put(a, "octel.session.verdict", doc.get("verdict"))
-    for k in TOKEN_KEYS:
+    for k in TOKEN_KINDS:
         a[f"octel.tokens.{k}"] = int(tokens.get(k) or 0)
     return a
 
@@ -100,7 +100,7 @@ def chat_attributes(
     prompt: Mapping[str, Any] | None,
     content: bool,
 ) -> Attrs:
-    tok = {k: int(_d(turn.get("tokens")).get(k) or 0) for k in TOKEN_KEYS}
+    tok = {k: int(_d(turn.get("tokens")).get(k) or 0) for k in TOKEN_KINDS}
     prompt_tokens = tok["input"] + tok["cache_read"] + tok["cache_write"]
     completion = tok["output"] + tok["reasoning"]
     model = turn.get("model")
@@ -126,7 +126,7 @@ def chat_attributes(
         "octel.cost_usd": float(turn.get("cost") or 0.0),
         "octel.turn.in_flight": bool(turn.get("in_flight")),
     }
-    for k in TOKEN_KEYS:
+    for k in TOKEN_KINDS:
         a[f"octel.tokens.{k}"] = tok[k]
     _put(a, "gen_ai.request.model", model)
     _put(a, "gen_ai.response.model", model)

@@ -6,6 +6,7 @@ import string
 from urllib.parse import quote
 
 from telemetry.otel_export.spans import span_id, trace_id
+from telemetry.queries.models import TraceRef
 
 __all__ = ["PLACEHOLDERS", "check_template", "trace_ref"]
 
@@ -30,8 +31,8 @@ def check_template(template: str) -> str:
     return template
 
 
-def trace_ref(root_session_id: str, session_id: str, template: str, project: str) -> dict[str, str | None]:
-    """{trace_id, span_id (the session's invoke_agent span), url (None without a template)}."""
+def trace_ref(root_session_id: str, session_id: str, template: str, project: str) -> TraceRef:
+    """The trace id, the session's invoke_agent span id, and the link (None without a template)."""
     tid = f"{trace_id(root_session_id):032x}"
     sid = f"{span_id(root_session_id, f'session:{session_id}'):016x}"
     url = None
@@ -39,4 +40,4 @@ def trace_ref(root_session_id: str, session_id: str, template: str, project: str
         url = template.format(
             trace_id=tid, span_id=sid, project=quote(project, safe=""), session_id=session_id
         )
-    return {"trace_id": tid, "span_id": sid, "url": url}
+    return TraceRef(trace_id=tid, span_id=sid, url=url)

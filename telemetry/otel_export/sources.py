@@ -11,7 +11,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from telemetry.otel_export.mapping import CycleFacts
-from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive
+from telemetry.queries.turns import open_archive
 from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -91,14 +91,9 @@ def load_tree(db: Session, archive_dir: Path, root: str) -> LoadedTree:
         select(SessionIndex).where(SessionIndex.root_session_id == root).order_by(col(SessionIndex.depth))
     ).all()
     for row in rows:
-        path = archive_file(archive_dir, row.archive_path)
-        try:
-            doc = load_archive(path)
-        except ArchiveUnreadable as e:
-            out.problems.append(str(e))
-            continue
+        doc, problem = open_archive(archive_dir, row.archive_path)
         if doc is None:
-            out.problems.append(f"archive file {path} is not there (pruned or moved)")
+            out.problems.append(problem or f"archive file {row.archive_path} is not readable")
             continue
         out.docs.append(doc)
     top = next((r for r in rows if r.session_id == root), None)
