@@ -32,6 +32,7 @@ from console_seed import (
 )
 from realparts import free_port, require
 
+from telemetry.otel_export.spans import trace_id
 from telemetry.settings import Settings
 
 pytestmark = pytest.mark.chromium
@@ -48,6 +49,7 @@ ARGS = [
     "--disable-sync",
 ]
 TOKEN = "test-token-0123456789"
+TRACE_URL = "http://127.0.0.1:6006/redirects/traces/{trace_id}"
 WAIT_MS = 30_000  # generous: the machine running the suite may be busy
 
 
@@ -61,6 +63,7 @@ def serve(settings: Settings, log: Path) -> Iterator[tuple[str, subprocess.Popen
         "OCTEL_DATABASE_URL": settings.db_url,
         "OCTEL_INGEST_TOKEN": TOKEN,
         "OCTEL_LONG_WORKER_SECONDS": "60",
+        "OCTEL_OTEL_TRACE_URL": TRACE_URL,
     }
     cmd = [sys.executable, "-m", "uvicorn", "--factory", "web.app:create_app"]
     cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
@@ -268,6 +271,9 @@ def test_session_opens_as_its_tree_with_turns_and_timeline(ui: Page, shots: Path
     expect(tree).to_contain_text("@general")
     turns = ui.page.locator("#turns tbody tr")
     expect(turns).to_have_count(2)
+    # the trace the tree is exported as, in the tracing tool the template names
+    link = ui.page.locator("#session-head a#trace-link")
+    expect(link).to_have_attribute("href", TRACE_URL.format(trace_id=f"{trace_id(root):032x}"))
     tools = ui.page.locator("#timeline details.tool")
     expect(tools.first).to_be_visible()
     assert tools.first.get_attribute("open") is None  # folded until asked
