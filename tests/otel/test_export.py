@@ -213,3 +213,22 @@ def test_tree_exporter_reports_a_missing_archive(cfg: Settings, otel_env: OTLPRe
         engine.dispose()
     assert got.error == "no readable archive of this tree" and "not there" in got.problems[0]
     assert otel_env.requests == 0
+
+
+def test_import_archives_queues_each_tree_when_export_is_on(
+    tmp_path: Path, cfg: Settings, otel_env: OTLPReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from telemetry.otel_export import background
+
+    root = archive(cfg, "subagent_tree")  # export off: files only
+    fresh = Settings(data_dir=tmp_path / "fresh", _env_file=None)  # type: ignore[call-arg]
+    monkeypatch.setenv("OCTEL_OTEL_EXPORT", "true")
+    r = octel(fresh, "import", "archives", str(cfg.archives), "--json")
+    assert r.exit_code == 0, r.output
+    with background._shared_lock:
+        exporters = list(background._shared.values())
+        background._shared.clear()
+    assert len(exporters) == 1 and exporters[0].flush(timeout=30)
+    exporters[0].close()
+    assert {s.trace_id for s in otel_env.spans} == {f"{trace_id(root):032x}"}
+    assert any(s.name == "invoke_agent nester" for s in otel_env.spans)
