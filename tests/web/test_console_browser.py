@@ -274,6 +274,10 @@ def test_session_opens_as_its_tree_with_turns_and_timeline(ui: Page, shots: Path
     # the trace the tree is exported as, in the tracing tool the template names
     link = ui.page.locator("#session-head a#trace-link")
     expect(link).to_have_attribute("href", TRACE_URL.format(trace_id=f"{trace_id(root):032x}"))
+    # The cache-hit ratio is the server's figure, not one the page works out again.
+    ratio = httpx.get(f"{ui.base}/api/sessions/{root}").json()["session"]["cache_hit_ratio"]
+    hit = ui.page.locator(".fact", has_text="cache hit").locator(".v")
+    expect(hit).to_have_text("\u2013" if ratio is None else f"{ratio * 100:.1f}%")
     tools = ui.page.locator("#timeline details.tool")
     expect(tools.first).to_be_visible()
     assert tools.first.get_attribute("open") is None  # folded until asked
