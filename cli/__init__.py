@@ -39,8 +39,9 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "cycles": (("cli.queries", "cli.fleet"), "Dispatcher cycles: list and per-driver summary."),
     "runs": (("cli.runs",), "Claude Code CLI runs: record a result, list them."),
     "db": (("cli.serve",), "The store's schema."),
+    "export": (("cli.export",), "Send archived data to other tools."),
 }
-GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db"})
+GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export"})
 _VALUED = frozenset({"--data-dir", "--database-url", "--archive-dir"})  # root options with a value
 
 

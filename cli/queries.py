@@ -11,6 +11,7 @@ from cli.app import app, console, fail, settings_of
 from cli.output import Output, emit, output_options
 from cli.session_view import session_view, tree_view
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
+from telemetry.otel_export.links import trace_ref
 from telemetry.queries.models import SessionPage, TreeNode
 from telemetry.queries.paging import CursorError
 from telemetry.queries.session_detail import session_detail
@@ -106,6 +107,10 @@ def sessions_show(ctx: typer.Context, session_id: str, output: Output = Output.t
         got = session_detail(db, session_id, settings_of(ctx).archives)
     if got is None:
         fail(f"no archived session {session_id!r}")
+    settings = settings_of(ctx)
+    got.trace = trace_ref(
+        got.root_session_id, session_id, settings.otel_trace_url, settings.otel_service_name
+    )
 
     def draw() -> None:
         for part in session_view(got):

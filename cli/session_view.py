@@ -60,7 +60,11 @@ def session_view(got: SessionDetail) -> list[RenderableType]:
     if s.error_kind:
         rec.add_row("error", dash(s.error_kind))
     rec.add_row("archive", dash(s.archive_path))
+    trace = got.trace
+    rec.add_row("trace", dash(trace.trace_id if trace else None))
     out.append(rec)
+    if trace is not None and trace.url:  # a link is copied whole: never wrapped
+        out.append(Text(f"trace link: {trace.url}", no_wrap=True, overflow="ignore"))
     if got.per_turn:
         t = Table(title="turns", title_justify="left")
         # Turns and messages are numbered from 1, as the console numbers them.

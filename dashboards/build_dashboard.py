@@ -279,6 +279,15 @@ def _panels() -> list[Panel]:
             (f"60 * sum by (error_kind) (rate(octel_archive_failures_total{RI}))", "{{error_kind}}"),
             w=8,
         ),
+        _series(
+            "Trace export",
+            "Spans of session trees sent to the OTLP endpoint, and spans or trees given up on, per minute.",
+            "opm",
+            (f"60 * sum(rate(octel_otel_spans_exported_total{RI}))", "spans exported"),
+            (f"60 * sum(rate(octel_otel_spans_dropped_total{RI}))", "spans dropped"),
+            (f"60 * sum by (reason) (rate(octel_otel_trees_dropped_total{RI}))", "trees dropped {{reason}}"),
+            w=24,
+        ),
         _row("octel service"),
         _series(
             "HTTP requests",

@@ -29,6 +29,7 @@ from archiver.client import OpenCodeClient
 from archiver.redact import Redactor, load_key, secret_values
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
+from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
@@ -99,6 +100,15 @@ def _stored_label(engine: Engine, root_id: str) -> str | None:
     except SQLAlchemyError:  # a new store without tables yet, or unreachable: nothing stored
         return None
 
+def _export_later(settings: Settings, root_id: str) -> None:
+    """Queue the tree for OTLP export when it is configured; never waits, never raises."""
+    try:
+        bg = background_for(settings)
+        if bg is not None:
+            bg.submit(root_id)
+    except Exception:  # export is a side road: archiving has already succeeded
+        pass
+
 
 async def archive_session_tree_async(
     root_id: str,
@@ -150,6 +160,8 @@ async def archive_session_tree_async(
                     outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
             remove_superseded(result)  # only once the index names the new files
             _record_failures(engine, result)
+            if result.records:
+                _export_later(settings, root_id)
             if delete_after:
                 await delete_tree(client, result)
         finally:

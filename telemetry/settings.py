@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from telemetry.otel_export.links import check_template
+
 __all__ = ["DEFAULT_PORT", "Settings", "settings_doc"]
 
 DEFAULT_PORT = 8765
@@ -83,6 +85,25 @@ class Settings(BaseSettings):
         le=2**40,
         description="Largest archive read or written, in bytes (a gzip file counts as what it expands to).",
     )
+    otel_export: bool = Field(
+        False,
+        description="Export each tree as an OpenTelemetry trace as it is archived (watch, archive, import); "
+        "the endpoint and headers are the standard `OTEL_EXPORTER_OTLP_ENDPOINT` / `…_HEADERS`.",
+    )
+    otel_service_name: str = Field(
+        "octel", min_length=1, description="`service.name` of exported traces, and the Phoenix project."
+    )
+    otel_content: bool = Field(
+        False, description="Add prompts, outputs and tool arguments/results (redacted) to exported spans."
+    )
+    otel_trace_url: str = Field(
+        "",
+        description="Link from a session to its trace: a URL with `{trace_id}` (optionally `{span_id}`, "
+        "`{project}`, `{session_id}`); Phoenix: `http://127.0.0.1:6006/redirects/traces/{trace_id}`.",
+    )
+    otel_queue_trees: int = Field(
+        256, ge=1, description="Trees waiting for background export at most; past that a tree is dropped."
+    )
 
     @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod
@@ -96,6 +117,11 @@ class Settings(BaseSettings):
             if "*" in h[1:] or (h.startswith("*") and not h.startswith("*.")):
                 raise ValueError(f"{h!r} is not a host name or a pattern like *.example.org")
         return v
+
+    @field_validator("otel_trace_url")
+    @classmethod
+    def _trace_url(cls, v: str) -> str:
+        return check_template(v.strip())
 
     @property
     def db_url(self) -> str:

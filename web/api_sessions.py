@@ -11,6 +11,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
+from telemetry.otel_export.links import trace_ref
 from telemetry.queries.models import MessagePage, SessionDetail, SessionPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.session_detail import session_detail
@@ -84,6 +85,9 @@ def session(session_id: str, request: Request, db: ReadDbDep, settings: Settings
     got = session_detail(db, session_id, settings.archives, archive_cache(request).read)
     if got is None:
         raise _not_found(session_id)
+    got.trace = trace_ref(
+        got.root_session_id, session_id, settings.otel_trace_url, settings.otel_service_name
+    )
     return got
 
 

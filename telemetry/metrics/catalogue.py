@@ -195,6 +195,27 @@ CATALOGUE: tuple[Metric, ...] = (
         "aggregate",
         fill=("verdict", VERDICTS),
     ),
+    Metric(
+        "octel_otel_spans_exported_total",
+        "counter",
+        "Spans of session trees an OTLP endpoint accepted (octel export otel, or continuous export).",
+        (),
+        "aggregate",
+    ),
+    Metric(
+        "octel_otel_spans_dropped_total",
+        "counter",
+        "Spans of session trees given up on after the retries (the OTLP endpoint down or refusing).",
+        (),
+        "aggregate",
+    ),
+    Metric(
+        "octel_otel_trees_dropped_total",
+        "counter",
+        "Session trees not exported because the background export queue was full, by reason.",
+        ("reason",),
+        "aggregate",
+    ),
     # This process's own requests (reset when the process restarts, as process metrics do).
     Metric(
         "octel_http_requests_total",

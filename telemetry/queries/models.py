@@ -31,6 +31,7 @@ __all__ = [
     "SessionRecord",
     "SessionVerdict",
     "Tokens",
+    "TraceRef",
     "TreeNode",
     "TurnRow",
 ]
@@ -183,6 +184,14 @@ class ArchiveInfo(BaseModel):
     redaction: dict[str, int] = Field(description="values replaced, by redaction rule")
 
 
+class TraceRef(BaseModel):
+    """Where the session is in the OpenTelemetry trace its tree is exported as (docs/otel.md)."""
+
+    trace_id: str = Field(description="32 hex digits, derived from the root session id")
+    span_id: str = Field(description="16 hex digits: this session's invoke_agent span")
+    url: str | None = Field(description="the OCTEL_OTEL_TRACE_URL template filled in; null without one")
+
+
 class SessionDetail(BaseModel):
     """One session: its record, findings, subtree, per-turn rows and its archive's state."""
 
@@ -194,6 +203,7 @@ class SessionDetail(BaseModel):
     tree: TreeNode
     per_turn: list[TurnRow] | None = Field(description="null when the archive file cannot be read")
     archive: ArchiveInfo
+    trace: TraceRef | None = None
 
 
 class MessageView(BaseModel):

@@ -31,6 +31,7 @@ from archiver.files import (
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
 from archiver.validate import check_archive
+from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
@@ -46,6 +47,7 @@ class ImportReport:
     stats: IndexStats = field(default_factory=IndexStats)
     copied: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
+    roots: dict[str, None] = field(default_factory=dict)  # trees indexed, for trace export
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,6 +127,7 @@ def _index(
             try:
                 with db.begin_nested():
                     report.stats.add(index_records(db, [rec], redactor=redactor))
+                report.roots.setdefault(rec.root_session_id)
             except Exception as exc:  # the store refused this row: report it, keep the rest
                 report.skipped.append(
                     {"file": str(path), "error": f"cannot index: {type(exc).__name__}: {exc}"[:300]}
@@ -154,4 +157,8 @@ def import_archives(
         progress(1)
     if batch:
         _index(engine, batch, redactor, report)
+    bg = background_for(settings)  # trace export, when configured: queued, never waited for
+    if bg is not None:
+        for root in report.roots:
+            bg.submit(root)
     return report

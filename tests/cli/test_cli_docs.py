@@ -25,6 +25,7 @@ COMMANDS = [
     "import dispatch-db",
     "prune",
     "doctor",
+    "export otel",
 ]
 
 

@@ -126,6 +126,9 @@ def _seed_before_start(url: str, live_pid: int) -> None:
         findings={"doom_loop": "healthy"},
     )
     bump(engine, "archive_failures_total", {"error_kind": "timeout"}, 1)
+    bump(engine, "otel_spans_exported_total", {}, 40)
+    bump(engine, "otel_spans_dropped_total", {}, 3)
+    bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
     engine.dispose()
 
 
@@ -158,6 +161,9 @@ def _grow(octel: httpx.Client, url: str) -> None:
         findings={"doom_loop": "stuck"},
     )
     bump(engine, "archive_failures_total", {"error_kind": "timeout"}, 1)
+    bump(engine, "otel_spans_exported_total", {}, 40)
+    bump(engine, "otel_spans_dropped_total", {}, 3)
+    bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
     engine.dispose()
 
 

@@ -36,6 +36,7 @@ ARGS = [
     "--disable-sync",
 ]
 TOKEN = "test-token-0123456789"
+TRACE_URL = "http://127.0.0.1:6006/redirects/traces/{trace_id}"
 WAIT_MS = 30_000  # generous: the machine running the suite may be busy
 
 
@@ -49,6 +50,7 @@ def serve(settings: Settings, log: Path) -> Iterator[tuple[str, subprocess.Popen
         "OCTEL_DATABASE_URL": settings.db_url,
         "OCTEL_INGEST_TOKEN": TOKEN,
         "OCTEL_LONG_WORKER_SECONDS": "60",
+        "OCTEL_OTEL_TRACE_URL": TRACE_URL,
     }
     cmd = [sys.executable, "-m", "uvicorn", "--factory", "web.app:create_app"]
     cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]

@@ -16,8 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_harness import TOKEN, WAIT_MS, Page, beat, serve
+from browser_harness import TOKEN, TRACE_URL, WAIT_MS, Page, beat, serve
 from console_seed import HOSTILE_TEXT, HOSTILE_TITLE, Store, archive_hostile, archive_with_failures
+
+from telemetry.otel_export.spans import trace_id
 
 pytestmark = pytest.mark.chromium
 
@@ -117,6 +119,9 @@ def test_session_opens_as_its_tree_with_turns_and_timeline(ui: Page, shots: Path
     expect(tree).to_contain_text("@general")
     turns = ui.page.locator("#turns tbody tr")
     expect(turns).to_have_count(2)
+    # the trace the tree is exported as, in the tracing tool the template names
+    link = ui.page.locator("#session-head a#trace-link")
+    expect(link).to_have_attribute("href", TRACE_URL.format(trace_id=f"{trace_id(root):032x}"))
     # The cache-hit ratio is the server's figure, not one the page works out again.
     ratio = httpx.get(f"{ui.base}/api/sessions/{root}").json()["session"]["cache_hit_ratio"]
     hit = ui.page.locator(".fact", has_text="cache hit").locator(".v")

@@ -65,6 +65,12 @@ function noSuchSession(root, id) {
   );
 }
 
+// The trace this tree was (or will be) exported as; a link when a trace URL template is set.
+function traceLink(trace) {
+  const id = el("code", {}, trace.trace_id);
+  return trace.url ? el("a", { id: "trace-link", href: trace.url, target: "_blank", rel: "noopener noreferrer" }, id) : id;
+}
+
 function drawHead(node, data) {
   const s = data.session;
   const t = s.tokens || {};
@@ -77,6 +83,7 @@ function drawHead(node, data) {
       [s.agent && `agent ${s.agent}`, s.model && `model ${s.model}`, s.label && `label ${s.label}`, s.depth ? `subagent at depth ${s.depth}` : "root session", s.opencode_version && `OpenCode ${s.opencode_version}`]
         .filter(Boolean)
         .join(" · "),
+      data.trace ? [" · trace ", traceLink(data.trace)] : null,
     ),
     cycleLine(data.cycle),
     el(

@@ -1,0 +1,216 @@
+"""What exporting session trees as traces costs, next to reading the same archives.
+
+One run archives TREES copies of captured OpenCode trees (a subagent tree and a doom loop, each
+copy with its own ids) into a fresh SQLite store, starts a local OTLP/HTTP receiver in a process
+of its own (it decodes every request, as a backend would), then measures, best of REPEATS in
+wall time:
+- read:   the baseline, loading every tree's archive documents from the store and the files;
+- export: octel's whole export of the same trees (read, map to spans, build the SDK's spans,
+          encode protobuf, POST to the receiver and wait for its answer).
+It prints spans per second and the export's extra cost as a share of the read (target: at most
+50 %). Memory: with a backend that never answers, a background exporter with a queue of QUEUE
+trees is handed 10x and 100x QUEUE trees; the peak Python heap (tracemalloc) must not grow with
+the backlog, only with the queue.
+
+    python benchmarks/bench_otel.py [--trees 200] [--repeats 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path[:0] = [str(Path(__file__).parents[1] / "tests" / "otel")]
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
+from otel_store import FIXTURES, Captured  # noqa: E402
+from sqlmodel import Session  # noqa: E402
+
+from telemetry.archiving import archive_session_tree_async  # noqa: E402
+from telemetry.otel_export.background import BackgroundExporter  # noqa: E402
+from telemetry.otel_export.export import TreeExporter  # noqa: E402
+from telemetry.otel_export.mapping import tree_spans  # noqa: E402
+from telemetry.otel_export.sdk import make_exporter, readable_spans, resource_for  # noqa: E402
+from telemetry.otel_export.sources import load_tree  # noqa: E402
+from telemetry.settings import Settings  # noqa: E402
+from telemetry.store.db import make_engine  # noqa: E402
+from telemetry.store.migrate import upgrade  # noqa: E402
+
+OVERHEAD_TARGET = 0.5
+SCENARIOS = ("subagent_tree", "doom_loop", "tool_errors")
+
+
+def _receiver(port_out: Any, hang: bool) -> None:
+    from otlp_receiver import OTLPReceiver
+
+    rx = OTLPReceiver(keep=False)
+    if hang:
+        rx.release.clear()
+    with rx:
+        port_out.put(rx.endpoint)
+        while True:
+            time.sleep(3600)
+
+
+def _start_receiver(hang: bool = False) -> tuple[multiprocessing.Process, str]:
+    q: Any = multiprocessing.Queue()
+    p = multiprocessing.Process(target=_receiver, args=(q, hang), daemon=True)
+    p.start()
+    return p, str(q.get(timeout=30))
+
+
+def _copy(run: dict[str, Any], n: int) -> dict[str, Any]:
+    text = json.dumps(run)
+    for sid in [s["id"] for s in run["sessions"] if isinstance(s, dict) and "id" in s]:
+        text = text.replace(sid, f"{sid[:-6]}{n:06d}")
+    return dict(json.loads(text))
+
+
+async def _seed(settings: Settings, trees: int) -> list[str]:
+    runs = [json.loads((FIXTURES / f"{name}.json").read_text()) for name in SCENARIOS]
+    roots = []
+    for i in range(trees):
+        run = _copy(runs[i % len(runs)], i)
+        async with httpx.AsyncClient(transport=httpx.MockTransport(Captured(run).handle)) as http:
+            out = await archive_session_tree_async(
+                run["root_id"], settings=settings, server_url="http://opencode.test", http=http
+            )
+        assert out.ok, out.errors
+        roots.append(run["root_id"])
+    return roots
+
+
+def _best(fn: Any, repeats: int) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def _memory(settings: Settings, roots: list[str], queue: int) -> dict[str, float]:
+    proc, endpoint = _start_receiver(hang=True)
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+    peaks = {}
+    try:
+        for factor in (10, 100):
+            cfg = settings.model_copy(update={"otel_queue_trees": queue})
+            tracemalloc.start()
+            bg = BackgroundExporter(cfg, exporter=make_exporter(timeout=3), attempts=1)
+            for i in range(queue * factor):
+                bg.submit(roots[i % len(roots)])
+            time.sleep(1.0)  # the thread holds one tree in flight to the silent backend
+            peaks[f"peak_bytes_{factor}x_queue"] = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            bg.close(timeout=0)  # the backend never answers: leave without the exit grace
+            if bg._thread is not None:
+                bg._thread.join(timeout=30)  # its request times out; then the thread ends
+    finally:
+        proc.kill()
+    peaks["peak_ratio_100x_vs_10x"] = peaks["peak_bytes_100x_queue"] / peaks["peak_bytes_10x_queue"]
+    return peaks
+
+
+def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(data_dir=Path(tmp) / "data", _env_file=None)  # type: ignore[call-arg]
+        roots = asyncio.run(_seed(settings, trees))
+        engine = make_engine(settings.db_url)
+        upgrade(engine)
+        proc, endpoint = _start_receiver()
+        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+        try:
+
+            def read() -> int:
+                with Session(engine) as db:
+                    return sum(len(load_tree(db, settings.archives, r).docs) for r in roots)
+
+            def export() -> int:
+                ex = TreeExporter(settings, engine, attempts=1)
+                try:
+                    results = ex.export_roots(roots)
+                finally:
+                    ex.shutdown()
+                assert all(x.dropped == 0 for x in results)
+                return sum(x.exported for x in results)
+
+            with Session(engine) as db:
+                trees_loaded = [load_tree(db, settings.archives, r) for r in roots]
+            resource = resource_for(settings.otel_service_name)
+
+            def mapping() -> list[list[Any]]:
+                return [tree_spans(t.docs, cycle=t.cycle) for t in trees_loaded]
+
+            records = mapping()
+
+            def encode() -> int:
+                return sum(encode_spans(readable_spans(r, resource)).ByteSize() for r in records)
+
+            t_read, sessions = _best(read, repeats)
+            t_map, _ = _best(mapping, repeats)
+            t_encode, wire = _best(encode, repeats)
+            t_export, spans = _best(export, repeats)
+        finally:
+            proc.kill()
+        memory = _memory(settings, roots, queue)
+        engine.dispose()
+    overhead = (t_export - t_read) / t_read
+    return {
+        "trees": trees,
+        "sessions": sessions,
+        "spans": spans,
+        "read_seconds": round(t_read, 4),
+        "export_seconds": round(t_export, 4),
+        "map_seconds": round(t_map, 4),
+        "build_and_encode_seconds": round(t_encode, 4),
+        "protobuf_bytes": wire,
+        "spans_per_second": round(spans / t_export),
+        "export_overhead_vs_read": round(overhead, 3),
+        "overhead_target": OVERHEAD_TARGET,
+        "queue_trees": queue,
+        **{k: round(v, 3) for k, v in memory.items()},
+    }
+
+
+def main() -> None:
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the silent backend is on purpose
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trees", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--queue", type=int, default=50)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    out = run(a.trees, a.repeats, a.queue)
+    if a.json:
+        print(json.dumps(out, indent=2))
+        return
+    print(f"{out['trees']} trees, {out['sessions']} sessions, {out['spans']} spans")
+    print(f"read (baseline)   {out['read_seconds']:.3f} s")
+    print(f"export            {out['export_seconds']:.3f} s  ({out['spans_per_second']:,} spans/s)")
+    print(f"  of which map    {out['map_seconds']:.3f} s (archive documents to span records)")
+    enc, wire = out["build_and_encode_seconds"], out["protobuf_bytes"]
+    print(f"  build + encode  {enc:.3f} s (SDK spans, protobuf: {wire:,} B)")
+    share, target = out["export_overhead_vs_read"], OVERHEAD_TARGET
+    print(f"export adds       {share:.0%} of the read (target <= {target:.0%})")
+    small, large = out["peak_bytes_10x_queue"] / 1e6, out["peak_bytes_100x_queue"] / 1e6
+    print(
+        f"memory, silent backend, queue {out['queue_trees']}: peak {small:.2f} MB at 10x the queue, "
+        f"{large:.2f} MB at 100x ({out['peak_ratio_100x_vs_10x']:.2f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Session trees as OpenTelemetry traces (the export side): mapping, ids, OTLP export."""

@@ -1,0 +1,262 @@
+"""A session tree (its archive documents) and its dispatcher cycle as span records (pure).
+
+    dispatch_cycle {driver}            (only when a cycle names the root session)
+    └─ invoke_agent {agent}            one per session, the root first
+       └─ chat {model}                 one per assistant turn
+          └─ execute_tool {tool}       one per tool part of that turn
+             └─ invoke_agent {agent}   the subagent a `task` call launched
+
+A subagent hangs under the `execute_tool task` span whose part names its session
+(`state.metadata.sessionId`); one no task part names hangs under its parent's `invoke_agent`.
+A parent's time window is widened to hold its children, so every span lies within its parent.
+Findings become `gen_ai.evaluation.result` events on their session's `invoke_agent` span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from archiver.metrics import per_turn
+from telemetry.otel_export.attributes import (
+    agent_attributes,
+    chat_attributes,
+    cycle_attributes,
+    finding_event,
+    tool_attributes,
+)
+from telemetry.otel_export.spans import Kind, SpanEvent, SpanRecord, Status, span_id, trace_id
+from telemetry.otel_export.times import doc_window, ms_to_ns
+
+__all__ = ["CycleFacts", "tree_spans"]
+
+JsonObj = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CycleFacts:
+    """The dispatcher cycle that names a root session (times in Unix milliseconds)."""
+
+    cycle_id: str
+    driver: str
+    started_ms: float
+    ended_ms: float | None = None
+    counts: Mapping[str, int | None] = field(default_factory=dict)  # candidates, claims, …
+    terminal_state: str | None = None
+    worker_outcome: str | None = None
+    error_kind: str | None = None
+
+
+@dataclass
+class _Node:
+    key: str
+    name: str
+    kind: Kind
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    session_id: str
+    parent: str | None = None
+    events: list[SpanEvent] = field(default_factory=list)
+    status: Status = "UNSET"
+    status_message: str | None = None
+    children: list[str] = field(default_factory=list)
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+class _Builder:
+    def __init__(self, root: str, content: bool) -> None:
+        self.root = root
+        self.content = content
+        self.nodes: dict[str, _Node] = {}
+
+    def add(self, node: _Node, parent: str | None) -> None:
+        if node.key in self.nodes:  # the same message or part twice in a document: keep the first
+            return
+        node.parent = parent
+        self.nodes[node.key] = node
+        if parent is not None:
+            self.nodes[parent].children.append(node.key)
+
+    def session(self, doc: JsonObj, parent: str | None) -> dict[str, str]:
+        """The session's spans; returns {child session id: key of the task span that launched it}."""
+        sid = str(doc["session_id"])
+        start, end = doc_window(doc)
+        key = f"session:{sid}"
+        node = _Node(key, "", "INTERNAL", start, end, agent_attributes(doc, self.root), sid)
+        node.name = f"invoke_agent {node.attributes['gen_ai.agent.name']}"
+        self.add(node, parent)
+        launched: dict[str, str] = {}
+        messages = [m for m in doc.get("messages") or [] if isinstance(m, Mapping)]
+        turns = {str(t.get("message_id")): t for t in per_turn(messages)}
+        prompt: JsonObj | None = None
+        for m in messages:
+            info = _d(m.get("info"))
+            if info.get("role") == "user":
+                prompt = m
+            elif info.get("role") == "assistant" and str(info.get("id")) in turns:
+                launched |= self.turn(sid, key, m, turns[str(info.get("id"))], prompt, end)
+                prompt = None
+        for f in doc.get("findings") or []:
+            if isinstance(f, Mapping):
+                node.events.append(finding_event(f, messages, end))
+        return launched
+
+    def turn(
+        self, sid: str, parent: str, m: JsonObj, turn: JsonObj, prompt: JsonObj | None, fallback: int
+    ) -> dict[str, str]:
+        info = _d(m.get("info"))
+        parts = [p for p in m.get("parts") or [] if isinstance(p, Mapping)]
+        start = ms_to_ns(turn.get("created"), fallback)
+        end = ms_to_ns(turn.get("completed"), start)
+        key = f"message:{sid}:{info.get('id')}"
+        attrs = chat_attributes(
+            sid, self.root, info, turn, parts, prompt if self.content else None, self.content
+        )
+        node = _Node(key, f"chat {turn.get('model') or 'unknown'}", "CLIENT", start, end, attrs, sid)
+        if turn.get("error"):
+            node.status, node.status_message = "ERROR", str(turn.get("error_message") or turn["error"])
+        self.add(node, parent)
+        launched: dict[str, str] = {}
+        for p in parts:
+            if p.get("type") != "tool":
+                continue
+            state = _d(p.get("state"))
+            t = _d(state.get("time"))
+            t0 = ms_to_ns(t.get("start"), start)
+            tkey = f"part:{sid}:{p.get('id') or p.get('callID')}"
+            tattrs = tool_attributes(sid, self.root, str(info.get("id")), p, self.content)
+            tool = _Node(
+                tkey, f"execute_tool {p.get('tool')}", "INTERNAL", t0, ms_to_ns(t.get("end"), t0), tattrs, sid
+            )
+            if state.get("status") == "error":
+                tool.status, tool.status_message = "ERROR", str(state.get("error") or "tool error")[:500]
+            self.add(tool, key)
+            child = _d(state.get("metadata")).get("sessionId")
+            if p.get("tool") == "task" and isinstance(child, str) and child:
+                launched.setdefault(child, tkey)
+        return launched
+
+    def widen(self, key: str) -> tuple[int, int]:
+        """Stretch a node's window over its children's (iteratively: trees can be deep)."""
+        order: list[str] = []
+        stack = [key]
+        while stack:
+            k = stack.pop()
+            order.append(k)
+            stack.extend(self.nodes[k].children)
+        for k in reversed(order):
+            n = self.nodes[k]
+            n.end_ns = max(n.end_ns, n.start_ns)
+            for c in n.children:
+                n.start_ns = min(n.start_ns, self.nodes[c].start_ns)
+                n.end_ns = max(n.end_ns, self.nodes[c].end_ns)
+        return self.nodes[key].start_ns, self.nodes[key].end_ns
+
+
+def _order(docs: Mapping[str, JsonObj], root: str) -> list[tuple[str, str | None]]:
+    """(session, parent session) breadth-first from the root; sessions the root does not reach
+    (a missing parent, a cycle in the parent links) follow, each under the root."""
+    kids: dict[str, list[str]] = {sid: [] for sid in docs}
+    for sid in sorted(docs):
+        parent = docs[sid].get("parent_session_id")
+        if sid != root and isinstance(parent, str) and parent in docs:
+            kids[parent].append(sid)
+    out: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    for start, parent in [(root, None), *((s, root) for s in sorted(docs) if s != root)]:
+        if start in seen:
+            continue
+        queue: list[tuple[str, str | None]] = [(start, parent)]
+        seen.add(start)
+        while queue:
+            sid, par = queue.pop(0)
+            out.append((sid, par))
+            for k in kids[sid]:
+                if k not in seen:
+                    seen.add(k)
+                    queue.append((k, sid))
+    return out
+
+
+def _root_of(docs: Iterable[JsonObj]) -> str:
+    roots = {str(d.get("root_session_id") or d["session_id"]) for d in docs}
+    if len(roots) != 1:
+        raise ValueError(f"documents of {len(roots)} trees given; export one tree at a time")
+    return roots.pop()
+
+
+def tree_spans(
+    docs: Sequence[JsonObj], *, cycle: CycleFacts | None = None, content: bool = False
+) -> list[SpanRecord]:
+    """Span records of one session tree, parents before children.
+
+    ``docs`` are the archive documents of the tree's sessions (any order; the root's need not be
+    there, its children then hang at the top). ``content`` adds prompts, outputs and tool
+    arguments and results, as the archive holds them (already redacted).
+    """
+    if not docs:
+        raise ValueError("no archive documents given")
+    root = _root_of(docs)
+    by_id = {str(d["session_id"]): d for d in docs}
+    top = root if root in by_id else min(by_id)
+    b = _Builder(root, content)
+    cycle_key = None
+    if cycle is not None:
+        cycle_key = f"cycle:{cycle.cycle_id}"
+        start = ms_to_ns(cycle.started_ms, 0)
+        attrs = cycle_attributes(
+            cycle.cycle_id,
+            cycle.driver,
+            cycle.counts,
+            cycle.terminal_state,
+            cycle.worker_outcome,
+            cycle.error_kind,
+            root,
+            cycle.ended_ms is None,
+        )
+        node = _Node(
+            cycle_key,
+            f"dispatch_cycle {cycle.driver}",
+            "INTERNAL",
+            start,
+            ms_to_ns(cycle.ended_ms, start),
+            attrs,
+            root,
+        )
+        if cycle.error_kind:
+            node.status, node.status_message = "ERROR", cycle.error_kind
+        b.add(node, None)
+    launched: dict[str, str] = {}
+    for sid, parent_sid in _order(by_id, top):
+        parent = cycle_key if parent_sid is None else f"session:{parent_sid}"
+        if parent_sid is not None and launched.get(sid) in b.nodes:
+            parent = launched[sid]
+        launched |= b.session(by_id[sid], parent)
+        if cycle is not None and parent_sid is None:
+            b.nodes[f"session:{sid}"].attributes["octel.cycle.id"] = cycle.cycle_id
+    tid = trace_id(root)
+    for n in b.nodes.values():
+        if n.parent is None:
+            b.widen(n.key)
+    return [
+        SpanRecord(
+            trace_id=tid,
+            span_id=span_id(root, n.key),
+            parent_span_id=span_id(root, n.parent) if n.parent is not None else None,
+            name=n.name,
+            kind=n.kind,
+            start_ns=n.start_ns,
+            end_ns=n.end_ns,
+            attributes=n.attributes,
+            events=tuple(replace(e, time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events),
+            status=n.status,
+            status_message=n.status_message,
+            session_id=n.session_id,
+        )
+        for n in b.nodes.values()
+    ]

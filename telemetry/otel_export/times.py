@@ -1,0 +1,45 @@
+"""Span times from archive times (Unix milliseconds) as integer nanoseconds (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["doc_window", "ms_to_ns"]
+
+
+def _num(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def ms_to_ns(ms: object, fallback: int) -> int:
+    """Milliseconds as nanoseconds; ``fallback`` (nanoseconds) when the time is missing."""
+    v = _num(ms)
+    return round(v * 1_000_000) if v is not None else fallback
+
+
+def _iso_ms(text: object) -> float | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp() * 1000.0
+
+
+def doc_window(doc: Mapping[str, Any]) -> tuple[int, int]:
+    """(start, end) of a session: its record's times, else its messages', else when archived."""
+    session, tot = _d(doc.get("session")), _d(doc.get("totals"))
+    stime = _d(session.get("time"))
+    starts = [v for v in (_num(stime.get("created")), _num(tot.get("first_created"))) if v is not None]
+    ends = [v for v in (_num(stime.get("updated")), _num(tot.get("last_activity"))) if v is not None]
+    archived = _iso_ms(doc.get("archived_at"))
+    start = min(starts) if starts else (min(ends) if ends else archived or 0.0)
+    end = max(ends) if ends else start
+    return ms_to_ns(start, 0), ms_to_ns(max(end, start), 0)
