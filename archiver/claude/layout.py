@@ -19,10 +19,18 @@ from pathlib import Path
 
 import orjson
 
+from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 from archiver.errors import WalkError
 
-__all__ = ["SessionFiles", "default_config_dir", "find_sessions", "load_tree"]
+__all__ = [
+    "SessionFiles",
+    "default_config_dir",
+    "find_sessions",
+    "is_stream_json",
+    "load_tree",
+    "tree_of_file",
+]
 
 
 def default_config_dir() -> Path:
@@ -130,3 +138,34 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
     tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""))
     tree.errors.extend(errors)
     return tree
+
+
+def is_stream_json(data: bytes) -> bool:
+    """stream-json output (``system/init``, ``result`` or ``parent_tool_use_id`` lines), not a
+    transcript (whose lines carry ``sessionId``)."""
+    head = data[:200_000]
+    return b'"parent_tool_use_id"' in head or b'"subtype":"init"' in head or b'"type":"result"' in head
+
+
+def tree_of_file(path: Path) -> ClaudeTree:
+    """The tree of one ``.jsonl`` file: stream-json output, a session transcript (with its
+    subagent files beside it), or one subagent transcript on its own."""
+    data = path.read_bytes()
+    if is_stream_json(data):
+        return tree_from_stream(data, name=str(path))
+    if path.name.startswith("agent-"):
+        sid = _owner(path) or path.stem
+        return build_tree(sid, None, [SubagentFile(str(path), _agent_id(path), data, _read_meta(path))])
+    files = SessionFiles(path.stem, path.parent.name, path)
+    sub = path.with_suffix("") / "subagents"
+    if sub.is_dir():
+        files.subagents = [(_agent_id(p), p, _with_meta(p)) for p in sorted(sub.rglob("agent-*.jsonl"))]
+    return load_tree(files)
+
+
+def _read_meta(path: Path) -> bytes | None:
+    meta = _with_meta(path)
+    try:
+        return meta.read_bytes() if meta is not None else None
+    except OSError:
+        return None

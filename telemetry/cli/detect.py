@@ -1,8 +1,9 @@
 """`octel detect FILE|DIR|SESSION_ID` and `octel detect --eval DIR`.
 
 FILE is an archive file (any version, read by the archiver's reader), a recorded run
-(`{messages: {sid: [...]}, status_samples, events}`), or a bare message list of either OpenCode
-API generation. DIR scores every such file in it; with `--eval`, DIR is a labelled corpus
+(`{messages: {sid: [...]}, status_samples, events}`), a bare message list of either OpenCode
+API generation, or a Claude Code transcript or stream-json output (`.jsonl`). DIR scores every
+such file in it; with `--eval`, DIR is a labelled corpus
 (`NAME.label.json` beside `NAME.json`, or naming its session file) and the command prints each
 detector's precision, recall and detection delay. Anything else is looked up as an archived
 session id in the store.
@@ -20,6 +21,8 @@ import typer
 from rich.progress import track
 from rich.table import Column, Table
 
+from archiver.claude.convert import from_claude
+from archiver.claude.layout import tree_of_file
 from archiver.convert import (
     Converted,
     from_fixture,
@@ -62,6 +65,8 @@ def _from_doc(doc: Any, session_id: str | None) -> Converted:
             return from_fixture(doc.get("messages"))
         sid = session_id or doc.get("session_id")
         sid = sid if isinstance(sid, str) else None
+        if (doc.get("source") or {}).get("kind") == "claude_code":
+            return from_claude(doc.get("messages") or [], (doc.get("claude") or {}).get("results") or [])
         events = doc.get("permission_events") or []
         return Converted(
             from_opencode(doc.get("messages"), events=events, session_id=sid),
@@ -71,8 +76,21 @@ def _from_doc(doc: Any, session_id: str | None) -> Converted:
     return from_fixture(doc, session_id)
 
 
+def _claude(path: Path, session_id: str | None) -> Converted:
+    """A Claude Code transcript or stream-json output: its main session, or ``session_id``."""
+    try:
+        tree = tree_of_file(path)
+    except OSError as e:
+        raise CorpusError(f"cannot read {path}: {e}") from None
+    chosen = next((s for s in tree.sessions if s.session_id == session_id), tree.sessions[0])
+    return from_claude(chosen.messages, tree.results if chosen.depth == 0 else [])
+
+
 def load_stream(path: Path, session_id: str | None = None) -> Converted:
-    """The normalised stream of one file (archive, recorded run, or message list)."""
+    """The normalised stream of one file (archive, recorded run, message list, or a Claude Code
+    transcript or stream-json output)."""
+    if path.suffix == ".jsonl":
+        return _claude(path, session_id)
     return _from_doc(_read_json(path), session_id)
 
 
@@ -102,7 +120,9 @@ def _session_files(folder: Path) -> list[Path]:
     return sorted(
         p
         for p in folder.iterdir()
-        if p.is_file() and p.name.endswith((".json", ".json.gz")) and not p.name.endswith(".label.json")
+        if p.is_file()
+        and p.name.endswith((".json", ".json.gz", ".jsonl"))
+        and not p.name.endswith(".label.json")
     )
 
 
