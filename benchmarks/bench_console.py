@@ -37,10 +37,10 @@ import orjson
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Engine
 
-from telemetry.db import make_engine
-from telemetry.migrate import upgrade
-from telemetry.models import Cycle, Daemon, Finding, SessionIndex
 from telemetry.settings import Settings
+from telemetry.store.db import make_engine
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import Cycle, Daemon, Finding, SessionIndex
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
 from fastapi.testclient import TestClient  # noqa: E402

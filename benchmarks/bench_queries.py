@@ -34,11 +34,11 @@ from typing import Any
 from sqlalchemy import event, insert
 from sqlalchemy.engine import Engine
 
-from telemetry.db import make_engine, session_scope
-from telemetry.migrate import upgrade
-from telemetry.models import AgentRun, SessionIndex
 from telemetry.queries.costs import cost_breakdown
 from telemetry.queries.sessions import SessionFilter, get_session, list_sessions, session_tree
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import AgentRun, SessionIndex
 
 AGENTS = ["build", "plan", "general", "explore", "review", "fixer", "docs", "nester"]
 MODELS = ["anthropic/claude-sonnet-4-5", "openai/gpt-5", "fake/fake-model", "google/gemini-2.5-pro"]

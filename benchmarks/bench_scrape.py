@@ -27,10 +27,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from telemetry import aggregates
-from telemetry.db import make_engine, session_scope
-from telemetry.migrate import upgrade
 from telemetry.settings import Settings
+from telemetry.store import aggregates
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
 from web.app import create_app
 
 TARGET_MS = 100.0

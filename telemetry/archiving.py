@@ -25,12 +25,12 @@ from archiver.archive import ArchiveResult, archive_tree
 from archiver.client import OpenCodeClient
 from archiver.redact import Redactor, load_key, secret_values
 from archiver.watch import History, WatchConfig, Watcher
-from telemetry.aggregates import bump
-from telemetry.db import make_engine, session_scope
-from telemetry.indexing import IndexStats, index_records, record_findings
-from telemetry.migrate import upgrade
-from telemetry.models import SessionIndex
+from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.settings import Settings
+from telemetry.store.aggregates import bump
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import SessionIndex
 
 __all__ = [
     "ArchiveOutcome",

@@ -19,8 +19,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from telemetry.migrate import current_revision, head_revision
 from telemetry.settings import Settings
+from telemetry.store.migrate import current_revision, head_revision
 from telemetry.token import TOKEN_FILE
 
 __all__ = ["Check", "run_checks"]

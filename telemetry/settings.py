@@ -1,7 +1,7 @@
 """octel's settings, declared once as data.
 
 Every setting is an ``OCTEL_*`` environment variable (or a ``.env`` entry) and, where a command
-needs it, a flag. ``SETTINGS_DOC`` lists name, default and help for the README drift test.
+needs it, a flag. ``settings_doc()`` lists name, default and help for the README drift test.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ sys.path.append(str(Path(__file__).parent))  # tests/realparts.py, tests/pgserve
 import pgserver
 from realparts import require
 
-from telemetry.db import make_engine
-from telemetry.migrate import upgrade
 from telemetry.settings import Settings
+from telemetry.store.db import make_engine
+from telemetry.store.migrate import upgrade
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

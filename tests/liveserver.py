@@ -38,7 +38,7 @@ def live_octel(
         env["OCTEL_DATABASE_URL"] = database_url
     log = open(data_dir.parent / f"octel-serve-{port}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "telemetry.cli", "serve"],
+        [sys.executable, "-m", "cli", "serve"],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from sqlmodel import select
 
-from telemetry.models import SessionIndex
-from telemetry.paging import CursorError
+from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import MAX_LIMIT, SessionFilter, get_session, list_sessions
+from telemetry.store.models import SessionIndex
 from telemetry.timeutil import parse_since, utcnow
 from web.api_archived import archive_cache, archive_location
 from web.deps import ReadDbDep, SettingsDep

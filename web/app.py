@@ -11,9 +11,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
 
-from telemetry.db import make_engine, refresh_planner_stats
-from telemetry.migrate import upgrade
 from telemetry.settings import Settings
+from telemetry.store.db import make_engine, refresh_planner_stats
+from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
 from web import api_archived, api_costs, api_sessions, console, ingest, metrics, status
 from web.errors import install_error_handlers

@@ -11,8 +11,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from telemetry.db import session_scope
 from telemetry.settings import Settings
+from telemetry.store.db import session_scope
 from web.errors import ApiError
 
 __all__ = ["DbDep", "EngineDep", "ReadDbDep", "SettingsDep", "require_token"]

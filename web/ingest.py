@@ -10,10 +10,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from telemetry import ingest
-from telemetry.claude import ClaudeResultError
-from telemetry.cycles import cycle_dict
-from telemetry.db import session_scope
+from telemetry.queries.cycles import cycle_dict
+from telemetry.services import ingest
+from telemetry.services.claude import ClaudeResultError
+from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.deps import EngineDep, require_token
 from web.errors import ApiError

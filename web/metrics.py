@@ -27,10 +27,10 @@ from prometheus_client.metrics_core import Metric as PromFamily
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from telemetry.db import session_scope
-from telemetry.heartbeat_files import refresh_heartbeat_files
-from telemetry.metric_catalogue import CATALOGUE, HTTP_LATENCY_BUCKETS, Metric, by_name
-from telemetry.metrics_snapshot import Family, HistogramSeries, Series, derive, read_store
+from telemetry.metrics.catalogue import CATALOGUE, HTTP_LATENCY_BUCKETS, Metric, by_name
+from telemetry.metrics.snapshot import Family, HistogramSeries, Series, derive, read_store
+from telemetry.services.heartbeat_files import refresh_heartbeat_files
+from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 
 __all__ = ["RequestMetricsMiddleware", "StoreCollector", "app_metrics", "router"]

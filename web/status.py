@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from telemetry.cycles import CycleFilter, cycles_summary, list_cycles
-from telemetry.db import session_scope
-from telemetry.health import daemon_health
-from telemetry.heartbeat_files import refresh_heartbeat_files
-from telemetry.paging import CursorError
+from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.queries.health import daemon_health
+from telemetry.queries.paging import CursorError
+from telemetry.services.heartbeat_files import refresh_heartbeat_files
+from telemetry.store.db import session_scope
 from telemetry.timeutil import parse_since, utcnow
 from web.deps import EngineDep, ReadDbDep, SettingsDep
 from web.errors import ApiError

@@ -18,8 +18,8 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
-from telemetry.models import AgentRun, Cycle, SessionIndex
 from telemetry.queries.sessions import session_dict
+from telemetry.store.models import AgentRun, Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = [

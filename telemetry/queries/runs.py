@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import and_, or_
 from sqlmodel import Session, col, select
 
-from telemetry.models import AgentRun
-from telemetry.paging import decode_cursor, encode_cursor
+from telemetry.queries.paging import decode_cursor, encode_cursor
+from telemetry.store.models import AgentRun
 from telemetry.timeutil import as_utc
 
 __all__ = ["RunFilter", "list_runs", "run_dict"]

@@ -17,8 +17,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, TextClause, and_, func, or_, text
 from sqlmodel import Session, col, select
 
-from telemetry.models import Finding, SessionIndex
-from telemetry.paging import decode_cursor, encode_cursor
+from telemetry.queries.paging import decode_cursor, encode_cursor
+from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = [

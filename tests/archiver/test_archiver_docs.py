@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import typer
 
-from telemetry.cli import app
+from cli import app
 
 DOC = Path(__file__).parents[2] / "docs" / "archiver.md"
 

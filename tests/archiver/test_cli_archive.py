@@ -13,9 +13,9 @@ from archiver_fakes import LoopbackServer, tree
 from sqlmodel import select
 from typer.testing import CliRunner
 
-from telemetry.cli import app
-from telemetry.db import make_engine, session_scope
-from telemetry.models import SessionIndex
+from cli import app
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.models import SessionIndex
 
 V1 = Path(__file__).parent / "fixtures" / "v1_session.json"
 

@@ -19,12 +19,12 @@ from sqlmodel import select
 from archiver.files import read_archive
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
-from telemetry.aggregates import read_all
 from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
-from telemetry.db import session_scope
-from telemetry.indexing import index_records, record_findings
-from telemetry.models import Finding, SessionIndex
+from telemetry.services.indexing import index_records, record_findings
 from telemetry.settings import Settings
+from telemetry.store.aggregates import read_all
+from telemetry.store.db import session_scope
+from telemetry.store.models import Finding, SessionIndex
 
 RED = Redactor(b"k" * 32, ["configured-secret-value-1"])
 GH = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"

@@ -308,7 +308,7 @@ def test_new_key_is_written_whole_and_private(tmp_path: Path, monkeypatch: pytes
 def test_archive_command_refuses_an_empty_key_file(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from telemetry.cli import app
+    from cli import app
 
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "redact.key").write_text("")

@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).parent))  # octelrun
 from octelrun import Octel
 from storeseed import seed_fleet
 
-from telemetry.db import make_engine
-from telemetry.migrate import upgrade
+from telemetry.store.db import make_engine
+from telemetry.store.migrate import upgrade
 
 GOLDEN = Path(__file__).parent / "golden"
 

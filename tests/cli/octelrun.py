@@ -11,7 +11,7 @@ from click.testing import Result
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from telemetry.cli import app
+from cli import app
 
 __all__ = ["Octel"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import typer
 
-from telemetry.cli import app
+from cli import app
 
 DOC = Path(__file__).parent.parent.parent / "docs" / "cli.md"
 COMMANDS = [

@@ -14,9 +14,9 @@ from octelrun import Octel
 from realparts import free_port, require
 from typer.testing import CliRunner
 
-from telemetry.db import make_engine
 from telemetry.doctor import run_checks
 from telemetry.settings import Settings
+from telemetry.store.db import make_engine
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "e2e"))  # the real opencode harness
 

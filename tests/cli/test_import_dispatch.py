@@ -11,9 +11,9 @@ import pytest
 from octelrun import Octel
 from sqlmodel import select
 
-from telemetry.aggregates import read_all
-from telemetry.db import session_scope
-from telemetry.models import Cycle
+from telemetry.store.aggregates import read_all
+from telemetry.store.db import session_scope
+from telemetry.store.models import Cycle
 
 # review: text ids, ISO times, nullable ended_at, *_count columns.
 REVIEW = """

@@ -14,11 +14,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlmodel import func, select
 from storeseed import add, cycle, finding, run, session
 
-from telemetry import aggregates
-from telemetry.db import session_scope
-from telemetry.ingest import AgentRunIn, CycleFinish, add_agent_run, finish_cycle
-from telemetry.models import AgentRun, Aggregate, Cycle, Finding, SessionIndex
+from telemetry.services.ingest import AgentRunIn, CycleFinish, add_agent_run, finish_cycle
 from telemetry.settings import Settings
+from telemetry.store import aggregates
+from telemetry.store.db import session_scope
+from telemetry.store.models import AgentRun, Aggregate, Cycle, Finding, SessionIndex
 from telemetry.timeutil import utcnow
 from web.app import create_app
 

@@ -11,9 +11,9 @@ import pytest
 from octelrun import Octel
 from sqlmodel import select
 
-from telemetry.aggregates import read_all
-from telemetry.db import session_scope
-from telemetry.models import AgentRun
+from telemetry.store.aggregates import read_all
+from telemetry.store.db import session_scope
+from telemetry.store.models import AgentRun
 
 CLAUDE = Path(__file__).parent.parent / "fixtures" / "claude"
 Golden = Callable[[str, Any], None]

@@ -18,8 +18,8 @@ import detectors
 from archiver.convert import from_fixture
 from archiver.files import write_atomic
 from archiver.metrics import per_turn
-from telemetry.db import session_scope
-from telemetry.why import VERDICTS, Signals, decide, why
+from telemetry.queries.why import VERDICTS, Signals, decide, why
+from telemetry.store.db import session_scope
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 LABELS = sorted(CORPUS.glob("*.label.json"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from telemetry.cli import app
+from cli import app
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
 CORPUS = Path(__file__).parents[1] / "corpus"
@@ -133,9 +133,9 @@ def test_a_bad_label(run: CliRunner, tmp_path: Path) -> None:
 def test_an_archived_session_id_from_the_store(run: CliRunner, tmp_path: Path) -> None:
     from sqlmodel import Session
 
-    from telemetry.db import make_engine
-    from telemetry.migrate import upgrade
-    from telemetry.models import SessionIndex
+    from telemetry.store.db import make_engine
+    from telemetry.store.migrate import upgrade
+    from telemetry.store.models import SessionIndex
 
     rec = json.loads((FIXTURES / "permission_deadlock.json").read_text())
     sid = rec["root_id"]

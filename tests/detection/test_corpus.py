@@ -9,9 +9,9 @@ from pathlib import Path
 import gen_corpus
 import pytest
 
+from cli.detect import load_corpus
 from detectors import REGISTRY
 from detectors.evaluation import Evaluation, evaluate
-from telemetry.cli.detect import load_corpus
 
 CORPUS = Path(__file__).parents[1] / "corpus"
 

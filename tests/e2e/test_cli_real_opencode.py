@@ -13,7 +13,7 @@ from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from typer.testing import CliRunner
 
-from telemetry.cli import app
+from cli import app
 
 pytestmark = pytest.mark.opencode
 

@@ -18,10 +18,10 @@ from sqlmodel import select
 from archiver.files import find_archives, read_archive
 from archiver.watch import WatchConfig
 from telemetry.archiving import watch_server
-from telemetry.db import make_engine, session_scope
-from telemetry.migrate import upgrade
-from telemetry.models import SessionIndex
 from telemetry.settings import Settings
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import SessionIndex
 
 pytestmark = pytest.mark.opencode
 

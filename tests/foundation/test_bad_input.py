@@ -12,10 +12,10 @@ from fastapi.testclient import TestClient
 from sqlmodel import func, select
 from typer.testing import CliRunner
 
-from telemetry.cli import app
-from telemetry.db import session_scope
-from telemetry.models import AgentRun, Aggregate, Cycle
+from cli import app
 from telemetry.settings import Settings
+from telemetry.store.db import session_scope
+from telemetry.store.models import AgentRun, Aggregate, Cycle
 from web.app import create_app
 
 

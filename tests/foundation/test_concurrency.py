@@ -9,8 +9,8 @@ import httpx
 from liveserver import live_octel
 from sqlmodel import func, select
 
-from telemetry.db import make_engine, session_scope
-from telemetry.models import Aggregate, Cycle
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.models import Aggregate, Cycle
 
 WRITERS, PER_WRITER = 8, 500
 TOKEN = {"Authorization": "Bearer test-token-0123456789"}

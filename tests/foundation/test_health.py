@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from telemetry.health import daemon_state, local_liveness
+from telemetry.queries.health import daemon_state, local_liveness
 from telemetry.settings import Settings
 from telemetry.timeutil import utcnow
 from web.app import create_app

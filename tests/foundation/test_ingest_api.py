@@ -9,9 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import func, select
 
-from telemetry.db import session_scope
-from telemetry.models import AgentRun, Aggregate, Cycle, Daemon
 from telemetry.settings import Settings
+from telemetry.store.db import session_scope
+from telemetry.store.models import AgentRun, Aggregate, Cycle, Daemon
 from web.app import create_app
 
 

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlmodel import func, select
 
-from telemetry import ingest
-from telemetry.db import make_engine, session_scope
-from telemetry.migrate import upgrade
-from telemetry.models import Aggregate, Cycle, Daemon
+from telemetry.services import ingest
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import Aggregate, Cycle, Daemon
 from telemetry.timeutil import as_utc
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

@@ -15,9 +15,9 @@ from pytest_alembic.tests import (  # the plugin's built-in tests, collected her
 )
 from sqlalchemy.engine import Engine
 
-from telemetry import migrate
-from telemetry.db import make_engine
-from telemetry.migrate import current_revision, head_revision, upgrade
+from telemetry.store import migrate
+from telemetry.store.db import make_engine
+from telemetry.store.migrate import current_revision, head_revision, upgrade
 
 __all__ = [
     "test_model_definitions_match_ddl",

@@ -20,9 +20,9 @@ def test_wheel_ships_migrations_templates_and_static(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("octel-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for want in (
-        "telemetry/migrations/env.py",
-        "telemetry/migrations/script.py.mako",
-        "telemetry/migrations/versions/0001_initial_schema.py",
+        "telemetry/store/migrations/env.py",
+        "telemetry/store/migrations/script.py.mako",
+        "telemetry/store/migrations/versions/0001_initial_schema.py",
         "web/app.py",
         "detectors/__init__.py",
         "archiver/__init__.py",
@@ -38,4 +38,4 @@ def test_wheel_ships_migrations_templates_and_static(tmp_path: Path) -> None:
     assert on_disk <= shipped_web
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "octel = telemetry.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "octel = cli:main" in zipfile.ZipFile(wheel).read(entry).decode()

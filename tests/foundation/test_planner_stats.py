@@ -7,10 +7,10 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
-from telemetry.cycles import cycles_summary
-from telemetry.db import make_engine, refresh_planner_stats, session_scope
-from telemetry.migrate import upgrade
-from telemetry.models import Cycle
+from telemetry.queries.cycles import cycles_summary
+from telemetry.store.db import make_engine, refresh_planner_stats, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
 

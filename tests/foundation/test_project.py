@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from telemetry.cli import app
+from cli import app
 from telemetry.settings import Settings, settings_doc
 from telemetry.token import ensure_ingest_token
 
@@ -51,7 +51,7 @@ def test_db_upgrade_command_and_a_clear_error_on_a_bad_store(tmp_path: Path) -> 
     runner = CliRunner()
     ok = runner.invoke(app, ["--data-dir", str(tmp_path), "db", "upgrade"])
     assert ok.exit_code == 0, ok.output
-    from telemetry.migrate import head_revision
+    from telemetry.store.migrate import head_revision
 
     assert f"store at revision {head_revision()} (head {head_revision()})" in ok.output
     bad = runner.invoke(

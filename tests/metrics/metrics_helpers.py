@@ -13,10 +13,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from telemetry import aggregates
-from telemetry.db import session_scope
-from telemetry.metric_catalogue import CATALOGUE
-from telemetry.models import Finding, SessionIndex
+from telemetry.metrics.catalogue import CATALOGUE
+from telemetry.store import aggregates
+from telemetry.store.db import session_scope
+from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-import telemetry.metric_catalogue as catalogue_module
-import telemetry.metrics_snapshot as snapshot_module
-from telemetry.aggregates import COUNTERS
-from telemetry.metric_catalogue import CATALOGUE, by_name
+import telemetry.metrics.catalogue as catalogue_module
+import telemetry.metrics.snapshot as snapshot_module
+from telemetry.metrics.catalogue import CATALOGUE, by_name
+from telemetry.store.aggregates import COUNTERS
 
 _NAME = re.compile(r"^octel_[a-z][a-z0-9_]*[a-z0-9]$")
 # Labels that would grow without bound, one series per session, path or message.

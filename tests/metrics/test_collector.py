@@ -15,7 +15,7 @@ from metrics_helpers import bump, claude_result, parse, seed_session, value
 from prometheus_client import generate_latest
 from sqlalchemy import create_engine
 
-from telemetry.metric_catalogue import CATALOGUE
+from telemetry.metrics.catalogue import CATALOGUE
 from telemetry.settings import Settings
 from telemetry.timeutil import utcnow
 from web.app import create_app

@@ -14,7 +14,7 @@ import yaml
 from metrics_helpers import DASHBOARD, DASHBOARDS, dashboard_exprs, metric_families
 from realparts import require, which
 
-from telemetry.metric_catalogue import CATALOGUE, by_name
+from telemetry.metrics.catalogue import CATALOGUE, by_name
 
 PROVISIONING = DASHBOARDS / "grafana" / "provisioning"
 DS = {"type": "prometheus", "uid": "${datasource}"}

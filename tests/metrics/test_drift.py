@@ -6,7 +6,7 @@ import re
 
 from metrics_helpers import DASHBOARDS, REPO, alert_rules, dashboard_exprs, metric_families
 
-from telemetry.metric_catalogue import CATALOGUE
+from telemetry.metrics.catalogue import CATALOGUE
 
 DOC = REPO / "docs" / "metrics.md"
 _ROW = re.compile(r"^\| `(octel_[a-z0-9_]+)` \| (\w+) \| ([^|]*) \| (.*) \|$", re.M)

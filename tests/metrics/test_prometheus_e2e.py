@@ -23,9 +23,9 @@ import yaml
 from metrics_helpers import RULES, alert_rules, bump, claude_result, dashboard_exprs, seed_session
 from realparts import free_port, require, which
 
-from telemetry import ingest
-from telemetry.db import make_engine, session_scope
-from telemetry.migrate import upgrade
+from telemetry.services import ingest
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
 from telemetry.timeutil import utcnow
 
 pytestmark = pytest.mark.prometheus

@@ -10,7 +10,7 @@ import yaml
 from metrics_helpers import RULE_TESTS, RULES, alert_rules, metric_families
 from realparts import require, which
 
-from telemetry.metric_catalogue import by_name
+from telemetry.metrics.catalogue import by_name
 
 HOW = "apt-get install prometheus (Debian's package ships promtool)"
 REQUIRED = {

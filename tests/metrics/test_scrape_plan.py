@@ -14,9 +14,9 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import event, insert, text
 
-from telemetry.db import session_scope
-from telemetry.models import Cycle, Daemon
 from telemetry.settings import Settings
+from telemetry.store.db import session_scope
+from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import utcnow
 from web.app import create_app
 

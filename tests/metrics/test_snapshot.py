@@ -13,11 +13,8 @@ from hypothesis import strategies as st
 from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 
-from telemetry.aggregates import COUNTERS, CYCLE_DURATION_BUCKETS
-from telemetry.db import make_engine, session_scope
-from telemetry.health import Liveness, daemon_health
-from telemetry.metric_catalogue import CATALOGUE, DAEMON_STATES, by_name
-from telemetry.metrics_snapshot import (
+from telemetry.metrics.catalogue import CATALOGUE, DAEMON_STATES, by_name
+from telemetry.metrics.snapshot import (
     DaemonReading,
     HistogramSeries,
     Series,
@@ -27,8 +24,11 @@ from telemetry.metrics_snapshot import (
     histogram_series,
     read_store,
 )
-from telemetry.migrate import upgrade
-from telemetry.models import Cycle, Daemon
+from telemetry.queries.health import Liveness, daemon_health
+from telemetry.store.aggregates import COUNTERS, CYCLE_DURATION_BUCKETS
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import Cycle, Daemon
 
 DURATION = by_name("octel_cycle_duration_seconds")
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from telemetry.db import session_scope
-from telemetry.models import AgentRun, Cycle, Finding, SessionIndex
+from telemetry.store.db import session_scope
+from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from storeseed import T0, seed_fleet
 
-from telemetry.db import session_scope
 from telemetry.queries.costs import cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.store.db import session_scope
 
 
 def _breakdown(engine: Engine, by: list[str], **kw: Any) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from storeseed import T0, add, seed_fleet, session
 
-from telemetry.db import make_engine, session_scope
-from telemetry.migrate import upgrade
-from telemetry.paging import CursorError
+from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import SessionFilter, get_session, list_sessions, session_tree
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
 
 
 def _ids(engine: Engine, f: SessionFilter) -> list[str]:

@@ -14,15 +14,15 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 from storeseed import T0, add, cycle, run, seed_fleet, session
 
-from telemetry import aggregates
-from telemetry.db import make_engine, session_scope
-from telemetry.dispatch_import import import_dispatch_db
-from telemetry.migrate import upgrade
-from telemetry.models import Aggregate, Cycle, SessionIndex
-from telemetry.prune import prune
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown
 from telemetry.queries.runs import RunFilter, list_runs
-from telemetry.why import why
+from telemetry.queries.why import why
+from telemetry.services.dispatch_import import import_dispatch_db
+from telemetry.services.prune import prune
+from telemetry.store import aggregates
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import Aggregate, Cycle, SessionIndex
 
 
 def _aggregates(engine: Engine) -> list[tuple[str, str, float]]:

@@ -11,9 +11,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import delete, select
 from storeseed import T0, add, session
 
-from telemetry.db import session_scope
-from telemetry.models import SessionIndex
 from telemetry.queries.sessions import SessionFilter, list_sessions
+from telemetry.store.db import session_scope
+from telemetry.store.models import SessionIndex
 
 ALPHABET = "abcAB -_%\"'"
 TITLES = st.lists(st.text(ALPHABET, max_size=12), min_size=1, max_size=12)

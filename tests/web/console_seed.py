@@ -22,12 +22,12 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from telemetry import ingest
 from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
-from telemetry.db import make_engine, session_scope
-from telemetry.migrate import upgrade
-from telemetry.models import Finding, SessionIndex
+from telemetry.services import ingest
 from telemetry.settings import Settings
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "opencode"

@@ -1,0 +1,5 @@
+"""`python -m cli` runs the `octel` command line."""
+
+from cli import main
+
+main()

@@ -1,0 +1,279 @@
+"""`octel archive`, `octel watch` and `octel import archives`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from archiver.files import content_hash, parse_archive, read_plain
+from archiver.record import SessionRecord, record_from_doc
+from archiver.redact import RedactKeyError, load_key
+from cli.app import (
+    app,
+    command_group,
+    console,
+    err_console,
+    fail,
+    open_store,
+    print_json,
+    settings_of,
+)
+from telemetry.archiving import archive_session_tree_async, redactor_for
+from telemetry.services.indexing import IndexStats, index_records
+from telemetry.store.db import session_scope
+
+__all__ = ["import_app"]
+
+
+import_app = command_group("import", "Bring existing data into the store.")
+
+_SESSION_ID = re.compile(r"^ses_[A-Za-z0-9]{1,100}$")
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ServerOpt = Annotated[str | None, typer.Option("--server", help="OpenCode URL (OCTEL_OPENCODE_URL).")]
+
+
+def _check_redaction(settings: Any) -> None:
+    path = settings.redact_file
+    if path is not None and not path.is_file():
+        fail(f"OCTEL_REDACT_FILE {path} is not a readable file", 2)
+    try:
+        load_key(settings.redact_key)
+    except (RedactKeyError, OSError) as exc:
+        fail(str(exc) if isinstance(exc, RedactKeyError) else f"cannot use {settings.redact_key}: {exc}", 2)
+
+
+def _check_server(url: str) -> str:
+    if not re.match(r"^https?://[^\s/]+", url):
+        fail(f"--server must be an http(s) URL, not {url!r}", 2)
+    return url.rstrip("/")
+
+
+@app.command("archive")
+def archive_cmd(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="Root session id (ses_…); its subagents come along.")],
+    server: ServerOpt = None,
+    label: Annotated[str | None, typer.Option(help="Label kept with the archive (e.g. a cycle).")] = None,
+    delete_after: Annotated[
+        bool,
+        typer.Option("--delete-after", help="Delete the tree on the server once every session is archived."),
+    ] = False,
+    compress: Annotated[bool, typer.Option("--gzip", help="Write .json.gz files.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Archive a session tree from OpenCode: every subagent, redacted, indexed in the store."""
+    if not _SESSION_ID.match(session_id):
+        fail(f"{session_id!r} is not an OpenCode session id (ses_ followed by letters and digits)", 2)
+    settings = settings_of(ctx)
+    _check_redaction(settings)
+    url = _check_server(server or settings.opencode_url)
+    spinner = console.status(f"archiving {session_id} from {url} …", spinner="dots")
+    with open_store(settings) as engine, spinner if not as_json else contextlib.nullcontext():
+        outcome = asyncio.run(
+            archive_session_tree_async(
+                session_id,
+                settings=settings,
+                engine=engine,
+                server_url=url,
+                label=label,
+                delete_after=delete_after,
+                compress=compress,
+            )
+        )
+    data = outcome.to_dict()
+    nothing = outcome.result is None or not outcome.result.sessions_found
+    if as_json:
+        print_json(data)
+    elif not nothing:
+        _render(data)
+    if nothing:
+        errs = data.get("walk_errors") or []
+        why = next((e["message"] for e in errs if e.get("session_id")), None) or (
+            errs[0]["message"] if errs else "; ".join(outcome.errors) or "no session"
+        )
+        fail(f"nothing archived from {url}: {why}")
+    if not outcome.ok:
+        raise typer.Exit(1)
+
+
+def _render(d: dict[str, Any]) -> None:
+    t = Table(title=f"archive of {d['root_session_id']}", show_header=False)
+    t.add_row("complete", "yes" if d.get("complete") else "[red]no[/]")
+    t.add_row("sessions", str(d.get("sessions", 0)))
+    t.add_row("messages", str(d.get("messages", 0)))
+    t.add_row("files", "\n".join(d.get("files", [])) or "-")
+    if d.get("kept"):
+        t.add_row("kept", "\n".join(d["kept"]) + "\n[yellow](messages not fetched: older archive kept)[/]")
+    red = d.get("redaction") or {}
+    t.add_row("redacted", ", ".join(f"{k} {v}" for k, v in red.items()) or "nothing")
+    idx = d.get("indexed", {})
+    t.add_row("indexed", f"{idx.get('new', 0)} new, {idx.get('updated', 0)} updated")
+    if d.get("deleted"):
+        t.add_row("deleted", "yes")
+    if d.get("delete_error"):
+        t.add_row("deleted", f"[yellow]{d['delete_error']}[/]")
+    console.print(t)
+    for e in d.get("walk_errors", []):
+        err_console.print(
+            f"[yellow]walk:[/] {e['error_kind']} {e['what']} "
+            f"{e.get('session_id') or ''} {e.get('message', '')}",
+            highlight=False,
+        )
+    for e in [*d.get("write_errors", []), *d.get("errors", [])]:
+        err_console.print(f"[red]error:[/] {e}", highlight=False)
+
+
+def _archive_files(folder: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and not p.name.startswith(".")
+        and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+    )
+
+
+def _rel(path: Path, archives: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(archives.resolve()))
+    except ValueError:
+        return str(path.resolve())
+
+
+def _load(path: Path, archives: Path) -> SessionRecord:
+    plain = read_plain(path)
+    doc = parse_archive(plain, path.name)
+    return record_from_doc(doc, _rel(path, archives), content_hash(plain))
+
+
+@import_app.command("archives")
+def import_archives(
+    ctx: typer.Context,
+    folder: Annotated[Path, typer.Argument(help="Folder of archive files (v1 or v2, .json or .json.gz).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Index existing archive files into the store (re-importing updates, never duplicates)."""
+    if not folder.is_dir():
+        fail(f"{folder} is not a folder", 2)
+    settings = settings_of(ctx)
+    _check_redaction(settings)
+    redactor = redactor_for(settings)
+    files = _archive_files(folder)
+    stats = IndexStats()
+    failed: list[dict[str, str]] = []
+    with (
+        open_store(settings) as engine,
+        Progress(
+            TextColumn("importing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=as_json,
+        ) as bar,
+    ):
+        task = bar.add_task("import", total=len(files))
+        batch: list[SessionRecord] = []
+        for i, path in enumerate(files, 1):
+            try:
+                batch.append(_load(path, settings.archives))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                failed.append({"file": str(path), "error": f"{type(exc).__name__}: {exc}"[:300]})
+            if len(batch) >= 200 or i == len(files):
+                with session_scope(engine) as db:
+                    stats.add(index_records(db, batch, redactor=redactor))
+                batch = []
+            bar.advance(task)
+    data = {
+        "files": len(files),
+        "new": stats.new,
+        "updated": stats.updated,
+        "findings_new": stats.findings_new,
+        "failed": failed,
+    }
+    if as_json:
+        print_json(data)
+    else:
+        console.print(
+            f"{len(files)} files: {stats.new} new, {stats.updated} updated, {len(failed)} unreadable",
+            highlight=False,
+        )
+        for f in failed:
+            err_console.print(f"[yellow]skipped[/] {f['file']}: {f['error']}", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command("watch")
+def watch_cmd(
+    ctx: typer.Context,
+    server: ServerOpt = None,
+    label: Annotated[str | None, typer.Option(help="Label kept with each archive.")] = None,
+    settle: Annotated[
+        float, typer.Option(min=0, help="Seconds a tree must be quiet before it is archived.")
+    ] = 2.0,
+    poll_interval: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between polls when /event is unavailable.")
+    ] = 2.0,
+    probe_budget: Annotated[
+        float, typer.Option(min=1, help="Wallclock budget of a run, in seconds.")
+    ] = 3600.0,
+    probe_after: Annotated[
+        float, typer.Option(min=0, max=1, help="Share of the budget after which a busy tree is probed.")
+    ] = 0.5,
+    probe_interval: Annotated[float, typer.Option(min=1, help="Seconds between probes of one tree.")] = 60.0,
+    abort_stuck: Annotated[
+        bool, typer.Option("--abort-stuck", help="Abort a tree that a probe finds stuck.")
+    ] = False,
+    archive_existing: Annotated[
+        bool, typer.Option("--archive-existing", help="Also archive trees present at start.")
+    ] = False,
+    duration: Annotated[
+        float | None, typer.Option("--for", min=0.1, help="Stop after this many seconds.")
+    ] = None,
+) -> None:
+    """Follow an OpenCode server: archive each root tree when it goes idle and again when it
+    changes, recording status history and permission asks/replies; probe long runs."""
+    import signal
+
+    from archiver.watch import WatchConfig
+    from telemetry.archiving import watch_server
+
+    settings = settings_of(ctx)
+    _check_redaction(settings)
+    url = _check_server(server or settings.opencode_url)
+    config = WatchConfig(
+        settle_seconds=settle,
+        poll_interval=poll_interval,
+        probe_budget_seconds=probe_budget,
+        probe_after_share=probe_after,
+        probe_interval_seconds=probe_interval,
+        abort_on_stuck=abort_stuck,
+        archive_existing=archive_existing,
+    )
+
+    def log(msg: str) -> None:
+        err_console.print(f"[dim]watch[/] {msg}", highlight=False)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if duration is not None:
+            loop.call_later(duration, stop.set)
+        with open_store(settings) as engine:
+            log(f"following {url} (Ctrl-C stops)")
+            w = await watch_server(
+                settings, stop, engine=engine, server_url=url, label=label, config=config, log=log
+            )
+            log(f"stopped: {w.archives} archive runs, {w.probes} probes")
+
+    asyncio.run(main())

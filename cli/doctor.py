@@ -1,0 +1,39 @@
+"""`octel doctor`: settings, store, schema, archive folder, OpenCode server, token file."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import httpx
+import typer
+from rich.markup import escape
+
+from cli.app import app, console, print_json, settings_of
+from telemetry.doctor import run_checks
+from telemetry.store.db import make_engine
+
+__all__ = ["doctor"]
+
+_MARK = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/]"}
+
+
+@app.command("doctor")
+def doctor(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check that octel can work here and say what to fix; exit 1 if a check fails."""
+    settings = settings_of(ctx)
+    with httpx.Client() as client:
+        checks = run_checks(settings, make_engine, client)
+    failed = [c for c in checks if c.status == "fail"]
+    if as_json:
+        print_json({"ok": not failed, "checks": [c.as_dict() for c in checks]})
+    else:
+        for c in checks:
+            console.print(f"{_MARK[c.status]} {c.name:<16} {escape(c.detail)}", highlight=False)
+            if c.fix:
+                console.print(f"     {'':<16} [bold]fix:[/] {escape(c.fix)}", highlight=False)
+        console.print("all good" if not failed else f"{len(failed)} check(s) failed", highlight=False)
+    if failed:
+        raise typer.Exit(1)

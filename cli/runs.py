@@ -1,0 +1,144 @@
+"""`octel runs add` (a Claude Code CLI result, from a file or a pipe) and `octel runs list`.
+
+A dispatcher pipes the CLI straight in:
+`claude -p "…" --output-format json | octel runs add - --task T --agent A --exit-code $?`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from cli.app import app, console, fail, open_store, print_json, settings_of
+from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
+from telemetry.queries.paging import CursorError
+from telemetry.queries.runs import RunFilter, list_runs, run_dict
+from telemetry.services.claude import ClaudeResultError
+from telemetry.services.ingest import AgentRunIn, add_agent_run
+from telemetry.store.db import session_scope
+from telemetry.timeutil import utcnow
+
+__all__ = ["runs_app"]
+
+runs_app = typer.Typer(help="Claude Code CLI runs: record a result, list them.", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+
+
+def _read(source: str) -> str:
+    if source == "-":
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            fail("standard input is not UTF-8 text; pipe the output of `claude -p … --output-format json`", 2)
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(f"no such file {source!r}", 2)
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"cannot read {source!r}: {e}", 2)
+
+
+@runs_app.command("add")
+def runs_add(
+    ctx: typer.Context,
+    source: Annotated[
+        str, typer.Argument(help="File with the CLI's JSON (or stream-json) output; - for stdin.")
+    ] = "-",
+    task: Annotated[str | None, typer.Option(help="What the run was for (an issue, a branch).")] = None,
+    agent: Annotated[str | None, typer.Option(help="Which agent or role ran it.")] = None,
+    exit_code: Annotated[int | None, typer.Option(help="The CLI's exit status.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored run as JSON.")] = False,
+) -> None:
+    """Record one Claude Code CLI run from its `--output-format json` (or stream-json) result."""
+    text = _read(source)
+    now = utcnow()
+    if not text.strip():
+        if not exit_code:
+            fail("the input is empty; pipe the output of `claude -p … --output-format json`", 2)
+        # The CLI died before printing a result: keep the failed run rather than lose it.
+        result: dict[str, object] | str = {
+            "type": "result",
+            "subtype": "error_no_result",
+            "is_error": True,
+            "octel_note": f"no result printed; exit code {exit_code}",
+            "octel_recorded_at": now.isoformat(),
+            "octel_task": task,
+        }
+    else:
+        result = text
+    try:
+        payload = AgentRunIn(task=task, agent=agent, exit_code=exit_code, result=result)
+    except ValidationError as e:
+        first = e.errors()[0]
+        fail(f"{'.'.join(map(str, first['loc'])) or 'input'}: {first['msg']}", 2)
+    with open_store(settings_of(ctx)) as engine:
+        try:
+            with session_scope(engine) as db:
+                row, created = add_agent_run(db, payload, now)
+                out = run_dict(row)
+        except ClaudeResultError as e:
+            fail(f"not a Claude CLI result: {e}", 2)
+    if as_json:
+        print_json({"created": created, "run": out})
+        return
+    state = "recorded" if created else "already recorded"
+    console.print(
+        f"{state} run {out['run_key']}: {dash(out['subtype'])}, {dash(out['num_turns'])} turns, "
+        f"{money(out['cost_usd'])}, exit {dash(out['exit_code'])}",
+        highlight=False,
+    )
+
+
+@runs_app.command("list")
+def runs_list(
+    ctx: typer.Context,
+    agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
+    task: Annotated[str | None, typer.Option(help="Only this task.")] = None,
+    errors: Annotated[bool, typer.Option("--errors", help="Only runs that ended in an error.")] = False,
+    since: Annotated[
+        str | None, typer.Option(help="Only since this long ago (24h, 7d) or an ISO time.")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Only before this long ago or an ISO time.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=500, help="Rows per page.")] = 50,
+    cursor: Annotated[
+        str | None, typer.Option(help="Continue after the page that printed this cursor.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Claude Code CLI runs, newest first."""
+    t0, t1 = window(since, until)
+    with read_store(ctx) as db:
+        try:
+            page = list_runs(db, RunFilter(agent, task, errors, t0, t1, limit, cursor))
+        except CursorError as e:
+            fail(str(e), 2)
+    if as_json:
+        print_json(page)
+        return
+    table = Table(title="claude runs", title_justify="left")
+    for h in ("recorded", "task", "agent", "model", "subtype", "exit", "turns", "duration", "tokens", "cost"):
+        table.add_column(
+            h, justify="right" if h in ("exit", "turns", "duration", "tokens", "cost") else "left"
+        )
+    for r in page["items"]:
+        tk = r["tokens"]
+        subtype = dash(r["subtype"])
+        table.add_row(
+            when(r["created_at"]),
+            dash(r["task"]),
+            dash(r["agent"]),
+            dash(r["model"]),
+            f"[red]{subtype}[/]" if r["is_error"] else subtype,
+            dash(r["exit_code"]),
+            dash(r["num_turns"]),
+            seconds(r["duration_ms"] / 1000 if r["duration_ms"] is not None else None),
+            num(sum(tk.values())),
+            money(r["cost_usd"]),
+        )
+    print_page(table, page)

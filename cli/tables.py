@@ -1,0 +1,91 @@
+"""Shared pieces of the query commands: time windows, number formats, the store in read mode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from sqlmodel import Session
+
+from cli.app import console, fail, open_store, settings_of
+from telemetry.store.db import session_scope
+from telemetry.timeutil import parse_since, utcnow
+
+__all__ = ["dash", "money", "num", "print_page", "ratio", "read_store", "seconds", "when", "window"]
+
+
+def window(since: str | None, until: str | None, now: datetime | None = None) -> tuple[datetime | None, ...]:
+    """`--since`/`--until` (24h, 7d or ISO 8601) as times; bad input exits 2 with one sentence."""
+    now = now or utcnow()
+    out: list[datetime | None] = []
+    for flag, text in (("--since", since), ("--until", until)):
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            out.append(parse_since(text, now))
+        except ValueError as e:
+            fail(f"{flag}: {e}", 2)
+    if out[0] is not None and out[1] is not None and out[0] >= out[1]:
+        fail("--since must be earlier than --until", 2)
+    return tuple(out)
+
+
+def print_page(table: Table, page: dict[str, Any]) -> None:
+    """One page of a paged list, and how to ask for the next."""
+    console.print(table)
+    if page["next_cursor"]:
+        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+
+
+@contextmanager
+def read_store(ctx: typer.Context) -> Iterator[Session]:
+    """A read transaction on the configured store (upgraded first, so a new store is usable)."""
+    with open_store(settings_of(ctx)) as engine, session_scope(engine, write=False) as db:
+        yield db
+
+
+def dash(v: Any) -> str:
+    """A value for a table cell: "-" when empty; markup in user data (titles, errors) is escaped."""
+    return "-" if v is None or v == "" else escape(str(v))
+
+
+def money(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"${v:,.4f}" if v < 1 else f"${v:,.2f}"
+
+
+def num(v: int | float | None) -> str:
+    if v is None:
+        return "-"
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if abs(v) >= size:
+            return f"{v / size:.1f}{unit}"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def ratio(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0%}"
+
+
+def seconds(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v < 10:
+        return f"{v:.1f}s"
+    if v < 60:
+        return f"{v:.0f}s"
+    if v < 3600:
+        return f"{v // 60:.0f}m{v % 60:02.0f}s"
+    return f"{v // 3600:.0f}h{(v % 3600) // 60:02.0f}m"
+
+
+def when(iso: str | None) -> str:
+    """ISO time as `YYYY-MM-DD HH:MM` (UTC) for tables."""
+    return "-" if not iso else iso[:16].replace("T", " ")

@@ -1,0 +1,53 @@
+"""`octel why ID`: why a session or cycle stopped, in one verdict with its evidence."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from cli.app import app, console, fail, print_json, settings_of
+from cli.tables import read_store
+from telemetry.queries.why import why
+
+__all__ = ["why_cmd"]
+
+_COLOUR = {
+    "completed": "green",
+    "running": "cyan",
+    "loop_detected": "red",
+    "permission_wait": "red",
+    "timed_out": "red",
+    "retries": "yellow",
+    "empty_completion": "yellow",
+    "aborted": "yellow",
+    "error": "red",
+}
+
+
+@app.command("why")
+def why_cmd(
+    ctx: typer.Context,
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A session id or a cycle id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Why a session or cycle stopped: completed, timed out, loop detected, permission wait,
+    retries, empty completion, aborted or error, with the evidence."""
+    with read_store(ctx) as db:
+        got = why(db, ident, settings_of(ctx).archives)
+    if got is None:
+        fail(f"no session or cycle {ident!r}")
+    if as_json:
+        print_json(got)
+        return
+    colour = _COLOUR.get(got["code"], "white")
+    links = [f"{k} {got[k]}" for k in ("session_id", "cycle_id") if got[k] and got[k] != ident]
+    console.print(
+        f"[bold]{escape(ident)}[/] ({got['kind']}{', ' + ', '.join(links) if links else ''}): "
+        f"[bold {colour}]{got['verdict']}[/]",
+        highlight=False,
+    )
+    for i, e in enumerate(got["evidence"]):
+        mark = "because" if i == 0 else "   also"
+        console.print(f"  {mark} [dim]{e['source']:>7}[/]  {escape(e['detail'])}", highlight=False)

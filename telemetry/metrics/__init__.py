@@ -1,0 +1,1 @@
+"""Metric catalogue (declared as data) and its derivation from the store."""

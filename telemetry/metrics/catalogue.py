@@ -1,0 +1,220 @@
+"""Every metric `/metrics` exposes, declared once as data (docs/metrics.md lists the same).
+
+Names follow Prometheus conventions: the `octel_` prefix, base units (`_seconds`, `_usd` for
+money), `_total` only on counters, `_timestamp_seconds` rather than an age. Labels are bounded
+sets (driver, host, agent, model, kind, state, detector, verdict, route template), never ids,
+paths or free text.
+
+`source` says where a metric comes from: `aggregate` (a write-time counter in
+`telemetry.store.aggregates.COUNTERS`, key `octel_` stripped), `store` (a gauge read from the daemon
+and open-cycle rows at scrape time) or `process` (this process's own request metrics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from detectors.findings import VERDICTS
+
+__all__ = [
+    "CATALOGUE",
+    "DAEMON_STATES",
+    "HTTP_LATENCY_BUCKETS",
+    "TOKEN_KINDS",
+    "Metric",
+    "by_name",
+]
+
+Kind = Literal["counter", "gauge", "histogram"]
+Source = Literal["aggregate", "store", "process"]
+
+DAEMON_STATES = ("ok", "running_long_worker", "down", "unknown")
+TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
+# Seconds; octel's own handlers answer in milliseconds, a slow store in seconds.
+HTTP_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    name: str
+    kind: Kind
+    help: str
+    labels: tuple[str, ...]
+    source: Source
+    # A label whose every value is shown (at 0 until it moves) once any series of the metric's
+    # other labels exists, so `increase()` sees the first event instead of a new series.
+    fill: tuple[str, tuple[str, ...]] | None = None
+
+    @property
+    def aggregate_key(self) -> str:
+        """The `aggregates.COUNTERS` key (histograms: the stem of `_bucket`, `_sum`, `_count`)."""
+        return self.name.removeprefix("octel_")
+
+
+_D = ("driver", "host")
+
+CATALOGUE: tuple[Metric, ...] = (
+    # Fleet health, from the daemon rows at scrape time.
+    Metric(
+        "octel_daemon_up",
+        "gauge",
+        "1 unless the daemon's process is known to have exited (state down).",
+        _D,
+        "store",
+    ),
+    Metric(
+        "octel_daemon_state",
+        "gauge",
+        "1 for the daemon's current state (ok, running_long_worker, down, unknown), 0 for the others.",
+        (*_D, "state"),
+        "store",
+    ),
+    Metric(
+        "octel_daemon_heartbeat_timestamp_seconds",
+        "gauge",
+        "Unix time of the daemon's last heartbeat (HTTP or heartbeat file).",
+        _D,
+        "store",
+    ),
+    Metric(
+        "octel_running_long_worker",
+        "gauge",
+        "1 when the daemon has a cycle in flight, a heartbeat older than the threshold and a live "
+        "process: a long-running worker.",
+        _D,
+        "store",
+    ),
+    Metric(
+        "octel_daemon_cycle_in_flight",
+        "gauge",
+        "1 when the daemon has a cycle in flight.",
+        _D,
+        "store",
+    ),
+    Metric(
+        "octel_cycles_in_flight",
+        "gauge",
+        "Cycles begun and not yet finished, per driver.",
+        ("driver",),
+        "store",
+    ),
+    Metric(
+        "octel_cycle_in_flight_oldest_start_timestamp_seconds",
+        "gauge",
+        "Unix time the oldest unfinished cycle of the driver began.",
+        ("driver",),
+        "store",
+    ),
+    Metric(
+        "octel_long_worker_threshold_seconds",
+        "gauge",
+        "Heartbeat age past which a daemon with a cycle in flight counts as a long-running worker.",
+        (),
+        "store",
+    ),
+    Metric(
+        "octel_store_up",
+        "gauge",
+        "1 when this scrape could read the store, 0 when it could not (store metrics then missing).",
+        (),
+        "store",
+    ),
+    # Write-time counters (telemetry.store.aggregates), never lowered by restarts or pruning.
+    Metric(
+        "octel_cycles_total",
+        "counter",
+        "Dispatcher cycles finished, by driver, terminal state and worker outcome.",
+        ("driver", "terminal_state", "worker_outcome"),
+        "aggregate",
+    ),
+    Metric(
+        "octel_cycle_duration_seconds",
+        "histogram",
+        "Duration of finished dispatcher cycles, from begin to finish.",
+        ("driver",),
+        "aggregate",
+    ),
+    Metric(
+        "octel_agent_runs_total",
+        "counter",
+        "Claude Code CLI runs reported, by agent, model and outcome (success or error).",
+        ("agent", "model", "outcome"),
+        "aggregate",
+    ),
+    Metric(
+        "octel_agent_run_cost_usd_total",
+        "counter",
+        "Cost in US dollars of Claude Code CLI runs, by agent and model.",
+        ("agent", "model"),
+        "aggregate",
+    ),
+    Metric(
+        "octel_agent_run_tokens_total",
+        "counter",
+        "Tokens of Claude Code CLI runs, by agent, model and kind (input, output, cache_read, cache_write).",
+        ("agent", "model", "kind"),
+        "aggregate",
+    ),
+    Metric(
+        "octel_sessions_archived_total",
+        "counter",
+        "OpenCode sessions archived for the first time, by agent.",
+        ("agent",),
+        "aggregate",
+    ),
+    Metric(
+        "octel_archive_failures_total",
+        "counter",
+        "Sessions an archive run could not write, by error kind.",
+        ("error_kind",),
+        "aggregate",
+    ),
+    Metric(
+        "octel_session_tokens_total",
+        "counter",
+        "Tokens of archived OpenCode sessions, by agent, model and kind "
+        "(input, output, reasoning, cache_read, cache_write).",
+        ("agent", "model", "kind"),
+        "aggregate",
+    ),
+    Metric(
+        "octel_session_cost_usd_total",
+        "counter",
+        "Cost in US dollars of archived OpenCode sessions (own cost, children counted once), "
+        "by agent and model.",
+        ("agent", "model"),
+        "aggregate",
+    ),
+    Metric(
+        "octel_findings_total",
+        "counter",
+        "Detector findings recorded, by detector and verdict (healthy, suspect, stuck).",
+        ("detector", "verdict"),
+        "aggregate",
+        fill=("verdict", VERDICTS),
+    ),
+    # This process's own requests (reset when the process restarts, as process metrics do).
+    Metric(
+        "octel_http_requests_total",
+        "counter",
+        "HTTP requests this octel process answered, by method, route template and status code.",
+        ("method", "route", "status"),
+        "process",
+    ),
+    Metric(
+        "octel_http_request_duration_seconds",
+        "histogram",
+        "Time this octel process took to answer HTTP requests, by method and route template.",
+        ("method", "route"),
+        "process",
+    ),
+)
+
+
+def by_name(name: str) -> Metric:
+    """The catalogue entry called `name`; KeyError if there is none."""
+    for m in CATALOGUE:
+        if m.name == name:
+            return m
+    raise KeyError(name)

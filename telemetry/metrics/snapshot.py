@@ -1,0 +1,249 @@
+"""Metric families derived from a few store reads, for `/metrics`.
+
+`read_store` does the I/O: daemon rows, the open cycles per driver (index on `ended_at`), the
+named in-flight cycles (unique index) and the write-time counters in the `aggregate` table. None
+of it grows with history. `derive` is pure: reads in, families out, so it is property-tested
+without a store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlmodel import Session, col, func, select
+
+from telemetry.metrics.catalogue import CATALOGUE, DAEMON_STATES, Metric
+from telemetry.queries.health import Liveness, State, daemon_state, local_liveness
+from telemetry.store import aggregates
+from telemetry.store.models import Cycle, Daemon
+from telemetry.timeutil import as_utc
+
+__all__ = [
+    "DaemonReading",
+    "Family",
+    "HistogramSeries",
+    "OpenCycles",
+    "Series",
+    "StoreReads",
+    "counter_series",
+    "derive",
+    "histogram_series",
+    "read_store",
+]
+
+CounterRow = tuple[str, dict[str, str], float]
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    labels: tuple[str, ...]  # values, in the metric's label order
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class HistogramSeries:
+    labels: tuple[str, ...]
+    buckets: tuple[tuple[str, float], ...]  # cumulative, by upper bound, ending with +Inf
+    sum: float
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    metric: Metric
+    series: tuple[Series, ...] | tuple[HistogramSeries, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCycles:
+    driver: str
+    count: int
+    oldest_start: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonReading:
+    driver: str
+    host: str
+    state: State
+    last_heartbeat_at: datetime
+    in_flight: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoreReads:
+    threshold_s: float
+    daemons: Sequence[DaemonReading] = ()
+    open_cycles: Sequence[OpenCycles] = ()
+    counters: Sequence[CounterRow] = field(default_factory=tuple)
+
+
+def _named_in_flight(db: Session, daemons: Sequence[Daemon]) -> set[tuple[str, str]]:
+    """(driver, cycle id) of each named in-flight cycle that is not known to have ended.
+
+    As `telemetry.queries.health`: a name the store does not know (or knows under another driver) still
+    counts as in flight, since the daemon says so.
+    """
+    named = {(d.driver, d.in_flight_cycle_id) for d in daemons if d.in_flight_cycle_id}
+    if not named:
+        return set()
+    ids = sorted({c for _, c in named})
+    ended = db.exec(
+        select(Cycle.driver, Cycle.cycle_id).where(
+            col(Cycle.cycle_id).in_(ids), col(Cycle.ended_at).is_not(None)
+        )
+    ).all()
+    return named - {(d, c) for d, c in ended}
+
+
+def read_store(
+    db: Session,
+    now: datetime,
+    threshold_s: float,
+    liveness: Callable[[str, int | None], Liveness] = local_liveness,
+) -> StoreReads:
+    """Everything a scrape needs, in four queries that never walk history.
+
+    The daemon states follow `telemetry.queries.health.daemon_health` (a test holds them equal) but are
+    read in bulk: open cycles through the `ended_at` index, named cycles by their unique id.
+    """
+    rows = db.exec(
+        select(Cycle.driver, func.count(), func.min(Cycle.started_at))
+        .where(col(Cycle.ended_at).is_(None))
+        .group_by(Cycle.driver)
+    ).all()
+    open_cycles = [OpenCycles(d, int(n), as_utc(t)) for d, n, t in rows]
+    drivers_with_open = {o.driver for o in open_cycles}
+    daemons = db.exec(select(Daemon).order_by(col(Daemon.driver), col(Daemon.host))).all()
+    named = _named_in_flight(db, daemons)
+    readings = []
+    for d in daemons:
+        beat = as_utc(d.last_heartbeat_at)
+        if d.in_flight_cycle_id:
+            in_flight = (d.driver, d.in_flight_cycle_id) in named
+        else:  # heartbeat files cannot name their cycle: the driver's open one counts
+            in_flight = d.source == "file" and d.driver in drivers_with_open
+        age = max((now - beat).total_seconds(), 0.0)
+        state, _ = daemon_state(age, threshold_s, in_flight, liveness(d.host, d.pid))
+        readings.append(DaemonReading(d.driver, d.host, state, beat, in_flight))
+    return StoreReads(threshold_s, readings, open_cycles, aggregates.read_all(db))
+
+
+def _project(labels: dict[str, str], names: Iterable[str]) -> tuple[str, ...]:
+    # A label a writer left out reads as empty, as Prometheus treats a missing label.
+    return tuple(str(labels.get(n, "")) for n in names)
+
+
+def counter_series(metric: Metric, rows: Iterable[CounterRow]) -> tuple[Series, ...]:
+    """One series per label set of the metric's counter rows; rows that project alike add up.
+
+    A `fill` label gets its every value (at 0) next to each label set that exists.
+    """
+    key = metric.aggregate_key
+    acc: dict[tuple[str, ...], float] = {}
+    for name, labels, value in rows:
+        if name == key:
+            k = _project(labels, metric.labels)
+            acc[k] = acc.get(k, 0.0) + value
+    if metric.fill is not None:
+        at, values = metric.labels.index(metric.fill[0]), metric.fill[1]
+        for k in list(acc):
+            for v in values:
+                acc.setdefault((*k[:at], v, *k[at + 1 :]), 0.0)
+    return tuple(Series(k, v) for k, v in sorted(acc.items()))
+
+
+def _le_value(le: str) -> float:
+    try:
+        return float(le)
+    except ValueError:
+        return math.inf
+
+
+def histogram_series(
+    metric: Metric, rows: Iterable[CounterRow], default_les: Sequence[float]
+) -> tuple[HistogramSeries, ...]:
+    """Rebuild a histogram from its `_bucket`, `_sum` and `_count` counters.
+
+    A bucket no observation reached has no row: it reads as the bucket below it (zero for the
+    first). Buckets stay cumulative even if bounds changed between versions, and `+Inf` is never
+    below the count.
+    """
+    key = metric.aggregate_key
+    buckets: dict[tuple[str, ...], dict[float, float]] = {}
+    sums: dict[tuple[str, ...], float] = {}
+    counts: dict[tuple[str, ...], float] = {}
+    for name, labels, value in rows:
+        if name == f"{key}_bucket":
+            b = buckets.setdefault(_project(labels, metric.labels), {})
+            le = _le_value(labels.get("le", "+Inf"))
+            b[le] = b.get(le, 0.0) + value
+        elif name == f"{key}_sum":
+            k = _project(labels, metric.labels)
+            sums[k] = sums.get(k, 0.0) + value
+        elif name == f"{key}_count":
+            k = _project(labels, metric.labels)
+            counts[k] = counts.get(k, 0.0) + value
+    out = []
+    for k in sorted(set(buckets) | set(sums) | set(counts)):
+        seen = buckets.get(k, {})
+        bounds = sorted({*default_les, *seen, math.inf})
+        running = 0.0
+        cumulative = []
+        for le in bounds:
+            running = max(running, seen.get(le, 0.0))
+            if le == math.inf:
+                running = max(running, counts.get(k, 0.0))
+            cumulative.append(("+Inf" if le == math.inf else repr(le), running))
+        out.append(HistogramSeries(k, tuple(cumulative), sums.get(k, 0.0)))
+    return tuple(out)
+
+
+def _daemon_families(metric: Metric, daemons: Sequence[DaemonReading]) -> tuple[Series, ...]:
+    out: list[Series] = []
+    for d in daemons:
+        key = (d.driver, d.host)
+        if metric.name == "octel_daemon_up":
+            out.append(Series(key, 0.0 if d.state == "down" else 1.0))
+        elif metric.name == "octel_daemon_state":
+            out.extend(Series((*key, s), float(d.state == s)) for s in DAEMON_STATES)
+        elif metric.name == "octel_daemon_heartbeat_timestamp_seconds":
+            out.append(Series(key, d.last_heartbeat_at.timestamp()))
+        elif metric.name == "octel_running_long_worker":
+            out.append(Series(key, float(d.state == "running_long_worker")))
+        elif metric.name == "octel_daemon_cycle_in_flight":
+            out.append(Series(key, float(d.in_flight)))
+    return tuple(sorted(out, key=lambda s: s.labels))
+
+
+def _store_series(metric: Metric, reads: StoreReads) -> tuple[Series, ...]:
+    if metric.name == "octel_cycles_in_flight":
+        return tuple(Series((o.driver,), float(o.count)) for o in sorted(reads.open_cycles, key=_drv))
+    if metric.name == "octel_cycle_in_flight_oldest_start_timestamp_seconds":
+        return tuple(
+            Series((o.driver,), o.oldest_start.timestamp()) for o in sorted(reads.open_cycles, key=_drv)
+        )
+    if metric.name == "octel_long_worker_threshold_seconds":
+        return (Series((), reads.threshold_s),)
+    if metric.name == "octel_store_up":
+        return (Series((), 1.0),)
+    return _daemon_families(metric, reads.daemons)
+
+
+def _drv(o: OpenCycles) -> str:
+    return o.driver
+
+
+def derive(reads: StoreReads) -> list[Family]:
+    """Every store-backed family of the catalogue, in catalogue order."""
+    families = []
+    for m in CATALOGUE:
+        if m.source == "store":
+            families.append(Family(m, _store_series(m, reads)))
+        elif m.source == "aggregate" and m.kind == "histogram":
+            families.append(Family(m, histogram_series(m, reads.counters, aggregates.CYCLE_DURATION_BUCKETS)))
+        elif m.source == "aggregate":
+            families.append(Family(m, counter_series(m, reads.counters)))
+    return families

@@ -1,0 +1,111 @@
+"""Cycle queries: the newest-first list (filters, keyset paging) and the per-driver summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_
+from sqlmodel import Session, col, select
+
+from telemetry.queries.paging import decode_cursor, encode_cursor
+from telemetry.store.models import Cycle
+from telemetry.timeutil import as_utc
+
+__all__ = ["CycleFilter", "cycle_dict", "cycles_summary", "list_cycles"]
+
+
+@dataclass(frozen=True, slots=True)
+class CycleFilter:
+    driver: str | None = None
+    terminal_state: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    in_flight: bool | None = None
+    limit: int = 50
+    cursor: str | None = None
+
+
+def cycle_dict(c: Cycle, now: datetime | None = None) -> dict[str, Any]:
+    started = as_utc(c.started_at)
+    ended = as_utc(c.ended_at) if c.ended_at else None
+    d: dict[str, Any] = {
+        "cycle_id": c.cycle_id,
+        "driver": c.driver,
+        "host": c.host,
+        "pid": c.pid,
+        "started_at": started.isoformat(),
+        "ended_at": ended.isoformat() if ended else None,
+        "in_flight": ended is None,
+        "duration_s": round((ended - started).total_seconds(), 3) if ended else None,
+        "elapsed_s": round((now - started).total_seconds(), 3) if now and ended is None else None,
+    }
+    for k in (
+        "candidates_count",
+        "claims_count",
+        "swept_count",
+        "processed_count",
+        "escalated_count",
+        "terminal_state",
+        "worker_outcome",
+        "error_kind",
+        "session_id",
+        "worker_wallclock_seconds",
+        "start_synthesised",
+    ):
+        d[k] = getattr(c, k)
+    return d
+
+
+def list_cycles(db: Session, f: CycleFilter, now: datetime) -> dict[str, Any]:
+    """`{items, next_cursor}`, newest first; every filter and the page run in the database."""
+    stmt = select(Cycle)
+    if f.driver:
+        stmt = stmt.where(Cycle.driver == f.driver)
+    if f.terminal_state:
+        stmt = stmt.where(Cycle.terminal_state == f.terminal_state)
+    if f.since:
+        stmt = stmt.where(Cycle.started_at >= f.since)
+    if f.until:
+        stmt = stmt.where(Cycle.started_at < f.until)
+    if f.in_flight is not None:
+        stmt = stmt.where(col(Cycle.ended_at).is_(None) if f.in_flight else col(Cycle.ended_at).is_not(None))
+    if f.cursor:
+        at, row_id = decode_cursor(f.cursor)
+        started, rid = col(Cycle.started_at), col(Cycle.id)
+        stmt = stmt.where(or_(started < at, and_(started == at, rid < row_id)))
+    rows = db.exec(stmt.order_by(col(Cycle.started_at).desc(), col(Cycle.id).desc()).limit(f.limit + 1)).all()
+    more = len(rows) > f.limit
+    rows = rows[: f.limit]
+    nxt = encode_cursor(rows[-1].started_at, rows[-1].id or 0) if more and rows else None
+    return {"items": [cycle_dict(r, now) for r in rows], "next_cursor": nxt}
+
+
+@dataclass
+class _DriverSummary:
+    driver: str
+    total: int = 0
+    in_flight: int = 0
+    by_state: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def cycles_summary(db: Session, since: datetime) -> list[dict[str, Any]]:
+    """Per driver: cycles begun since `since`, by terminal_state by worker_outcome."""
+    stmt = (
+        select(Cycle.driver, Cycle.terminal_state, Cycle.worker_outcome, func.count())
+        .where(Cycle.started_at >= since)
+        .group_by(col(Cycle.driver), col(Cycle.terminal_state), col(Cycle.worker_outcome))
+    )
+    out: dict[str, _DriverSummary] = {}
+    for driver, state, outcome, n in db.exec(stmt).all():
+        s = out.setdefault(driver, _DriverSummary(driver))
+        s.total += n
+        if state is None:
+            s.in_flight += n
+            continue
+        s.by_state.setdefault(state, {})[outcome or ""] = n
+    return [
+        {"driver": s.driver, "total": s.total, "in_flight": s.in_flight, "by_state": s.by_state}
+        for s in sorted(out.values(), key=lambda s: s.driver)
+    ]

@@ -1,0 +1,276 @@
+"""`octel why`: one verdict for why a session or cycle stopped, with the evidence behind it.
+
+`decide` is pure: it weighs what the store and the archive say (detector findings, the cycle's
+terminal state and error kind, the index row, the last turns, pending permission asks, retry
+status) and returns one verdict. Strong signals win over weak ones: a stuck detector explains a
+stop better than the timeout that ended it; a suspect finding only counts when the run did not
+end cleanly (mixed signals read as healthy). `why` gathers the signals from the database and the
+archive file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from archiver.convert import permissions_from_opencode, status_from_opencode
+from telemetry.queries.cycles import cycle_dict
+from telemetry.queries.sessions import get_session
+from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
+from telemetry.store.models import Cycle
+from telemetry.timeutil import utcnow
+
+__all__ = ["VERDICTS", "Signals", "decide", "why"]
+
+# code -> what a person reads.
+VERDICTS = {
+    "completed": "completed",
+    "timed_out": "timed out",
+    "loop_detected": "loop detected",
+    "permission_wait": "permission wait",
+    "retries": "retries",
+    "empty_completion": "empty completion",
+    "aborted": "aborted",
+    "error": "error",
+    "running": "still running",
+}
+_DETECTOR_VERDICT = {
+    "doom_loop": "loop_detected",
+    "compaction_loop": "loop_detected",
+    "monologue": "loop_detected",
+    "no_progress": "loop_detected",
+    "permission_deadlock": "permission_wait",
+    "retry_cascade": "retries",
+    "silent_stop": "empty_completion",
+    "empty_reasoning": "empty_completion",
+}
+_TIMEOUT = re.compile(r"time[_ -]?out|timed[_ -]?out|deadline|time[_ -]?limit|wall[_ -]?clock", re.I)
+_ABORT = re.compile(r"abort|cancel|kill|interrupt|sigterm|sigint", re.I)
+_FAILED = re.compile(r"fail|error|crash|exception|broken", re.I)
+_CLEAN_FINISH = {"stop", "end_turn", "end-turn", "completed", "length"}
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Everything known about one stop, as plain data from the query library."""
+
+    kind: str  # "session" or "cycle"
+    ident: str
+    session: Mapping[str, Any] | None = None
+    findings: Sequence[Mapping[str, Any]] = ()
+    cycle: Mapping[str, Any] | None = None
+    turns: Sequence[Mapping[str, Any]] | None = None  # None: no archive data
+    status_history: Sequence[Mapping[str, Any]] = ()  # normalised: {type, attempt}
+    permission_events: Sequence[Mapping[str, Any]] = ()  # normalised: {kind, request_id, permission}
+    archive_problem: str | None = None
+
+
+@dataclass
+class _Case:
+    candidates: list[tuple[int, str, int]] = field(default_factory=list)  # (rank, code, evidence index)
+    evidence: list[dict[str, str]] = field(default_factory=list)
+
+    def note(self, source: str, detail: str, code: str | None = None, rank: int = 99) -> None:
+        self.evidence.append({"source": source, "detail": detail})
+        if code is not None:
+            self.candidates.append((rank, code, len(self.evidence) - 1))
+
+
+def _text(*values: Any) -> str:
+    return " ".join(str(v) for v in values if v)
+
+
+def _pending_asks(events: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Permissions asked and never answered, from normalised `{kind, request_id, permission}`."""
+    asked: dict[str, str] = {}
+    for e in events:
+        rid = str(e.get("request_id") or "")
+        if e.get("kind") == "asked":
+            asked[rid] = str(e.get("permission") or "a tool")
+        elif e.get("kind") == "replied":
+            asked.pop(rid, None)
+    return list(asked.values())
+
+
+def _findings(c: _Case, findings: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Note each finding; stuck ones become candidates now, suspect ones are returned."""
+    suspect: list[tuple[str, str]] = []
+    for f in sorted(findings, key=lambda f: -float(f.get("score") or 0)):
+        det, verdict = str(f.get("detector")), str(f.get("verdict"))
+        if verdict == "healthy":
+            continue
+        code = _DETECTOR_VERDICT.get(det)
+        detail = f"detector {det}: {verdict} (score {float(f.get('score') or 0):.2f})"
+        if f.get("start_index") is not None:
+            detail += f" from message {f['start_index']}"
+        if verdict == "stuck" and code:
+            c.note("finding", detail, code, rank=1)
+        else:
+            c.note("finding", detail)
+            if code:
+                suspect.append((code, detail))
+    return suspect
+
+
+def decide(s: Signals) -> dict[str, Any]:
+    """One verdict (`code`, `verdict`, `summary`) and the evidence, decisive items first."""
+    c = _Case()
+    sess, cyc = s.session or {}, s.cycle or {}
+    suspect = _findings(c, s.findings)
+    cyc_text = _text(cyc.get("terminal_state"), cyc.get("worker_outcome"), cyc.get("error_kind"))
+    if cyc:
+        if cyc.get("in_flight"):
+            c.note(
+                "cycle", f"cycle {cyc.get('cycle_id')} of {cyc.get('driver')} has not finished", "running", 8
+            )
+        else:
+            detail = (
+                f"cycle {cyc.get('cycle_id')} of {cyc.get('driver')} ended {cyc_text or 'without a state'}"
+            )
+            if _TIMEOUT.search(cyc_text):
+                c.note("cycle", detail, "timed_out", 2)
+            elif _ABORT.search(cyc_text):
+                c.note("cycle", detail, "aborted", 4)
+            elif cyc.get("error_kind") or _FAILED.search(cyc_text):
+                c.note("cycle", detail, "error", 6)
+            else:
+                c.note("cycle", detail, "completed", 10)
+    if sess.get("error_kind"):
+        kind = str(sess["error_kind"])
+        code = "timed_out" if _TIMEOUT.search(kind) else "aborted" if _ABORT.search(kind) else "error"
+        c.note("index", f"session error kind {kind}", code, {"timed_out": 2, "aborted": 4}.get(code, 6))
+    pending = _pending_asks(s.permission_events)
+    if pending:
+        c.note("archive", f"permission asked and never answered: {', '.join(pending)}", "permission_wait", 3)
+    clean = False
+    if s.turns is not None:
+        last = s.turns[-1] if s.turns else None
+        if last is None:
+            c.note("archive", "no assistant turn in the archive", "empty_completion", 9)
+        else:
+            n = len(s.turns)
+            err, finish = last.get("error"), last.get("finish")
+            tokens = last.get("tokens") or {}
+            if err:
+                msg = f": {last.get('error_message')}" if last.get("error_message") else ""
+                aborted = "abort" in str(err).lower()
+                c.note(
+                    "archive",
+                    f"turn {n} ended with {err}{msg}",
+                    "aborted" if aborted else "error",
+                    4 if aborted else 6,
+                )
+            elif last.get("in_flight"):
+                c.note("archive", f"turn {n} has not completed", "running", 8)
+            elif not tokens.get("output") and not last.get("tool_calls") and not tokens.get("reasoning"):
+                c.note(
+                    "archive",
+                    f"turn {n} finished {finish or 'without a reason'} with no output",
+                    "empty_completion",
+                    9,
+                )
+            else:
+                clean = str(finish or "stop") in _CLEAN_FINISH
+                c.note("archive", f"turn {n} of {n} finished: {finish or 'no reason given'}", "completed", 10)
+    elif s.archive_problem:
+        c.note("archive", s.archive_problem)
+    if sess.get("in_flight"):
+        c.note("index", "the index marks the session in flight", "running", 8)
+    retries = [h for h in s.status_history if h.get("type") == "retry"]
+    if retries:
+        attempts = max(int(h.get("attempt") or 0) for h in retries)
+        detail = f"server retried the model {len(retries)} times (attempt {attempts})"
+        c.note("archive", detail, None if clean else "retries", 7)
+    if not clean:
+        for code, detail in suspect:
+            c.candidates.append((5, code, next(i for i, e in enumerate(c.evidence) if e["detail"] == detail)))
+    if not c.candidates:
+        c.note("index", "no error, finding or failed state recorded", "completed", 11)
+    # Retries that ended in an error explain the error.
+    codes = {code for _, code, _ in c.candidates}
+    if "error" in codes and "retries" in codes:
+        c.candidates.append((5, "retries", next(i for r, code, i in c.candidates if code == "retries")))
+    _rank, code, _ = min(c.candidates, key=lambda t: (t[0], t[2]))  # ties: strongest evidence first
+    decisive = sorted({i for r, k, i in c.candidates if k == code})
+    ordered = [c.evidence[i] for i in decisive] + [e for i, e in enumerate(c.evidence) if i not in decisive]
+    first = c.evidence[decisive[0]]["detail"]
+    return {
+        "id": s.ident,
+        "kind": s.kind,
+        "session_id": sess.get("session_id"),
+        "cycle_id": cyc.get("cycle_id") or sess.get("cycle_id"),
+        "code": code,
+        "verdict": VERDICTS[code],
+        "summary": f"{VERDICTS[code]}: {first}",
+        "evidence": ordered,
+    }
+
+
+def _latest_cycle_for(db: Session, session_id: str, cycle_id: str | None) -> Cycle | None:
+    if cycle_id:
+        row = db.exec(select(Cycle).where(Cycle.cycle_id == cycle_id)).first()
+        if row is not None:
+            return row
+    stmt = select(Cycle).where(Cycle.session_id == session_id).order_by(col(Cycle.started_at).desc())
+    return db.exec(stmt).first()
+
+
+def why(db: Session, ident: str, archive_dir: Path) -> dict[str, Any] | None:
+    """The verdict for a session id or a cycle id; None when neither is known."""
+    got = get_session(db, ident)
+    cyc: Cycle | None
+    if got is not None:
+        kind = "session"
+        cyc = _latest_cycle_for(db, ident, got["session"]["cycle_id"])
+    else:
+        cyc = db.exec(select(Cycle).where(Cycle.cycle_id == ident)).first()
+        if cyc is None:
+            return None
+        kind = "cycle"
+        got = get_session(db, cyc.session_id) if cyc.session_id else None
+    sess = got["session"] if got else None
+    findings: list[Mapping[str, Any]] = list(got["findings"]) if got else []
+    turns: list[dict[str, Any]] | None = None
+    status: list[Mapping[str, Any]] = []
+    perms: list[Mapping[str, Any]] = []
+    problem = None
+    if sess is not None:
+        path = archive_file(archive_dir, sess["archive_path"])
+        try:
+            doc = load_archive(path)
+        except ArchiveUnreadable as e:
+            doc, problem = None, str(e)
+        if doc is None:
+            problem = problem or f"archive file {path} is not there, so per-turn evidence is missing"
+        else:
+            turns = turns_of(doc)
+            sid = sess["session_id"]
+            raw_status = doc.get("status_history") or []
+            raw_perms = doc.get("permission_events") or []
+            status = [
+                {"type": x.type, "attempt": x.attempt}
+                for x in status_from_opencode(raw_status, session_id=sid)
+            ]
+            perms = [
+                {"kind": x.kind, "request_id": x.request_id, "permission": x.permission}
+                for x in permissions_from_opencode(raw_perms, session_id=sid)
+            ]
+            if not findings:
+                findings = [f for f in doc.get("findings") or [] if isinstance(f, Mapping)]
+    signals = Signals(
+        kind=kind,
+        ident=ident,
+        session=sess,
+        findings=findings,
+        cycle=cycle_dict(cyc, utcnow()) if cyc is not None else None,
+        turns=turns,
+        status_history=status,
+        permission_events=perms,
+        archive_problem=problem,
+    )
+    return decide(signals)

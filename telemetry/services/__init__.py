@@ -1,0 +1,1 @@
+"""Write services: ingestion, indexing, imports, heartbeat files, retention."""

@@ -1,0 +1,258 @@
+"""Import the cycle tables of the older dispatchers from their SQLite files.
+
+Tables and drivers: `dispatch_review_cycles` → review, `dispatch_implementer_cycles` →
+implementer, `conflict_drive_cycles` → conflict. Columns are found by name (`cycle_id` or `id`,
+`started_at`, `ended_at`, `candidates`/`candidates_count`, …); times may be ISO 8601 text or
+epoch seconds or milliseconds. Every row goes through the same begin/finish path as a live
+dispatcher (`telemetry.services.ingest`), with the source row kept in the cycle's raw JSON, so:
+
+- a re-run changes nothing (a cycle already stored is left alone);
+- a cycle that was in flight at the last import and has ended since is finished now;
+- the write-time counters move exactly once per finished cycle.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from telemetry.services.ingest import ConflictError, CycleBegin, CycleFinish, begin_cycle, finish_cycle
+from telemetry.store.db import session_scope
+from telemetry.store.models import Cycle
+
+__all__ = [
+    "TABLES",
+    "DispatchImportError",
+    "TableReport",
+    "count_rows",
+    "import_dispatch_db",
+    "parse_dispatch_time",
+]
+
+TABLES = {
+    "dispatch_review_cycles": "review",
+    "dispatch_implementer_cycles": "implementer",
+    "conflict_drive_cycles": "conflict",
+}
+_ALIASES = {
+    "candidates_count": ("candidates_count", "candidates"),
+    "claims_count": ("claims_count", "claims"),
+    "swept_count": ("swept_count", "swept"),
+    "processed_count": ("processed_count", "processed"),
+    "escalated_count": ("escalated_count", "escalated"),
+    "worker_wallclock_seconds": ("worker_wallclock_seconds", "worker_wallclock_s", "wallclock_seconds"),
+}
+_BATCH = 500
+_MAX_REJECTS = 50
+
+Progress = Callable[[str, int], None]  # (table, rows done in this step)
+
+
+class DispatchImportError(ValueError):
+    """The file is missing, not SQLite, or holds none of the dispatcher tables."""
+
+
+@dataclass
+class TableReport:
+    table: str
+    driver: str
+    rows: int = 0
+    imported: int = 0  # new cycles
+    finished: int = 0  # stored in flight before, finished now
+    unchanged: int = 0
+    rejected: int = 0
+
+
+@dataclass
+class _Report:
+    source: str
+    tables: list[TableReport] = field(default_factory=list)
+    rejects: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "tables": [vars(t) for t in self.tables],
+            "totals": {
+                k: sum(getattr(t, k) for t in self.tables)
+                for k in ("rows", "imported", "finished", "unchanged", "rejected")
+            },
+            "rejects": self.rejects,
+        }
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise DispatchImportError(f"no such file {str(path)!r}")
+    try:
+        conn = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise DispatchImportError(f"{str(path)!r} is not a SQLite database ({e})") from None
+    return conn
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    found = [t for t in TABLES if t in names]
+    if not found:
+        raise DispatchImportError(f"none of the dispatcher tables ({', '.join(TABLES)}) is in this database")
+    return found
+
+
+def count_rows(path: Path) -> dict[str, int]:
+    """Rows per dispatcher table in the file (for a progress bar's total)."""
+    conn = _open(path)
+    try:
+        return {t: int(conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]) for t in _tables(conn)}
+    finally:
+        conn.close()
+
+
+def parse_dispatch_time(v: Any) -> datetime | None:
+    """ISO text, or epoch seconds / milliseconds; empty, zero and unreadable values are None."""
+    if v is None or v == "" or v == 0:
+        return None
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return datetime.fromtimestamp(v / 1000 if v > 1e11 else v, UTC)
+    text = str(v).strip()
+    try:
+        return parse_dispatch_time(float(text))
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"unreadable time {text!r}") from None
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def _pick(row: Mapping[str, Any], names: tuple[str, ...]) -> Any:
+    for n in names:
+        if n in row and row[n] is not None and row[n] != "":
+            return row[n]
+    return None
+
+
+def _text(v: Any) -> str | None:
+    return None if v is None or str(v).strip() == "" else str(v).strip()
+
+
+def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBegin, CycleFinish | None]:
+    """The begin (and, for an ended cycle, the finish) a live dispatcher would have sent."""
+    if row.get("cycle_id") not in (None, ""):
+        cycle_id = str(row["cycle_id"])
+    elif row.get("id") is not None:
+        cycle_id = f"{driver}-{row['id']}"
+    else:
+        raise ValueError("row has neither cycle_id nor id")
+    started, ended = parse_dispatch_time(row.get("started_at")), parse_dispatch_time(row.get("ended_at"))
+    wall = _pick(row, _ALIASES["worker_wallclock_seconds"])
+    wall = float(wall) if wall is not None else None
+    state = _text(row.get("terminal_state"))
+    if started is None:
+        if ended is None:
+            raise ValueError("row has no started_at")
+        started = ended - timedelta(seconds=wall or 0)
+    if ended is None and state is not None:  # a layout that closed cycles without ended_at
+        ended = started + timedelta(seconds=wall or 0)
+    counts = {k: _pick(row, names) for k, names in _ALIASES.items() if k != "worker_wallclock_seconds"}
+    kept = {k: (v.hex() if isinstance(v, bytes) else v) for k, v in row.items()}
+    meta = {"imported_from": table, "row": kept}
+    common: dict[str, Any] = {"cycle_id": cycle_id, "driver": driver, "started_at": started}
+    begin = CycleBegin(
+        **common,
+        host=_text(row.get("host")),
+        pid=row.get("pid") or None,
+        session_id=_text(row.get("session_id")),
+        meta=meta,
+        **{k: counts[k] for k in ("candidates_count", "claims_count", "swept_count")},
+    )
+    if ended is None:
+        return begin, None
+    finish = CycleFinish(
+        **common,
+        ended_at=ended,
+        terminal_state=state or "unknown",
+        worker_outcome=_text(row.get("worker_outcome")),
+        error_kind=_text(row.get("error_kind")),
+        session_id=_text(row.get("session_id")),
+        worker_wallclock_seconds=wall,
+        meta=meta,
+        **counts,
+    )
+    return begin, finish
+
+
+def _apply(db: Session, begin: CycleBegin, finish: CycleFinish | None, now: datetime) -> str:
+    existing = db.exec(select(Cycle).where(Cycle.cycle_id == begin.cycle_id)).first()
+    if existing is None:
+        begin_cycle(db, begin, now)
+        if finish is not None:
+            finish_cycle(db, finish, now)
+        return "imported"
+    if existing.driver != begin.driver:
+        raise ConflictError(f"cycle_id {begin.cycle_id!r} is stored for driver {existing.driver!r}")
+    if existing.ended_at is None and finish is not None:
+        finish_cycle(db, finish, now)
+        return "finished"
+    return "unchanged"
+
+
+def _batches(conn: sqlite3.Connection, table: str) -> Iterator[list[dict[str, Any]]]:
+    cur = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
+    while rows := cur.fetchmany(_BATCH):
+        yield [dict(r) for r in rows]
+
+
+def import_dispatch_db(
+    engine: Engine, path: Path, now: datetime, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Import every dispatcher table in `path`; one transaction per batch of rows."""
+    conn = _open(path)
+    report = _Report(str(path))
+    try:
+        for table in _tables(conn):
+            tr = TableReport(table, TABLES[table])
+            report.tables.append(tr)
+            for batch in _batches(conn, table):
+                with session_scope(engine) as db:
+                    for row in batch:
+                        tr.rows += 1
+                        try:
+                            begin, finish = _payloads(tr.driver, table, row)
+                            with db.begin_nested():
+                                outcome = _apply(db, begin, finish, now)
+                        except (ValueError, ConflictError) as e:  # ValidationError is a ValueError
+                            tr.rejected += 1
+                            if len(report.rejects) < _MAX_REJECTS:
+                                report.rejects.append(
+                                    {
+                                        "table": table,
+                                        "row": row.get("cycle_id") or row.get("id"),
+                                        "reason": _why(e),
+                                    }
+                                )
+                            continue
+                        setattr(tr, outcome, getattr(tr, outcome) + 1)
+                if progress is not None:
+                    progress(table, len(batch))
+    finally:
+        conn.close()
+    return report.as_dict()
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, ValidationError):
+        first = e.errors()[0]
+        return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+    return str(e)

@@ -1,0 +1,204 @@
+"""Map archive results (``archiver.record.SessionRecord``) into the session index and findings.
+
+One row per session id: archiving a session again updates its row, never adds one. Counters
+for /metrics move in the same transaction: ``sessions_archived_total`` for a session seen the
+first time, tokens and cost by what a record adds above the highest value ever counted for the
+session (``counted_*`` columns), and ``findings_total`` once for each session, source, detector
+and verdict (``counted_finding``), however often a finding comes and goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlmodel import Session, col, delete, select
+
+from archiver.archive import redact_record
+from archiver.record import SessionRecord
+from archiver.redact import Redactor
+from telemetry.store.aggregates import bump
+from telemetry.store.locks import lock_key
+from telemetry.store.models import CountedFinding, Finding, SessionIndex
+from telemetry.timeutil import utcnow
+
+__all__ = ["IndexStats", "index_records", "record_findings"]
+
+_TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
+
+
+@dataclass
+class IndexStats:
+    new: int = 0
+    updated: int = 0
+    findings_new: int = 0
+
+    def add(self, other: IndexStats) -> None:
+        self.new += other.new
+        self.updated += other.updated
+        self.findings_new += other.findings_new
+
+
+def _from_ms(ms: float | None) -> datetime | None:
+    return datetime.fromtimestamp(ms / 1000.0, UTC) if ms is not None else None
+
+
+def _parse_iso(text: str) -> datetime:
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return utcnow()
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "session_id": r.session_id,
+        "root_session_id": r.root_session_id,
+        "parent_session_id": r.parent_session_id,
+        "depth": r.depth,
+        "label": r.label,
+        "agent": r.agent,
+        "model": r.model,
+        "title": (r.title or "")[:1000] or None,
+        "directory": (r.directory or "")[:1000] or None,
+        "opencode_version": r.opencode_version,
+        "created_at": _from_ms(r.created_ms),
+        "updated_at": _from_ms(r.updated_ms),
+        "archived_at": _parse_iso(r.archived_at),
+        "duration_s": r.duration_s,
+        "turn_count": r.turn_count,
+        "message_count": r.message_count,
+        "in_flight": r.in_flight,
+        "tokens_input": r.tokens_input,
+        "tokens_output": r.tokens_output,
+        "tokens_reasoning": r.tokens_reasoning,
+        "tokens_cache_read": r.tokens_cache_read,
+        "tokens_cache_write": r.tokens_cache_write,
+        "cost_usd": r.cost_usd,
+        "subtree_tokens": r.subtree_tokens,
+        "subtree_cost_usd": r.subtree_cost_usd,
+        "subtree_session_count": r.subtree_session_count,
+        "verdict": r.verdict,
+        "worst_detector": r.worst_detector,
+        "finding_count": r.finding_count,
+        "walk_error_count": r.walk_error_count,
+        "error_kind": r.error_kind,
+        "archive_path": r.archive_path,
+        "schema_version": r.schema_version,
+        "content_hash": r.content_hash,
+    }
+    if cycle_id is not None:
+        out["cycle_id"] = cycle_id
+    return out
+
+
+def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> dict[str, Any]:
+    """Bump the usage counters by what this record adds above the highest value ever counted
+    for the session (a lower reading, then a higher one again, never counts twice); returns
+    the new high-water marks."""
+    labels = {"agent": r.agent or "", "model": r.model or ""}
+    marks: dict[str, Any] = {}
+    for kind in _TOKEN_KINDS:
+        new_v = getattr(r, f"tokens_{kind}")
+        counted = getattr(old, f"counted_tokens_{kind}") if old is not None else 0
+        if new_v > counted:
+            bump(db, "session_tokens_total", {**labels, "kind": kind}, new_v - counted)
+        marks[f"counted_tokens_{kind}"] = max(new_v, counted)
+    counted_cost = old.counted_cost_usd if old is not None else 0.0
+    if r.cost_usd > counted_cost:
+        bump(db, "session_cost_usd_total", labels, r.cost_usd - counted_cost)
+    marks["counted_cost_usd"] = max(r.cost_usd, counted_cost)
+    return marks
+
+
+def record_findings(
+    db: Session,
+    session_id: str,
+    findings: Iterable[Mapping[str, Any]],
+    *,
+    redactor: Redactor,
+    source: str = "archive",
+    replace: bool = True,
+) -> int:
+    """Upsert findings of one session from one source; returns how many are new. With
+    ``replace``, that source's findings no longer reported are removed.
+
+    Every finding is redacted here, whatever its source: live-probe evidence quotes tool
+    calls, which may hold secrets."""
+    findings, _ = redactor.redact_obj([dict(f) for f in findings])
+    now = utcnow()
+    existing = {
+        f.detector: f
+        for f in db.exec(select(Finding).where(Finding.session_id == session_id, Finding.source == source))
+    }
+    counted = {
+        (c.detector, c.verdict)
+        for c in db.exec(
+            select(CountedFinding).where(
+                CountedFinding.session_id == session_id, CountedFinding.source == source
+            )
+        )
+    }
+    seen: set[str] = set()
+    new = 0
+    for f in findings:
+        detector = str(f.get("detector") or "")
+        if not detector or detector in seen:
+            continue
+        seen.add(detector)
+        verdict = str(f.get("verdict") or "healthy")
+        row = existing.get(detector)
+        if row is None:
+            row = Finding(
+                session_id=session_id, detector=detector, source=source, verdict=verdict, detected_at=now
+            )
+            new += 1
+        if (detector, verdict) not in counted:
+            counted.add((detector, verdict))
+            db.add(CountedFinding(session_id=session_id, source=source, detector=detector, verdict=verdict))
+            bump(db, "findings_total", {"detector": detector, "verdict": verdict}, 1)
+        row.verdict = verdict
+        row.score = float(f.get("score") or 0.0)
+        row.start_index = int(f.get("start_index") or 0)
+        ev = f.get("evidence")
+        row.evidence = dict(ev) if isinstance(ev, Mapping) else None
+        db.add(row)
+    if replace:
+        stale = [d for d in existing if d not in seen]
+        if stale:
+            db.exec(
+                delete(Finding).where(
+                    col(Finding.session_id) == session_id,
+                    col(Finding.source) == source,
+                    col(Finding.detector).in_(stale),
+                )
+            )
+    return new
+
+
+def index_records(
+    db: Session, records: Iterable[SessionRecord], *, redactor: Redactor, cycle_id: str | None = None
+) -> IndexStats:
+    """Insert or update one index row per record, with counters and findings; every free-text
+    field is redacted (again, for records read from files an older version wrote)."""
+    stats = IndexStats()
+    for rec in records:
+        r = redact_record(rec, redactor)
+        lock_key(db, "session", r.session_id)
+        old = db.exec(select(SessionIndex).where(SessionIndex.session_id == r.session_id)).first()
+        values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
+        if old is None:
+            db.add(SessionIndex(**values))
+            stats.new += 1
+            bump(db, "sessions_archived_total", {"agent": r.agent or ""}, 1)
+        else:
+            for k, v in values.items():
+                setattr(old, k, v)
+            db.add(old)
+            stats.updated += 1
+        stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
+    db.flush()
+    return stats

@@ -1,0 +1,1 @@
+"""The store: tables, engine, migrations and write-time counters."""

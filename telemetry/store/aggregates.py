@@ -1,0 +1,84 @@
+"""Monotonic counters kept at write time, so `/metrics` never scans history.
+
+A writer calls `bump` in the same transaction as the row it writes: the counter and the row
+commit together or not at all. Pruning deletes rows, never these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, select
+
+from telemetry.store.models import Aggregate
+from telemetry.timeutil import utcnow
+
+__all__ = ["COUNTERS", "CYCLE_DURATION_BUCKETS", "bump", "labels_key", "observe_cycle_duration", "read_all"]
+
+# The counters writers keep (name: labels). `/metrics` exposes each as `octel_<name>`.
+COUNTERS: dict[str, tuple[str, ...]] = {
+    "cycles_total": ("driver", "terminal_state", "worker_outcome"),  # ingest.finish_cycle
+    "cycle_duration_seconds_bucket": ("driver", "le"),  # with _sum and _count: a histogram
+    "cycle_duration_seconds_sum": ("driver",),
+    "cycle_duration_seconds_count": ("driver",),
+    "agent_runs_total": ("agent", "model", "outcome"),  # ingest.add_agent_run
+    "agent_run_cost_usd_total": ("agent", "model"),
+    "agent_run_tokens_total": ("agent", "model", "kind"),
+    "sessions_archived_total": ("agent",),  # a session indexed for the first time
+    "archive_failures_total": ("error_kind",),  # an archive run that could not write a session
+    "session_tokens_total": ("agent", "model", "kind"),  # kind: input output reasoning cache_read cache_write
+    "session_cost_usd_total": ("agent", "model"),  # positive deltas on re-archive
+    "findings_total": ("detector", "verdict"),  # a new finding row (archive or live probe)
+}
+
+# Seconds; a dispatcher cycle runs from seconds to an hour or so.
+CYCLE_DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
+
+
+def labels_key(labels: Mapping[str, str]) -> str:
+    return json.dumps({k: str(v) for k, v in labels.items()}, sort_keys=True, separators=(",", ":"))
+
+
+def bump(db: Session, metric: str, labels: Mapping[str, str], delta: float) -> None:
+    """Add `delta` (≥ 0) to a counter, creating it at zero first."""
+    if delta < 0:
+        raise ValueError("counters only go up")
+    if metric not in COUNTERS:
+        raise KeyError(f"unknown counter {metric!r}; declare it in aggregates.COUNTERS")
+    if delta == 0:
+        return
+    values = {
+        "metric": metric,
+        "labels": labels_key(labels),
+        "value": delta,
+        "updated_at": utcnow(),
+    }
+    dialect = db.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = insert(Aggregate).values(**values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["metric", "labels"],
+        set_={
+            "value": Aggregate.value + stmt.excluded.value,
+            "updated_at": stmt.excluded.updated_at,
+        },
+    )
+    db.exec(stmt)
+
+
+def observe_cycle_duration(db: Session, driver: str, seconds: float) -> None:
+    """Histogram of cycle durations per driver, as cumulative bucket counters plus sum/count."""
+    for le in CYCLE_DURATION_BUCKETS:
+        if seconds <= le:
+            bump(db, "cycle_duration_seconds_bucket", {"driver": driver, "le": repr(le)}, 1)
+    bump(db, "cycle_duration_seconds_bucket", {"driver": driver, "le": "+Inf"}, 1)
+    bump(db, "cycle_duration_seconds_sum", {"driver": driver}, max(seconds, 0.0))
+    bump(db, "cycle_duration_seconds_count", {"driver": driver}, 1)
+
+
+def read_all(db: Session) -> list[tuple[str, dict[str, str], float]]:
+    """Every counter as (metric, labels, value)."""
+    rows = db.exec(select(Aggregate.metric, Aggregate.labels, Aggregate.value)).all()
+    return [(m, json.loads(lbl), v) for m, lbl, v in rows]

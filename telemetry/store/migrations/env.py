@@ -1,0 +1,67 @@
+"""Alembic environment: runs on the connection or URL that octel's `migrate` module passes in."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import engine_from_config, pool
+from sqlalchemy.engine import Engine
+from sqlmodel import SQLModel
+
+import telemetry.store.models  # noqa: F401  (registers the tables on the metadata)
+
+config = context.config
+target_metadata = SQLModel.metadata
+
+
+def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    # Text-search structures made by hand in migration 0002 (FTS5 tables, trigram indexes)
+    # have no model; autogenerate must not propose dropping them.
+    if type_ == "table" and name and name.startswith("session_search"):
+        return False
+    return not (type_ == "index" and name and name.endswith("_trgm"))
+
+
+def _configure(connection: object) -> None:
+    context.configure(
+        connection=connection,  # type: ignore[arg-type]
+        target_metadata=target_metadata,
+        include_object=_include_object,
+        render_as_batch=True,  # SQLite alters tables by copy-and-move
+        compare_type=True,
+    )
+
+
+def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if isinstance(connection, Engine):  # pytest-alembic hands over an engine
+        with connection.connect() as conn:
+            _configure(conn)
+            with context.begin_transaction():
+                context.run_migrations()
+        return
+    if connection is not None:
+        _configure(connection)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = engine_from_config(
+        config.get_section(config.config_ini_section, {}),
+        prefix="sqlalchemy.",
+        poolclass=pool.NullPool,
+    )
+    with engine.connect() as conn:
+        _configure(conn)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+if context.is_offline_mode():
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=target_metadata,
+        render_as_batch=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    run_migrations_online()
