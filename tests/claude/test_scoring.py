@@ -15,8 +15,8 @@ import detectors
 from archiver.claude.convert import from_claude
 from archiver.claude.layout import find_sessions, load_tree
 from archiver.claude.tree import SubagentFile, build_tree
+from cli import app
 from detectors.model import Reasoning, Retry, ToolCall
-from telemetry.cli import app
 
 
 def _main(run: str) -> list[dict[str, object]]:
