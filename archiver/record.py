@@ -47,6 +47,10 @@ class SessionRecord:
     content_hash: str
     findings: tuple[Mapping[str, Any], ...] = field(default=())
     source: str = "opencode"  # which agent wrote the session: opencode or claude_code
+    # a Claude Code root: the CLI's reported cost, whether octel's differs, unpriced models
+    reported_cost_usd: float | None = None
+    cost_mismatch: bool = False
+    unpriced_models: str | None = None
 
 
 _RANK = {"healthy": 0, "suspect": 1, "stuck": 2}
@@ -79,11 +83,14 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
     last_error = next((str(t["error"]) for t in reversed(turns) if t.get("error")), None)
     duration = _num(tot.get("duration_ms"))
     source = _d(doc.get("source"))
+    check = _d(doc.get("cost_check"))
     results = [_d(r) for r in _d(doc.get("claude")).get("results") or []]
     if results and results[-1].get("is_error"):
         # a Claude Code run that ended badly says how (error_max_turns, api_error, ...)
         kind, reason = str(results[-1].get("subtype") or ""), results[-1].get("terminal_reason")
         last_error = kind if kind.startswith("error") else str(reason or kind or "error")
+    elif _d(doc.get("claude")).get("stop"):
+        last_error = str(_d(doc.get("claude"))["stop"])
     return SessionRecord(
         session_id=str(doc["session_id"]),
         root_session_id=str(doc.get("root_session_id") or doc["session_id"]),
@@ -121,4 +128,7 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         content_hash=content_hash,
         findings=findings,
         source=str(source.get("kind") or "opencode"),
+        reported_cost_usd=_num(check.get("reported_usd")),
+        cost_mismatch=bool(check.get("mismatch")),
+        unpriced_models=",".join(str(m) for m in check.get("unpriced_models") or []) or None,
     )

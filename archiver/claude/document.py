@@ -44,6 +44,14 @@ def _short(text: str | None) -> str | None:
     return text if text is None or len(text) <= _TITLE else text[: _TITLE - 1] + "…"
 
 
+def _stop(s: ClaudeSession) -> str | None:
+    """What ended the session when its transcript says so (no CLI result needed)."""
+    for m in reversed(s.messages):
+        if m["info"].get("claude", {}).get("subtype") == "max_turns_reached":
+            return "error_max_turns"
+    return None
+
+
 def _doc(tree: ClaudeTree, s: ClaudeSession, turns: list[JsonObj], own: JsonObj, sub: JsonObj) -> JsonObj:
     results = tree.results if s.depth == 0 else []
     errors = tree.errors if s.depth == 0 else [e for e in tree.errors if e.session_id == s.session_id]
@@ -76,6 +84,7 @@ def _doc(tree: ClaudeTree, s: ClaudeSession, turns: list[JsonObj], own: JsonObj,
         "permission_events": [],
         "walk_errors": [e.to_dict() for e in errors],
         "claude": {
+            "stop": _stop(s),
             "tool_use_id": s.tool_use_id,
             "results": results,
             "skipped_lines": dict(sorted(tree.skipped.items())) if s.depth == 0 else {},

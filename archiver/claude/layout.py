@@ -29,6 +29,7 @@ __all__ = [
     "find_sessions",
     "is_stream_json",
     "load_tree",
+    "session_files",
     "tree_of_file",
 ]
 
@@ -156,11 +157,7 @@ def tree_of_file(path: Path) -> ClaudeTree:
     if path.name.startswith("agent-"):
         sid = _owner(path) or path.stem
         return build_tree(sid, None, [SubagentFile(str(path), _agent_id(path), data, _read_meta(path))])
-    files = SessionFiles(path.stem, path.parent.name, path)
-    sub = path.with_suffix("") / "subagents"
-    if sub.is_dir():
-        files.subagents = [(_agent_id(p), p, _with_meta(p)) for p in sorted(sub.rglob("agent-*.jsonl"))]
-    return load_tree(files)
+    return load_tree(_with_subagents(SessionFiles(path.stem, path.parent.name, path)))
 
 
 def _read_meta(path: Path) -> bytes | None:
@@ -169,3 +166,20 @@ def _read_meta(path: Path) -> bytes | None:
         return meta.read_bytes() if meta is not None else None
     except OSError:
         return None
+
+
+def session_files(config_dir: Path, session_id: str) -> SessionFiles | None:
+    """The files of one session under ``config_dir/projects``; None when its transcript is not there."""
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        return None
+    for main in sorted((config_dir / "projects").glob(f"*/{session_id}.jsonl")):
+        return _with_subagents(SessionFiles(session_id, main.parent.name, main))
+    return None
+
+
+def _with_subagents(files: SessionFiles) -> SessionFiles:
+    """``files`` with the subagent transcripts kept beside its session file (2.1 layout)."""
+    sub = files.main.with_suffix("") / "subagents" if files.main is not None else None
+    if sub is not None and sub.is_dir():
+        files.subagents = [(_agent_id(p), p, _with_meta(p)) for p in sorted(sub.rglob("agent-*.jsonl"))]
+    return files
