@@ -10,6 +10,8 @@ costs time, never a double count.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,6 +39,7 @@ __all__ = [
     "cleanup_days",
     "import_claude",
     "near_cleanup",
+    "watch_claude",
 ]
 
 STATE_FILE = "claude-import-state.json"
@@ -216,3 +219,42 @@ def import_claude(
         os.makedirs(settings.data_dir, exist_ok=True)
         write_atomic(state_path, orjson.dumps(state))
     return report
+
+
+async def watch_claude(
+    config_dir: Path,
+    stop: asyncio.Event,
+    *,
+    settings: Settings,
+    engine: Engine,
+    quiet_seconds: float = 30.0,
+    interval: float = 5.0,
+    label: str | None = None,
+    log: Callable[[str], None] = lambda _m: None,
+) -> int:
+    """Follow ``config_dir`` until ``stop`` is set: archive each session once it has been quiet
+    for ``quiet_seconds`` (and again after it grows); warn once about each session that nears
+    Claude Code's cleanup age without an archive. Returns how many archive runs were made."""
+    runs = 0
+    warned: set[str] = set()
+    while not stop.is_set():
+        report = await asyncio.to_thread(
+            import_claude,
+            config_dir,
+            settings=settings,
+            engine=engine,
+            label=label,
+            quiet_seconds=quiet_seconds,
+        )
+        runs += report.archived
+        if report.archived:
+            log(f"archived {report.archived} Claude Code sessions ({report.files_written} files)")
+        for sid in report.near_cleanup:
+            if sid not in warned:
+                warned.add(sid)
+                log(f"session {sid} nears Claude Code's cleanup age and is not archived yet")
+        for p in report.problems:
+            log(f"{p.get('error_kind')}: {p.get('path') or p.get('session_id')}: {p.get('message')}")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval)
+    return runs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -114,3 +115,16 @@ def test_sessions_near_the_cleanup_age() -> None:
     fresh = [["f", 1, int((now - 3 * 86_400) * 1e9)]]
     assert near_cleanup(old, 30, now) and not near_cleanup(fresh, 30, now)
     assert not near_cleanup(old, 60, now)
+
+
+def test_watch_archives_quiet_sessions_and_leaves_busy_ones(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "a_text_answer", "b_bash_tool")
+    (busy,) = (cfg / "projects").glob("*-1/*.jsonl")
+    quiet_since = time.time() - 120
+    for f in cfg.rglob("*.jsonl"):
+        os.utime(f, None if f == busy else (quiet_since, quiet_since))
+    base = ["--data-dir", str(tmp_path / "data"), "watch", "--claude-dir", str(cfg)]
+    r = CliRunner().invoke(app, [*base, "--claude-quiet", "60", "--poll-interval", "0.2", "--for", "1"])
+    assert r.exit_code == 0, r.output
+    assert "archived 1 Claude Code sessions" in r.stderr
+    assert [row.session_id for row in _rows(tmp_path)] != [busy.stem] and len(_rows(tmp_path)) == 1
