@@ -39,6 +39,9 @@ def sessions_list(
     model: Annotated[str | None, typer.Option(help="Only this model (provider/model).")] = None,
     verdict: Annotated[str | None, typer.Option(help="Only this verdict: healthy, suspect, stuck.")] = None,
     label: Annotated[str | None, typer.Option(help="Only this label.")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Only sessions of this agent program: opencode or claude_code.")
+    ] = None,
     q: Annotated[str | None, typer.Option("--search", "-q", help="Text in the title or label.")] = None,
     root_only: Annotated[bool, typer.Option("--roots", help="Only root sessions.")] = False,
     since: SinceOpt = None,
@@ -50,8 +53,10 @@ def sessions_list(
     """Archived sessions, newest first."""
     if verdict is not None and verdict not in ("healthy", "suspect", "stuck"):
         fail(f"--verdict must be healthy, suspect or stuck, not {verdict!r}", 2)
+    if source is not None and source not in ("opencode", "claude_code"):
+        fail(f"--source must be opencode or claude_code, not {source!r}", 2)
     t0, t1 = window(since, until)
-    f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor)
+    f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor, source)
     with read_store(ctx) as db:
         try:
             page = list_sessions(db, f)
@@ -64,13 +69,14 @@ def sessions_list(
     # Ids are copied into the next command: never cut them, let the other columns give way.
     width = max((len(s["session_id"]) + 2 * min(s["depth"], 3) for s in page["items"]), default=7)
     table.add_column("session", min_width=width, no_wrap=True)
-    for h in ("agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
+    for h in ("source", "agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
         table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
     table.add_column("duration", justify="right")
     table.add_column("archived")
     for s in page["items"]:
         table.add_row(
             ("  " * min(s["depth"], 3)) + dash(s["session_id"]),
+            "claude" if s["source"] == "claude_code" else "opencode",
             dash(s["agent"]),
             dash(s["model"]),
             s["verdict"] + (" (in flight)" if s["in_flight"] else ""),

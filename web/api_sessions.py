@@ -51,6 +51,9 @@ def sessions(
     model: str | None = None,
     verdict: Annotated[str | None, Query(pattern="^(healthy|suspect|stuck)?$")] = None,
     label: str | None = None,
+    source: Annotated[
+        str | None, Query(pattern="^(opencode|claude_code)?$", description="opencode or claude_code")
+    ] = None,
     since: Annotated[str | None, Query(description="24h, 7d or an ISO time")] = None,
     until: Annotated[str | None, Query(description="24h, 7d or an ISO time")] = None,
     q: Annotated[str | None, Query(max_length=200, description="text in the title or label")] = None,
@@ -70,6 +73,7 @@ def sessions(
         root_only=root_only,
         limit=limit,
         cursor=_blank(cursor),
+        source=_blank(source),
     )
     try:
         return list_sessions(db, f)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_lines import FIXTURES
 from typer.testing import CliRunner
 
@@ -51,3 +52,18 @@ def test_json_without_its_transcript_and_no_archive(tmp_path: Path) -> None:
     src = FIXTURES / "b_bash_tool" / "stream-json.stdout.jsonl"
     assert _add(tmp_path, str(src), "--no-archive")["archive"] is None
     assert not (tmp_path / "data" / "archives").exists()
+
+
+def _costs(tmp_path: Path) -> dict[str, Any]:
+    r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "data"), "costs", "--by", "model", "--json"])
+    assert r.exit_code == 0, r.output
+    return dict(json.loads(r.stdout))
+
+
+@pytest.mark.parametrize("archive", ["--archive", "--no-archive"])
+def test_a_run_and_its_archived_sessions_are_costed_once(tmp_path: Path, archive: str) -> None:
+    run = FIXTURES / "d_subagent_tree"
+    _add(tmp_path, str(run / "json.stdout.json"), "--claude-dir", str(run / "json"), archive)
+    costs = _costs(tmp_path)
+    assert costs["totals"]["cost_usd"] == pytest.approx(0.174432)
+    assert {r["source"] for r in costs["rows"]} == {"claude"}
