@@ -27,6 +27,7 @@ from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, 
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
 from archiver.files import write_atomic
+from archiver.record import SessionRecord
 from telemetry.archiving import ArchiveOutcome, redactor_for
 from telemetry.services.indexing import index_records
 from telemetry.settings import Settings
@@ -46,6 +47,8 @@ STATE_FILE = "claude-import-state.json"
 _DAY = 86_400.0
 # warn this many days before Claude Code's cleanup would delete a transcript
 _WARN_DAYS = 5
+# sessions indexed in one transaction (and remembered in the state file together)
+_BATCH = 200
 
 
 @dataclass
@@ -183,6 +186,23 @@ def import_claude(
     report.sessions = len(sessions)
     days = cleanup_days(config_dir)
     redactor = redactor_for(settings)
+    pending: list[SessionRecord] = []
+    done: dict[str, list[list[Any]]] = {}
+
+    def flush() -> None:
+        """Index what was archived since the last flush in one transaction, then remember it."""
+        if pending:
+            with session_scope(engine) as db:
+                stats = index_records(db, pending, redactor=redactor)
+            report.indexed_new += stats.new
+            report.indexed_updated += stats.updated
+            pending.clear()
+        if done or not state_path.exists():
+            state.update(done)
+            done.clear()
+            os.makedirs(settings.data_dir, exist_ok=True)
+            write_atomic(state_path, orjson.dumps(state))
+
     for i, files in enumerate(sessions):
         if progress is not None:
             progress(i, len(sessions))
@@ -195,15 +215,10 @@ def import_claude(
             if near_cleanup(sig, days, now):
                 report.near_cleanup.append(files.session_id)
             continue
-        tree = load_tree(files)
-        result = archive_claude_tree(tree, settings.archives, redactor, label=label)
+        result = archive_claude_tree(load_tree(files), settings.archives, redactor, label=label)
         report.problems.extend(result.walk_errors)
         report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
-        if result.records:
-            with session_scope(engine) as db:
-                stats = index_records(db, result.records, redactor=redactor)
-            report.indexed_new += stats.new
-            report.indexed_updated += stats.updated
+        pending.extend(result.records)
         report.files_written += len(result.files)
         if result.write_errors:
             if near_cleanup(sig, days, now):
@@ -212,12 +227,12 @@ def import_claude(
         report.archived += 1
         if any(r.cost_mismatch for r in result.records):
             report.cost_mismatches.append(files.session_id)
-        state[key] = sig
+        done[key] = sig
+        if len(pending) >= _BATCH:
+            flush()
+    flush()
     if progress is not None:
         progress(len(sessions), len(sessions))
-    if report.archived or not state_path.exists():
-        os.makedirs(settings.data_dir, exist_ok=True)
-        write_atomic(state_path, orjson.dumps(state))
     return report
 
 
