@@ -50,7 +50,8 @@ def _templates() -> list[list[tuple[str, bytes]]]:
     for run in sorted(FIXTURES.iterdir()):
         for project in (run / "json" / "projects").glob("*"):
             for main in project.glob("*.jsonl"):
-                mine = [p for p in sorted(project.rglob("*")) if p == main or p.is_relative_to(main.with_suffix(""))]
+                folder = main.with_suffix("")
+                mine = [p for p in sorted(project.rglob("*")) if p == main or p.is_relative_to(folder)]
                 out.append([(p.relative_to(project).as_posix(), p.read_bytes()) for p in mine if p.is_file()])
     return out
 
