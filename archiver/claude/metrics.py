@@ -38,13 +38,17 @@ def per_turn(messages: Sequence[Mapping[str, Any]]) -> list[JsonObj]:
         if p.get("type") == "tool_result" and p.get("is_error") is True
     }
     out: list[JsonObj] = []
+    before: float | None = None  # when the message before it was written: the request went out then
     for index, m in enumerate(messages):
         info = _d(m.get("info"))
-        if info.get("role") != "assistant":
-            continue
-        calls = [str(p.get("id")) for p in m.get("parts") or [] if p.get("type") == "tool_use"]
         t = _d(info.get("time"))
-        created, completed = _num(t.get("created")), _num(t.get("completed"))
+        written, completed = _num(t.get("created")), _num(t.get("completed"))
+        if info.get("role") != "assistant":
+            before = completed if completed is not None else before
+            continue
+        created = before if before is not None and written is not None and before <= written else written
+        before = completed if completed is not None else before
+        calls = [str(p.get("id")) for p in m.get("parts") or [] if p.get("type") == "tool_use"]
         tok = _d(info.get("tokens"))
         cache = _d(tok.get("cache"))
         err = _d(info.get("error"))
