@@ -234,7 +234,10 @@ def place_subagents(tree: ClaudeTree, pending: list[tuple[ClaudeSession, JsonObj
             return depth[sid]
         s = by_id[sid]
         pid = s.parent_id or tree.root_id
-        d = 1 if pid in seen else depth_of(pid, seen | {sid}) + 1  # a cycle hangs under the root
+        if pid in seen:  # subagents that launched each other: this one hangs under the root
+            tree.errors.append(WalkError("cycle", "parent", sid, f"{pid} is also its descendant", s.path or ""))
+            s.parent_id, pid = tree.root_id, tree.root_id
+        d = depth_of(pid, seen | {sid}) + 1
         depth[sid] = d
         return d
 

@@ -4,7 +4,7 @@ any running count, any cut of a file being written."""
 from __future__ import annotations
 
 import pytest
-from claude_lines import assistant, jsonl, usage, user
+from claude_lines import assistant, jsonl, tool_use, usage, user
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,3 +76,36 @@ def test_any_cut_of_a_file_being_written_reads_a_prefix(texts: list[str], data: 
     assert all(e.error_kind == "truncated" for e in part.errors) and len(part.errors) <= 1
     rest = read_lines(whole[part.consumed :])  # the next incremental read starts where this one stopped
     assert part.objects + rest.objects == full
+
+
+@given(st.lists(st.integers(-1, 7), max_size=8))
+def test_any_subagent_graph_becomes_a_tree(parents: list[int]) -> None:
+    """Subagent i is launched by a call in subagent parents[i] (-1: the root, a missing index or
+    itself: a call nobody made). Every file is placed once, parents before children, depth one
+    below its parent, and usage is never counted twice."""
+    from archiver.claude.tree import SubagentFile
+
+    def launch(i: int) -> list[dict[str, object]]:
+        return assistant(
+            "s", f"launch-{i}", [tool_use(f"call-{i}", "Agent", prompt=f"job {i}")], usage(10, 1)
+        )
+
+    root = [user("s", "go"), *[x for i, p in enumerate(parents) if p == -1 for x in launch(i)]]
+    subs = []
+    for i in range(len(parents)):
+        lines = [user("s", f"job {i}", agentId=f"a{i}")]
+        lines += [x for j, p in enumerate(parents) if p == i and j != i for x in launch(j)]
+        meta = b'{"toolUseId": "call-%d", "agentType": "general-purpose"}' % i
+        subs.append(SubagentFile(f"agent-a{i}.jsonl", f"a{i}", jsonl(lines), meta))
+    tree = build_tree("s", jsonl(root), subs)
+    ids = [s.session_id for s in tree.sessions]
+    assert len(ids) == len(set(ids)) == len(parents) + 1
+    depth = {s.session_id: s.depth for s in tree.sessions}
+    seen: set[str] = set()
+    for s in tree.sessions:
+        if s.parent_id is not None:
+            assert s.parent_id in seen and s.depth == depth[s.parent_id] + 1
+        seen.add(s.session_id)
+    launched = sum(1 for i, p in enumerate(parents) if p == -1 or (0 <= p < len(parents) and p != i))
+    total = sum(m["info"].get("tokens", {}).get("input", 0) for s in tree.sessions for m in s.messages)
+    assert total == 10 * launched
