@@ -235,7 +235,7 @@ def place_subagents(tree: ClaudeTree, pending: list[tuple[ClaudeSession, JsonObj
         s = by_id[sid]
         pid = s.parent_id or tree.root_id
         if pid in seen:  # subagents that launched each other: this one hangs under the root
-            tree.errors.append(WalkError("cycle", "parent", sid, f"{pid} is also its descendant", s.path or ""))
+            tree.errors.append(WalkError("cycle", "parent", sid, f"{pid} descends from it", s.path or ""))
             s.parent_id, pid = tree.root_id, tree.root_id
         d = depth_of(pid, seen | {sid}) + 1
         depth[sid] = d
