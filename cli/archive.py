@@ -284,23 +284,15 @@ def watch_cmd(
         with open_store(settings) as engine:
             jobs: list[Coroutine[Any, Any, object]] = []
             if claude_dir is not None:
-                folder = claude_dir.expanduser()
-                log(f"following Claude Code transcripts in {folder} (Ctrl-C stops)")
-                jobs.append(
-                    watch_claude(folder, stop, settings=settings, engine=engine, quiet_seconds=claude_quiet,
-                                 interval=poll_interval, label=label, log=log)
-                )  # fmt: skip
+                jobs.append(watch_claude(claude_dir.expanduser(), stop, settings=settings, engine=engine,
+                                         quiet_seconds=claude_quiet, interval=poll_interval, label=label,
+                                         log=log))  # fmt: skip
             if url is not None:
                 log(f"following {url} (Ctrl-C stops)")
-                jobs.append(
-                    watch_server(
-                        settings, stop, engine=engine, server_url=url, label=label, config=config, log=log
-                    )
-                )
+                jobs.append(watch_server(settings, stop, engine=engine, server_url=url, label=label,
+                                         config=config, log=log))  # fmt: skip
             for done in await asyncio.gather(*jobs):
                 if isinstance(done, Watcher):
                     log(f"stopped: {done.archives} archive runs, {done.probes} probes")
-                else:
-                    log(f"stopped: {done} Claude Code archive runs")
 
     asyncio.run(main())

@@ -252,6 +252,7 @@ async def watch_claude(
     Claude Code's cleanup age without an archive. Returns how many archive runs were made."""
     runs = 0
     warned: set[str] = set()
+    log(f"following Claude Code transcripts in {config_dir} (Ctrl-C stops)")
     while not stop.is_set():
         report = await asyncio.to_thread(
             import_claude,
@@ -272,4 +273,5 @@ async def watch_claude(
             log(f"{p.get('error_kind')}: {p.get('path') or p.get('session_id')}: {p.get('message')}")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)
+    log(f"stopped: {runs} Claude Code archive runs")
     return runs
