@@ -31,6 +31,7 @@ from archiver.record import SessionRecord
 from telemetry.archiving import ArchiveOutcome, redactor_for
 from telemetry.services.indexing import index_records
 from telemetry.settings import Settings
+from telemetry.store.aggregates import coalesced
 from telemetry.store.db import session_scope
 
 __all__ = [
@@ -192,7 +193,7 @@ def import_claude(
     def flush() -> None:
         """Index what was archived since the last flush in one transaction, then remember it."""
         if pending:
-            with session_scope(engine) as db:
+            with session_scope(engine) as db, coalesced(db):
                 stats = index_records(db, pending, redactor=redactor)
             report.indexed_new += stats.new
             report.indexed_updated += stats.updated

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -11,12 +12,16 @@ from typing import Any
 
 import pytest
 from claude_lines import FIXTURES, assistant, user, write
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlmodel import select
 from typer.testing import CliRunner
 
 from cli import app
 from telemetry.services.claude_import import near_cleanup
+from telemetry.store.aggregates import bump, coalesced, read_all
 from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex
 
 
@@ -128,3 +133,30 @@ def test_watch_archives_quiet_sessions_and_leaves_busy_ones(tmp_path: Path) -> N
     assert r.exit_code == 0, r.output
     assert "archived 1 Claude Code sessions" in r.stderr
     assert [row.session_id for row in _rows(tmp_path)] != [busy.stem] and len(_rows(tmp_path)) == 1
+
+
+_BUMPS = st.lists(
+    st.tuples(st.sampled_from(["session_tokens_total", "findings_total"]), st.sampled_from(["a", "b"]),
+              st.integers(0, 1000)),
+    max_size=20,
+)  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None)
+@given(_BUMPS)
+def test_coalesced_counters_equal_counters_bumped_one_by_one(bumps: list[tuple[str, str, int]]) -> None:
+    def total(coalesce: bool) -> list[tuple[str, dict[str, str], float]]:
+        engine = make_engine("sqlite://")
+        upgrade(engine)
+        try:
+            with session_scope(engine) as db, coalesced(db) if coalesce else contextlib.nullcontext():
+                for metric, label, delta in bumps:
+                    bump(db, metric, {"agent": label}, delta)
+            with session_scope(engine) as db:
+                return sorted(read_all(db), key=lambda x: (x[0], str(x[1])))
+        finally:
+            engine.dispose()
+
+    one_by_one = total(False)
+    assert total(True) == one_by_one
+    assert len(one_by_one) == len({(m, a) for m, a, d in bumps if d})
