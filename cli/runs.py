@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -16,7 +16,9 @@ from rich.table import Table
 
 from archiver.claude.layout import default_config_dir
 from cli.app import app, console, fail, open_store, print_json, settings_of
+from cli.output import JsonOpt, Output, emit, output_options
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
+from telemetry.queries.fleet_models import RunAdded, RunPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.runs import RunFilter, list_runs, run_dict
 from telemetry.services.claude import ClaudeResultError
@@ -65,7 +67,7 @@ def runs_add(
     archive: Annotated[
         bool, typer.Option("--archive/--no-archive", help="Archive the run's conversation and link it.")
     ] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the stored run as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Record one Claude Code CLI run from its `--output-format json` (or stream-json) result.
     With stream-json, or when the run's transcript is in the config folder, the conversation is
@@ -105,7 +107,7 @@ def runs_add(
                               engine=engine, label=task)  # fmt: skip
             kept = got.to_dict() if got is not None else None
     if as_json:
-        print_json({"created": created, "run": out, "archive": kept})
+        print_json(RunAdded.model_validate({"created": created, "run": out, "archive": kept}))
         return
     state = "recorded" if created else "already recorded"
     console.print(
@@ -124,6 +126,7 @@ def runs_add(
 
 
 @runs_app.command("list")
+@output_options
 def runs_list(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
@@ -137,7 +140,7 @@ def runs_list(
     cursor: Annotated[
         str | None, typer.Option(help="Continue after the page that printed this cursor.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    output: Output = Output.table,
 ) -> None:
     """Claude Code CLI runs, newest first."""
     t0, t1 = window(since, until)
@@ -146,9 +149,10 @@ def runs_list(
             page = list_runs(db, RunFilter(agent, task, errors, t0, t1, limit, cursor))
         except CursorError as e:
             fail(str(e), 2)
-    if as_json:
-        print_json(page)
-        return
+    emit(output, RunPage.model_validate(page), page["items"], lambda: _runs_table(page))
+
+
+def _runs_table(page: dict[str, Any]) -> None:
     table = Table(title="claude runs", title_justify="left")
     for h in ("recorded", "task", "agent", "model", "subtype", "exit", "turns", "duration", "tokens", "cost"):
         table.add_column(
@@ -169,4 +173,4 @@ def runs_list(
             num(sum(tk.values())),
             money(r["cost_usd"]),
         )
-    print_page(table, page)
+    print_page(table, page["next_cursor"])

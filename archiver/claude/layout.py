@@ -27,6 +27,7 @@ __all__ = [
     "SessionFiles",
     "default_config_dir",
     "find_sessions",
+    "is_claude_file",
     "is_stream_json",
     "load_tree",
     "session_files",
@@ -139,6 +140,19 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
     tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""))
     tree.errors.extend(errors)
     return tree
+
+
+def is_claude_file(path: Path) -> bool:
+    """A ``.jsonl`` file Claude Code wrote: a transcript (lines with ``sessionId``) or
+    stream-json output (``claude_code_version``, ``parent_tool_use_id``)."""
+    if path.suffix != ".jsonl":
+        return False
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(200_000)
+    except OSError:
+        return False
+    return b'"sessionId"' in head or b'"claude_code_version"' in head or b'"parent_tool_use_id"' in head
 
 
 def is_stream_json(data: bytes) -> bool:

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 from sqlalchemy.engine import Engine
 
+from archiver.archive import ArchiveResult, remove_superseded
 from archiver.claude.archive import archive_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, load_tree, session_files
 from archiver.claude.stream import tree_from_stream
@@ -89,6 +90,7 @@ def archive_claude(
         if outcome.result.records:
             with session_scope(engine) as db:
                 outcome.indexed = index_records(db, outcome.result.records, redactor=redactor)
+        remove_superseded(outcome.result)  # only once the index names the new files
     except Exception as exc:  # callers get an outcome, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
     return outcome
@@ -188,6 +190,7 @@ def import_claude(
     days = cleanup_days(config_dir)
     redactor = redactor_for(settings)
     pending: list[SessionRecord] = []
+    written: list[ArchiveResult] = []
     done: dict[str, list[list[Any]]] = {}
 
     def flush() -> None:
@@ -198,6 +201,9 @@ def import_claude(
             report.indexed_new += stats.new
             report.indexed_updated += stats.updated
             pending.clear()
+        for result in written:  # the index names the new files now: the older ones can go
+            remove_superseded(result)
+        written.clear()
         if done or not state_path.exists():
             state.update(done)
             done.clear()
@@ -220,6 +226,7 @@ def import_claude(
         report.problems.extend(result.walk_errors)
         report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
         pending.extend(result.records)
+        written.append(result)
         report.files_written += len(result.files)
         if result.write_errors:
             if near_cleanup(sig, days, now):
