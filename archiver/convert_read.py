@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from archiver.claude.convert import from_claude
 from archiver.convert import Converted, from_fixture, from_opencode
 from archiver.convert_events import merged_status, permissions_from_opencode, status_from_opencode
 from archiver.convert_log import is_event, sessions_from_events
@@ -115,6 +116,8 @@ def _archive(doc: Mapping[str, Any], session_id: str | None) -> Converted:
         return from_fixture(doc.get("messages"))
     sid = session_id or doc.get("session_id")
     sid = sid if isinstance(sid, str) else None
+    if (doc.get("source") or {}).get("kind") == "claude_code":
+        return from_claude(doc.get("messages") or [], (doc.get("claude") or {}).get("results") or [])
     events = doc.get("permission_events") or []
     return Converted(
         from_opencode(doc.get("messages"), events=events, session_id=sid),

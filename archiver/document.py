@@ -1,4 +1,4 @@
-"""Build the archive document (schema v2) of each session of a walked tree (pure).
+"""Build the archive document (schema v3) of each OpenCode session of a walked tree (pure).
 
 Redaction happens later, on the serialised text, so it covers every field built here, the
 detector evidence included.
@@ -24,8 +24,8 @@ __all__ = [
     "score_session",
 ]
 
-SCHEMA_VERSION = 2
-ARCHIVER_VERSION = "octel-archiver/2.0"
+SCHEMA_VERSION = 3
+ARCHIVER_VERSION = "octel-archiver/3.0"
 _SUBAGENT = re.compile(r"^(?P<title>.*?)\s*\(@(?P<agent>[^()\s]+) subagent\)\s*$", re.S)
 
 JsonObj = dict[str, Any]
@@ -74,7 +74,7 @@ def build_documents(
     permission_events: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     score: bool = True,
 ) -> list[JsonObj]:
-    """One v2 document per session of the tree, in BFS order."""
+    """One document per session of the tree, in BFS order."""
     status_history = status_history or {}
     permission_events = permission_events or {}
     turns = {s.session_id: per_turn(s.messages) for s in tree.sessions}
@@ -95,6 +95,7 @@ def build_documents(
                 "archived_at": archived_at,
                 "archiver_version": ARCHIVER_VERSION,
                 "source": {
+                    "kind": "opencode",
                     "server_url": tree.server_url,
                     "opencode_version": tree.opencode_version or rec.get("version"),
                     "messages_route": snap.messages_family or None,
@@ -125,6 +126,8 @@ def build_documents(
                 )
                 if turns[sid] or findings
                 else "suspect",
+                "claude": None,
+                "cost_check": None,
             }
         )
     return docs

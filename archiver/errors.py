@@ -14,7 +14,10 @@ carries an ``error_kind`` from ``ERROR_KINDS``:
 - ``inconsistent``: a child's ``parentID`` disagrees with the parent that listed it;
 - ``cycle``, ``duplicate``: a session id met again (as its own ancestor, or elsewhere);
 - ``depth_limit``, ``size_limit``: sessions left out because the tree is deeper or wider than allowed;
-- ``paging``: the message cursor repeated or the page limit ran out.
+- ``paging``: the message cursor repeated or the page limit ran out;
+- ``truncated``, ``missing_meta``, ``orphan``: a Claude Code transcript's last line was cut short
+  (being written), a subagent's meta file is missing, a subagent's session file or launching
+  call was not found.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ ERROR_KINDS = frozenset(
         "depth_limit",
         "size_limit",
         "paging",
+        "truncated",
+        "missing_meta",
+        "orphan",
     }
 )
 

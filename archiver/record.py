@@ -46,6 +46,11 @@ class SessionRecord:
     schema_version: int
     content_hash: str
     findings: tuple[Mapping[str, Any], ...] = field(default=())
+    source: str = "opencode"  # which agent wrote the session: opencode or claude_code
+    # a Claude Code root: the CLI's reported cost, whether octel's differs, unpriced models
+    reported_cost_usd: float | None = None
+    cost_mismatch: bool = False
+    unpriced_models: str | None = None
 
 
 _RANK = {"healthy": 0, "suspect": 1, "stuck": 2}
@@ -60,7 +65,7 @@ def _num(v: object) -> float | None:
 
 
 def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str) -> SessionRecord:
-    """The index row of a (v2, redacted) archive document."""
+    """The index row of a (redacted) archive document in the newest layout."""
     session = _d(doc.get("session"))
     tot = _d(doc.get("totals"))
     tokens = _d(tot.get("tokens"))
@@ -80,6 +85,15 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
     turn_count = int(tot.get("turns") or len(turns))
     # Nothing ran, so nothing can be healthy: a session without a turn is "empty".
     verdict = str(worst.get("verdict")) if worst else ("healthy" if turn_count else "empty")
+    source = _d(doc.get("source"))
+    check = _d(doc.get("cost_check"))
+    results = [_d(r) for r in _d(doc.get("claude")).get("results") or []]
+    if results and results[-1].get("is_error"):
+        # a Claude Code run that ended badly says how (error_max_turns, api_error, ...)
+        kind, reason = str(results[-1].get("subtype") or ""), results[-1].get("terminal_reason")
+        last_error = kind if kind.startswith("error") else str(reason or kind or "error")
+    elif _d(doc.get("claude")).get("stop"):
+        last_error = str(_d(doc.get("claude"))["stop"])
     return SessionRecord(
         session_id=str(doc["session_id"]),
         root_session_id=str(doc.get("root_session_id") or doc["session_id"]),
@@ -90,7 +104,7 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         model=doc.get("model"),
         title=doc.get("title") or session.get("title"),
         directory=session.get("directory"),
-        opencode_version=_d(doc.get("source")).get("opencode_version"),
+        opencode_version=source.get("opencode_version") or source.get("claude_version"),
         created_ms=_num(stime.get("created")) or _num(tot.get("first_created")),
         updated_ms=_num(stime.get("updated")) or _num(tot.get("last_activity")),
         archived_at=str(doc.get("archived_at") or ""),
@@ -116,4 +130,8 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         schema_version=int(doc.get("schema_version") or 2),
         content_hash=content_hash,
         findings=findings,
+        source=str(source.get("kind") or "opencode"),
+        reported_cost_usd=_num(check.get("reported_usd")),
+        cost_mismatch=bool(check.get("mismatch")),
+        unpriced_models=",".join(str(m) for m in check.get("unpriced_models") or []) or None,
     )

@@ -10,13 +10,32 @@ __all__ = ["upgrade"]
 
 
 def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older layout to v2. v1: one session's messages with ``per_turn`` and
-    ``state_history``, no tree fields."""
+    """Bring an older layout to v3. v2 lacks ``source.kind`` (always OpenCode), ``claude`` and
+    ``cost_check``; v1 holds one session's messages with ``per_turn`` and ``state_history``, no
+    tree fields."""
     version = doc.get("schema_version", doc.get("version", 1))
-    if version == 2:
+    if version == 3:
         return doc
+    if version == 2:
+        return _v2_to_v3(doc)
     if version != 1:
         raise ValueError(f"unknown archive schema version {version!r}")
+    return _v2_to_v3(_v1_to_v2(doc))
+
+
+def _v2_to_v3(doc: dict[str, Any]) -> dict[str, Any]:
+    source = doc.get("source")
+    return {
+        **doc,
+        "schema_version": 3,
+        "upgraded_from": doc.get("upgraded_from", 2),
+        "source": {**(source if isinstance(source, dict) else {}), "kind": "opencode"},
+        "claude": None,
+        "cost_check": None,
+    }
+
+
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     messages = doc.get("messages")
     if not isinstance(messages, list):
         # a Claude CLI result or any other JSON file: no version and no messages

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "serve": (("cli.serve",), "Run the console, ingestion API and /metrics (upgrades the store …"),
     "why": (("cli.why",), "Why a session or cycle stopped: completed, timed out, loop detected, …"),
-    "import": (("cli.archive", "cli.imports"), "Bring existing data into the store."),
+    "import": (("cli.archive", "cli.imports", "cli.import_claude"), "Bring existing data into the store."),
     "sessions": (("cli.queries",), "Archived sessions: list, one session, its subagent tree."),
     "cycles": (("cli.queries", "cli.fleet"), "Dispatcher cycles: list and per-driver summary."),
     "runs": (("cli.runs",), "Claude Code CLI runs: record a result, list them."),

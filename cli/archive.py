@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -199,17 +200,28 @@ def watch_cmd(
     duration: Annotated[
         float | None, typer.Option("--for", min=0.1, help="Stop after this many seconds.")
     ] = None,
+    claude_dir: Annotated[
+        Path | None,
+        typer.Option(help="Follow Claude Code transcripts in this config folder (with --server: both)."),
+    ] = None,
+    claude_quiet: Annotated[
+        float, typer.Option(min=0, help="Seconds a Claude Code session must be quiet before it is archived.")
+    ] = 30.0,
 ) -> None:
     """Follow an OpenCode server: archive each root tree when it goes idle and again when it
-    changes, recording status history and permission asks/replies; probe long runs."""
+    changes, recording status history and permission asks/replies; probe long runs. With
+    --claude-dir, follow Claude Code transcripts instead (both with --server too)."""
     import signal
 
-    from archiver.watch import WatchConfig
+    from archiver.watch import WatchConfig, Watcher
     from telemetry.archiving import watch_server
+    from telemetry.services.claude_import import watch_claude
 
     settings = settings_of(ctx)
     _check_redaction(settings)
-    url = _check_server(server or settings.opencode_url)
+    if claude_dir is not None and not claude_dir.expanduser().is_dir():
+        fail(f"{claude_dir} is not a folder; give Claude Code's config folder", 2)
+    url = _check_server(server or settings.opencode_url) if claude_dir is None or server else None
     config = WatchConfig(
         settle_seconds=settle,
         poll_interval=poll_interval,
@@ -231,10 +243,17 @@ def watch_cmd(
         if duration is not None:
             loop.call_later(duration, stop.set)
         with open_store(settings) as engine:
-            log(f"following {url} (Ctrl-C stops)")
-            w = await watch_server(
-                settings, stop, engine=engine, server_url=url, label=label, config=config, log=log
-            )
-            log(f"stopped: {w.archives} archive runs, {w.probes} probes")
+            jobs: list[Coroutine[Any, Any, object]] = []
+            if claude_dir is not None:
+                jobs.append(watch_claude(claude_dir.expanduser(), stop, settings=settings, engine=engine,
+                                         quiet_seconds=claude_quiet, interval=poll_interval, label=label,
+                                         log=log))  # fmt: skip
+            if url is not None:
+                log(f"following {url} (Ctrl-C stops)")
+                jobs.append(watch_server(settings, stop, engine=engine, server_url=url, label=label,
+                                         config=config, log=log))  # fmt: skip
+            for done in await asyncio.gather(*jobs):
+                if isinstance(done, Watcher):
+                    log(f"stopped: {done.archives} archive runs, {done.probes} probes")
 
     asyncio.run(main())

@@ -2,7 +2,8 @@
 
 FILE is any shape a session is kept in (`archiver.convert_read`): an archive file, a recorded
 run, an `opencode export`, an `opencode run --format json` log, an event capture, a message list.
-A file with no messages gets no verdict; one that is no session is refused (exit 2), or skipped
+A Claude Code transcript or stream-json output (`.jsonl`) is read by `archiver.claude`. A file
+with no messages gets no verdict; one that is no session is refused (exit 2), or skipped
 with a note when it is one file of a folder. DIR scores every such file in it; with `--eval`,
 DIR is a labelled corpus (`NAME.label.json` beside `NAME.json`, or naming its session file) and
 the command prints each detector's precision, recall and detection delay. Anything else is looked

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from archiver.claude.convert import from_claude
+from archiver.claude.layout import is_claude_file, tree_of_file
 from archiver.convert import Converted
 from archiver.convert_read import NotASession, read_session
 
@@ -35,9 +37,22 @@ def read_json(path: Path) -> Any:
         raise CorpusError(f"cannot read {path}: {e}") from None
 
 
+def _claude(path: Path, session_id: str | None) -> Converted:
+    """A Claude Code transcript or stream-json output: its main session, or ``session_id``."""
+    try:
+        tree = tree_of_file(path)
+    except OSError as e:
+        raise CorpusError(f"cannot read {path}: {e}") from None
+    chosen = next((s for s in tree.sessions if s.session_id == session_id), tree.sessions[0])
+    return from_claude(chosen.messages, tree.results if chosen.depth == 0 else [])
+
+
 def load_stream(path: Path, session_id: str | None = None) -> Converted:
     """The normalised stream of one file: an archive, a recorded run, an `opencode export`, a
-    `opencode run --format json` log, an event capture or a message list."""
+    `opencode run --format json` log, an event capture, a message list, or a Claude Code
+    transcript or stream-json output."""
+    if is_claude_file(path):
+        return _claude(path, session_id)
     try:
         return read_session(_read_text(path), session_id)
     except NotASession as e:

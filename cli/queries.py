@@ -44,7 +44,7 @@ def _list_table(page: SessionPage) -> None:
     width = max((len(s.session_id) + 2 * min(s.depth, 3) for s in page.items), default=7)
     table.add_column("session", min_width=width, no_wrap=True)
     table.add_column("title", max_width=40)
-    for h in ("agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
+    for h in ("source", "agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
         table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
     table.add_column("duration", justify="right")
     table.add_column("archived")
@@ -52,6 +52,7 @@ def _list_table(page: SessionPage) -> None:
         table.add_row(
             ("  " * min(s.depth, 3)) + dash(s.session_id),
             dash(s.title),
+            "claude" if s.source == "claude_code" else "opencode",
             dash(s.agent),
             dash(s.model),
             s.verdict + (" (in flight)" if s.in_flight else ""),
@@ -76,6 +77,9 @@ def sessions_list(
         str | None, typer.Option(help=f"Only this verdict: {', '.join(SESSION_VERDICTS)}.")
     ] = None,
     label: Annotated[str | None, typer.Option(help="Only this label.")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Only sessions of this agent program: opencode or claude_code.")
+    ] = None,
     q: Annotated[str | None, typer.Option("--search", "-q", help="Text in the title or label.")] = None,
     root_only: Annotated[bool, typer.Option("--roots", help="Only root sessions.")] = False,
     since: SinceOpt = None,
@@ -88,8 +92,10 @@ def sessions_list(
     if verdict is not None and verdict not in SESSION_VERDICTS:
         choices = f"{', '.join(SESSION_VERDICTS[:-1])} or {SESSION_VERDICTS[-1]}"
         fail(f"--verdict must be {choices}, not {verdict!r}", 2)
+    if source is not None and source not in ("opencode", "claude_code"):
+        fail(f"--source must be opencode or claude_code, not {source!r}", 2)
     t0, t1 = window(since, until)
-    f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor)
+    f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor, source)
     with read_store(ctx) as db:
         try:
             page = list_sessions(db, f)

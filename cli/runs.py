@@ -14,6 +14,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
+from archiver.claude.layout import default_config_dir
 from cli.app import app, console, fail, open_redactor, open_store, print_json, settings_of
 from cli.output import JsonOpt, Output, emit, output_options
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
@@ -21,6 +22,7 @@ from telemetry.queries.fleet_models import RunAdded, RunPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.runs import RunFilter, list_runs, run_dict
 from telemetry.services.claude import ClaudeResultError
+from telemetry.services.claude_import import archive_run
 from telemetry.services.ingest import AgentRunIn, add_agent_run
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
@@ -57,9 +59,21 @@ def runs_add(
     task: Annotated[str | None, typer.Option(help="What the run was for (an issue, a branch).")] = None,
     agent: Annotated[str | None, typer.Option(help="Which agent or role ran it.")] = None,
     exit_code: Annotated[int | None, typer.Option(help="The CLI's exit status.")] = None,
+    claude_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Claude Code's config folder, to archive the run's transcript from "
+            "(default: $CLAUDE_CONFIG_DIR, else ~/.claude)."
+        ),
+    ] = None,
+    archive: Annotated[
+        bool, typer.Option("--archive/--no-archive", help="Archive the run's conversation and link it.")
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
-    """Record one Claude Code CLI run from its `--output-format json` (or stream-json) result."""
+    """Record one Claude Code CLI run from its `--output-format json` (or stream-json) result.
+    With stream-json, or when the run's transcript is in the config folder, the conversation is
+    archived (subagents included) and linked to the run by its session id."""
     text = _read(source)
     now = utcnow()
     if not text.strip():
@@ -89,15 +103,29 @@ def runs_add(
                 out = run_dict(row)
         except ClaudeResultError as e:
             fail(f"not a Claude CLI result: {e}", 2)
+        kept = None
+        if archive and isinstance(result, str):
+            folder = (claude_dir or default_config_dir()).expanduser()
+            got = archive_run(result, out["session_id"], claude_dir=folder, settings=settings_of(ctx),
+                              engine=engine, label=task)  # fmt: skip
+            kept = got.to_dict() if got is not None else None
     if as_json:
-        print_json(RunAdded.model_validate({"created": created, "run": out}))
+        print_json(RunAdded.model_validate({"created": created, "run": out, "archive": kept}))
         return
     state = "recorded" if created else "already recorded"
     console.print(
         f"{state} run {out['run_key']}: {dash(out['subtype'])}, {dash(out['num_turns'])} turns, "
         f"{money(out['cost_usd'])}, exit {dash(out['exit_code'])}",
         highlight=False,
+        soft_wrap=True,
     )
+    if kept is not None:
+        console.print(
+            f"archived session {kept['root_session_id']}: {kept.get('sessions', 0)} sessions, "
+            f"{'complete' if kept['ok'] else 'with problems'}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @runs_app.command("list")

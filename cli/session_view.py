@@ -57,6 +57,12 @@ def session_view(got: SessionDetail) -> list[RenderableType]:
         f"cache read {num(tk.cache_read)} · cache write {num(tk.cache_write)}",
     )
     rec.add_row("cost own / tree", f"{money(s.cost_usd)} / {money(got.tree.subtree_cost_usd)}")
+    if s.reported_cost_usd is not None or s.unpriced_models:
+        # a Claude Code root: octel's figure beside the CLI's, a difference flagged
+        flag = " [red]differs[/]" if s.cost_mismatch else ""
+        unpriced = f" · unpriced: {', '.join(s.unpriced_models)}" if s.unpriced_models else ""
+        rec.add_row("cost reported", f"{money(s.reported_cost_usd)}{flag}{unpriced}")
+    rec.add_row("source", "Claude Code" if s.source == "claude_code" else "OpenCode")
     if s.error_kind:
         rec.add_row("error", dash(s.error_kind))
     rec.add_row("archive", dash(s.archive_path))

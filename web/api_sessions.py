@@ -49,6 +49,9 @@ def sessions(
         str | None, Query(pattern=_VERDICT, description="healthy, suspect, stuck or empty")
     ] = None,
     label: str | None = None,
+    source: Annotated[
+        str | None, Query(pattern="^(opencode|claude_code)?$", description="opencode or claude_code")
+    ] = None,
     since: Since = None,
     until: Since = None,
     q: Annotated[str | None, Query(max_length=200, description="text in the title or label")] = None,
@@ -68,6 +71,7 @@ def sessions(
         root_only=root_only,
         limit=limit,
         cursor=_blank(cursor),
+        source=_blank(source),
     )
     try:
         return list_sessions(db, f)

@@ -18,7 +18,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
-from web import api_archived, api_costs, api_sessions, console, ingest, login, metrics, status
+from web import api_archived, api_costs, api_sessions, console, ingest, login, metrics, otlp, status
 from web.caching import ETagMiddleware
 from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
@@ -87,6 +87,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     )
     install_error_handlers(app)
     app.include_router(ingest.router)
+    app.include_router(otlp.router)
     app.include_router(status.router)
     app.include_router(api_archived.router)  # before api_sessions: /archived is not a session id
     app.include_router(api_sessions.router)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, cast, func, literal, null, union_all
+from sqlalchemy import String, case, cast, exists, func, literal, null, union_all
 from sqlalchemy import select as sa_select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
@@ -82,7 +82,9 @@ def _sessions_part(db: Session, since: datetime | None, until: datetime | None, 
         )
     return (
         sa_select(
-            literal("opencode").label("source"),
+            case((col(si.source) == "claude_code", literal("claude")), else_=literal("opencode")).label(
+                "source"
+            ),
             col(si.agent).label("agent"),
             col(si.model).label("model"),
             driver.label("driver"),
@@ -100,7 +102,10 @@ def _sessions_part(db: Session, since: datetime | None, until: datetime | None, 
 
 
 def _runs_part(db: Session, since: datetime | None, until: datetime | None) -> Any:
+    """Claude runs whose conversation is not archived: an archived one is counted through its
+    sessions (the tree's own costs, subagents included), never twice."""
     r = AgentRun
+    archived = exists().where(col(SessionIndex.session_id) == col(r.session_id))
     return sa_select(
         literal("claude").label("source"),
         col(r.agent).label("agent"),
@@ -113,7 +118,7 @@ def _runs_part(db: Session, since: datetime | None, until: datetime | None) -> A
         col(r.cache_read_tokens).label("t_cache_read"),
         col(r.cache_creation_tokens).label("t_cache_write"),
         col(r.cost_usd).label("cost"),
-    ).where(*_window(col(r.created_at), since, until))
+    ).where(*_window(col(r.created_at), since, until), ~archived)
 
 
 def cost_breakdown(

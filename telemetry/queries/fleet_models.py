@@ -7,7 +7,7 @@ dumped with `exclude_unset`, so a key that was not grouped on is absent rather t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -234,6 +234,9 @@ class RunPage(BaseModel):
 class RunAdded(BaseModel):
     created: bool
     run: RunRecord
+    archive: dict[str, Any] | None = Field(
+        None, description="the run's conversation as archived (the archive outcome), when it was"
+    )
 
 
 class WhyEvidence(BaseModel):

@@ -86,6 +86,12 @@ class SessionRecord(BaseModel):
     error_kind: str | None
     archive_path: str
     schema_version: int
+    source: Literal["opencode", "claude_code"] = Field("opencode", description="which agent wrote it")
+    reported_cost_usd: float | None = Field(None, description="a Claude Code root: the cost its CLI reported")
+    cost_mismatch: bool = Field(False, description="octel's cost of the tree differs from the reported one")
+    unpriced_models: list[str] = Field(
+        default_factory=list, description="models the price table does not know"
+    )
 
 
 class SessionPage(BaseModel):

@@ -41,7 +41,7 @@ MAX_LIMIT = 500
 SESSION_VERDICTS: tuple[str, ...] = get_args(SessionVerdict)
 
 # Equality filters, each served by an index on (column, archived_at, id).
-_EQUALITY = ("agent", "model", "verdict", "label")
+_EQUALITY = ("agent", "model", "verdict", "label", "source")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,7 @@ class SessionFilter:
     root_only: bool = False
     limit: int = 50
     cursor: str | None = None
+    source: str | None = None  # opencode or claude_code
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -108,6 +109,10 @@ def session_dict(s: SessionIndex) -> dict[str, Any]:
         "error_kind": s.error_kind,
         "archive_path": s.archive_path,
         "schema_version": s.schema_version,
+        "source": s.source,
+        "reported_cost_usd": s.reported_cost_usd,
+        "cost_mismatch": s.cost_mismatch,
+        "unpriced_models": s.unpriced_models.split(",") if s.unpriced_models else [],
     }
 
 

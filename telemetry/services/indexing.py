@@ -88,6 +88,10 @@ def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
         "archive_path": r.archive_path,
         "schema_version": r.schema_version,
         "content_hash": r.content_hash,
+        "source": r.source,
+        "reported_cost_usd": r.reported_cost_usd,
+        "cost_mismatch": r.cost_mismatch,
+        "unpriced_models": r.unpriced_models,
     }
     if cycle_id is not None:
         out["cycle_id"] = cycle_id

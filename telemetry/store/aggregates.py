@@ -7,7 +7,8 @@ commit together or not at all. Pruning deletes rows, never these.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, select
@@ -16,7 +17,17 @@ from telemetry.metrics.catalogue import CATALOGUE
 from telemetry.store.models import Aggregate
 from telemetry.timeutil import utcnow
 
-__all__ = ["COUNTERS", "CYCLE_DURATION_BUCKETS", "bump", "labels_key", "observe_cycle_duration", "read_all"]
+__all__ = [
+    "COUNTERS",
+    "CYCLE_DURATION_BUCKETS",
+    "bump",
+    "coalesced",
+    "labels_key",
+    "observe_cycle_duration",
+    "read_all",
+]
+
+_PENDING = "octel_pending_bumps"
 
 
 def _counters() -> dict[str, tuple[str, ...]]:
@@ -57,9 +68,33 @@ def bump(db: Session, metric: str, labels: Mapping[str, str], delta: float) -> N
         raise KeyError(f"unknown counter {metric!r}; declare it in telemetry.metrics.catalogue")
     if delta == 0:
         return
+    pending: dict[tuple[str, str], float] | None = db.info.get(_PENDING)
+    if pending is not None:
+        key = (metric, labels_key(labels))
+        pending[key] = pending.get(key, 0.0) + delta
+        return
+    _upsert(db, metric, labels_key(labels), delta)
+
+
+@contextmanager
+def coalesced(db: Session) -> Iterator[None]:
+    """Inside the block, bumps of one counter add up in memory and are written once when it
+    ends, still in the same transaction: a bulk import writes each counter once per batch
+    instead of once per row. Nothing is written when the block raises."""
+    pending: dict[tuple[str, str], float] = {}
+    db.info[_PENDING] = pending
+    try:
+        yield
+    finally:
+        db.info.pop(_PENDING, None)
+    for (metric, key), delta in sorted(pending.items()):
+        _upsert(db, metric, key, delta)
+
+
+def _upsert(db: Session, metric: str, key: str, delta: float) -> None:
     values = {
         "metric": metric,
-        "labels": labels_key(labels),
+        "labels": key,
         "value": delta,
         "updated_at": utcnow(),
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, MetaData, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, MetaData, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -95,7 +95,8 @@ class Daemon(SQLModel, table=True):
 
 
 class SessionIndex(SQLModel, table=True):
-    """One archived OpenCode session: what the console and CLI list, without scanning folders."""
+    """One archived OpenCode or Claude Code session: what the console and CLI list, without
+    scanning folders."""
 
     __tablename__ = "session_index"
     __table_args__ = (
@@ -104,6 +105,7 @@ class SessionIndex(SQLModel, table=True):
         Index("ix_session_index_model_archived", "model", "archived_at", "id"),
         Index("ix_session_index_verdict_archived", "verdict", "archived_at", "id"),
         Index("ix_session_index_label_archived", "label", "archived_at", "id"),
+        Index("ix_session_index_source_archived", "source", "archived_at", "id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -118,6 +120,12 @@ class SessionIndex(SQLModel, table=True):
     title: str | None = Field(default=None, max_length=1000)
     directory: str | None = Field(default=None, max_length=1000)
     opencode_version: str | None = Field(default=None, max_length=50)
+    # which agent wrote it: opencode or claude_code
+    source: str = Field(default="opencode", max_length=20, sa_column_kwargs={"server_default": "opencode"})
+    # a Claude Code root: the cost its CLI reported, whether octel's figure differs, unknown models
+    reported_cost_usd: float | None = None
+    cost_mismatch: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    unpriced_models: str | None = Field(default=None, max_length=500)
     created_at: datetime | None = _ts(nullable=True)
     updated_at: datetime | None = _ts(nullable=True)
     archived_at: datetime = _ts()

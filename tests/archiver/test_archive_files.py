@@ -24,7 +24,8 @@ from archiver.metrics import per_turn, totals
 from archiver.redact import Redactor
 
 ROOT = Path(__file__).parents[2]
-SCHEMA = json.loads((ROOT / "schemas" / "archive-v2.json").read_text())
+SCHEMA = json.loads((ROOT / "schemas" / "archive-v3.json").read_text())
+SCHEMA_V2 = json.loads((ROOT / "schemas" / "archive-v2.json").read_text())
 FIXTURES = ROOT / "tests" / "fixtures" / "opencode"
 KEY = b"0" * 32
 AT = "2026-11-29T10:00:00.000Z"
@@ -167,7 +168,7 @@ def test_rearchive_replaces_the_older_file(tmp_path: Path) -> None:
     assert len(names) == 1 and names[0].startswith("20261130T")
 
 
-def test_v1_archives_are_read_as_v2() -> None:
+def test_v1_archives_are_read_as_the_newest() -> None:
     doc = read_archive(Path(__file__).parent / "fixtures" / "v1_session.json")
     jsonschema.validate(doc, SCHEMA)
     assert doc["upgraded_from"] == 1 and doc["depth"] == 0
@@ -291,7 +292,7 @@ def test_round_trip(tmp_path: Path, payload: Any, compress: bool) -> None:
         }
     ]
     doc = {
-        "schema_version": 2,
+        "schema_version": 3,
         "archived_at": AT,
         "depth": 0,
         "session_id": "ses_x",

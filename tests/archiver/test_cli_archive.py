@@ -51,7 +51,7 @@ def test_archive_command_table_and_gzip(tmp_path: Path) -> None:
     assert "complete" in res.stdout and "2 new" in res.stdout
     files = sorted((tmp_path / "data" / "archives").iterdir())
     assert len(files) == 2 and all(f.name.endswith(".json.gz") for f in files)
-    assert json.loads(gzip.decompress(files[0].read_bytes()))["schema_version"] == 2
+    assert json.loads(gzip.decompress(files[0].read_bytes()))["schema_version"] == 3
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_import_v1_and_v2_archives_twice(tmp_path: Path) -> None:
     res = _octel(tmp_path, "import", "archives", str(folder))
     assert res.exit_code == 0 and "0 new, 3 updated" in res.stdout
     rows = _rows(tmp_path)
-    assert len(rows) == 3 and {r.schema_version for r in rows} == {2}
+    assert len(rows) == 3 and {r.schema_version for r in rows} == {3}
     # copied into the archive folder (the one place readers look), named as the archiver names
     archives = tmp_path / "data" / "archives"
     assert all(not Path(r.archive_path).is_absolute() and (archives / r.archive_path).is_file() for r in rows)

@@ -69,7 +69,7 @@ def test_archive_and_index_a_tree(tmp_path: Path, engine: Engine) -> None:
     assert root.turn_count == 1 and root.tokens_input == 10 and root.cost_usd == pytest.approx(0.001)
     assert root.subtree_cost_usd == pytest.approx(0.004)
     assert (settings.archives / root.archive_path).is_file()
-    assert root.content_hash.startswith("sha256:") and root.schema_version == 2
+    assert root.content_hash.startswith("sha256:") and root.schema_version == 3
     c = _counters(engine)
     assert c[("sessions_archived_total", (("agent", "build"),))] == 1
     assert c[("sessions_archived_total", (("agent", "general"),))] == 3

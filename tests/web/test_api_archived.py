@@ -43,7 +43,7 @@ def test_detail_reads_the_named_archive(client: TestClient, store: Store) -> Non
     r = client.get("/api/sessions/archived/detail", params={"file": name})
     assert r.status_code == 200, r.text
     doc = r.json()
-    assert doc["session_id"] == sid and doc["schema_version"] == 2 and doc["messages"]
+    assert doc["session_id"] == sid and doc["schema_version"] == 3 and doc["messages"]
     # a compressed archive reads the same
     gz = store.settings.archives / (name + ".gz")
     gz.write_bytes(gzip.compress((store.settings.archives / name).read_bytes()))

@@ -12,6 +12,7 @@ export function mount(root, route, ctx) {
     { name: "model", label: "Model", type: "text", list: true, placeholder: "any" },
     { name: "label", label: "Label", type: "text", list: true, placeholder: "any" },
     { name: "verdict", label: "Verdict", type: "select", options: [["", "any"], ["stuck", "stuck"], ["suspect", "suspect"], ["healthy", "healthy"], ["empty", "empty (no turns)"]] },
+    { name: "source", label: "Source", type: "select", options: [["", "any"], ["opencode", "OpenCode"], ["claude_code", "Claude Code"]] },
     { name: "since", label: "Window", type: "select", options: WINDOWS },
     { name: "root_only", label: "Trees", type: "select", options: [["", "all sessions"], ["1", "roots only"]] },
   ]);
@@ -28,6 +29,7 @@ export function mount(root, route, ctx) {
         model: p.get("model"),
         verdict: p.get("verdict"),
         label: p.get("label"),
+        source: p.get("source"),
         since: p.get("since"),
         root_only: p.get("root_only") === "1" ? "true" : "",
         cursor: p.get("cursor"),
@@ -47,7 +49,7 @@ function draw(node, page, route, ctx) {
     return;
   }
   const now = Date.now();
-  const head = [["session"], ["label"], ["agent"], ["model"], ["verdict"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["archived"]];
+  const head = [["session"], ["source"], ["label"], ["agent"], ["model"], ["verdict"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["archived"]];
   clear(
     node,
     el(
@@ -69,6 +71,7 @@ function draw(node, page, route, ctx) {
               el("a", { href }, s.title || s.session_id),
               s.in_flight ? [" ", pill("in flight", "inflight")] : null,
             ),
+            el("td", {}, s.source === "claude_code" ? "Claude Code" : "OpenCode"),
             el("td", {}, s.label ? el("a", { href: `#/sessions?label=${encodeURIComponent(s.label)}`, title: "sessions with this label" }, s.label) : ""),
             el("td", {}, s.agent || "–"),
             el("td", {}, s.model || "–"),

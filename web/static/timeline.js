@@ -51,6 +51,8 @@ function part(p) {
       return el("div.part.text", { id }, redactedText(p.text));
     case "reasoning":
       return el("details.part.reasoning", { id }, el("summary", {}, "reasoning"), el("pre", {}, redactedText(p.text)));
+    case "thinking": // Claude Code
+      return el("details.part.reasoning", { id }, el("summary", {}, "thinking"), el("pre", {}, redactedText(p.thinking || "")));
     case "tool":
       return tool(p, id);
     case "step-start":
@@ -68,8 +70,8 @@ function part(p) {
       return el("div.part.step.warn", { id }, "context compacted");
     case "file":
       return el("div.part.step", { id }, "file: ", ...redactedText(p.filename || p.url || ""));
-    default:
-      return el("details.part.tool", { id }, el("summary", {}, p.type || "part"), el("pre", {}, redactedText(JSON.stringify(p, null, 2))));
+    default: // also Claude Code's tool_use and tool_result blocks, and its system lines
+      return el("details.part.tool", { id }, el("summary", {}, [p.type || "part", p.name || p.subtype].filter(Boolean).join(": ")), el("pre", {}, redactedText(JSON.stringify(p, null, 2))));
   }
 }
 

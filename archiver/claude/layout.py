@@ -1,0 +1,199 @@
+"""Where Claude Code keeps transcripts, for every layout it has used (the I/O edge of the readers).
+
+``<config dir>/projects/<munged cwd>/``:
+- ``<sessionId>.jsonl``: the session;
+- ``<sessionId>/subagents/agent-<agentId>.jsonl`` with ``agent-<agentId>.meta.json`` (2.1), also
+  deeper, under a workflow run's folder (``subagents/<id>/workflows/…``, beside its ``journal.jsonl``);
+- ``agent-<8 hex>.jsonl`` beside the session files (2.0.x): the owning session is the
+  ``sessionId`` inside the file;
+- 1.0.x kept subagents inside the session file as sidechain lines (read by ``tree``).
+A subagent whose session file is gone still forms a tree (with an empty root, reported).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from archiver.claude.stream import tree_from_stream
+from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
+from archiver.errors import WalkError
+
+__all__ = [
+    "SessionFiles",
+    "default_config_dir",
+    "find_sessions",
+    "is_claude_file",
+    "is_stream_json",
+    "load_tree",
+    "session_files",
+    "tree_of_file",
+]
+
+
+def default_config_dir() -> Path:
+    """``$CLAUDE_CONFIG_DIR``, else ``~/.claude``: where the CLI writes."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+@dataclass
+class SessionFiles:
+    session_id: str
+    project: str
+    main: Path | None = None
+    # (agent id, transcript, meta file or None)
+    subagents: list[tuple[str, Path, Path | None]] = field(default_factory=list)
+
+    def paths(self) -> Iterator[Path]:
+        if self.main is not None:
+            yield self.main
+        for _, path, meta in self.subagents:
+            yield path
+            if meta is not None:
+                yield meta
+
+
+def _agent_id(path: Path) -> str:
+    return path.name.removesuffix(".jsonl").removeprefix("agent-")
+
+
+def _owner(path: Path) -> str | None:
+    """The ``sessionId`` of a 2.0.x subagent file, from its first lines."""
+    try:
+        with path.open("rb") as fh:
+            for _ in range(20):
+                line = fh.readline(1 << 20)
+                if not line:
+                    return None
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
+                    return str(obj["sessionId"])
+    except OSError:
+        return None
+    return None
+
+
+def _with_meta(path: Path) -> Path | None:
+    meta = path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")
+    return meta if meta.is_file() else None
+
+
+def _project_sessions(folder: Path) -> list[SessionFiles]:
+    found: dict[str, SessionFiles] = {}
+
+    def get(sid: str) -> SessionFiles:
+        return found.setdefault(sid, SessionFiles(sid, folder.name))
+
+    for entry in sorted(folder.iterdir()):
+        if entry.is_file() and entry.suffix == ".jsonl":
+            if entry.name.startswith("agent-"):
+                owner = _owner(entry) or f"unknown-{_agent_id(entry)}"
+                get(owner).subagents.append((_agent_id(entry), entry, _with_meta(entry)))
+            else:
+                get(entry.stem).main = entry
+        elif entry.is_dir() and (entry / "subagents").is_dir():
+            for sub in sorted((entry / "subagents").rglob("agent-*.jsonl")):
+                get(entry.name).subagents.append((_agent_id(sub), sub, _with_meta(sub)))
+    return list(found.values())
+
+
+def find_sessions(config_dir: Path) -> list[SessionFiles]:
+    """Every session under ``config_dir/projects`` (or ``config_dir`` itself when it is a
+    project folder), sorted by project and session id."""
+    root = config_dir / "projects"
+    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else [config_dir]
+    out: list[SessionFiles] = []
+    for folder in folders:
+        try:
+            out.extend(_project_sessions(folder))
+        except OSError:
+            continue
+    return out
+
+
+def load_tree(files: SessionFiles) -> ClaudeTree:
+    """Read the files of one session into a tree; unreadable files are reported, never raised."""
+    errors: list[WalkError] = []
+
+    def read(path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            errors.append(WalkError("malformed", "file", files.session_id, str(exc), str(path)))
+            return None
+
+    main = read(files.main) if files.main is not None else None
+    subs: list[SubagentFile] = []
+    for agent_id, path, meta in files.subagents:
+        data = read(path)
+        if data is None:
+            continue
+        subs.append(SubagentFile(str(path), agent_id, data, read(meta) if meta is not None else None))
+    tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""))
+    tree.errors.extend(errors)
+    return tree
+
+
+def is_claude_file(path: Path) -> bool:
+    """A ``.jsonl`` file Claude Code wrote: a transcript (lines with ``sessionId``) or
+    stream-json output (``claude_code_version``, ``parent_tool_use_id``)."""
+    if path.suffix != ".jsonl":
+        return False
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(200_000)
+    except OSError:
+        return False
+    return b'"sessionId"' in head or b'"claude_code_version"' in head or b'"parent_tool_use_id"' in head
+
+
+def is_stream_json(data: bytes) -> bool:
+    """stream-json output (``system/init``, ``result`` or ``parent_tool_use_id`` lines), not a
+    transcript (whose lines carry ``sessionId``)."""
+    head = data[:200_000]
+    return b'"parent_tool_use_id"' in head or b'"subtype":"init"' in head or b'"type":"result"' in head
+
+
+def tree_of_file(path: Path) -> ClaudeTree:
+    """The tree of one ``.jsonl`` file: stream-json output, a session transcript (with its
+    subagent files beside it), or one subagent transcript on its own."""
+    data = path.read_bytes()
+    if is_stream_json(data):
+        return tree_from_stream(data, name=str(path))
+    if path.name.startswith("agent-"):
+        sid = _owner(path) or path.stem
+        return build_tree(sid, None, [SubagentFile(str(path), _agent_id(path), data, _read_meta(path))])
+    return load_tree(_with_subagents(SessionFiles(path.stem, path.parent.name, path)))
+
+
+def _read_meta(path: Path) -> bytes | None:
+    meta = _with_meta(path)
+    try:
+        return meta.read_bytes() if meta is not None else None
+    except OSError:
+        return None
+
+
+def session_files(config_dir: Path, session_id: str) -> SessionFiles | None:
+    """The files of one session under ``config_dir/projects``; None when its transcript is not there."""
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        return None
+    for main in sorted((config_dir / "projects").glob(f"*/{session_id}.jsonl")):
+        return _with_subagents(SessionFiles(session_id, main.parent.name, main))
+    return None
+
+
+def _with_subagents(files: SessionFiles) -> SessionFiles:
+    """``files`` with the subagent transcripts kept beside its session file (2.1 layout)."""
+    sub = files.main.with_suffix("") / "subagents" if files.main is not None else None
+    if sub is not None and sub.is_dir():
+        files.subagents = [(_agent_id(p), p, _with_meta(p)) for p in sorted(sub.rglob("agent-*.jsonl"))]
+    return files

@@ -1,0 +1,244 @@
+"""Claude Code transcript lines -> archive messages ``{info, parts}`` (pure).
+
+Only ``user``, ``assistant``, ``system`` and ``attachment`` lines are conversation; the CLI's
+bookkeeping lines (queue operations, request shapes, cost state…) are counted, not kept, and a
+type no known version writes is counted under ``unknown_types``. The traps this module exists for:
+
+- the CLI writes one assistant line per content block, each repeating the message's usage: the
+  lines of one ``message.id`` become one message whose usage is counted once;
+- in subagent files ``output_tokens`` is a running count: the largest value per id is kept;
+- ``progress`` lines (``agent_progress``) repeat usage the subagent's own file holds: never counted;
+- a ``<synthetic>`` assistant message is an API error when the CLI marks it so (before 2.1 the
+  only trace of one), and otherwise a harmless note such as "No response requested.";
+- a gateway may hand back OpenAI-style ``tool_calls``: they become ``tool_use`` parts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from archiver.claude.prices import Usage, cost_of
+
+__all__ = ["BOOKKEEPING", "CONVERSATION", "Built", "build_messages", "iso_ms", "usage_of"]
+
+JsonObj = dict[str, Any]
+
+CONVERSATION = frozenset({"user", "assistant", "system", "attachment"})
+BOOKKEEPING = frozenset(
+    {
+        "queue-operation",
+        "api-request-shape",
+        "api-request-blob",
+        "api-request",
+        "last-prompt",
+        "atis-latch",
+        "tools-used",
+        "cost-state",
+        "summary",
+        "file-history-snapshot",
+        "progress",
+        "custom-title",
+        "tag",
+        "agent-name",
+        "pr-link",
+        "mode",
+    }
+)
+# envelope fields every message line repeats: kept once in ``info.claude``, not per part
+_ENVELOPE = ("uuid", "parentUuid", "isSidechain", "agentId", "requestId", "cwd", "gitBranch", "version")
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _n(v: object) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+
+
+def iso_ms(text: object) -> float | None:
+    """Milliseconds since the epoch of an ISO timestamp; None when it is not one."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000.0
+    except ValueError:
+        return None
+
+
+def usage_of(raw: Mapping[str, Any]) -> Usage:
+    """One API usage object; cache writes split 5-minute / 1-hour when the line says so."""
+    write = _n(raw.get("cache_creation_input_tokens"))
+    split = _d(raw.get("cache_creation"))
+    hour = _n(split.get("ephemeral_1h_input_tokens"))
+    return Usage(
+        input=_n(raw.get("input_tokens")),
+        output=_n(raw.get("output_tokens")),
+        cache_read=_n(raw.get("cache_read_input_tokens")),
+        cache_write_5m=max(write - hour, 0),
+        cache_write_1h=min(hour, write) if write else hour,
+    )
+
+
+def _largest(a: Usage, b: Usage) -> Usage:
+    return Usage(*(max(x, y) for x, y in zip(_tuple(a), _tuple(b), strict=True)))
+
+
+def _tuple(u: Usage) -> tuple[int, int, int, int, int]:
+    return (u.input, u.output, u.cache_read, u.cache_write_5m, u.cache_write_1h)
+
+
+def _content(message: Mapping[str, Any]) -> list[JsonObj]:
+    content = message.get("content")
+    if isinstance(content, str):
+        parts: list[JsonObj] = [{"type": "text", "text": content}] if content else []
+    else:
+        parts = [dict(c) for c in content or [] if isinstance(c, Mapping)]
+    for call in message.get("tool_calls") or []:  # an OpenAI-style gateway's answer
+        fn = _d(_d(call).get("function"))
+        args = fn.get("arguments")
+        try:
+            inp = orjson.loads(args) if isinstance(args, str) else args
+        except orjson.JSONDecodeError:
+            inp = {"arguments": args}
+        parts.append({"type": "tool_use", "id": _d(call).get("id"), "name": fn.get("name"), "input": inp})
+    return parts
+
+
+@dataclass
+class _Turn:
+    msg: JsonObj
+    usage: Usage
+    line_cost: float | None = None
+
+
+@dataclass
+class Built:
+    """The messages of one transcript and what was left out of them."""
+
+    messages: list[JsonObj] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    unknown_types: Counter[str] = field(default_factory=Counter)
+    unpriced_models: set[str] = field(default_factory=set)
+
+
+def _info(line: Mapping[str, Any], session_id: str, role: str, mid: str, ts: float | None) -> JsonObj:
+    return {
+        "id": mid,
+        "role": role,
+        "sessionID": session_id,
+        "time": {"created": ts, "completed": ts},
+        "claude": {k: line.get(k) for k in _ENVELOPE if k in line} | {"type": line.get("type")},
+    }
+
+
+def _synthetic_error(line: Mapping[str, Any], parts: list[JsonObj]) -> JsonObj | None:
+    text = " ".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+    if line.get("isApiErrorMessage") or text.startswith("API Error"):
+        return {
+            "name": "APIError",
+            "data": {"message": text[:2000], "status": line.get("apiErrorStatus"), "kind": line.get("error")},
+        }
+    return None
+
+
+def _assistant(line: Mapping[str, Any], session_id: str, turns: dict[str, _Turn], out: Built) -> None:
+    message = _d(line.get("message"))
+    mid = str(message.get("id") or line.get("uuid") or f"line-{len(out.messages)}")
+    ts = iso_ms(line.get("timestamp"))
+    parts = [p | {"uuid": line.get("uuid")} for p in _content(message)]
+    usage = usage_of(_d(message.get("usage")))
+    line_cost = line.get("costUSD") if isinstance(line.get("costUSD"), int | float) else None
+    seen = turns.get(mid)
+    if seen is not None:  # another block of the same answer: same usage, counted once
+        seen.msg["parts"].extend(parts)
+        seen.usage = _largest(seen.usage, usage)
+        if line_cost is not None:
+            seen.line_cost = max(seen.line_cost or 0.0, float(line_cost))
+        t = seen.msg["info"]["time"]
+        if ts is not None:
+            t["completed"] = max(t["completed"] or ts, ts)
+        if message.get("stop_reason"):
+            seen.msg["info"]["finish"] = message.get("stop_reason")
+        return
+    info = _info(line, session_id, "assistant", mid, ts)
+    model = message.get("model")
+    info.update(
+        modelID=model,
+        providerID="anthropic",
+        finish=message.get("stop_reason"),
+        error=None,
+        synthetic=model == "<synthetic>",
+    )
+    if model == "<synthetic>" or line.get("isApiErrorMessage"):
+        info["error"] = _synthetic_error(line, parts)
+    msg: JsonObj = {"info": info, "parts": parts}
+    turns[mid] = _Turn(msg, usage, float(line_cost) if line_cost is not None else None)
+    out.messages.append(msg)
+
+
+def _finish_turn(turn: _Turn, out: Built) -> None:
+    info = turn.msg["info"]
+    u = turn.usage
+    info["tokens"] = {
+        "input": u.input,
+        "output": u.output,
+        "reasoning": 0,
+        "cache": {"read": u.cache_read, "write": u.cache_write},
+    }
+    info["cache_write_1h"] = u.cache_write_1h
+    if turn.line_cost is not None:
+        info["cost"], info["cost_source"] = turn.line_cost, "line"
+    elif info.get("synthetic") or u.total == 0:
+        info["cost"], info["cost_source"] = 0.0, "none"
+    else:
+        cost = cost_of(info.get("modelID"), u)
+        if cost is None:
+            out.unpriced_models.add(str(info.get("modelID")))
+            info["cost"], info["cost_source"] = 0.0, "unpriced"
+        else:
+            info["cost"], info["cost_source"] = cost, "table"
+
+
+def _other(line: Mapping[str, Any], session_id: str, kind: str, out: Built) -> None:
+    ts = iso_ms(line.get("timestamp"))
+    uid = str(line.get("uuid") or f"line-{len(out.messages)}")
+    if kind == "user":
+        message = _d(line.get("message"))
+        info = _info(line, session_id, "user", uid, ts)
+        for key in ("toolUseResult", "isMeta", "isCompactSummary", "promptId"):
+            if key in line:
+                info["claude"][key] = line[key]
+        parts = [p | {"uuid": line.get("uuid")} for p in _content(message)]
+        out.messages.append({"info": info, "parts": parts})
+        return
+    # system and attachment lines: kept whole as the one part of a system message
+    info = _info(line, session_id, "system", uid, ts)
+    info["claude"]["subtype"] = line.get("subtype") or _d(line.get("attachment")).get("type")
+    part = {k: v for k, v in line.items() if k not in _ENVELOPE and k not in ("sessionId", "userType")}
+    out.messages.append({"info": info, "parts": [part]})
+
+
+def build_messages(lines: Iterable[Mapping[str, Any]], session_id: str) -> Built:
+    """The conversation of one session (or subagent) file, in file order."""
+    out = Built()
+    turns: dict[str, _Turn] = {}
+    for line in lines:
+        kind = line.get("type")
+        if kind == "assistant":
+            _assistant(line, session_id, turns, out)
+        elif kind in CONVERSATION:
+            _other(line, session_id, str(kind), out)
+        elif kind in BOOKKEEPING:
+            out.skipped[str(kind)] += 1
+        else:
+            out.unknown_types[str(kind)] += 1
+    for turn in turns.values():
+        _finish_turn(turn, out)
+    return out

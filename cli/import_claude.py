@@ -1,0 +1,75 @@
+"""`octel import claude [DIR]`: archive and index every Claude Code transcript under a config folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from archiver.claude.layout import default_config_dir
+from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
+from telemetry.services.claude_import import import_claude
+
+__all__ = ["import_claude_cmd"]
+
+import_app = command_group("import", "Bring existing data into the store.")
+
+
+@import_app.command("claude")
+def import_claude_cmd(
+    ctx: typer.Context,
+    config_dir: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[DIR]",
+            help="Claude Code's config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude).",
+        ),
+    ] = None,
+    label: Annotated[str | None, typer.Option(help="Label stored with each archived session.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Archive every Claude Code session (subagents included) found under DIR, redacted, scored and
+    costed, and index it. Safe to run again: only sessions whose files changed are read."""
+    folder = (config_dir or default_config_dir()).expanduser()
+    if not folder.is_dir():
+        fail(f"{folder} is not a folder; give Claude Code's config folder (with projects/ in it)", 2)
+    settings = settings_of(ctx)
+    with open_store(settings) as engine:
+        columns = (TextColumn("sessions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        # the bar goes to stderr, and only to a terminal, so --json and pipes stay clean
+        with Progress(
+            *columns, console=err_console, transient=True, disable=not err_console.is_terminal
+        ) as bar:
+            task = bar.add_task("sessions", total=None)
+            report = import_claude(
+                folder,
+                settings=settings,
+                engine=engine,
+                label=label,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    if as_json:
+        print_json(report.to_dict())
+        return
+    console.print(
+        f"{report.sessions} sessions in {escape(str(folder))}: {report.archived} archived "
+        f"({report.files_written} files, {report.indexed_new} new, {report.indexed_updated} updated), "
+        f"{report.unchanged} unchanged",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if report.cost_mismatches:
+        console.print(
+            f"[yellow]cost differs from what the CLI reported[/]: {', '.join(report.cost_mismatches[:10])}",
+            highlight=False,
+        )
+    for p in report.problems[:10]:
+        where = p.get("path") or p.get("session_id") or ""
+        console.print(
+            f"[yellow]{p.get('error_kind')}[/] {escape(str(where))}: {escape(str(p.get('message')))}"
+        )
+    if len(report.problems) > 10:
+        console.print(f"… and {len(report.problems) - 10} more (see --json)")

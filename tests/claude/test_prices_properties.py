@@ -1,0 +1,111 @@
+"""The price table and the pure readers, as properties: any split of an answer into block lines,
+any running count, any cut of a file being written."""
+
+from __future__ import annotations
+
+import pytest
+from claude_lines import assistant, jsonl, tool_use, usage, user
+from hypothesis import given
+from hypothesis import strategies as st
+
+from archiver.claude.lines import read_lines
+from archiver.claude.prices import Usage, cost_of, price_for
+from archiver.claude.tree import build_tree
+
+
+def test_unknown_model_is_unpriced_not_free() -> None:
+    assert price_for("claude-unknown-9") is None and cost_of("gpt-5", Usage(input=1000)) is None
+    assert cost_of(None, Usage(input=1000)) is None
+
+
+def test_date_suffix_and_longest_prefix() -> None:
+    assert price_for("claude-sonnet-4-5-20250929") == price_for("claude-sonnet-4-5")
+    assert price_for("claude-opus-4-1-20250805") == price_for("claude-opus-4-1")
+    assert price_for("claude-opus-4-20250514") == price_for("claude-opus-4")
+
+
+def test_cache_writes_are_priced_by_how_long_they_are_kept() -> None:
+    five = cost_of("claude-sonnet-4-5", Usage(cache_write_5m=1_000_000))
+    hour = cost_of("claude-sonnet-4-5", Usage(cache_write_1h=1_000_000))
+    assert (five, hour) == (pytest.approx(3.75), pytest.approx(6.0))
+
+
+@given(
+    st.integers(1, 6),
+    st.integers(0, 10**6),
+    st.integers(0, 10**5),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+)
+def test_an_answer_split_into_block_lines_counts_once(
+    blocks: int, inp: int, out: int, read: int, write: int, hour_seed: int
+) -> None:
+    hour = hour_seed % (write + 1)
+    parts = [{"type": "text", "text": str(i)} for i in range(blocks)]
+    split = build_tree(
+        "s", jsonl([user("s", "x"), *assistant("s", "m", parts, usage(inp, out, read, write, hour))])
+    )
+    msg = split.sessions[0].messages[1]
+    t = msg["info"]["tokens"]
+    assert (t["input"], t["output"], t["cache"]["read"], t["cache"]["write"]) == (inp, out, read, write)
+    assert msg["info"]["cache_write_1h"] == hour and len(msg["parts"]) == blocks
+    alone = cost_of("claude-sonnet-4-5", Usage(inp, out, read, write - hour, hour))
+    assert msg["info"]["cost"] == pytest.approx(alone)
+
+
+@given(st.lists(st.integers(0, 10**5), min_size=1, max_size=8))
+def test_a_running_output_count_keeps_its_largest_value(counts: list[int]) -> None:
+    lines = [
+        line
+        for i, c in enumerate(counts)
+        for line in assistant("s", "m", [{"type": "text", "text": str(i)}], usage(10, c))
+    ]
+    msg = build_tree("s", jsonl([user("s", "x"), *lines])).sessions[0].messages[1]
+    assert msg["info"]["tokens"]["output"] == max(counts)
+
+
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=6), st.data())
+def test_any_cut_of_a_file_being_written_reads_a_prefix(texts: list[str], data: st.DataObject) -> None:
+    whole = jsonl([user("s", t) for t in texts])
+    cut = data.draw(st.integers(0, len(whole)))
+    full = read_lines(whole).objects
+    part = read_lines(whole[:cut])
+    assert part.objects == full[: len(part.objects)]
+    assert part.consumed <= cut
+    assert all(e.error_kind == "truncated" for e in part.errors) and len(part.errors) <= 1
+    rest = read_lines(whole[part.consumed :])  # the next incremental read starts where this one stopped
+    assert part.objects + rest.objects == full
+
+
+@given(st.lists(st.integers(-1, 7), max_size=8))
+def test_any_subagent_graph_becomes_a_tree(parents: list[int]) -> None:
+    """Subagent i is launched by a call in subagent parents[i] (-1: the root, a missing index or
+    itself: a call nobody made). Every file is placed once, parents before children, depth one
+    below its parent, and usage is never counted twice."""
+    from archiver.claude.tree import SubagentFile
+
+    def launch(i: int) -> list[dict[str, object]]:
+        return assistant(
+            "s", f"launch-{i}", [tool_use(f"call-{i}", "Agent", prompt=f"job {i}")], usage(10, 1)
+        )
+
+    root = [user("s", "go"), *[x for i, p in enumerate(parents) if p == -1 for x in launch(i)]]
+    subs = []
+    for i in range(len(parents)):
+        lines = [user("s", f"job {i}", agentId=f"a{i}")]
+        lines += [x for j, p in enumerate(parents) if p == i and j != i for x in launch(j)]
+        meta = b'{"toolUseId": "call-%d", "agentType": "general-purpose"}' % i
+        subs.append(SubagentFile(f"agent-a{i}.jsonl", f"a{i}", jsonl(lines), meta))
+    tree = build_tree("s", jsonl(root), subs)
+    ids = [s.session_id for s in tree.sessions]
+    assert len(ids) == len(set(ids)) == len(parents) + 1
+    depth = {s.session_id: s.depth for s in tree.sessions}
+    seen: set[str] = set()
+    for s in tree.sessions:
+        if s.parent_id is not None:
+            assert s.parent_id in seen and s.depth == depth[s.parent_id] + 1
+        seen.add(s.session_id)
+    launched = sum(1 for i, p in enumerate(parents) if p == -1 or (0 <= p < len(parents) and p != i))
+    total = sum(m["info"].get("tokens", {}).get("input", 0) for s in tree.sessions for m in s.messages)
+    assert total == 10 * launched

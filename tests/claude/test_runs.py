@@ -1,0 +1,69 @@
+"""`octel runs add` keeps the conversation of a run and links it to the archived session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_lines import FIXTURES
+from typer.testing import CliRunner
+
+from archiver.files import read_archive
+from cli import app
+
+
+def _add(tmp_path: Path, *args: str) -> dict[str, Any]:
+    r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "data"), "runs", "add", *args, "--json"])
+    assert r.exit_code == 0, r.output
+    return dict(json.loads(r.stdout))
+
+
+def _archives(tmp_path: Path) -> list[dict[str, Any]]:
+    return [read_archive(p) for p in sorted((tmp_path / "data" / "archives").iterdir())]
+
+
+def test_stream_json_keeps_the_conversation(tmp_path: Path) -> None:
+    src = FIXTURES / "d2_subagent_background" / "stream-json.stdout.jsonl"
+    got = _add(tmp_path, str(src), "--task", "t1", "--claude-dir", str(tmp_path / "none"))
+    assert got["archive"]["ok"] and got["archive"]["root_session_id"] == got["run"]["session_id"]
+    root, child = sorted(_archives(tmp_path), key=lambda d: d["depth"])
+    assert root["session_id"] == got["run"]["session_id"] and root["label"] == "t1"
+    assert root["source"]["origin"] == "stream-json" and len(root["claude"]["results"]) == 2
+    assert child["parent_session_id"] == root["session_id"]
+    # adding the same output again stores the run once and keeps one archive per session
+    again = _add(tmp_path, str(src), "--task", "t1", "--claude-dir", str(tmp_path / "none"))
+    assert not again["created"] and len(_archives(tmp_path)) == 2
+
+
+def test_the_transcript_is_preferred_when_it_is_there(tmp_path: Path) -> None:
+    run = FIXTURES / "d_subagent_tree"
+    got = _add(tmp_path, str(run / "json.stdout.json"), "--claude-dir", str(run / "json"))
+    root = next(d for d in _archives(tmp_path) if d["depth"] == 0)
+    assert root["session_id"] == got["run"]["session_id"] and root["source"]["origin"] == "transcript"
+    assert root["cost_check"]["reported_from"] == "result" and not root["cost_check"]["mismatch"]
+    assert root["cost_check"]["reported_usd"] == got["run"]["cost_usd"]
+
+
+def test_json_without_its_transcript_and_no_archive(tmp_path: Path) -> None:
+    src = FIXTURES / "a_text_answer" / "json.stdout.json"
+    assert _add(tmp_path, str(src), "--claude-dir", str(tmp_path))["archive"] is None
+    src = FIXTURES / "b_bash_tool" / "stream-json.stdout.jsonl"
+    assert _add(tmp_path, str(src), "--no-archive")["archive"] is None
+    assert not (tmp_path / "data" / "archives").exists()
+
+
+def _costs(tmp_path: Path) -> dict[str, Any]:
+    r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "data"), "costs", "--by", "model", "--json"])
+    assert r.exit_code == 0, r.output
+    return dict(json.loads(r.stdout))
+
+
+@pytest.mark.parametrize("archive", ["--archive", "--no-archive"])
+def test_a_run_and_its_archived_sessions_are_costed_once(tmp_path: Path, archive: str) -> None:
+    run = FIXTURES / "d_subagent_tree"
+    _add(tmp_path, str(run / "json.stdout.json"), "--claude-dir", str(run / "json"), archive)
+    costs = _costs(tmp_path)
+    assert costs["totals"]["cost_usd"] == pytest.approx(0.174432)
+    assert {r["source"] for r in costs["rows"]} == {"claude"}
