@@ -60,10 +60,11 @@ class Watcher:
     ) -> None:
         self.client, self.http = client, http
         self.cfg = config or WatchConfig()
-        self.rec = Recorder()
+        self.rec = Recorder(forget_after=self.cfg.forget_after_seconds)
         self._on_archive, self._on_findings, self._on_abort = on_archive, on_findings, on_abort
         self._log, self._clock = log, clock
         self._probed: dict[str, float] = {}
+        self._lookup_after: dict[str, float] = {}
         self.mode = "events"
         self.archives = 0
         self.probes = 0
@@ -120,26 +121,33 @@ class Watcher:
                 self.rec.learn(sid, s.get("parentID") if isinstance(s.get("parentID"), str) else None)
                 updated = float((s.get("time") or {}).get("updated") or 0) / 1000.0
                 if updated > self.rec.archived.get(self.rec.root_of(sid) or sid, 0.0):
-                    self.rec.dirty[sid] = max(self.rec.dirty.get(sid, 0.0), updated)
+                    self.rec.touch(sid, updated)
         except FetchError as exc:
             self._log(f"poll failed: {exc.error_kind} {exc}")
             return
         if self._first_poll and not self.cfg.archive_existing:
             # what was there before the watch began is not ours to archive unless it changes
-            for sid in list(self.rec.parents):
-                if self.rec.parents[sid] is None and not self.rec.busy_roots().get(sid):
+            busy = self.rec.busy_roots()
+            for sid, parent in list(self.rec.parents.items()):
+                if parent is None and sid not in busy:
                     self.rec.mark_archived(sid, now)
         self._first_poll = False
 
     # -- decisions --------------------------------------------------------------------------
     async def _resolve_parents(self) -> None:
+        now = self._clock()
         for sid in sorted(self.rec.unknown()):
+            if self._lookup_after.get(sid, 0.0) > now:
+                continue  # looked up lately and failed: not again every tick
             try:
                 s = await self.client.session(sid)
             except FetchError as exc:
                 if exc.error_kind == "not_found":
-                    self.rec.deleted.add(sid)
+                    self.rec.on_event({"type": "session.deleted", "properties": {"sessionID": sid}}, now)
+                else:
+                    self._lookup_after[sid] = now + self.cfg.sse_retry_seconds
                 continue
+            self._lookup_after.pop(sid, None)
             parent = s.get("parentID")
             self.rec.learn(sid, parent if isinstance(parent, str) else None)
 
@@ -157,8 +165,9 @@ class Watcher:
                 self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
         for root, since in self.rec.busy_roots().items():
             await self._maybe_probe(root, since, now)
-        for root in self.rec.forget(now, self.cfg.forget_after_seconds):
+        for root in self.rec.forget(now):
             self._probed.pop(root, None)
+            self._lookup_after.pop(root, None)
 
     async def _maybe_probe(self, root: str, since: float, now: float) -> None:
         cfg = self.cfg
