@@ -14,7 +14,7 @@ depends on the trees in flight, never on how many went before.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,8 +199,9 @@ class Recorder:
                 out[root] = min(since, out.get(root, since))
         return out
 
-    def due(self, now: float, settle: float) -> list[str]:
-        """Roots that changed since their last archive and have been quiet for ``settle``."""
+    def due(self, now: float, settle: float, held: Collection[str] = ()) -> list[str]:
+        """Roots that changed since their last archive and have been quiet for ``settle``;
+        ``held`` roots wait too (a session of theirs waits on an ask or runs a tool)."""
         if not self._pending:
             return []
         busy = self.busy_roots()
@@ -209,7 +210,7 @@ class Recorder:
             if r in self.deleted or self.parents.get(r, "?") is not None:
                 self._pending.discard(r)  # no longer a root (or gone): nothing to archive
                 continue
-            if r not in busy and now - self._latest[r] >= settle:
+            if r not in busy and r not in held and now - self._latest[r] >= settle:
                 out.append(r)
         return sorted(out)
 
@@ -223,8 +224,12 @@ class Recorder:
         """Drop what is kept about trees archived (or deleted) ``forget_after`` seconds ago and
         quiet since, so a long-running watch does not grow without end. Pops only the trees
         whose time has come."""
+        return list(self.forget_trees(now, after))
+
+    def forget_trees(self, now: float, after: float | None = None) -> dict[str, list[str]]:
+        """``forget``, returning each forgotten root with the sessions it held."""
         keep = self.forget_after if after is None else after
-        gone: list[str] = []
+        gone: dict[str, list[str]] = {}
         while self._expiry and self._expiry[0][0] + keep <= now:
             _at, key = heapq.heappop(self._expiry)
             if key not in self.parents and key not in self.deleted and key not in self.dirty:
@@ -239,8 +244,8 @@ class Recorder:
             if waiting or busy or now - last < keep:
                 heapq.heappush(self._expiry, (now, root))
                 continue
+            gone[root] = sorted(members)
             self._drop(root, members)
-            gone.append(root)
         return gone
 
     def _drop(self, root: str, members: set[str]) -> None:
