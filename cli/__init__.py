@@ -11,6 +11,7 @@ from cli import (
     queries,  # noqa: F401
     runs,  # noqa: F401
     serve,  # noqa: F401  (command modules)
+    watch,  # noqa: F401
     why,  # noqa: F401
 )
 from cli.app import app
