@@ -21,6 +21,7 @@ __all__ = ["LiveBoard", "LiveRow"]
 
 _QUIET_STATES = ("idle", "errored", "deleted", "unknown")
 _REFRESH_S = 5.0  # findings of a session that keeps waiting are refreshed this often
+_START_S = 30.0  # a prompt not yet answered by a busy status holds its tree this long
 _NOT_LISTED = "no longer listed by the server (restarted, or deleted while unwatched)"
 
 
@@ -94,6 +95,7 @@ class LiveBoard:
         self.sessions: dict[str, _Session] = {}
         self._changed: set[str] = set()
         self.active: set[str] = set()  # sessions whose last state is not a quiet one
+        self._starting: dict[str, float] = {}  # prompted, not busy yet -> when prompted
         self.ignored_events = 0
 
     def _get(self, sid: str, now: float) -> _Session:
@@ -127,6 +129,8 @@ class LiveBoard:
                 s.info["model"] = f"{model.get('providerID', '')}/{model['id']}".lstrip("/")
         elif kind == "message.updated":
             self._message(s, info)
+            if info.get("role") == "user" and f.status == "idle":
+                self._starting[sid] = now
         elif kind == "message.part.updated":
             s.probe.part(_d(p.get("part")))
         elif kind in ("permission.asked", "permission.v2.asked"):
@@ -137,6 +141,8 @@ class LiveBoard:
             s.probe.replied(str(p.get("requestID") or ""), str(p.get("reply") or ""), now)
         if (f.status, tuple(f.asks)) != before:
             self._feed_status(s, now)
+            if f.status != "idle":
+                self._starting.pop(sid, None)
 
     def _message(self, s: _Session, info: Mapping[str, Any]) -> None:
         mid = info.get("id")
@@ -215,6 +221,14 @@ class LiveBoard:
             self.sessions.pop(sid, None)
             self._changed.discard(sid)
             self.active.discard(sid)
+            self._starting.pop(sid, None)
+
+    def running(self, now: float) -> set[str]:
+        """Sessions whose run has not finished: an active state, or a prompt sent moments ago
+        that the server has not started on yet (a cold server takes seconds to go busy)."""
+        for sid in [x for x, t in self._starting.items() if now - t >= _START_S]:
+            del self._starting[sid]
+        return self.active | set(self._starting)
 
     # -- outputs ----------------------------------------------------------------------------
     def snapshot(self, now: float) -> list[LiveRow]:

@@ -195,7 +195,7 @@ class Watcher:
                 await self._on_live(rows)
             except Exception as exc:  # the store may be down for a moment: keep watching
                 self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
-        held = {r for s in self.live.active if (r := self.rec.root_of(s)) is not None}
+        held = {r for s in self.live.running(now) if (r := self.rec.root_of(s)) is not None}
         for root in self.rec.due(now, self.cfg.settle_seconds, held):
             self.rec.mark_archived(root, now)
             status, perms = self.rec.history(root)

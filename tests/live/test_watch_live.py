@@ -113,3 +113,21 @@ def test_a_server_that_disappears_turns_its_rows_unknown() -> None:
     asyncio.run(go())
     states = [(r.state, r.reason) for r in rows if r.session_id == ROOT]
     assert states[0][0] == "busy" and states[-1][0] == "unknown" and "unreachable" in states[-1][1]
+
+
+def test_a_prompt_the_server_has_not_started_on_yet_holds_its_tree() -> None:
+    archived: list[str] = []
+    w, clock = _watcher([], archived)
+
+    async def go() -> None:
+        w._event(_ev("session.created", info={"id": ROOT}))
+        w._event(_ev("message.updated", info={"id": "msg_1", "role": "user", "sessionID": ROOT}))
+        clock.now += 5  # a cold server: no busy status yet, well past the settle delay
+        await w.step()
+        assert archived == []
+        clock.now += 60  # the prompt never started: the tree is archived as it is
+        await w.step()
+        assert archived == [ROOT]
+        await w.http.aclose()
+
+    asyncio.run(go())
