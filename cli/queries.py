@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from cli.app import app, console, fail, print_json, settings_of
+from cli.live import print_live_list, print_live_session, print_live_tree
 from cli.session_view import load_turns, session_view, tree_view
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
@@ -45,9 +46,15 @@ def sessions_list(
     until: UntilOpt = None,
     limit: LimitOpt = 50,
     cursor: CursorOpt = None,
+    live: Annotated[bool, typer.Option("--live", help="Sessions running now, loudest first.")] = False,
+    state: Annotated[str | None, typer.Option(help="With --live: only this state.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Archived sessions, newest first."""
+    """Archived sessions, newest first; with --live, the sessions running now."""
+    if live or state is not None:
+        with read_store(ctx) as db:
+            print_live_list(db, state, as_json)
+        return
     if verdict is not None and verdict not in ("healthy", "suspect", "stuck"):
         fail(f"--verdict must be healthy, suspect or stuck, not {verdict!r}", 2)
     t0, t1 = window(since, until)
@@ -90,8 +97,10 @@ def sessions_show(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
     """One session: its record, per-turn table (from the archive file), findings and tree."""
     with read_store(ctx) as db:
         got = get_session(db, session_id)
+        if got is None and print_live_session(db, session_id, as_json):
+            return
     if got is None:
-        fail(f"no archived session {session_id!r}")
+        fail(f"no archived session {session_id!r} (nor a live one)")
     got["turns"], got["archive_problem"] = load_turns(
         settings_of(ctx).archives, got["session"]["archive_path"]
     )
@@ -107,8 +116,10 @@ def sessions_tree(ctx: typer.Context, session_id: str, as_json: JsonOpt = False)
     """The subagent tree under a session, with own and rolled-up cost."""
     with read_store(ctx) as db:
         tree = session_tree(db, session_id)
+        if tree is None and print_live_tree(db, session_id, as_json):
+            return
     if tree is None:
-        fail(f"no archived session {session_id!r}")
+        fail(f"no archived session {session_id!r} (nor a live one)")
     if as_json:
         print_json(tree)
         return

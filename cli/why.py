@@ -9,7 +9,9 @@ from rich.markup import escape
 
 from cli.app import app, console, fail, print_json, settings_of
 from cli.tables import read_store
+from telemetry.queries.live import why_live
 from telemetry.queries.why import why
+from telemetry.timeutil import utcnow
 
 __all__ = ["why_cmd"]
 
@@ -33,9 +35,13 @@ def why_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Why a session or cycle stopped: completed, timed out, loop detected, permission wait,
-    retries, empty completion, aborted or error, with the evidence."""
+    retries, empty completion, aborted or error, with the evidence; for a session running now,
+    what it is doing and for how long (from octel watch)."""
     with read_store(ctx) as db:
-        got = why(db, ident, settings_of(ctx).archives)
+        live = why_live(db, ident, utcnow())
+        # a session still running is explained by what it does now, not by an older archive
+        running = live is not None and live["code"] == "running"
+        got = live if running else why(db, ident, settings_of(ctx).archives) or live
     if got is None:
         fail(f"no session or cycle {ident!r}")
     if as_json:
