@@ -41,8 +41,10 @@ def _as_postgres_user() -> dict[str, object]:
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """Yield a superuser URL `postgresql+psycopg://octel@127.0.0.1:PORT/postgres`."""
+def postgres_server(*, durable: bool = False) -> Iterator[str]:
+    """Yield a superuser URL `postgresql+psycopg://octel@127.0.0.1:PORT/postgres`.
+
+    Tests run with fsync off; benchmarks ask for a `durable` server, as a fleet runs it."""
     bins = pg_binaries()
     assert bins is not None
     initdb, pg_ctl = bins
@@ -57,7 +59,9 @@ def postgres_server() -> Iterator[str]:
     env = {**os.environ, "LC_ALL": "C"}
     run = {"check": True, "capture_output": True, "env": env, **who}
     subprocess.run([initdb, "-D", str(data), "-U", "octel", "-A", "trust", "-E", "UTF8", "--no-sync"], **run)  # type: ignore[call-overload]
-    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c fsync=off -c max_connections=200"
+    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c max_connections=200"
+    if not durable:
+        opts += " -c fsync=off"
     subprocess.run(
         [pg_ctl, "-D", str(data), "-o", opts, "-w", "-t", "60", "-l", str(root / "log"), "start"], **run
     )  # type: ignore[call-overload]

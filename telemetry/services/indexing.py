@@ -20,6 +20,7 @@ from archiver.archive import redact_record
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.store.aggregates import bump
+from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
@@ -186,6 +187,7 @@ def index_records(
     stats = IndexStats()
     for rec in records:
         r = redact_record(rec, redactor)
+        lock_key(db, "session", r.session_id)
         old = db.exec(select(SessionIndex).where(SessionIndex.session_id == r.session_id)).first()
         values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
         if old is None:

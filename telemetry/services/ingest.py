@@ -14,6 +14,7 @@ from sqlmodel import Session, select
 
 from telemetry.services.claude import parse_claude_result
 from telemetry.store import aggregates
+from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, Cycle, Daemon
 from telemetry.timeutil import as_utc
 
@@ -108,6 +109,7 @@ def _cycle(db: Session, cycle_id: str) -> Cycle | None:
 
 def begin_cycle(db: Session, p: CycleBegin, now: datetime) -> tuple[Cycle, bool]:
     """Write a cycle at its start; (row, created). A late begin fills a synthesised start."""
+    lock_key(db, "cycle", p.cycle_id)
     row = _cycle(db, p.cycle_id)
     raw = {"begin": p.model_dump(mode="json", exclude_none=True)}
     if row is None:
@@ -135,6 +137,7 @@ def begin_cycle(db: Session, p: CycleBegin, now: datetime) -> tuple[Cycle, bool]
 
 def finish_cycle(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, bool]:
     """Close a cycle; (row, changed). A finish for an unknown cycle synthesises its start."""
+    lock_key(db, "cycle", p.cycle_id)
     row = _cycle(db, p.cycle_id)
     ended = p.ended_at or now
     raw = {"finish": p.model_dump(mode="json", exclude_none=True)}
@@ -191,6 +194,7 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, boo
 def heartbeat(db: Session, p: HeartbeatIn, now: datetime, source: str = "http") -> Daemon:
     """Record a beat; the newest beat wins when retries arrive out of order."""
     at = p.at or now
+    lock_key(db, "daemon", f"{p.driver}/{p.host}")
     row = db.exec(select(Daemon).where(Daemon.driver == p.driver, Daemon.host == p.host)).first()
     if row is None:
         row = Daemon(driver=p.driver, host=p.host, first_seen_at=at, last_heartbeat_at=at)
@@ -210,6 +214,7 @@ def heartbeat(db: Session, p: HeartbeatIn, now: datetime, source: str = "http") 
 def add_agent_run(db: Session, p: AgentRunIn, now: datetime) -> tuple[AgentRun, bool]:
     """Store one Claude CLI run; (row, created). Raises ClaudeResultError on a bad result."""
     cols = parse_claude_result(p.result)
+    lock_key(db, "agent_run", cols["run_key"])
     row = db.exec(select(AgentRun).where(AgentRun.run_key == cols["run_key"])).first()
     if row is not None:
         return row, False
