@@ -15,7 +15,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
-from web import api_archived, api_costs, api_sessions, console, ingest, metrics, status
+from web import api_archived, api_costs, api_live, api_sessions, console, ingest, metrics, status
 from web.errors import install_error_handlers
 
 __all__ = ["create_app"]
@@ -64,6 +64,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(api_archived.router)  # before api_sessions: /archived is not a session id
     app.include_router(api_sessions.router)
     app.include_router(api_costs.router)
+    app.include_router(api_live.router)
     app.include_router(console.router)
     app.include_router(metrics.router)
     app.add_middleware(metrics.RequestMetricsMiddleware)

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, func, select
 
 from archiver.live import STATES
 from telemetry.store.live_models import LiveSession
+from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = [
@@ -73,6 +74,7 @@ class LiveSessionOut(BaseModel):
     driver: str | None
     updated_at: datetime
     explanation: str
+    archived: bool = False  # an archive of the session exists too (an earlier quiet moment)
 
 
 class LivePage(BaseModel):
@@ -187,8 +189,24 @@ def live_counts(db: Session) -> dict[str, int]:
     return counts
 
 
+def _mark_archived(db: Session, rows: list[LiveSessionOut]) -> list[LiveSessionOut]:
+    ids = [r.session_id for r in rows]
+    if ids:
+        q = select(SessionIndex.session_id).where(col(SessionIndex.session_id).in_(ids))
+        have = set(db.exec(q))
+        for r in rows:
+            r.archived = r.session_id in have
+    return rows
+
+
 def list_live(
-    db: Session, now: datetime, *, state: str | None = None, server: str | None = None, limit: int = MAX_LIVE
+    db: Session,
+    now: datetime,
+    *,
+    state: str | None = None,
+    server: str | None = None,
+    session_id: str | None = None,
+    limit: int = MAX_LIVE,
 ) -> LivePage:
     """Live sessions, loudest first (unanswered asks, then the longest stalls)."""
     q = select(LiveSession)
@@ -196,8 +214,10 @@ def list_live(
         q = q.where(LiveSession.state == state)
     if server is not None:
         q = q.where(LiveSession.server == server)
+    if session_id is not None:
+        q = q.where(LiveSession.session_id == session_id)
     rows = [_out(x, now) for x in db.exec(q.order_by(col(LiveSession.state_since)).limit(limit))]
-    return LivePage(items=_loudest(rows), counts=live_counts(db))
+    return LivePage(items=_loudest(_mark_archived(db, rows)), counts=live_counts(db))
 
 
 def get_live(db: Session, session_id: str, now: datetime) -> LiveSessionOut | None:
