@@ -21,3 +21,12 @@ def test_a_short_day_archives_each_tree_once_and_holds_only_the_recent_ones() ->
     # trees are forgotten, so fewer than all 700 are held at the end
     assert r["held_sessions_at_end"] <= 4 * 700 * 6.2 / 7
     assert len(r["cpu_us_per_event_by_hour"]) == 7
+
+
+def test_the_live_benchmark_sees_an_ask_in_the_store_and_in_metrics() -> None:
+    spec = importlib.util.spec_from_file_location("bench_live", BENCH.parent / "bench_live.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    r = asyncio.run(bench.latency(True))
+    assert "error" not in r and 0 <= r["to_live_row_s"] <= r["to_metrics_s"]
