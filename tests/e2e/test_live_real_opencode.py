@@ -167,3 +167,33 @@ def test_provider_overload_shows_as_retrying_with_the_attempt(
         )
         assert row.retry_next_at is not None and row.state_reason
         _idle(http, root, timeout=90)
+
+
+def test_a_compaction_shows_as_compacting(opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    fake_llm.load(
+        {
+            "title": "Compact me",
+            "turns": [{"text": "Hello there."}],
+            "summary": "Summary.",
+            "summary_delay": 6,
+        }
+    )
+    with (
+        _watching(opencode, tmp_path) as (_settings, engine),
+        httpx.Client(base_url=opencode.url, timeout=30) as http,
+    ):
+        root = _start(http, "Say hello.")
+        _idle(http, root)
+        time.sleep(1.5)
+        done: dict[str, Any] = {}
+
+        def summarize() -> None:
+            done["r"] = http.post(
+                f"/session/{root}/summarize", json={"providerID": "fake", "modelID": "fake-model"}
+            )
+
+        t = threading.Thread(target=summarize, daemon=True)
+        t.start()
+        _wait_for(lambda: (r := _rows(engine).get(root)) and r.state == "compacting" and r, timeout=20)
+        t.join(40)
+        _wait_for(lambda: (r := _rows(engine).get(root)) and r.state == "idle" and r, timeout=30)
