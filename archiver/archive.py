@@ -2,10 +2,15 @@
 
 The result lists the files written, the index records (``SessionRecord``), redaction counts
 and every error; a caller decides from ``complete`` whether it is safe to delete the tree.
+A file counts as written only once it has been read back, parsed and validated against its
+schema. Older files of the same sessions are listed in ``superseded``: a caller that indexes
+removes them after its index commit (``remove_superseded``), so a crash at any moment leaves
+every index row pointing at a file that exists.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 from collections import Counter
@@ -20,21 +25,33 @@ from archiver.client import OpenCodeClient
 from archiver.document import build_documents
 from archiver.errors import ArchiveWriteError
 from archiver.files import (
+    DEFAULT_MAX_BYTES,
     archive_files_of,
     archive_name,
     content_hash,
     find_archives,
     parse_archive,
     read_plain,
-    remove_older,
+    remove_stale_parts,
     sync_folder,
     write_atomic,
 )
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
+from archiver.validate import check_archive
 from archiver.walk import TreeSnapshot, walk_tree
 
-__all__ = ["ArchiveResult", "archive_tree", "now_iso", "redact_record", "serialise", "write_documents"]
+__all__ = [
+    "ArchiveResult",
+    "archive_tree",
+    "delete_tree",
+    "now_iso",
+    "redact_record",
+    "remove_superseded",
+    "serialise",
+    "verify_written",
+    "write_documents",
+]
 
 # what identifies a record, never free text: left as it is
 _RECORD_KEYS = frozenset(
@@ -62,10 +79,12 @@ class ArchiveResult:
     delete_error: str | None = None
     # existing archives kept because this walk could not fetch their session's messages
     kept: list[Path] = field(default_factory=list)
+    # older files of the sessions written: removed once the new ones are indexed
+    superseded: list[Path] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
-        """Every session of the tree was fetched in full and written."""
+        """Every session of the tree was fetched in full, written, read back and valid."""
         return (
             self.sessions_found > 0
             and not self.walk_errors
@@ -145,6 +164,15 @@ def serialise(doc: Mapping[str, Any], redactor: Redactor) -> tuple[bytes, dict[s
     return red[:-1] + b',"redaction":' + orjson.dumps(counts_d) + b"}", counts_d
 
 
+def verify_written(path: Path, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Read ``path`` back: the bytes written, a document that parses and is valid against
+    its schema; ``ValueError`` (or ``OSError``) says what is wrong."""
+    plain = read_plain(path, max_bytes)
+    if plain != data:
+        raise ValueError("the file read back differs from what was written")
+    check_archive(parse_archive(plain, path.name))
+
+
 def write_documents(
     docs: Sequence[Mapping[str, Any]],
     archive_dir: Path,
@@ -152,8 +180,10 @@ def write_documents(
     result: ArchiveResult,
     *,
     compress: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> None:
     total: Counter[str] = Counter()
+    remove_stale_parts(archive_dir)
     listing = find_archives(archive_dir)
     for doc in docs:
         if _messages_failed(doc) and _keep_older(doc, archive_dir, listing, redactor, result):
@@ -172,11 +202,15 @@ def write_documents(
         )
         path = archive_dir / name
         try:
-            write_atomic(path, data, compress=compress, sync_dir=False)
+            write_atomic(path, data, compress=compress, sync_dir=False, max_bytes=max_bytes)
+            verify_written(path, data, max_bytes)
         except ArchiveWriteError as exc:
             result.write_errors.append(str(exc))
             continue
-        remove_older(archive_dir, str(doc["session_id"]), path, listing)
+        except (OSError, ValueError) as exc:
+            result.write_errors.append(f"archive {path} failed its read-back: {exc}")
+            continue
+        result.superseded += [p for p in archive_files_of(listing, str(doc["session_id"])) if p.name != name]
         result.files.append(path)
         record = record_from_doc(doc, name, content_hash(data))
         result.records.append(redact_record(record, redactor))
@@ -186,6 +220,25 @@ def write_documents(
         except OSError as exc:
             result.write_errors.append(f"cannot sync folder {archive_dir}: {exc}")
     result.redaction = dict(sorted(total.items()))
+
+
+def remove_superseded(result: ArchiveResult) -> None:
+    """Remove the older files of the sessions written (call after the index commit)."""
+    for p in result.superseded:
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+    result.superseded = []
+
+
+async def delete_tree(client: OpenCodeClient, result: ArchiveResult) -> None:
+    """Delete the tree on the server, only when every session was archived and read back."""
+    if not result.complete:
+        result.delete_error = "not deleted: the tree was not archived in full"
+        return
+    try:
+        result.deleted = await client.delete(result.root_session_id)
+    except Exception as exc:
+        result.delete_error = f"{type(exc).__name__}: {exc}"
 
 
 async def archive_tree(
@@ -201,8 +254,11 @@ async def archive_tree(
     max_depth: int = 8,
     delete_after: bool = False,
     tree: TreeSnapshot | None = None,
+    keep_superseded: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> ArchiveResult:
-    """Walk ``root_id`` and write one archive file per session into ``archive_dir``."""
+    """Walk ``root_id`` and write one archive file per session into ``archive_dir``. A caller
+    that indexes passes ``keep_superseded`` and removes the older files after its commit."""
     archived_at = now_iso()
     result = ArchiveResult(root_id, archived_at)
     try:
@@ -218,16 +274,12 @@ async def archive_tree(
             status_history=status_history,
             permission_events=permission_events,
         )
-        write_documents(docs, archive_dir, redactor, result, compress=compress)
+        write_documents(docs, archive_dir, redactor, result, compress=compress, max_bytes=max_bytes)
     except Exception as exc:  # the archiver never breaks its caller
         result.write_errors.append(f"{type(exc).__name__}: {exc}")
         return result
+    if not keep_superseded:
+        remove_superseded(result)
     if delete_after:
-        if not result.complete:
-            result.delete_error = "not deleted: the tree was not archived in full"
-        else:
-            try:
-                result.deleted = await client.delete(root_id)
-            except Exception as exc:
-                result.delete_error = f"{type(exc).__name__}: {exc}"
+        await delete_tree(client, result)
     return result

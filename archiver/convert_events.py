@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from detectors.model import PermissionEvent, StatusSample, StatusType
@@ -21,6 +22,7 @@ __all__ = [
     "as_list",
     "as_map",
     "as_str",
+    "epoch_seconds",
     "merged_status",
     "overflow_errors",
     "permissions_from_opencode",
@@ -63,12 +65,55 @@ def _f(v: object) -> float | None:
     return f if f == f and abs(f) != float("inf") else None
 
 
+# Wrapper keys that hold the event itself, and fields that may hold its time, most specific first.
+_WRAPPERS = ("event", "payload")
+_TIME_KEYS = ("received", "timestamp", "time", "ts")
+
+
+def epoch_seconds(v: object) -> float | None:
+    """A time as epoch seconds: numbers in ms (OpenCode's unit) or s, or an ISO 8601 string."""
+    f = _f(v)
+    if f is None:
+        if isinstance(v, str) and len(v) >= 10 and v[:4].isdigit():
+            try:
+                return datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                return None
+        return None
+    return f / 1000.0 if f > 1e11 else f
+
+
+def _when(d: Mapping[str, Any]) -> float | None:
+    for k in _TIME_KEYS:
+        if k in d:
+            t = epoch_seconds(d[k])
+            if t is not None:
+                return t
+    return None
+
+
 def _event(raw: object) -> tuple[Mapping[str, Any], float | None]:
-    """Unwrap `{received, event}` (recorder), `{payload}` (/global/event) or a bare event."""
+    """Unwrap `{received, event}` (recorder), `{timestamp, event}`, `{payload}` (/global/event)
+    or a bare event; the time is the wrapper's, else the event's own, else its properties'."""
     d = _d(raw)
-    received = _f(d.get("received"))
-    ev = _d(d.get("event")) or _d(d.get("payload")) or d
-    return ev, (received / 1000.0 if received is not None else None)
+    ev = d
+    for k in _WRAPPERS:
+        inner = d.get(k)
+        if isinstance(inner, Mapping):
+            ev = inner
+            # /global/event nests once more: {directory, payload: {type, properties}}
+            deeper = inner.get("payload")
+            if isinstance(deeper, Mapping) and "type" not in inner:
+                ev = deeper
+            break
+    t = _when(d)
+    if t is None and ev is not d:
+        t = _when(ev)
+    if t is None:
+        props = ev.get("properties")
+        if isinstance(props, Mapping):
+            t = _when(props)
+    return ev, t
 
 
 def _props(ev: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -177,8 +222,10 @@ def merged_status(samples: Sequence[Any], events: Sequence[Any], sid: str) -> li
     polled = status_from_opencode(samples, session_id=sid)
     seen = status_from_events(events, session_id=sid)
     start = next((t for t in (_event(e)[1] for e in events) if t is not None), None)
-    if not seen or start is None:
-        return polled
+    if not seen or not polled:
+        return polled or seen
+    if start is None:  # no clock to put the polls on: the events alone keep their order
+        return seen
     shifted = [replace(s, t=s.t + start) for s in polled if s.t is not None]
     return sorted(shifted + seen, key=lambda s: s.t if s.t is not None else 0.0)
 

@@ -1,14 +1,20 @@
 """Archive files: names, atomic writes, and a reader for every schema version.
 
-Writes go to a temporary file in the same folder, are fsynced, renamed over the target with
-``os.replace`` and the folder is fsynced, so a crash leaves the old file or the new one, never
-half of one. A failed write (disk full, permission denied) removes the temporary file and
-raises ``ArchiveWriteError``.
+Writes go to a temporary file in the same folder (``.tmp-*.part``, locked while it is
+written), are fsynced, renamed over the target with ``os.replace`` and the folder is fsynced,
+so a crash leaves the old file or the new one, never half of one; a temporary file whose
+writer died is found by its free lock and removed (``remove_stale_parts``). A failed write
+(disk full, permission denied) removes the temporary file and raises ``ArchiveWriteError``.
+
+Reading is bounded: a file larger than the limit is refused before it is read, and a gzip
+file is expanded as a stream that stops at the limit. Every path read from the index goes
+through ``contained``: symlinks resolved, the file has to stay inside the archive folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gzip
 import hashlib
 import os
@@ -22,21 +28,34 @@ import orjson
 
 from archiver.errors import ArchiveWriteError
 from archiver.fsutil import fsync_dir
-from archiver.metrics import per_turn, totals
+from archiver.versions import upgrade
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
+    "ArchiveTooLarge",
     "archive_files_of",
     "archive_name",
+    "contained",
     "content_hash",
     "find_archives",
     "parse_archive",
     "read_archive",
     "read_plain",
-    "remove_older",
+    "remove_stale_parts",
     "sync_folder",
     "upgrade",
     "write_atomic",
 ]
+
+# the largest archive octel reads or writes unless told otherwise (OCTEL_ARCHIVE_MAX_BYTES):
+# parsing holds the text and its objects, several times its size
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+class ArchiveTooLarge(ValueError):
+    """An archive (or what its gzip expands to) is larger than the size limit."""
+
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -80,13 +99,37 @@ def sync_folder(folder: Path) -> None:
     fsync_dir(folder)
 
 
-def write_atomic(path: Path, data: bytes, *, compress: bool = False, sync_dir: bool = True) -> None:
+def _locked_temp(folder: Path) -> tuple[int, str]:
+    """A new temporary file in ``folder``, open and locked: the lock tells a cleaner that its
+    writer is alive (a cleaner that took the file between creation and lock is noticed)."""
+    while True:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.stat(tmp).st_ino == os.fstat(fd).st_ino:
+                return fd, tmp
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+def write_atomic(
+    path: Path,
+    data: bytes,
+    *,
+    compress: bool = False,
+    sync_dir: bool = True,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> None:
     """Write ``data`` to ``path`` atomically (gzip when ``compress``). A caller writing many
-    files into one folder may pass ``sync_dir=False`` and call ``sync_folder`` once after."""
+    files into one folder may pass ``sync_dir=False`` and call ``sync_folder`` once after.
+    Data larger than ``max_bytes`` is refused: it could not be read back."""
     folder = path.parent
+    if len(data) > max_bytes:
+        raise ArchiveWriteError(str(path), f"{len(data)} bytes, more than the limit of {max_bytes}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+        fd, tmp = _locked_temp(folder)
     except OSError as exc:
         raise ArchiveWriteError(str(path), exc.strerror or str(exc)) from exc
     try:
@@ -94,7 +137,7 @@ def write_atomic(path: Path, data: bytes, *, compress: bool = False, sync_dir: b
             f.write(gzip.compress(data, compresslevel=6, mtime=0) if compress else data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # while still locked: a cleaner never takes a finished file
         if sync_dir:
             fsync_dir(folder)
     except BaseException as exc:
@@ -106,19 +149,41 @@ def write_atomic(path: Path, data: bytes, *, compress: bool = False, sync_dir: b
         raise
 
 
-def remove_older(folder: Path, session_id: str, keep: Path, listing: list[Path] | None = None) -> list[Path]:
-    """Delete other archive files of the same session (another ``archived_at``); ``listing``
-    is a folder listing taken before, to spare one per file when writing many."""
+def remove_stale_parts(folder: Path) -> list[Path]:
+    """Remove the temporary files of writers that died (their lock is free); a live writer's
+    file is left alone. Returns what was removed."""
     removed: list[Path] = []
-    candidates = (
-        find_archives(folder, session_id) if listing is None else archive_files_of(listing, session_id)
-    )
-    for p in candidates:
-        if p.name != keep.name:
-            with contextlib.suppress(FileNotFoundError):
-                p.unlink()
-                removed.append(p)
+    with contextlib.suppress(OSError):
+        for p in folder.glob(".tmp-*.part"):
+            try:
+                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its writer holds it
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+                    removed.append(p)
+            finally:
+                os.close(fd)
     return removed
+
+
+def contained(root: Path, archive_path: str | Path) -> Path | None:
+    """The regular file ``archive_path`` names (relative to ``root``, or absolute), symlinks
+    resolved, when it lies inside the resolved ``root``; None for anything else (missing,
+    a symlink loop, outside the folder, not a regular file)."""
+    try:
+        base = root.resolve(strict=True)
+        target = (base / archive_path).resolve(strict=True)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if not target.is_relative_to(base) or target == base or not target.is_file():
+        return None
+    return target
 
 
 def archive_files_of(listing: list[Path], session_id: str) -> list[Path]:
@@ -147,17 +212,46 @@ def _stem(name: str) -> str:
     return name.removesuffix(".gz").removesuffix(".json")
 
 
-def read_plain(path: Path) -> bytes:
-    """The JSON bytes of an archive file, gunzipped when it is compressed. A damaged or
-    truncated gzip file raises ``ValueError`` like any other unreadable archive."""
-    raw = path.read_bytes()
+def read_plain(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The JSON bytes of an archive file, gunzipped when it is compressed, at most
+    ``max_bytes`` of them (``ArchiveTooLarge`` otherwise: a gzip file is expanded as a stream
+    that stops at the limit). A damaged or truncated gzip file raises ``ValueError`` like any
+    other unreadable archive."""
+    with path.open("rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise ArchiveTooLarge(f"{path.name}: {size} bytes, more than the limit of {max_bytes}")
+        raw = f.read(max_bytes + 1)
     if raw[:2] != b"\x1f\x8b":
+        if len(raw) > max_bytes:  # it grew while being read
+            raise ArchiveTooLarge(f"{path.name}: more than the limit of {max_bytes} bytes")
         return raw
+    return _gunzip(raw, path.name, max_bytes)
+
+
+def _gunzip(raw: bytes, name: str, max_bytes: int) -> bytes:
+    out: list[bytes] = []
+    total = 0
+    data = raw
     try:
-        return gzip.decompress(raw)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        while data.strip(b"\0"):  # one gzip member after another (zero padding ignored)
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while True:
+                chunk = d.decompress(data, max_bytes + 1 - total)
+                total += len(chunk)
+                out.append(chunk)
+                if total > max_bytes:
+                    raise ArchiveTooLarge(f"{name}: expands to more than the limit of {max_bytes} bytes")
+                if d.eof:
+                    data = d.unused_data
+                    break
+                data = d.unconsumed_tail
+                if not data:
+                    raise EOFError  # the file ends inside a member
+    except (EOFError, zlib.error) as exc:
         # a bare EOFError (truncated file) would read as "Aborted." to a command line
-        raise ValueError(f"{path.name}: damaged gzip file ({exc or 'truncated'})") from None
+        raise ValueError(f"{name}: damaged gzip file ({exc or 'truncated'})") from None
+    return b"".join(out)
 
 
 def parse_archive(plain: bytes, name: str = "archive") -> dict[str, Any]:
@@ -168,71 +262,6 @@ def parse_archive(plain: bytes, name: str = "archive") -> dict[str, Any]:
     return upgrade(doc)
 
 
-def read_archive(path: Path) -> dict[str, Any]:
+def read_archive(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     """The document in ``path`` in the newest layout, whatever version wrote it."""
-    return parse_archive(read_plain(path), path.name)
-
-
-def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older layout to v2. v1: one session's messages with ``per_turn`` and
-    ``state_history``, no tree fields."""
-    version = doc.get("schema_version", doc.get("version", 1))
-    if version == 2:
-        return doc
-    if version != 1:
-        raise ValueError(f"unknown archive schema version {version!r}")
-    messages = doc.get("messages") or []
-    if not isinstance(messages, list):
-        raise ValueError("v1 archive without a message list")
-    raw_session = doc.get("session")
-    session: dict[str, Any] = raw_session if isinstance(raw_session, dict) else {}
-    sid = doc.get("session_id") or session.get("id")
-    if not sid:
-        infos = [m.get("info", {}) for m in messages if isinstance(m, dict)]
-        sid = next((i.get("sessionID") for i in infos if i.get("sessionID")), None)
-    if not sid:
-        raise ValueError("v1 archive without a session id")
-    # v1 per_turn entries held fewer fields: recompute them from the messages
-    fresh = per_turn(messages)
-    own = totals(messages, fresh)
-    title = doc.get("title") or session.get("title")
-    return {
-        "schema_version": 2,
-        "upgraded_from": 1,
-        "archived_at": doc.get("archived_at"),
-        "archiver_version": doc.get("archiver_version"),
-        "source": {
-            "server_url": doc.get("server_url"),
-            "opencode_version": doc.get("opencode_version") or session.get("version"),
-            "messages_route": "classic",
-        },
-        "label": doc.get("label"),
-        "session_id": sid,
-        "root_session_id": sid,
-        "parent_session_id": None,
-        "depth": 0,
-        "agent": doc.get("agent") or session.get("agent"),
-        "subagent_title": None,
-        "title": title,
-        "model": doc.get("model"),
-        "session": {**session, "id": sid, "title": title},
-        "messages": messages,
-        "diff": None,
-        "todo": None,
-        "per_turn": fresh,
-        "totals": own,
-        "subtree": {
-            "sessions": 1,
-            "turns": own["turns"],
-            "tool_calls": own["tool_calls"],
-            "tokens": dict(own["tokens"]),
-            "cost": own["cost"],
-            "tokens_total": own["tokens_total"],
-        },
-        "status_history": doc.get("state_history") or [],
-        "permission_events": [],
-        "walk_errors": [],
-        "findings": doc.get("findings") or [],
-        "verdict": doc.get("verdict") or "healthy",
-        "redaction": doc.get("redaction") or {},
-    }
+    return parse_archive(read_plain(path, max_bytes), path.name)

@@ -11,11 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["TOKEN_KEYS", "per_turn", "rollup", "totals"]
+__all__ = ["TOKEN_KINDS", "cache_hit_ratio", "per_turn", "rollup", "totals"]
 
-TOKEN_KEYS = ("input", "output", "reasoning", "cache_read", "cache_write")
+# The token kinds everywhere in octel (archives, the index, costs, metrics labels), said once.
+TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 JsonObj = dict[str, Any]
+
+
+def cache_hit_ratio(cache_read: float, input_tokens: float) -> float | None:
+    """cache_read / (input + cache_read), as input excludes cache reads; None when both are 0."""
+    denom = input_tokens + cache_read
+    return round(cache_read / denom, 4) if denom else None
 
 
 def _num(v: object) -> float:
@@ -83,7 +90,7 @@ def per_turn(messages: Iterable[Mapping[str, Any]]) -> list[JsonObj]:
 
 def totals(messages: Sequence[Mapping[str, Any]], turns: list[JsonObj]) -> JsonObj:
     """A session's own totals (children excluded), from its messages and per-turn entries."""
-    tokens = {k: sum(t["tokens"][k] for t in turns) for k in TOKEN_KEYS}
+    tokens = {k: sum(t["tokens"][k] for t in turns) for k in TOKEN_KINDS}
     created = [
         _num(_d(_d(m.get("info")).get("time")).get("created"))
         for m in messages
@@ -136,7 +143,7 @@ def rollup(own: Mapping[str, Mapping[str, Any]], parents: Mapping[str, str | Non
             acc["turns"] += c["turns"]
             acc["tool_calls"] += c["tool_calls"]
             acc["cost"] += c["cost"]
-            for k in TOKEN_KEYS:
+            for k in TOKEN_KINDS:
                 acc["tokens"][k] += c["tokens"][k]
         acc["tokens_total"] = sum(acc["tokens"].values())
         memo[sid] = acc

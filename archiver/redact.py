@@ -1,11 +1,23 @@
 """Redaction of secrets from a JSON document before anything touches disk.
 
 It runs on the serialised JSON text (orjson output), which covers every string, keys and
-values alike, in one pass per rule at C speed instead of a Python walk over the tree. Rules
-are written so a match never crosses a string boundary (their character classes exclude
-``"`` and ``\\``) and a replacement never starts inside an escape sequence (checked for each
-match), so the text stays valid JSON. Each secret becomes ``[REDACTED:<rule>:<hmac>]``: the
-keyed hash lets the same secret be recognised across archives without being stored.
+values alike, in one pass per rule at C speed instead of a Python walk over the tree. The
+rules scan a view of the text in which the ``\\uXXXX`` and ``\\/`` escapes of printable
+characters are decoded at every nesting level (``archiver.jsontext``), so a token spelt with
+escapes inside JSON text nested in a string is found too; each find is mapped back to the
+text. The document keeps its shape and stays valid JSON:
+
+- a replacement never starts inside an escape sequence (checked for each find), and rule
+  patterns never cross a string boundary (their classes exclude ``"`` and ``\\``);
+- a configured value found in a JSON number replaces the whole number by a string
+  placeholder; a configured value made of digits never fires inside a longer number;
+- a find that would span JSON structure (``123,456``) is no value and is left alone;
+- finds that overlap are merged into one placeholder (named for the rule listed first), so
+  no tail of either is left in clear.
+
+Each secret becomes ``[REDACTED:<rule>:<hmac>]``: the keyed hash of the secret (of the
+configured value itself, whichever escaped form was found) lets the same secret be recognised
+across archives without being stored.
 """
 
 from __future__ import annotations
@@ -19,7 +31,6 @@ import os
 import re
 import secrets
 import tempfile
-import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,12 +40,13 @@ from typing import Any
 import orjson
 
 from archiver.fsutil import fsync_dir
-from archiver.rules import RULES, Rule
+from archiver.jsontext import View, at_boundary, continues_number, decoded_view, number_around, string_spans
+from archiver.rules import Rule, builtin_rules
+from archiver.scanner import Scanner
 
 __all__ = [
     "KEY_BYTES",
     "MIN_SECRET_LENGTH",
-    "RULES",
     "RedactKeyError",
     "RedactionResult",
     "Redactor",
@@ -46,73 +58,42 @@ log = logging.getLogger(__name__)
 
 MIN_SECRET_LENGTH = 12
 KEY_BYTES = 32
-_HEX = frozenset(b"0123456789abcdefABCDEF")
-_BS, _U = ord("\\"), ord("u")
+# the bytes JSON text holds outside strings: a find made only of them may sit in a number
+_OUTSIDE = frozenset(b"{}[],:0123456789eE.+-truefalsn \t\r\n")
+# a configured value that reads as a number (an account number, a PIN-like key): it fires
+# only where it is not part of a longer number
+_NUMERIC = re.compile(rb"[0-9](?:[0-9 +\-.,:/]*[0-9])?")
 
 
-def _odd_backslashes_before(text: bytes, i: int) -> bool:
-    j = i - 1
-    while j >= 0 and text[j] == _BS:
-        j -= 1
-    return (i - 1 - j) % 2 == 1
-
-
-def _at_boundary(text: bytes, i: int) -> bool:
-    """True when text[i] starts a character of the JSON string, not the middle of an escape."""
-    if _odd_backslashes_before(text, i):
-        return False
-    # inside \\uXXXX: a real 'u' escape 1..4 bytes back with only hex digits in between
-    for k in range(1, 5):
-        p = i - k
-        if p < 1:
-            return True
-        if text[p] == _U:
-            return not _odd_backslashes_before(text, p)
-        if text[p] not in _HEX:
-            return True
-    return True
-
-
-def _overlaps(taken: list[tuple[int, int, str]], start: int, end: int) -> bool:
-    # taken is sorted by start and its spans never overlap: check the two neighbours
-    i = bisect.bisect_left(taken, (start,))
-    if i < len(taken) and taken[i][0] < end:
-        return True
-    return i > 0 and taken[i - 1][1] > start
-
-
-def _anchor_database(rules: tuple[Rule, ...]) -> Any:
-    """A compiled multi-pattern anchor scanner when hyperscan is installed, else None."""
-    try:
-        import hyperscan  # type: ignore[import-not-found,import-untyped,unused-ignore]
-    except ImportError:
-        return None
-    exprs = [re.escape(a) for r in rules for a in r.anchors]
-    if not exprs:
-        return None
-    flags = [hyperscan.HS_FLAG_CASELESS if r.caseless else 0 for r in rules for _ in r.anchors]
-    db = hyperscan.Database()
-    db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
-    return db
-
-
-def _escaped_forms(values: Iterable[str], depth: int = 3) -> tuple[bytes, ...]:
-    """Each value as it appears in JSON text: escaped once inside a string, and again for
-    each level of JSON text nested in a string (a value with ``"`` or ``\\`` changes form at
-    each level). Longest first, so the alternation takes the whole of the longest form."""
-    forms: set[bytes] = set()
+def _escaped_forms(values: Iterable[str], depth: int = 3) -> dict[bytes, str]:
+    """Each value as it appears in the decoded view of JSON text, by form: escaped once
+    inside a string, and again for each level of JSON text nested in a string (a value with
+    ``"`` or ``\\`` changes form at each level)."""
+    forms: dict[bytes, str] = {}
     for v in values:
         text = v
         for _ in range(depth):
             text = orjson.dumps(text).decode()[1:-1]
-            forms.add(text.encode())
-    return tuple(sorted(forms, key=lambda f: (-len(f), f)))
+            forms[text.encode()] = v
+            forms[decoded_view(text.encode()).text] = v
+    return forms
 
 
 @dataclass(frozen=True)
 class RedactionResult:
     data: bytes
     counts: dict[str, int]
+
+
+@dataclass
+class _Find:
+    start: int  # in the original text
+    end: int
+    vstart: int  # in the decoded view
+    vend: int
+    rule: int
+    secret: bytes
+    quote: bool = False  # a whole number, replaced by a quoted placeholder
 
 
 class Redactor:
@@ -135,80 +116,107 @@ class Redactor:
             else:
                 accepted.append(v)
         self.values = tuple(sorted(accepted, key=len, reverse=True))
+        self._forms = _escaped_forms(self.values)
         rules_: list[Rule] = []
-        if self.values:
-            escaped = _escaped_forms(self.values)
-            rules_.append(Rule("configured", b"|".join(map(re.escape, escaped)), 0, False, escaped))
+        if self._forms:
+            # longest first: the alternation takes the whole of a value another one begins
+            ordered = tuple(sorted(self._forms, key=lambda f: (-len(f), f)))
+            rules_.append(Rule("configured", b"|".join(map(re.escape, ordered)), 0, False, ordered))
         if rules:
-            rules_ += RULES
+            rules_ += builtin_rules()
         self._rules = tuple(rules_)
-        # plain scan: case-insensitive rules run on bytes.lower() with lower-case patterns,
-        # which keeps the regex engine on its fast literal-prefix search
-        self._search = [re.compile(r.pattern) for r in self._rules]
-        # anchored scan: the same patterns tried only where an anchor was found
-        self._match = [re.compile(r.pattern, re.IGNORECASE if r.caseless else 0) for r in self._rules]
-        # hyperscan (when installed) finds every anchor in one pass; plain `re` is the fallback
-        self._hs = _anchor_database(self._rules) if engine != "re" else None
-        self._anchors = [(i, len(a)) for i, r in enumerate(self._rules) for a in r.anchors]
-        self._hs_lock = threading.Lock()
+        self._configured = 0 if self._forms else -1
+        self._numeric = any(_NUMERIC.fullmatch(v.encode()) for v in self.values)
+        self._scanner = Scanner(self._rules, engine)
 
     @property
     def engine(self) -> str:
-        return "hyperscan" if self._hs is not None else "re"
-
-    def _spans_re(self, text: bytes) -> list[tuple[int, int, int]]:
-        """(rule index, start, end) of every match, rule by rule, left to right."""
-        lowered: bytes | None = None
-        out: list[tuple[int, int, int]] = []
-        for i, (rule, pat) in enumerate(zip(self._rules, self._search, strict=True)):
-            if rule.caseless and lowered is None:
-                lowered = text.lower()
-            hay = lowered if rule.caseless and lowered is not None else text
-            pos = 0
-            while (m := pat.search(hay, pos)) is not None:
-                out.append((i, *m.span(rule.group)))
-                pos = m.start() + 1
-        return out
-
-    def _spans_hs(self, text: bytes, db: Any) -> list[tuple[int, int, int]]:
-        starts: set[tuple[int, int]] = set()
-        anchors = self._anchors
-
-        def hit(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
-            rule, length = anchors[ident]
-            starts.add((rule, to - length))
-
-        with self._hs_lock:
-            db.scan(text, match_event_handler=hit)
-        out: list[tuple[int, int, int]] = []
-        for rule, start in sorted(starts):
-            m = self._match[rule].match(text, start)
-            if m is not None:
-                out.append((rule, *m.span(self._rules[rule].group)))
-        return out
+        return self._scanner.engine
 
     def placeholder(self, rule: str, secret: bytes) -> bytes:
         digest = hmac.new(self._key, secret, hashlib.sha256).hexdigest()[:12]
         return f"[REDACTED:{rule}:{digest}]".encode()
 
+    def _find(self, text: bytes, view: View, rule: int, vs: int, ve: int) -> _Find | None:
+        """The find at view[vs:ve] placed in the original text, or None when it is no secret
+        or would break the document."""
+        secret = view.text[vs:ve]
+        check = self._rules[rule].check
+        if ve <= vs or (check is not None and not check(secret)):
+            return None
+        if rule == self._configured:
+            value = self._forms[secret].encode()
+            if _NUMERIC.fullmatch(value) and continues_number(view.text, vs, ve):
+                return None
+            secret = value
+        start, end = view.original(vs), view.original(ve, end=True)
+        if not at_boundary(text, start):
+            return None
+        return _Find(start, end, vs, ve, rule, secret)
+
+    def _outside_strings(self, view: View, finds: list[_Find]) -> list[_Find]:
+        """Finds outside every string become whole numbers or are dropped. Only a find made
+        of the bytes JSON has outside strings needs the (whole-text) string scan."""
+        maybe = [f for f in finds if all(b in _OUTSIDE for b in view.text[f.vstart : f.vend])]
+        if not maybe:
+            return finds
+        spans = list(string_spans(view.text, max(f.vstart for f in maybe) + 1))
+        starts = [s for s, _ in spans]
+        out = [f for f in finds if f not in maybe]
+        for f in maybe:
+            i = bisect.bisect_right(starts, f.vstart) - 1
+            if i >= 0 and spans[i][0] < f.vstart and f.vend < spans[i][1]:
+                out.append(f)
+                continue
+            token = number_around(view.text, f.vstart, f.vend)
+            if token is not None:
+                out.append(
+                    _Find(view.original(token[0]), view.original(token[1]), *token, f.rule, f.secret, True)
+                )
+        return out
+
     def redact_json(self, text: bytes, counts: Counter[str] | None = None) -> bytes:
         """Redact serialised JSON (UTF-8 bytes as orjson writes them).
 
-        Every pattern scans the same original text; overlapping finds go to the rule listed
-        first, and the output is built in one pass.
+        Every pattern scans the same decoded view; overlapping finds become one placeholder,
+        named for the rule listed first. A numeric value left alone inside a longer number
+        may stand alone once a neighbouring secret is replaced: then the text is scanned again.
         """
         counts = counts if counts is not None else Counter()
-        spans = self._spans_hs(text, self._hs) if self._hs is not None else self._spans_re(text)
-        taken: list[tuple[int, int, str]] = []
-        for rule, start, end in spans:  # rule order first: overlaps go to the earlier rule
-            if end > start and _at_boundary(text, start) and not _overlaps(taken, start, end):
-                bisect.insort(taken, (start, end, self._rules[rule].name))
-        if not taken:
+        out = self._redact_once(text, counts)
+        while self._numeric and out != text:
+            text, out = out, self._redact_once(out, counts)
+        return out
+
+    def _redact_once(self, text: bytes, counts: Counter[str]) -> bytes:
+        # the text as it is, and (when it has escapes to decode) as decoded: which reading is
+        # right depends on whether a string holds JSON text, so both are scanned
+        finds: list[_Find] = []
+        decoded = decoded_view(text)
+        for view in (View(text), decoded) if decoded.marks else (decoded,):
+            found = [
+                f for r, vs, ve in self._scanner.spans(view.text) if (f := self._find(text, view, r, vs, ve))
+            ]
+            finds += self._outside_strings(view, found) if found else ()
+        if not finds:
             return text
+        finds.sort(key=lambda f: (f.start, f.rule))
         pieces: list[bytes] = []
         last = 0
-        for start, end, name in taken:
-            pieces += (text[last:start], self.placeholder(name, text[start:end]))
+        i = 0
+        while i < len(finds):
+            group = [finds[i]]
+            end = finds[i].end
+            i += 1
+            while i < len(finds) and finds[i].start < end:  # overlapping: one placeholder
+                group.append(finds[i])
+                end = max(end, finds[i].end)
+                i += 1
+            first = min(group, key=lambda f: f.rule)
+            secret = first.secret if len(group) == 1 else text[group[0].start : end]
+            name = self._rules[first.rule].name
+            mark = self.placeholder(name, secret)
+            pieces += (text[last : group[0].start], b'"' + mark + b'"' if first.quote else mark)
             counts[name] += 1
             last = end
         pieces.append(text[last:])

@@ -1,79 +1,23 @@
 """Built-in secret rules for coding transcripts, as data.
 
 Each rule: name, a bytes pattern over serialised JSON text, the group holding the secret,
-whether it matches case-insensitively, and the literal anchors every match starts with (a
-multi-pattern scanner looks for the anchors; the pattern then runs only where one is found).
+whether it matches case-insensitively, the literal anchors every match starts with (a
+multi-pattern scanner looks for the anchors; the pattern then runs only where one is found;
+a rule without anchors is a plain scan), and an optional check on the secret found.
 Patterns never cross a JSON string boundary: their classes exclude ``"`` and ``\\``, or take
 an escape sequence whole. Rule names avoid words like "secret" or "token", so a placeholder
 never looks like a KEY=VALUE line.
+
+The table is built when a ``Redactor`` is made, not when this module is imported, so a
+changed rule (a test's, or a mutation tester's) takes effect in the next redactor.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["RULES", "Rule"]
-
-# a double quote as the JSON text shows it: `"`, or escaped as `\"` inside a string, `\\\"` in
-# JSON text nested in a string, and so on
-_Q = rb'(?:\\\\)*\\?"'
-# the optional quote that opens a value: ' or ` (group `q`, so the value stops at the closing
-# quote and leaves it in place) or an escaped double quote (the value stops at its backslash)
-_OPEN = rb"""(?:(?P<q>['`])|(?:\\\\)*\\")?"""
-# one more byte of a value: inside '…' or `…` the closing quote ends it; a backquote ends an
-# unquoted value too (in a shell it would start a command, in Markdown it closes `code`)
-_VQ = rb"(?(q)[^\s\"\\'`]|[^\s\"\\`])"
-# the first byte of a value: not a variable, a placeholder, a call, the next flag, nor what
-# closes a structure (`-p \"}` at the end of JSON text nested in a string is no password)
-_FIRST = rb"[^\s\"\\\[$'`{(<\-}\]),]"
-# the rest of one shell command (JSON escapes taken whole, so `\"` never ends a string early)
-_CMD = rb'(?:[^"\\;|&]|\\[^n]){0,300}?'
-# a value the shape of a metavar or a word in prose (`--token TOKEN`, `--password option`)
-_NOT_PLACEHOLDER = (
-    rb"(?!(?:[A-Z][A-Z_-]*|(?:flag|option|argument|parameter|instead|value)s?)[,.;:)]?(?:[\s\"\\`]|$))"
-)
-_KEYWORDS = (
-    b"passw",
-    b"passphrase",
-    b"mysql_pwd",
-    b"secret",
-    b"token",
-    b"api_key",
-    b"api-key",
-    b"apikey",
-    b"access_key",
-    b"accesskey",
-    b"private_key",
-    b"credential",
-    b"auth_",
-    b"authorization",
-)
-
-
-# flag names ending in a secret word, grouped by a shared literal start (one scan each)
-_FLAG_WORDS = (
-    (b"pass", (b"word", b"wd", b"phrase")),
-    (b"token", (b"",)),
-    (b"secret", (b"", b"-key", b"_key", b"-access-key", b"_access_key")),
-    (b"api", (b"-key", b"_key", b"key")),
-)
-
-
-def _ends_flag(word: bytes) -> bytes:
-    """After ``-<word>``: it ends a flag name (``--word``, ``-word``, ``--db-word``, up to 24
-    bytes before the word) that is not a yes/no switch (``--no-password``,
-    ``--ask-vault-password``). A hyphenated word of prose (``per-token cost``) has no leading
-    dash and is no flag. Python's lookbehinds are fixed-width: one per length."""
-    start = rb"[\s\"'`=(]"
-    after = [start + b"-", start + b"--"]
-    after += [start + d + rb"[a-z0-9_-]{%d}-" % n for d in (b"-", b"--") for n in range(1, 25)]
-    switch = (b"-no-", b"ask-", b"ask-vault-", b"prompt-", b"show-")
-    return (
-        b"(?:"
-        + b"|".join(b"(?<=" + a + word + b")" for a in after)
-        + b")"
-        + b"".join(b"(?<!" + w + word + b")" for w in switch)
-    )
+__all__ = ["Rule", "builtin_rules"]
 
 
 @dataclass(frozen=True)
@@ -83,183 +27,308 @@ class Rule:
     group: int
     caseless: bool
     anchors: tuple[bytes, ...]
+    check: Callable[[bytes], bool] | None = None
 
 
-RULES: tuple[Rule, ...] = (
-    Rule(
-        "key_block",
-        rb"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----(?:[^\"\\]|\\.)*?"
-        rb"(?:-----END[A-Z ]{0,40}PRIVATE KEY-----|(?=\"))",
-        0,
-        False,
-        (b"-----BEGIN",),
-    ),
-    Rule(
-        "github",
-        rb"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})",
-        0,
-        False,
-        (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
-    ),
-    Rule(
-        "gitlab",
-        rb"gl(?:pat|dt|rt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,255}",
-        0,
-        False,
-        (b"glpat-", b"gldt-", b"glrt-", b"glptt-", b"glft-", b"glsoat-"),
-    ),
-    Rule("anthropic", rb"sk-ant-[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-ant-",)),
-    Rule("openai", rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-",)),
-    Rule(
-        "aws",
-        rb"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16,20}",
-        0,
-        False,
-        (b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"ANPA", b"ANVA", b"AIPA"),
-    ),
-    Rule("slack", rb"(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,255}", 0, False, (b"xox", b"xapp-")),
-    Rule(
-        "slack",
-        rb"hooks\.slack\.com/services/[A-Za-z0-9/]{20,255}",
-        0,
-        False,
-        (b"hooks.slack.com/services/",),
-    ),
-    Rule("jwt", rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, False, (b"eyJ",)),
-    Rule("forgejo", rb"authorization: ?token ([0-9a-f]{40})", 1, True, (b"authorization",)),
-    Rule("url_userinfo", rb"://[^\s\"\\/:@]{1,200}:([^\s\"\\/@\[][^\s\"\\/@]{0,199})@", 1, False, (b"://",)),
-    Rule("bearer", rb"(?:bearer|basic) +([a-z0-9._~+/=\-]{16,})", 1, True, (b"bearer", b"basic")),
-    # KEY=VALUE lines (quoted or not: shell, .env, YAML, headers) and "key": "value" JSON
-    # fields, also as JSON text inside a string, with a secret-looking key (Forgejo's
-    # token=<hex> and the apiKey of /config/providers included). A value that is a call or a
-    # generic type (`password = input()`, `token: Optional[str]`) is code, not a secret. One
-    # pattern per keyword keeps each plain-regex scan on the engine's literal-prefix search
-    *(
+@dataclass(frozen=True)
+class _Parts:
+    """Pattern pieces shared by several rules (made by ``_parts``)."""
+
+    quote: bytes
+    open: bytes
+    more: bytes
+    first: bytes
+    cmd: bytes
+    line_start: bytes
+    not_placeholder: bytes
+
+
+def _parts() -> _Parts:
+    return _Parts(
+        # a double quote as the JSON text shows it: `"`, or escaped as `\"` inside a string,
+        # `\\\"` in JSON text nested in a string, and so on
+        quote=rb'(?:\\\\)*\\?"',
+        # the optional quote that opens a value: ' or ` (group `q`, so the value stops at the
+        # closing quote and leaves it in place) or an escaped double quote (the value stops
+        # at its backslash)
+        open=rb"""(?:(?P<q>['`])|(?:\\\\)*\\")?""",
+        # one more byte of a value: inside '…' or `…` the closing quote ends it; a backquote
+        # ends an unquoted value too (in a shell it would start a command, in Markdown it
+        # closes code)
+        more=rb"(?(q)[^\s\"\\'`]|[^\s\"\\`])",
+        # the first byte of a value: not a variable, a placeholder, a call, the next flag, nor
+        # what closes a structure (`-p \"}` at the end of JSON text nested in a string)
+        first=rb"[^\s\"\\\[$'`{(<\-}\]),]",
+        # the rest of one shell command (JSON escapes taken whole, so `\"` never ends a
+        # string early, and `\n` ends the command)
+        cmd=rb'(?:[^"\\;|&]|\\[^n]){0,300}?',
+        # the start of a line in multi-line text: a `\n`, `\t` or `\r` escape in the JSON text
+        line_start=rb"\\[ntr]",
+        # a value the shape of a metavar or a word in prose (`--token TOKEN`, `--password option`)
+        not_placeholder=(
+            rb"(?!(?:[A-Z][A-Z_-]*|(?:flag|option|argument|parameter|instead|value)s?)[,.;:)]?(?:[\s\"\\`]|$))"
+        ),
+    )
+
+
+def _ends_flag(word: bytes, p: _Parts) -> bytes:
+    """After ``-<word>``: it ends a flag name (``--word``, ``-word``, ``--db-word``, up to 24
+    bytes before the word) that is not a yes/no switch (``--no-password``,
+    ``--ask-vault-password``). A hyphenated word of prose (``per-token cost``) has no leading
+    dash and is no flag. Python's lookbehinds are fixed-width: one per length."""
+    starts = (rb"[\s\"'`=(]", p.line_start)
+    after = [s + d for s in starts for d in (b"-", b"--")]
+    after += [s + d + rb"[a-z0-9_-]{%d}-" % n for s in starts for d in (b"-", b"--") for n in range(1, 25)]
+    switch = (b"-no-", b"ask-", b"ask-vault-", b"prompt-", b"show-")
+    return (
+        b"(?:"
+        + b"|".join(b"(?<=" + a + word + b")" for a in after)
+        + b")"
+        + b"".join(b"(?<!" + w + word + b")" for w in switch)
+    )
+
+
+def _word_start(word: bytes, p: _Parts) -> bytes:
+    """``word`` as a command name: not the end of a longer name (``xmysql``, ``my.curl``),
+    unless what comes before is the start of a line."""
+    return word + rb"(?:(?<![\w.-]" + word + rb")|(?<=" + p.line_start + word + rb"))"
+
+
+def _random_like(secret: bytes) -> bool:
+    """A 40-character run that looks generated (an AWS secret access key), not a path, a
+    word or a hex digest: upper and lower case and digits, many distinct characters, few
+    slashes."""
+    return (
+        any(65 <= b <= 90 for b in secret)
+        and any(97 <= b <= 122 for b in secret)
+        and any(48 <= b <= 57 for b in secret)
+        and len(set(secret)) >= 20
+        and secret.count(b"/") <= 3
+    )
+
+
+def _token_rules() -> list[Rule]:
+    """Secrets recognised by their own shape."""
+    return [
         Rule(
-            "assignment",
-            word
-            + rb"[a-z0-9_]{0,30}(?:"
-            + _Q
-            + rb" {0,3}: {0,3}"
-            + _Q
-            + rb"| {0,3}[=:] {0,3}"
-            + _OPEN
-            + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.]*[(\[])([^\s\"\\\[$'`{(<]"
-            + _VQ
-            + rb"{5,})",
-            2,
-            True,
-            (word,),
-        )
-        for word in _KEYWORDS
-    ),
-    # space-separated flags: `--password X`, `--db-password 'X'`, `-token X` (Go style),
-    # `--api-key=X`. The match starts at the dash before the keyword (one literal scan per
-    # keyword); the lookbehinds check it ends a flag name and is not a yes/no switch
-    # (`--no-password`, `--ask-vault-password`). `--password-file PATH` is no match: the
-    # keyword has to end the flag name. Case-sensitive, so a metavar (`--token TOKEN`) is told
-    # from a value
-    *(
+            "key_block",
+            rb"-----BEGIN[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^\"\\]|\\.)*?"
+            rb"(?:-----END[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?=\"))",
+            0,
+            False,
+            (b"-----BEGIN",),
+        ),
         Rule(
-            "flag",
-            b"-"
-            + prefix
-            + b"(?:"
-            + b"|".join(rest + _ends_flag(prefix + rest) for rest in rests)
-            + rb")(?: {1,3}|=)"
-            + _OPEN
-            + _NOT_PLACEHOLDER
-            + rb"("
-            + _FIRST
-            + _VQ
-            + rb"{5,})",
+            "github",
+            rb"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})",
+            0,
+            False,
+            (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
+        ),
+        Rule(
+            "gitlab",
+            rb"gl(?:pat|dt|rt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,255}",
+            0,
+            False,
+            (b"glpat-", b"gldt-", b"glrt-", b"glptt-", b"glft-", b"glsoat-"),
+        ),
+        Rule("anthropic", rb"sk-ant-[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-ant-",)),
+        Rule("openai", rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-",)),
+        Rule(
+            "aws",
+            rb"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16,20}",
+            0,
+            False,
+            (b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"ANPA", b"ANVA", b"AIPA"),
+        ),
+        Rule("slack", rb"(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,255}", 0, False, (b"xox", b"xapp-")),
+        Rule(
+            "slack",
+            rb"hooks\.slack\.com/services/[A-Za-z0-9/]{20,255}",
+            0,
+            False,
+            (b"hooks.slack.com/services/",),
+        ),
+        Rule(
+            "jwt", rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, False, (b"eyJ",)
+        ),
+        # a bare AWS secret access key: exactly 40 base64 characters standing alone (a line
+        # start `\n` before it counts as standing alone), that look generated
+        Rule(
+            "aws_secret",
+            rb"(?:(?<![A-Za-z0-9/+])|(?<=\\[ntr]))[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+            0,
+            False,
+            (),
+            _random_like,
+        ),
+    ]
+
+
+def _context_rules(p: _Parts) -> list[Rule]:
+    """Secrets recognised by what stands before them: a header, a URL, a key, a flag."""
+    keywords = (
+        b"passw",
+        b"passphrase",
+        b"mysql_pwd",
+        b"secret",
+        b"token",
+        b"api_key",
+        b"api-key",
+        b"apikey",
+        b"access_key",
+        b"accesskey",
+        b"private_key",
+        b"credential",
+        b"auth_",
+        b"authorization",
+    )
+    # flag names ending in a secret word, grouped by a shared literal start (one scan each)
+    flag_words = (
+        (b"pass", (b"word", b"wd", b"phrase")),
+        (b"token", (b"",)),
+        (b"secret", (b"", b"-key", b"_key", b"-access-key", b"_access_key")),
+        (b"api", (b"-key", b"_key", b"key")),
+    )
+    return [
+        Rule("forgejo", rb"authorization: ?token ([0-9a-f]{40})", 1, True, (b"authorization",)),
+        # the password in scheme://user:password@host, the user may be empty (redis://:pw@h)
+        # and the password may hold `/` and `@`: it ends at the `@` before a host name (or
+        # [IPv6]) with an optional port that ends the authority. `host:8080/…@…` is a port
+        # and a path, not a password
+        Rule(
+            "url_userinfo",
+            rb"://[^\s\"\\/:@]{0,200}:(?!\d{1,5}/)([^\s\"\\\[][^\s\"\\]{0,199}?)@"
+            rb"(?=(?:[A-Za-z0-9._~%\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?(?![A-Za-z0-9._~%:@\-]))",
+            1,
+            False,
+            (b"://",),
+        ),
+        Rule("bearer", rb"(?:bearer|basic) +([a-z0-9._~+/=\-]{16,})", 1, True, (b"bearer", b"basic")),
+        # KEY=VALUE lines (quoted or not: shell, .env, YAML, headers) and "key": "value" JSON
+        # fields, also as JSON text inside a string, with a secret-looking key (Forgejo's
+        # token=<hex> and the apiKey of /config/providers included). A value that is a call or
+        # a generic type (`password = input()`, `token: Optional[str]`) is code, not a secret.
+        # One pattern per keyword keeps each plain-regex scan on the literal-prefix search
+        *(
+            Rule(
+                "assignment",
+                word
+                + rb"[a-z0-9_]{0,30}(?:"
+                + p.quote
+                + rb" {0,3}: {0,3}"
+                + p.quote
+                + rb"| {0,3}[=:] {0,3}"
+                + p.open
+                + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.]*[(\[])([^\s\"\\\[$'`{(<]"
+                + p.more
+                + rb"{5,})",
+                2,
+                True,
+                (word,),
+            )
+            for word in keywords
+        ),
+        # space-separated flags: `--password X`, `--db-password 'X'`, `-token X` (Go style),
+        # `--api-key=X`. The match starts at the dash before the keyword; the lookbehinds check
+        # it ends a flag name and is not a yes/no switch. `--password-file PATH` is no match:
+        # the keyword has to end the flag name. Case-sensitive, so a metavar (`--token TOKEN`)
+        # is told from a value
+        *(
+            Rule(
+                "flag",
+                b"-"
+                + prefix
+                + b"(?:"
+                + b"|".join(rest + _ends_flag(prefix + rest, p) for rest in rests)
+                + rb")(?: {1,3}|=)"
+                + p.open
+                + p.not_placeholder
+                + rb"("
+                + p.first
+                + p.more
+                + rb"{5,})",
+                2,
+                False,
+                (b"-" + prefix,),
+            )
+            for prefix, rests in flag_words
+        ),
+    ]
+
+
+def _command_rules(p: _Parts) -> list[Rule]:
+    """Short options that take a password, for the commands where they do (elsewhere `-p` is
+    a port, a protocol or "parents"): `mysql -pX` (attached only: `-p X` prompts and X is
+    the database), `docker|podman|… login -p X`, `sshpass -p X`, `redis-cli -a X`,
+    `curl -u user:X`, `openssl … -passin pass:X`."""
+    value = p.open + rb"(" + p.first + p.more + rb"*)"
+    login_commands = (
+        b"docker",
+        b"podman",
+        b"nerdctl",
+        b"buildah",
+        b"skopeo",
+        b"oras",
+        b"registry",
+        b"cf",
+        b"oc",
+        b"az",
+    )
+    logins = b"|".join(rb"(?<=" + c + rb" login)" for c in login_commands)
+    return [
+        Rule(
+            "command",
+            _word_start(b"mysql", p) + rb"[a-z_-]*(?= )" + p.cmd + rb" -p" + value,
             2,
             False,
-            (b"-" + prefix,),
-        )
-        for prefix, rests in _FLAG_WORDS
-    ),
-    # short options that take a password, for the commands where they do (elsewhere `-p`
-    # is a port, a protocol or "parents"): `mysql -pX` (attached only: `-p X` prompts and X is
-    # the database), `docker|podman|… login -p X`, `sshpass -p X`, `redis-cli -a X`,
-    # `curl -u user:X`, `openssl … -passin pass:X`
-    Rule(
-        "command",
-        rb"mysql(?<![\w.-]mysql)[a-z_-]*(?= )" + _CMD + rb" -p" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
-        2,
-        False,
-        (b"mysql",),
-    ),
-    Rule(
-        "command",
-        rb"mariadb(?<![\w.-]mariadb)[a-z_-]*(?= )" + _CMD + rb" -p" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
-        2,
-        False,
-        (b"mariadb",),
-    ),
-    Rule(
-        "command",
-        rb"login(?:"
-        + b"|".join(
-            rb"(?<=" + c + rb" login)"
-            for c in (
-                b"docker",
-                b"podman",
-                b"nerdctl",
-                b"buildah",
-                b"skopeo",
-                b"oras",
-                b"registry",
-                b"cf",
-                b"oc",
-                b"az",
-            )
-        )
-        + rb") "
-        + _CMD
-        + rb"(?<= )-p(?: {1,3}|=)?"
-        + _OPEN
-        + rb"("
-        + _FIRST
-        + _VQ
-        + rb"*)",
-        2,
-        False,
-        (b"login",),
-    ),
-    Rule(
-        "command",
-        rb"sshpass(?: +-[ev])* +-p *" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
-        2,
-        False,
-        (b"sshpass",),
-    ),
-    Rule(
-        "command",
-        rb"redis-cli " + _CMD + rb"(?<= )(?:-a|--pass) +" + _OPEN + rb"(" + _FIRST + _VQ + rb"*)",
-        2,
-        False,
-        (b"redis-cli",),
-    ),
-    Rule(
-        "command",
-        rb"curl(?<![\w.-]curl) "
-        + _CMD
-        + rb"(?<= )(?:-[uU] *|--(?:proxy-)?user(?: +|=))"
-        + _OPEN
-        + rb"[^\s\"\\:'`]*:("
-        + _FIRST
-        + _VQ
-        + rb"*)",
-        2,
-        False,
-        (b"curl",),
-    ),
-    Rule(
-        "command",
-        rb"-pass(?:in|out)? +" + _OPEN + rb"pass:(" + _FIRST + _VQ + rb"*)",
-        2,
-        False,
-        (b"-pass",),
-    ),
-)
+            (b"mysql",),
+        ),
+        Rule(
+            "command",
+            _word_start(b"mariadb", p) + rb"[a-z_-]*(?= )" + p.cmd + rb" -p" + value,
+            2,
+            False,
+            (b"mariadb",),
+        ),
+        Rule(
+            "command",
+            rb"login(?:" + logins + rb") " + p.cmd + rb"(?<= )-p(?: {1,3}|=)?" + value,
+            2,
+            False,
+            (b"login",),
+        ),
+        Rule("command", rb"sshpass(?: +-[ev])* +-p *" + value, 2, False, (b"sshpass",)),
+        Rule(
+            "command", rb"redis-cli " + p.cmd + rb"(?<= )(?:-a|--pass) +" + value, 2, False, (b"redis-cli",)
+        ),
+        Rule(
+            "command",
+            _word_start(b"curl", p)
+            + b" "
+            + p.cmd
+            + rb"(?<= )(?:-[uU] *|--(?:proxy-)?user(?: +|=))"
+            + p.open
+            + rb"[^\s\"\\:'`]*:("
+            + p.first
+            + p.more
+            + rb"*)",
+            2,
+            False,
+            (b"curl",),
+        ),
+        Rule(
+            "command",
+            rb"-pass(?:in|out)? +" + p.open + rb"pass:(" + p.first + p.more + rb"*)",
+            2,
+            False,
+            (b"-pass",),
+        ),
+    ]
+
+
+def builtin_rules() -> tuple[Rule, ...]:
+    """Every built-in rule, in priority order: where two finds overlap, the placeholder
+    covers both and is named for the rule listed first."""
+    parts = _parts()
+    return (*_token_rules(), *_context_rules(parts), *_command_rules(parts))

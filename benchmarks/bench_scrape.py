@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from archiver.metrics import TOKEN_KINDS
 from telemetry.settings import Settings
 from telemetry.store import aggregates
 from telemetry.store.db import make_engine, session_scope
@@ -139,7 +140,7 @@ def _fixed(engine: Any, now: datetime) -> None:
                 labels = {"agent": f"agent{a}", "model": f"model{m}"}
                 aggregates.bump(db, "session_cost_usd_total", labels, 1.5)
                 aggregates.bump(db, "agent_run_cost_usd_total", labels, 0.5)
-                for kind in ("input", "output", "reasoning", "cache_read", "cache_write"):
+                for kind in TOKEN_KINDS:
                     aggregates.bump(db, "session_tokens_total", {**labels, "kind": kind}, 1000)
                     aggregates.bump(db, "agent_run_tokens_total", {**labels, "kind": kind}, 1000)
             aggregates.bump(db, "sessions_archived_total", {"agent": f"agent{a}"}, 100)

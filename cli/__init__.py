@@ -6,6 +6,7 @@ from cli import (
     archive,  # noqa: F401
     detect,  # noqa: F401
     doctor,  # noqa: F401
+    fleet,  # noqa: F401  (after queries: shares its options)
     imports,  # noqa: F401  (after archive: shares its `import` group)
     prune,  # noqa: F401
     queries,  # noqa: F401

@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 
 import orjson
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.markup import escape
 from sqlalchemy.engine import Engine
@@ -44,6 +44,8 @@ app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
+# Piped output is data: wide enough that rich never wraps a cell or cuts it with "…".
+_PIPED_WIDTH = 100_000
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -53,6 +55,9 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def print_json(data: Any) -> None:
+    """JSON on stdout; a typed answer prints as its model dumps (the API's `response_model`)."""
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json", exclude_unset=True)
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
 
 
@@ -63,6 +68,8 @@ def _root(
     database_url: Annotated[str | None, typer.Option(help="OCTEL_DATABASE_URL: the store.")] = None,
     archive_dir: Annotated[Path | None, typer.Option(help="OCTEL_ARCHIVE_DIR: archive files.")] = None,
 ) -> None:
+    if not console.is_terminal:
+        console.width = _PIPED_WIDTH
     overrides: dict[str, Any] = {}
     if data_dir is not None:
         overrides["data_dir"] = data_dir

@@ -25,6 +25,7 @@ from cli.app import (
     print_json,
     settings_of,
 )
+from cli.output import JsonOpt
 from telemetry.archiving import archive_session_tree_async, redactor_for
 from telemetry.services.indexing import IndexStats, index_records
 from telemetry.store.db import session_scope
@@ -35,7 +36,6 @@ __all__ = ["import_app"]
 import_app = command_group("import", "Bring existing data into the store.")
 
 _SESSION_ID = re.compile(r"^ses_[A-Za-z0-9]{1,100}$")
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ServerOpt = Annotated[str | None, typer.Option("--server", help="OpenCode URL (OCTEL_OPENCODE_URL).")]
 
 

@@ -1,11 +1,12 @@
 """`octel detect FILE|DIR|SESSION_ID` and `octel detect --eval DIR`.
 
-FILE is an archive file (any version, read by the archiver's reader), a recorded run
-(`{messages: {sid: [...]}, status_samples, events}`), or a bare message list of either OpenCode
-API generation. DIR scores every such file in it; with `--eval`, DIR is a labelled corpus
-(`NAME.label.json` beside `NAME.json`, or naming its session file) and the command prints each
-detector's precision, recall and detection delay. Anything else is looked up as an archived
-session id in the store.
+FILE is any shape a session is kept in (`archiver.convert_read`): an archive file, a recorded
+run, an `opencode export`, an `opencode run --format json` log, an event capture, a message list.
+A file with no messages gets no verdict; one that is no session is refused (exit 2), or skipped
+with a note when it is one file of a folder. DIR scores every such file in it; with `--eval`,
+DIR is a labelled corpus (`NAME.label.json` beside `NAME.json`, or naming its session file) and
+the command prints each detector's precision, recall and detection delay. Anything else is looked
+up as an archived session id in the store.
 """
 
 from __future__ import annotations
@@ -20,20 +21,14 @@ import typer
 from rich.progress import track
 from rich.table import Column, Table
 
-from archiver.convert import (
-    Converted,
-    from_fixture,
-    from_opencode,
-    permissions_from_opencode,
-    status_from_opencode,
-)
-from archiver.files import upgrade
+from archiver.convert import Converted
+from archiver.convert_read import NotASession, read_session
 from cli.app import app, console, err_console, fail, print_json, settings_of
 from cli.tables import read_store
 from detectors import REGISTRY, Finding, Thresholds, score, worst_verdict
 from detectors.evaluation import Evaluation, LabelledRun, evaluate
 from telemetry.queries.sessions import get_session
-from telemetry.queries.turns import archive_file
+from telemetry.queries.turns import archive_location
 
 __all__ = ["CorpusError", "detect", "load_corpus", "load_stream"]
 
@@ -44,36 +39,30 @@ class CorpusError(ValueError):
     """A file could not be read as a session or a label; the message says which and why."""
 
 
-def _read_json(path: Path) -> Any:
+def _read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
-        return json.loads(raw)
-    except (OSError, ValueError, EOFError) as e:
+        return raw.decode("utf-8", errors="replace")
+    except (OSError, EOFError) as e:
         raise CorpusError(f"cannot read {path}: {e}") from None
 
 
-def _from_doc(doc: Any, session_id: str | None) -> Converted:
-    if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and "info" not in doc:
-        try:  # an archive document, of any version
-            doc = upgrade(dict(doc))
-        except (ValueError, TypeError, AttributeError):
-            return from_fixture(doc.get("messages"))
-        sid = session_id or doc.get("session_id")
-        sid = sid if isinstance(sid, str) else None
-        events = doc.get("permission_events") or []
-        return Converted(
-            from_opencode(doc.get("messages"), events=events, session_id=sid),
-            status_from_opencode(doc.get("status_history") or [], session_id=sid),
-            permissions_from_opencode(events, session_id=sid),
-        )
-    return from_fixture(doc, session_id)
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except ValueError as e:
+        raise CorpusError(f"cannot read {path}: {e}") from None
 
 
 def load_stream(path: Path, session_id: str | None = None) -> Converted:
-    """The normalised stream of one file (archive, recorded run, or message list)."""
-    return _from_doc(_read_json(path), session_id)
+    """The normalised stream of one file: an archive, a recorded run, an `opencode export`, a
+    `opencode run --format json` log, an event capture or a message list."""
+    try:
+        return read_session(_read_text(path), session_id)
+    except NotASession as e:
+        raise CorpusError(f"{path} is not a session: {e}") from None
 
 
 def load_corpus(folder: Path, *, progress: bool = False) -> list[LabelledRun]:
@@ -98,11 +87,23 @@ def load_corpus(folder: Path, *, progress: bool = False) -> list[LabelledRun]:
     return runs
 
 
+_SESSION_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".log")
+
+
+def _result_or_skip(path: Path, session: str | None, th: Thresholds, show_all: bool) -> dict[str, Any]:
+    """A file of a folder; one that is not a session is reported and skipped, not fatal."""
+    try:
+        return _result(str(path), load_stream(path, session), th, show_all)
+    except CorpusError as e:
+        err_console.print(f"skipped: {e}", highlight=False)
+        return {"source": str(path), "messages": 0, "verdict": None, "reason": str(e), "findings": []}
+
+
 def _session_files(folder: Path) -> list[Path]:
     return sorted(
         p
         for p in folder.iterdir()
-        if p.is_file() and p.name.endswith((".json", ".json.gz")) and not p.name.endswith(".label.json")
+        if p.is_file() and p.name.endswith(_SESSION_SUFFIXES) and not p.name.endswith(".label.json")
     )
 
 
@@ -117,7 +118,12 @@ def _summary(f: Finding) -> str:
     return " ".join(bits)
 
 
+NO_MESSAGES = "no messages in it: nothing to judge"
+
+
 def _result(source: str, stream: Converted, th: Thresholds, include_healthy: bool) -> dict[str, Any]:
+    if not stream.messages:  # no verdict at all: "healthy" would claim a run was seen and judged
+        return {"source": source, "messages": 0, "verdict": None, "reason": NO_MESSAGES, "findings": []}
     found = score(stream.messages, status=stream.status, permissions=stream.permissions, thresholds=th,
                   include_healthy=True)  # fmt: skip
     return {
@@ -130,6 +136,9 @@ def _result(source: str, stream: Converted, th: Thresholds, include_healthy: boo
 
 def _print_results(results: list[dict[str, Any]]) -> None:
     for r in results:
+        if r["verdict"] is None:
+            console.print(f"[bold]{r['source']}[/]: no verdict ({r['reason']})")
+            continue
         colour = _COLOUR[r["verdict"]]
         console.print(f"[bold]{r['source']}[/] ({r['messages']} messages): [{colour}]{r['verdict']}[/]")
         if not r["findings"]:
@@ -218,7 +227,7 @@ def detect(
                 fail(f"no .json files in {target}", 2)
             quiet = as_json or not err_console.is_terminal
             items = track(files, description="scoring", console=err_console, transient=True, disable=quiet)
-            results = [_result(str(p), load_stream(p, session), th, show_all) for p in items]
+            results = [_result_or_skip(p, session, th, show_all) for p in items]
         elif path.is_file():
             results = [_result(str(path), load_stream(path, session), th, show_all)]
         else:
@@ -236,7 +245,8 @@ def _stored_session(ctx: typer.Context, session_id: str) -> Converted:
         got = get_session(db, session_id)
     if got is None:
         fail(f"{session_id!r} is neither a file, a folder nor an archived session id", 2)
-    path = archive_file(settings_of(ctx).archives, got["session"]["archive_path"])
-    if not path.is_file():
-        fail(f"the archive of session {session_id} is not there ({path})")
+    stored = got["session"]["archive_path"]
+    path = archive_location(settings_of(ctx).archives, stored)
+    if path is None or not path.is_file():
+        fail(f"the archive of session {session_id} is not there ({stored})")
     return load_stream(path, session_id)

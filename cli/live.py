@@ -5,9 +5,18 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from cli.app import console, fail, print_json
+from cli.app import console, fail
+from cli.output import Output, emit
 from cli.tables import dash, money, num
-from telemetry.queries.live import LOUDEST_FIRST, LiveSessionOut, age_text, get_live, list_live, live_tree
+from telemetry.queries.live import (
+    LOUDEST_FIRST,
+    LivePage,
+    LiveSessionOut,
+    age_text,
+    get_live,
+    list_live,
+    live_tree,
+)
 from telemetry.timeutil import utcnow
 
 __all__ = ["print_live_list", "print_live_session", "print_live_tree"]
@@ -29,13 +38,14 @@ def _state(r: LiveSessionOut) -> str:
     return f"[{_COLOUR.get(r.state, 'white')}]{r.state}[/]"
 
 
-def print_live_list(db: object, state: str | None, as_json: bool) -> None:
+def print_live_list(db: object, state: str | None, output: Output) -> None:
     if state is not None and state not in LOUDEST_FIRST:
         fail(f"--state must be one of {', '.join(LOUDEST_FIRST)}, not {state!r}", 2)
     page = list_live(db, utcnow(), state=state)  # type: ignore[arg-type]
-    if as_json:
-        print_json(page.model_dump(mode="json"))
-        return
+    emit(output, page, page.items, lambda: _list_table(page))
+
+
+def _list_table(page: LivePage) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in page.counts.items() if v)
     table = Table(title=f"live sessions ({counts or 'none'})", title_justify="left")
     width = max((len(r.session_id) for r in page.items), default=7)
@@ -58,14 +68,16 @@ def print_live_list(db: object, state: str | None, as_json: bool) -> None:
     console.print(table)
 
 
-def print_live_session(db: object, session_id: str, as_json: bool) -> bool:
+def print_live_session(db: object, session_id: str, output: Output) -> bool:
     """Print a live session; False when it is not live either."""
     r = get_live(db, session_id, utcnow())  # type: ignore[arg-type]
     if r is None:
         return False
-    if as_json:
-        print_json({"live": r.model_dump(mode="json")})
-        return True
+    emit(output, {"live": r.model_dump(mode="json")}, [r], lambda: _session(r))
+    return True
+
+
+def _session(r: LiveSessionOut) -> None:
     console.print(f"[bold]{escape(r.session_id)}[/] {_state(r)}: {escape(r.explanation)}", highlight=False)
     t = Table(show_header=False, box=None)
     for k, v in (("title", r.title), ("server", r.server), ("agent", r.agent), ("model", r.model),
@@ -77,17 +89,18 @@ def print_live_session(db: object, session_id: str, as_json: bool) -> bool:
     for f in r.findings:
         det = escape(str(f.get("detector")))
         console.print(f"  finding [bold]{det}[/]: {f.get('verdict')}", highlight=False)
-    return True
 
 
-def print_live_tree(db: object, session_id: str, as_json: bool) -> bool:
+def print_live_tree(db: object, session_id: str, output: Output) -> bool:
     rows = live_tree(db, session_id, utcnow())  # type: ignore[arg-type]
     if not rows:
         return False
-    if as_json:
-        print_json({"live": True, "sessions": [{"depth": d, **r.model_dump(mode="json")} for d, r in rows]})
-        return True
+    nodes = [{"depth": d, **r.model_dump(mode="json")} for d, r in rows]
+    emit(output, {"live": True, "sessions": nodes}, nodes, lambda: _tree(rows))
+    return True
+
+
+def _tree(rows: list[tuple[int, LiveSessionOut]]) -> None:
     for depth, r in rows:
         line = f"{'  ' * depth}{escape(r.session_id)} {_state(r)} {escape(r.explanation)}"
         console.print(line, highlight=False)
-    return True

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 from rich.table import Table
 
 from cli.app import app, console, fail, open_store, print_json, settings_of
+from cli.output import JsonOpt, Output, emit, output_options
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
+from telemetry.queries.fleet_models import RunAdded, RunPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.runs import RunFilter, list_runs, run_dict
 from telemetry.services.claude import ClaudeResultError
@@ -53,7 +55,7 @@ def runs_add(
     task: Annotated[str | None, typer.Option(help="What the run was for (an issue, a branch).")] = None,
     agent: Annotated[str | None, typer.Option(help="Which agent or role ran it.")] = None,
     exit_code: Annotated[int | None, typer.Option(help="The CLI's exit status.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the stored run as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Record one Claude Code CLI run from its `--output-format json` (or stream-json) result."""
     text = _read(source)
@@ -85,7 +87,7 @@ def runs_add(
         except ClaudeResultError as e:
             fail(f"not a Claude CLI result: {e}", 2)
     if as_json:
-        print_json({"created": created, "run": out})
+        print_json(RunAdded.model_validate({"created": created, "run": out}))
         return
     state = "recorded" if created else "already recorded"
     console.print(
@@ -96,6 +98,7 @@ def runs_add(
 
 
 @runs_app.command("list")
+@output_options
 def runs_list(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
@@ -109,7 +112,7 @@ def runs_list(
     cursor: Annotated[
         str | None, typer.Option(help="Continue after the page that printed this cursor.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    output: Output = Output.table,
 ) -> None:
     """Claude Code CLI runs, newest first."""
     t0, t1 = window(since, until)
@@ -118,9 +121,10 @@ def runs_list(
             page = list_runs(db, RunFilter(agent, task, errors, t0, t1, limit, cursor))
         except CursorError as e:
             fail(str(e), 2)
-    if as_json:
-        print_json(page)
-        return
+    emit(output, RunPage.model_validate(page), page["items"], lambda: _runs_table(page))
+
+
+def _runs_table(page: dict[str, Any]) -> None:
     table = Table(title="claude runs", title_justify="left")
     for h in ("recorded", "task", "agent", "model", "subtype", "exit", "turns", "duration", "tokens", "cost"):
         table.add_column(
@@ -141,4 +145,4 @@ def runs_list(
             num(sum(tk.values())),
             money(r["cost_usd"]),
         )
-    print_page(table, page)
+    print_page(table, page["next_cursor"])

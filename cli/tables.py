@@ -14,7 +14,7 @@ from sqlmodel import Session
 
 from cli.app import console, fail, open_store, settings_of
 from telemetry.store.db import session_scope
-from telemetry.timeutil import parse_since, utcnow
+from telemetry.timeutil import since_value, utcnow
 
 __all__ = ["dash", "money", "num", "print_page", "ratio", "read_store", "seconds", "when", "window"]
 
@@ -24,11 +24,8 @@ def window(since: str | None, until: str | None, now: datetime | None = None) ->
     now = now or utcnow()
     out: list[datetime | None] = []
     for flag, text in (("--since", since), ("--until", until)):
-        if text is None:
-            out.append(None)
-            continue
         try:
-            out.append(parse_since(text, now))
+            out.append(since_value(text, now))
         except ValueError as e:
             fail(f"{flag}: {e}", 2)
     if out[0] is not None and out[1] is not None and out[0] >= out[1]:
@@ -36,11 +33,11 @@ def window(since: str | None, until: str | None, now: datetime | None = None) ->
     return tuple(out)
 
 
-def print_page(table: Table, page: dict[str, Any]) -> None:
+def print_page(table: Table, next_cursor: str | None) -> None:
     """One page of a paged list, and how to ask for the next."""
     console.print(table)
-    if page["next_cursor"]:
-        console.print(f"more: --cursor {page['next_cursor']}", highlight=False)
+    if next_cursor:
+        console.print(f"more: --cursor {next_cursor}", highlight=False)
 
 
 @contextmanager

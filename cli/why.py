@@ -7,8 +7,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from cli.app import app, console, fail, print_json, settings_of
+from cli.app import app, console, fail, settings_of
+from cli.output import Output, emit, output_options
 from cli.tables import read_store
+from telemetry.queries.fleet_models import WhyAnswer
 from telemetry.queries.live import why_live
 from telemetry.queries.why import why
 from telemetry.timeutil import utcnow
@@ -29,10 +31,11 @@ _COLOUR = {
 
 
 @app.command("why")
+@output_options
 def why_cmd(
     ctx: typer.Context,
     ident: Annotated[str, typer.Argument(metavar="ID", help="A session id or a cycle id.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    output: Output = Output.table,
 ) -> None:
     """Why a session or cycle stopped: completed, timed out, loop detected, permission wait,
     retries, empty completion, aborted or error, with the evidence; for a session running now,
@@ -44,16 +47,19 @@ def why_cmd(
         got = live if running else why(db, ident, settings_of(ctx).archives) or live
     if got is None:
         fail(f"no session or cycle {ident!r}")
-    if as_json:
-        print_json(got)
-        return
-    colour = _COLOUR.get(got["code"], "white")
-    links = [f"{k} {got[k]}" for k in ("session_id", "cycle_id") if got[k] and got[k] != ident]
+    answer = WhyAnswer.model_validate(got)
+    emit(output, answer, answer.evidence, lambda: _print(ident, answer))
+
+
+def _print(ident: str, got: WhyAnswer) -> None:
+    colour = _COLOUR.get(got.code, "white")
+    ids = {"session_id": got.session_id, "cycle_id": got.cycle_id}
+    links = [f"{k} {v}" for k, v in ids.items() if v and v != ident]
     console.print(
-        f"[bold]{escape(ident)}[/] ({got['kind']}{', ' + ', '.join(links) if links else ''}): "
-        f"[bold {colour}]{got['verdict']}[/]",
+        f"[bold]{escape(ident)}[/] ({got.kind}{', ' + ', '.join(links) if links else ''}): "
+        f"[bold {colour}]{got.verdict}[/]",
         highlight=False,
     )
-    for i, e in enumerate(got["evidence"]):
+    for i, e in enumerate(got.evidence):
         mark = "because" if i == 0 else "   also"
-        console.print(f"  {mark} [dim]{e['source']:>7}[/]  {escape(e['detail'])}", highlight=False)
+        console.print(f"  {mark} [dim]{e.source:>7}[/]  {escape(e.detail)}", highlight=False)

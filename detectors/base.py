@@ -9,7 +9,7 @@ from typing import Any, ClassVar, TypeVar
 from detectors.digest import Turn
 from detectors.findings import Finding, Verdict
 from detectors.model import PermissionEvent, StatusSample
-from detectors.thresholds import Thresholds
+from detectors.thresholds import Threshold, Thresholds, declare, withdraw
 
 __all__ = [
     "EVIDENCE_IDS",
@@ -97,9 +97,17 @@ _F = TypeVar("_F", bound=DetectorFactory)
 
 @dataclass(frozen=True, slots=True)
 class DetectorSpec:
+    """What a detector registers: everything else in octel reads it from here.
+
+    `stop_reason` is the `octel why` code a stuck finding of this detector explains a stop with
+    (None: its findings are evidence only); `thresholds` names the thresholds it declared.
+    """
+
     name: str
     summary: str
     factory: DetectorFactory
+    stop_reason: str | None = None
+    thresholds: tuple[str, ...] = ()
 
 
 class Registry:
@@ -108,17 +116,40 @@ class Registry:
     def __init__(self) -> None:
         self._specs: dict[str, DetectorSpec] = {}
 
-    def register(self, name: str, summary: str) -> Callable[[_F], _F]:
+    def register(
+        self,
+        name: str,
+        summary: str,
+        *,
+        stop_reason: str | None = None,
+        thresholds: Mapping[str, Threshold] | None = None,
+    ) -> Callable[[_F], _F]:
+        """Register a detector; `thresholds` declares the add-on's own (see `Thresholds.get`)."""
+
         def deco(factory: _F) -> _F:
             if name in self._specs:
                 raise ValueError(f"a detector named {name!r} is already registered")
-            self._specs[name] = DetectorSpec(name, summary, factory)
+            declared: list[str] = []
+            try:
+                for th_name, th in (thresholds or {}).items():
+                    declare(th_name, th)
+                    declared.append(th_name)
+            except ValueError:
+                for th_name in declared:
+                    withdraw(th_name)
+                raise
+            self._specs[name] = DetectorSpec(name, summary, factory, stop_reason, tuple(declared))
             return factory
 
         return deco
 
     def unregister(self, name: str) -> None:
-        self._specs.pop(name, None)
+        spec = self._specs.pop(name, None)
+        for th_name in spec.thresholds if spec is not None else ():
+            withdraw(th_name)
+
+    def spec(self, name: str) -> DetectorSpec | None:
+        return self._specs.get(name)
 
     def specs(self) -> tuple[DetectorSpec, ...]:
         return tuple(self._specs.values())
@@ -137,6 +168,12 @@ class Registry:
 REGISTRY = Registry()
 
 
-def register(name: str, summary: str) -> Callable[[_F], _F]:
+def register(
+    name: str,
+    summary: str,
+    *,
+    stop_reason: str | None = None,
+    thresholds: Mapping[str, Threshold] | None = None,
+) -> Callable[[_F], _F]:
     """Add a detector to the default registry (the built-ins use this too)."""
-    return REGISTRY.register(name, summary)
+    return REGISTRY.register(name, summary, stop_reason=stop_reason, thresholds=thresholds)

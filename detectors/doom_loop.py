@@ -48,7 +48,7 @@ def _add(lst: list[str], item: str) -> None:
         lst.append(item)
 
 
-@register("doom_loop", "the same tool call, or a short cycle of calls, repeated")
+@register("doom_loop", "the same tool call, or a short cycle of calls, repeated", stop_reason="loop_detected")
 class DoomLoop(Detector):
     name = "doom_loop"
 

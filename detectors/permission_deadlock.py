@@ -18,7 +18,11 @@ from detectors.thresholds import Thresholds
 __all__ = ["PermissionDeadlock"]
 
 
-@register("permission_deadlock", "permission asks left unanswered, denials, calls hanging idle")
+@register(
+    "permission_deadlock",
+    "permission asks left unanswered, denials, calls hanging idle",
+    stop_reason="permission_wait",
+)
 class PermissionDeadlock(Detector):
     name = "permission_deadlock"
 

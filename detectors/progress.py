@@ -15,7 +15,9 @@ from detectors.thresholds import Thresholds
 __all__ = ["CompactionLoop", "Monologue", "NoProgress"]
 
 
-@register("monologue", "the same text said again and again with nothing done between")
+@register(
+    "monologue", "the same text said again and again with nothing done between", stop_reason="loop_detected"
+)
 class Monologue(Detector):
     name = "monologue"
 
@@ -51,7 +53,7 @@ class Monologue(Detector):
         return self._best.finding(self.name, active=self._n > 0)
 
 
-@register("compaction_loop", "context compactions or overflows again and again")
+@register("compaction_loop", "context compactions or overflows again and again", stop_reason="loop_detected")
 class CompactionLoop(Detector):
     name = "compaction_loop"
 
@@ -100,7 +102,11 @@ class CompactionLoop(Detector):
         return f
 
 
-@register("no_progress", "many steps with tool calls, mostly repeats, and no file change")
+@register(
+    "no_progress",
+    "many steps with tool calls, mostly repeats, and no file change",
+    stop_reason="loop_detected",
+)
 class NoProgress(Detector):
     name = "no_progress"
 

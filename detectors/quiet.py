@@ -27,7 +27,9 @@ def is_empty(turn: Turn) -> bool:
     )
 
 
-@register("empty_reasoning", "turns with no text and no tool call, again and again")
+@register(
+    "empty_reasoning", "turns with no text and no tool call, again and again", stop_reason="empty_completion"
+)
 class EmptyReasoning(Detector):
     name = "empty_reasoning"
 
@@ -64,7 +66,7 @@ class EmptyReasoning(Detector):
 _QUIET = Finding("silent_stop", "healthy", 0.0, {}, -1)
 
 
-@register("silent_stop", "the last turn is empty and the session went idle")
+@register("silent_stop", "the last turn is empty and the session went idle", stop_reason="empty_completion")
 class SilentStop(Detector):
     name = "silent_stop"
 

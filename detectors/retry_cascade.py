@@ -51,7 +51,9 @@ class _Count:
             self.parts.append(pid)
 
 
-@register("retry_cascade", "failing tool calls, provider errors or retries that keep coming")
+@register(
+    "retry_cascade", "failing tool calls, provider errors or retries that keep coming", stop_reason="retries"
+)
 class RetryCascade(Detector):
     name = "retry_cascade"
 

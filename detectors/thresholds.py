@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Thresholds"]
+__all__ = ["Threshold", "Thresholds", "declare", "withdraw"]
 
 
 def _t(default: float, help: str) -> Any:
@@ -15,9 +15,41 @@ def _t(default: float, help: str) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class Threshold:
+    """A threshold an add-on detector declares when it registers: its default and one line of help."""
+
+    default: float
+    help: str
+
+
+# Thresholds declared through the registry (`detectors.register(..., thresholds=...)`), so that
+# `from_mapping`, `help` and `to_dict` know an add-on's names exactly as they know the built-ins.
+_DECLARED: dict[str, Threshold] = {}
+
+
+def declare(name: str, threshold: Threshold) -> None:
+    """Make `name` a threshold every `Thresholds` accepts; a name already in use is a ValueError."""
+    if name in _builtin() or name in _DECLARED:
+        raise ValueError(f"a threshold named {name!r} already exists")
+    _DECLARED[name] = threshold
+
+
+def withdraw(name: str) -> None:
+    _DECLARED.pop(name, None)
+
+
+def _builtin() -> dict[str, Any]:
+    return {f.name: f for f in dataclasses.fields(Thresholds) if f.name != "extra"}
+
+
+@dataclass(frozen=True, slots=True)
 class Thresholds:
     """Counts at which a pattern turns suspect or stuck. Change one with
-    `Thresholds(doom_repeat_stuck=8)` or `Thresholds.from_mapping({...})`."""
+    `Thresholds(doom_repeat_stuck=8)` or `Thresholds.from_mapping({...})`. Add-on detectors
+    read the thresholds they declared with `get(name)`."""
+
+    # Values given for declared (add-on) thresholds, as (name, value) pairs: hashable like the rest.
+    extra: tuple[tuple[str, float], ...] = field(default=(), metadata={"help": ""})
 
     doom_repeat_suspect: int = _t(3, "identical tool calls in a row before suspect")
     doom_repeat_stuck: int = _t(5, "identical tool calls in a row before stuck")
@@ -50,20 +82,37 @@ class Thresholds:
 
     @classmethod
     def help(cls) -> dict[str, str]:
-        """Each setting's name and help text, in declaration order."""
-        return {f.name: str(f.metadata["help"]) for f in dataclasses.fields(cls)}
+        """Each setting's name and help text: the built-ins in declaration order, then add-ons'."""
+        out = {name: str(f.metadata["help"]) for name, f in _builtin().items()}
+        return out | {name: t.help for name, t in _DECLARED.items()}
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> Thresholds:
         """Defaults overridden by `values`; an unknown name is a ValueError."""
-        names = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - set(names))
+        names = _builtin()
+        unknown = sorted(set(values) - set(names) - set(_DECLARED))
         if unknown:
             raise ValueError(f"unknown threshold(s): {', '.join(unknown)}")
         kw: dict[str, Any] = {}
+        extra: list[tuple[str, float]] = []
         for k, v in values.items():
-            kw[k] = float(v) if isinstance(names[k].default, float) else int(v)
-        return cls(**kw)
+            default = names[k].default if k in names else _DECLARED[k].default
+            value = float(v) if isinstance(default, float) else int(v)
+            if k in names:
+                kw[k] = value
+            else:
+                extra.append((k, value))
+        return cls(**kw, extra=tuple(sorted(extra)))
+
+    def get(self, name: str) -> float:
+        """A threshold by name, built-in or declared by an add-on (its default unless given)."""
+        if name in _DECLARED:
+            return dict(self.extra).get(name, _DECLARED[name].default)
+        if name == "extra" or name not in _builtin():
+            raise KeyError(name)
+        value: float = getattr(self, name)
+        return value
 
     def to_dict(self) -> dict[str, float | int]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out: dict[str, float | int] = {name: getattr(self, name) for name in _builtin()}
+        return out | {name: self.get(name) for name in _DECLARED}

@@ -5,8 +5,10 @@
                                    secret_values=["…"], delete_after=True)
     if not outcome.ok: log(outcome.errors)
 
-Deleting after archiving happens only when every session of the tree was fetched in full and
-written; otherwise the tree stays on the server and ``outcome.delete_error`` says why.
+Deleting after archiving happens only when every session of the tree was fetched in full,
+written, read back and found valid, and indexed; otherwise the tree stays on the server and
+``outcome.delete_error`` says why. The order survives a crash at any moment: new files are
+written, the index commits, and only then are the older files of the same sessions removed.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from archiver.archive import ArchiveResult, archive_tree
+from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
 from archiver.client import OpenCodeClient
 from archiver.live_board import LiveRow
 from archiver.redact import Redactor, load_key, secret_values
+from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
@@ -103,6 +106,7 @@ async def archive_session_tree_async(
     status_history: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     permission_events: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     cycle_id: str | None = None,
+    tree: TreeSnapshot | None = None,
 ) -> ArchiveOutcome:
     outcome = ArchiveOutcome(root_id)
     own_engine = engine is None
@@ -121,21 +125,28 @@ async def archive_session_tree_async(
                 compress=compress,
                 status_history=status_history,
                 permission_events=permission_events,
-                delete_after=delete_after,
+                tree=tree,
+                keep_superseded=True,
+                max_bytes=settings.archive_max_bytes,
             )
+            outcome.result = result
+            if engine is None:
+                engine = make_engine(settings.db_url)
+                upgrade(engine)
+            if result.records:
+                with session_scope(engine) as db:
+                    outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
+            remove_superseded(result)  # only once the index names the new files
+            _record_failures(engine, result)
+            if delete_after:
+                await delete_tree(client, result)
         finally:
             if http is None:
                 await client_http.aclose()
-        outcome.result = result
-        if engine is None:
-            engine = make_engine(settings.db_url)
-            upgrade(engine)
-        if result.records:
-            with session_scope(engine) as db:
-                outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
-        _record_failures(engine, result)
     except Exception as exc:  # dispatchers get a result, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
+        if delete_after and outcome.result is not None and outcome.result.delete_error is None:
+            outcome.result.delete_error = "not deleted: the archive could not be indexed"
     finally:
         if own_engine and engine is not None:
             engine.dispose()

@@ -59,6 +59,12 @@ class Settings(BaseSettings):
     redact_key_file: Path | None = Field(
         None, description="Key of the redaction placeholders' hashes; default `<data_dir>/redact.key`."
     )
+    archive_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        le=2**40,
+        description="Largest archive read or written, in bytes (a gzip file counts as what it expands to).",
+    )
 
     @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod

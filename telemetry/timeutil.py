@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Annotated
 
-__all__ = ["as_utc", "parse_duration", "parse_since", "utcnow"]
+from pydantic import BeforeValidator, TypeAdapter, ValidationInfo, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+__all__ = ["Since", "as_utc", "parse_duration", "parse_since", "since_value", "utcnow"]
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
@@ -47,3 +51,34 @@ def parse_since(text: str, now: datetime) -> datetime:
         return as_utc(datetime.fromisoformat(text))
     except ValueError:
         raise ValueError(f"{text!r} is neither a duration like 24h nor an ISO 8601 time") from None
+
+
+def _since(value: object, info: ValidationInfo) -> object:
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        now = (info.context or {}).get("now") or utcnow()
+        try:
+            return parse_since(value.strip(), now)
+        except ValueError as e:  # the sentence alone, without pydantic's "Value error, " prefix
+            raise PydanticCustomError("time", str(e)) from None
+    return value
+
+
+# One type for every `since`/`until` octel reads, in a route's query or on the command line.
+Since = Annotated[
+    datetime | None,
+    BeforeValidator(_since),
+    WithJsonSchema({"type": "string", "description": "24h, 7d (back from now) or an ISO 8601 time"}),
+]
+_SINCE: TypeAdapter[datetime | None] = TypeAdapter(Since)
+
+
+def since_value(text: str | None, now: datetime | None = None) -> datetime | None:
+    """`Since` outside a model (the CLI's options); ValueError with one sentence for bad input.
+    `now` pins the clock, so a command's `--since` and `--until` share one."""
+    try:
+        return _SINCE.validate_python(text, context={"now": now} if now is not None else None)
+    except ValueError as e:  # pydantic's ValidationError is a ValueError
+        errors = getattr(e, "errors", None)
+        raise ValueError(errors()[0]["msg"] if errors else str(e)) from None

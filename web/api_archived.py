@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from archiver.files import read_archive
+from telemetry.queries.models import ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError
@@ -25,7 +26,6 @@ __all__ = [
     "ARCHIVED_LIMIT",
     "ArchiveCache",
     "archive_cache",
-    "archive_location",
     "resolve_name",
     "router",
     "valid_name",
@@ -55,19 +55,6 @@ def resolve_name(root: Path, name: str) -> Path | None:
     if target.parent != base or not target.is_file():
         return None
     return target
-
-
-def archive_location(root: Path, archive_path: str) -> Path | None:
-    """Where an index row's archive lives: absolute as stored, else inside the archive folder."""
-    p = Path(archive_path)
-    if p.is_absolute():
-        return p
-    try:
-        base = root.resolve(strict=True)
-        target = (base / p).resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    return target if target.is_relative_to(base) else None
 
 
 class ArchiveCache:
@@ -103,7 +90,7 @@ def _not_found(name: str) -> ApiError:
     return ApiError(404, "not_found", f"no archive file named {name!r}")
 
 
-@router.get("/archived")
+@router.get("/archived", response_model=ArchivedPage)
 def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)] = 100) -> dict[str, Any]:
     """Newest archived sessions first, at most `limit` (≤ 500), with their file names."""
     page = list_sessions(db, SessionFilter(limit=limit))
@@ -125,7 +112,7 @@ def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)
     return {"items": items, "count": len(items), "limit": limit, "truncated": page["next_cursor"] is not None}
 
 
-@router.get("/archived/detail")
+@router.get("/archived/detail", response_model=dict[str, Any])
 def archived_detail(
     request: Request, settings: SettingsDep, file: Annotated[str, Query(description="an archive file name")]
 ) -> dict[str, Any]:

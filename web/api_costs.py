@@ -8,9 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
-from telemetry.timeutil import parse_since, utcnow
+from telemetry.queries.fleet_models import CostsAnswer
+from telemetry.timeutil import Since, utcnow
 from web.deps import ReadDbDep
-from web.errors import ApiError
+from web.errors import invalid_request
 
 __all__ = ["DEFAULT_WINDOW", "router"]
 
@@ -18,34 +19,24 @@ DEFAULT_WINDOW = timedelta(days=7)
 router = APIRouter(prefix="/api", tags=["costs"])
 
 
-def _invalid(field: str, message: str) -> ApiError:
-    return ApiError(422, "invalid_request", f"{field}: {message}", [{"field": field, "message": message}])
-
-
-@router.get("/costs")
+@router.get("/costs", response_model=CostsAnswer, response_model_exclude_unset=True)
 def costs(
     db: ReadDbDep,
-    since: Annotated[str | None, Query(description="24h, 7d or an ISO time; default 7d")] = None,
-    until: Annotated[str | None, Query(description="24h, 7d or an ISO time; default now")] = None,
+    since: Annotated[Since, Query(description="24h, 7d or an ISO time; default 7d")] = None,
+    until: Annotated[Since, Query(description="24h, 7d or an ISO time; default now")] = None,
     by: Annotated[list[str] | None, Query(description="agent, model, driver, day; default all")] = None,
     top: Annotated[int, Query(ge=1, le=100)] = 10,
 ) -> dict[str, Any]:
     """Spend over a window grouped each way asked, totals, and the most expensive sessions and trees."""
     now = utcnow()
-    try:
-        start = parse_since(since, now) if since else now - DEFAULT_WINDOW
-    except ValueError as e:
-        raise _invalid("query.since", str(e)) from None
-    try:
-        end = parse_since(until, now) if until else now
-    except ValueError as e:
-        raise _invalid("query.until", str(e)) from None
+    start = since or now - DEFAULT_WINDOW
+    end = until or now
     if end <= start:
-        raise _invalid("query.until", "the window ends before it starts")
+        raise invalid_request("query.until", "the window ends before it starts")
     groups = [g for item in (by or list(GROUP_KEYS)) for g in item.split(",") if g]
     bad = [g for g in groups if g not in GROUP_KEYS]
     if bad:
-        raise _invalid("query.by", f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")
+        raise invalid_request("query.by", f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")
     breakdowns: dict[str, list[dict[str, Any]]] = {}
     totals: dict[str, Any] | None = None
     for key in dict.fromkeys(groups):

@@ -13,7 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-__all__ = ["ApiError", "error_body", "install_error_handlers"]
+__all__ = ["ApiError", "error_body", "install_error_handlers", "invalid_request"]
 
 
 class ApiError(Exception):
@@ -39,6 +39,11 @@ class ApiError(Exception):
 
 def error_body(code: str, message: str, fields: list[dict[str, str]] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "fields": fields or []}}
+
+
+def invalid_request(field: str, message: str) -> ApiError:
+    """A 422 naming the field (`query.cursor`), for checks the request's types cannot make."""
+    return ApiError(422, "invalid_request", f"{field}: {message}", [{"field": field, "message": message}])
 
 
 def _loc(loc: tuple[Any, ...] | list[Any]) -> str:

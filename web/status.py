@@ -8,34 +8,21 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.queries.fleet_models import CyclePage, CyclesSummary, Health
 from telemetry.queries.health import daemon_health
 from telemetry.queries.paging import CursorError
 from telemetry.services.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
-from telemetry.timeutil import parse_since, utcnow
+from telemetry.timeutil import Since, utcnow
 from web.deps import EngineDep, ReadDbDep, SettingsDep
-from web.errors import ApiError
+from web.errors import invalid_request
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["status"])
 
 
-def _time(name: str, value: str | None) -> Any:
-    if value is None:
-        return None
-    try:
-        return parse_since(value, utcnow())
-    except ValueError as e:
-        raise ApiError(
-            422,
-            "invalid_request",
-            f"query.{name}: {e}",
-            [{"field": f"query.{name}", "message": str(e)}],
-        ) from None
-
-
-@router.get("/health")
+@router.get("/health", response_model=Health)
 def health(settings: SettingsDep, engine: EngineDep) -> dict[str, Any]:
     now = utcnow()
     globs = settings.heartbeat_globs
@@ -52,38 +39,25 @@ def health(settings: SettingsDep, engine: EngineDep) -> dict[str, Any]:
     }
 
 
-@router.get("/cycles")
+@router.get("/cycles", response_model=CyclePage)
 def cycles(
     db: ReadDbDep,
     driver: str | None = None,
     terminal_state: str | None = None,
-    since: Annotated[str | None, Query(description="24h, 7d or an ISO time")] = None,
-    until: Annotated[str | None, Query(description="24h, 7d or an ISO time")] = None,
+    since: Since = None,
+    until: Since = None,
     in_flight: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
 ) -> dict[str, Any]:
-    f = CycleFilter(
-        driver,
-        terminal_state,
-        _time("since", since),
-        _time("until", until),
-        in_flight,
-        limit,
-        cursor,
-    )
+    f = CycleFilter(driver, terminal_state, since, until, in_flight, limit, cursor)
     try:
         return list_cycles(db, f, utcnow())
     except CursorError as e:
-        raise ApiError(
-            422,
-            "invalid_request",
-            f"query.cursor: {e}",
-            [{"field": "query.cursor", "message": str(e)}],
-        ) from None
+        raise invalid_request("query.cursor", str(e)) from None
 
 
-@router.get("/cycles/summary")
+@router.get("/cycles/summary", response_model=CyclesSummary)
 def summary(db: ReadDbDep, hours: Annotated[float, Query(gt=0, le=24 * 90)] = 24) -> dict[str, Any]:
     now = utcnow()
     return {

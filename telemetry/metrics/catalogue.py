@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from archiver.metrics import TOKEN_KINDS
 from detectors.findings import VERDICTS
 
 __all__ = [
@@ -30,7 +31,6 @@ Kind = Literal["counter", "gauge", "histogram"]
 Source = Literal["aggregate", "store", "process"]
 
 DAEMON_STATES = ("ok", "running_long_worker", "down", "unknown")
-TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 # Seconds; octel's own handlers answer in milliseconds, a slow store in seconds.
 HTTP_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 

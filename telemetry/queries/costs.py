@@ -18,6 +18,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
+from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.sessions import session_dict
 from telemetry.store.models import AgentRun, Cycle, SessionIndex
 from telemetry.timeutil import as_utc
@@ -31,7 +32,6 @@ __all__ = [
 ]
 
 GROUP_KEYS = ("agent", "model", "driver", "day")
-TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 
 def _day(db: Session, ts: Any) -> ColumnElement[Any]:

@@ -44,6 +44,7 @@ def run_dict(r: AgentRun) -> dict[str, Any]:
         "tokens": {
             "input": r.input_tokens,
             "output": r.output_tokens,
+            "reasoning": 0,  # the Claude CLI reports none: the same five kinds as sessions
             "cache_read": r.cache_read_tokens,
             "cache_write": r.cache_creation_tokens,
         },

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, TextClause, and_, func, or_, text
 from sqlmodel import Session, col, select
 
+from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import as_utc
@@ -24,6 +25,7 @@ from telemetry.timeutil import as_utc
 __all__ = [
     "MAX_LIMIT",
     "SessionFilter",
+    "archive_path_of",
     "finding_dict",
     "get_session",
     "list_sessions",
@@ -35,7 +37,6 @@ MAX_LIMIT = 500
 
 # Equality filters, each served by an index on (column, archived_at, id).
 _EQUALITY = ("agent", "model", "verdict", "label")
-_TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ def session_dict(s: SessionIndex) -> dict[str, Any]:
         "in_flight": s.in_flight,
         "tokens": tokens,
         "tokens_total": sum(tokens.values()),
+        "cache_hit_ratio": cache_hit_ratio(s.tokens_cache_read, s.tokens_input),
         "cost_usd": s.cost_usd,
         "subtree_tokens": s.subtree_tokens,
         "subtree_cost_usd": s.subtree_cost_usd,
@@ -168,6 +170,12 @@ def _find(db: Session, session_id: str) -> SessionIndex | None:
     return db.exec(select(SessionIndex).where(SessionIndex.session_id == session_id)).first()
 
 
+def archive_path_of(db: Session, session_id: str) -> str | None:
+    """The archive path the index holds for a session; None for an unknown session."""
+    stmt = select(SessionIndex.archive_path).where(SessionIndex.session_id == session_id)
+    return db.exec(stmt).first()
+
+
 def _node(s: SessionIndex) -> dict[str, Any]:
     tokens = _tokens(s)
     return {
@@ -205,7 +213,7 @@ def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> dict[str, An
         node["children"] = [build(c) for c in kids if c.session_id not in seen]
         node["subtree_cost_usd"] = node["cost_usd"] + sum(c["subtree_cost_usd"] for c in node["children"])
         kids_tokens = [c["subtree_tokens"] for c in node["children"]]
-        sub_tokens = {k: node["tokens"][k] + sum(t[k] for t in kids_tokens) for k in _TOKEN_KINDS}
+        sub_tokens = {k: node["tokens"][k] + sum(t[k] for t in kids_tokens) for k in TOKEN_KINDS}
         node["subtree_tokens"] = sub_tokens
         node["subtree_tokens_total"] = sum(sub_tokens.values())
         node["subtree_session_count"] = 1 + sum(c["subtree_session_count"] for c in node["children"])

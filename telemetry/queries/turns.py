@@ -1,44 +1,59 @@
-"""Per-turn data of one session, read from its archive file when the file is there.
+"""A session's archive file, found and read by one rule, and the per-turn entries in it.
 
-`archiver.files.read_archive` reads every archive version (plain or gzip) and upgrades it to
-the newest layout; per-turn entries are its `per_turn` list (computed from the messages with
-`archiver.metrics.per_turn` for a document without one).
+`archive_location` is the one place that turns an index row's `archive_path` into a file: the
+CLI, the web API, `octel why`, `octel detect` and pruning all go through it. `read_archive`
+reads every archive version (plain or gzip) and upgrades it to the newest layout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from archiver.files import read_archive
 from archiver.metrics import per_turn
 
-__all__ = ["ArchiveUnreadable", "archive_file", "load_archive", "turns_of"]
+__all__ = ["ArchiveRead", "archive_location", "open_archive", "turns_of"]
+
+ArchiveRead = tuple[dict[str, Any] | None, str | None]
 
 
-class ArchiveUnreadable(Exception):
-    """The archive file exists but could not be read; the message says why."""
+def archive_location(archive_dir: Path, archive_path: str) -> Path | None:
+    """Where an index row's archive lives, or None when the path leaves the archive folder.
 
-
-def archive_file(archive_dir: Path, archive_path: str) -> Path:
-    """Where an index row's archive lives: absolute as stored, else under the archive folder."""
+    A relative path is resolved (symlinks followed) under the resolved archive folder and must
+    stay inside it. An absolute path is one `octel import archives` stored for files it indexed
+    in another folder, and is read where it is.
+    """
     p = Path(archive_path)
-    return p if p.is_absolute() else archive_dir / p
-
-
-def load_archive(path: Path) -> dict[str, Any] | None:
-    """The archive document, or None when the file is gone (pruned or moved)."""
-    if not path.is_file():
-        return None
+    if p.is_absolute():
+        return p
     try:
-        return read_archive(path)
-    except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError
-        raise ArchiveUnreadable(f"cannot read archive {path}: {e}") from None
+        base = archive_dir.resolve()
+        target = (base / p).resolve()
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable folder
+        return None
+    return target if target.is_relative_to(base) else None
+
+
+def open_archive(
+    archive_dir: Path, archive_path: str, read: Callable[[Path], dict[str, Any]] = read_archive
+) -> ArchiveRead:
+    """(document, None), or (None, why it cannot be read): outside the folder, gone, unreadable."""
+    path = archive_location(archive_dir, archive_path)
+    if path is None:
+        return None, f"archive file {archive_path} is outside the archive folder"
+    if not path.is_file():
+        return None, f"archive file {archive_path} is not there (pruned or moved?)"
+    try:
+        return read(path), None
+    except (OSError, ValueError, EOFError) as e:  # orjson.JSONDecodeError is a ValueError
+        return None, f"cannot read archive {archive_path}: {e}"
 
 
 def turns_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Per-turn entries of an archive document, in order."""
+    """Per-turn entries of an archive document, in order (computed when the document has none)."""
     for key in ("per_turn", "turns"):
         turns = doc.get(key)
         if isinstance(turns, list):

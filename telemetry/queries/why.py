@@ -19,9 +19,10 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from archiver.convert import permissions_from_opencode, status_from_opencode
+from detectors import REGISTRY
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
-from telemetry.queries.turns import ArchiveUnreadable, archive_file, load_archive, turns_of
+from telemetry.queries.turns import open_archive, turns_of
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
@@ -38,16 +39,6 @@ VERDICTS = {
     "aborted": "aborted",
     "error": "error",
     "running": "still running",
-}
-_DETECTOR_VERDICT = {
-    "doom_loop": "loop_detected",
-    "compaction_loop": "loop_detected",
-    "monologue": "loop_detected",
-    "no_progress": "loop_detected",
-    "permission_deadlock": "permission_wait",
-    "retry_cascade": "retries",
-    "silent_stop": "empty_completion",
-    "empty_reasoning": "empty_completion",
 }
 _TIMEOUT = re.compile(r"time[_ -]?out|timed[_ -]?out|deadline|time[_ -]?limit|wall[_ -]?clock", re.I)
 _ABORT = re.compile(r"abort|cancel|kill|interrupt|sigterm|sigint", re.I)
@@ -81,6 +72,11 @@ class _Case:
             self.candidates.append((rank, code, len(self.evidence) - 1))
 
 
+def _verdict(code: str) -> str:
+    """What a person reads for a code; an add-on's own stop reason reads as its words."""
+    return VERDICTS.get(code) or code.replace("_", " ")
+
+
 def _text(*values: Any) -> str:
     return " ".join(str(v) for v in values if v)
 
@@ -104,7 +100,8 @@ def _findings(c: _Case, findings: Sequence[Mapping[str, Any]]) -> list[tuple[str
         det, verdict = str(f.get("detector")), str(f.get("verdict"))
         if verdict == "healthy":
             continue
-        code = _DETECTOR_VERDICT.get(det)
+        spec = REGISTRY.spec(det)  # each detector registers the stop reason its findings explain
+        code = spec.stop_reason if spec is not None else None
         detail = f"detector {det}: {verdict} (score {float(f.get('score') or 0):.2f})"
         if f.get("start_index") is not None:
             detail += f" from message {f['start_index']}"
@@ -205,8 +202,8 @@ def decide(s: Signals) -> dict[str, Any]:
         "session_id": sess.get("session_id"),
         "cycle_id": cyc.get("cycle_id") or sess.get("cycle_id"),
         "code": code,
-        "verdict": VERDICTS[code],
-        "summary": f"{VERDICTS[code]}: {first}",
+        "verdict": _verdict(code),
+        "summary": f"{_verdict(code)}: {first}",
         "evidence": ordered,
     }
 
@@ -240,13 +237,9 @@ def why(db: Session, ident: str, archive_dir: Path) -> dict[str, Any] | None:
     perms: list[Mapping[str, Any]] = []
     problem = None
     if sess is not None:
-        path = archive_file(archive_dir, sess["archive_path"])
-        try:
-            doc = load_archive(path)
-        except ArchiveUnreadable as e:
-            doc, problem = None, str(e)
+        doc, problem = open_archive(archive_dir, sess["archive_path"])
         if doc is None:
-            problem = problem or f"archive file {path} is not there, so per-turn evidence is missing"
+            problem = f"{problem}, so per-turn evidence is missing"
         else:
             turns = turns_of(doc)
             sid = sess["session_id"]

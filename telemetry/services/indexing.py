@@ -17,6 +17,7 @@ from typing import Any
 from sqlmodel import Session, col, delete, select
 
 from archiver.archive import redact_record
+from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.store.aggregates import bump
@@ -25,8 +26,6 @@ from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.timeutil import utcnow
 
 __all__ = ["IndexStats", "index_records", "record_findings"]
-
-_TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 
 @dataclass
@@ -101,7 +100,7 @@ def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> dict
     the new high-water marks."""
     labels = {"agent": r.agent or "", "model": r.model or ""}
     marks: dict[str, Any] = {}
-    for kind in _TOKEN_KINDS:
+    for kind in TOKEN_KINDS:
         new_v = getattr(r, f"tokens_{kind}")
         counted = getattr(old, f"counted_tokens_{kind}") if old is not None else 0
         if new_v > counted:

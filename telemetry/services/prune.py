@@ -25,7 +25,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
-from telemetry.queries.turns import archive_file
+from telemetry.queries.turns import archive_location
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 
@@ -127,8 +127,8 @@ def _files(plan: PrunePlan, archive_dir: Path) -> tuple[list[Path], int, int, in
     """Files to delete, their bytes, how many are already gone, how many lie outside the folder."""
     out, size, missing, outside = [], 0, 0, 0
     for _sid, rel in plan.sessions:
-        p = archive_file(archive_dir, rel)
-        if not _inside(p, archive_dir):
+        p = archive_location(archive_dir, rel)
+        if p is None or not _inside(p, archive_dir):
             outside += 1
         elif not p.is_file():
             missing += 1
@@ -182,7 +182,7 @@ def prune(
     if dry_run:
         report["sample_sessions"] = [s for s, _ in plan.sessions[:20]]
         return report
-    by_session = {s: archive_file(archive_dir, p) for s, p in plan.sessions}
+    by_session = {s: archive_location(archive_dir, p) for s, p in plan.sessions}
     wanted = set(files)
     for chunk in _chunks(plan.sessions):
         for sid, _rel in chunk:

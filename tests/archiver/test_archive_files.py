@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from archiver import files
-from archiver.archive import ArchiveResult, serialise, write_documents
+from archiver.archive import ArchiveResult, remove_superseded, serialise, write_documents
 from archiver.document import build_documents, parse_agent
 from archiver.errors import ERROR_KINDS, ArchiveWriteError
 from archiver.files import archive_name, find_archives, read_archive, write_atomic
@@ -132,8 +132,16 @@ def test_secrets_never_reach_a_file_name_or_an_index_record(tmp_path: Path) -> N
     kid = docs[-1]
     kid["agent"], kid["title"] = gh, f"check (@{gh} subagent)"
     kid["session"] = {**kid["session"], "directory": f"/home/x/{gh}"}
-    kid["per_turn"] = [*kid["per_turn"], {"error": "APIError password=hunter2hunter2"}]
-    kid["findings"] = [{"detector": "doom_loop", "verdict": "suspect", "evidence": {"sig": gh}}]
+    kid["per_turn"] = [*kid["per_turn"], {**kid["per_turn"][-1], "error": "APIError password=hunter2hunter2"}]
+    kid["findings"] = [
+        {
+            "detector": "doom_loop",
+            "verdict": "suspect",
+            "score": 0.5,
+            "start_index": 0,
+            "evidence": {"sig": gh},
+        }
+    ]
     result = _write(docs, tmp_path)
     assert len(result.files) == len(docs)
     names = " ".join(p.name for p in find_archives(tmp_path))
@@ -151,7 +159,10 @@ def test_rearchive_replaces_the_older_file(tmp_path: Path) -> None:
     docs = _docs("healthy")
     _write(docs, tmp_path)
     later = [{**d, "archived_at": "2026-11-30T10:00:00.000Z"} for d in docs]
-    _write(later, tmp_path)
+    result = _write(later, tmp_path)
+    # the older file stays until the caller has indexed the new one, then goes
+    assert len(find_archives(tmp_path)) == 2 and [p.name[:9] for p in result.superseded] == ["20261129T"]
+    remove_superseded(result)
     names = [p.name for p in find_archives(tmp_path)]
     assert len(names) == 1 and names[0].startswith("20261130T")
 

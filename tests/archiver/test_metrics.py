@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archiver.metrics import TOKEN_KEYS, per_turn, rollup, totals
+from archiver.metrics import TOKEN_KINDS, per_turn, rollup, totals
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
 
@@ -75,7 +75,7 @@ def test_step_finish_numbers_are_not_added_again() -> None:
     assert tot["cost"] == 1.0 and tot["tokens"]["input"] == 10 and tot["duration_ms"] == 2
 
 
-_tok = st.fixed_dictionaries({k: st.integers(0, 1000) for k in TOKEN_KEYS})
+_tok = st.fixed_dictionaries({k: st.integers(0, 1000) for k in TOKEN_KINDS})
 
 
 @given(st.lists(st.tuples(st.integers(0, 9), st.floats(0, 5), _tok), min_size=1, max_size=12))
@@ -89,13 +89,13 @@ def test_rollup_of_root_is_the_sum_of_all_own(nodes: list[tuple[int, float, dict
     up = rollup(own, parents)
     assert up["s0"]["sessions"] == len(nodes)
     assert up["s0"]["cost"] == pytest.approx(sum(c for _, c, _ in nodes))
-    for k in TOKEN_KEYS:
+    for k in TOKEN_KINDS:
         assert up["s0"]["tokens"][k] == sum(t[k] for _, _, t in nodes)
 
 
 def test_rollup_survives_a_parent_cycle() -> None:
     own = {
-        s: {"turns": 1, "tool_calls": 0, "tokens": dict.fromkeys(TOKEN_KEYS, 1), "cost": 1.0} for s in "ab"
+        s: {"turns": 1, "tool_calls": 0, "tokens": dict.fromkeys(TOKEN_KINDS, 1), "cost": 1.0} for s in "ab"
     }
     up = rollup(own, {"a": "b", "b": "a"})
     assert {up["a"]["sessions"], up["b"]["sessions"]} <= {1, 2}  # finite, nothing counted twice

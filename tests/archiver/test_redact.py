@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,19 @@ CONFIGURED = 'my configured "quoted" secret\\value é'
 
 _secrets = st.sampled_from(list(SAMPLES.values()) + [c[1] for c in CONTEXT] + [CONFIGURED])
 _plain = st.text(st.characters(codec="utf-8", exclude_characters=":@=/\\-_."), max_size=30)
+
+
+def survives(value: str, text: str) -> bool:
+    """The configured value is still in the text where the rules say it must go: anywhere,
+    except that a value made of digits inside a longer number is a different number."""
+    if not re.fullmatch(r"[0-9](?:[0-9 +\-.,:/]*[0-9])?", value):
+        return value in text
+    return (
+        re.search(
+            r"(?<![0-9])(?<![0-9][.])" + re.escape(value) + r"(?![0-9])(?![.][0-9])(?![eE][-+0-9])", text
+        )
+        is not None
+    )
 
 
 def _plant(secret: str) -> str:
@@ -141,7 +155,7 @@ def test_text_without_secrets_is_unchanged(doc: Any) -> None:
 def test_configured_values_next_to_escapes(noise: str, value: str) -> None:
     red = Redactor(KEY, [value])
     out, _ = red.redact_obj([noise + value + noise, {value: noise}])
-    assert value not in json.dumps(out) and value not in orjson.dumps(out).decode()
+    assert not survives(value, json.dumps(out)) and not survives(value, orjson.dumps(out).decode())
 
 
 # secrets in the shapes shell, .env, YAML, code and HTTP headers give them: (text, the secret)
@@ -383,3 +397,77 @@ def test_secret_looking_keys_keep_json_valid(doc: dict[str, Any]) -> None:
     for k, v in doc.items():
         if not isinstance(v, str):
             assert out[k] == v, "only string values are ever replaced"
+
+
+def test_key_file_race_on_first_creation_uses_the_first_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process links its key into place between our read and our link: ours is dropped
+    path = tmp_path / "redact.key"
+    theirs = "ab" * 32
+    real_link = os.link
+
+    def link(src: str, dst: str) -> None:
+        Path(dst).write_text(theirs + "\n")
+        real_link(src, dst)  # raises FileExistsError, as it would
+
+    monkeypatch.setattr(os, "link", link)
+    assert load_key(path) == bytes.fromhex(theirs)
+    assert path.read_text() == theirs + "\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["redact.key"], "no temporary file is left"
+
+
+def test_key_file_race_with_a_broken_first_key_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "redact.key"
+    real_link = os.link
+
+    def link(src: str, dst: str) -> None:
+        Path(dst).write_text("not hex\n")
+        real_link(src, dst)
+
+    monkeypatch.setattr(os, "link", link)
+    with pytest.raises(RedactKeyError):
+        load_key(path)
+    assert [p.name for p in tmp_path.iterdir()] == ["redact.key"]
+
+
+def test_key_file_on_a_file_system_without_hard_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    def no_link(src: str, dst: str) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_link)
+    path = tmp_path / "redact.key"
+    key = load_key(path)
+    assert len(key) == 32 and path.read_text() == key.hex() + "\n"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["redact.key"]
+    monkeypatch.undo()
+    assert load_key(path) == key, "the key written is the key read back"
+
+
+def test_key_file_write_failure_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail_fsync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fail_fsync)
+    with pytest.raises(OSError, match="Input/output"):
+        load_key(tmp_path / "redact.key")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_keys_make_two_placeholders_and_a_key_of_32_bytes_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "redact.key"
+    path.write_text("0f" * 32 + "\n")
+    assert load_key(path) == bytes.fromhex("0f" * 32)
+    red = Redactor(load_key(path))
+    assert red.placeholder("x", b"one-secret") != red.placeholder("x", b"two-secret")
+    assert red.placeholder("x", b"one-secret") != Redactor(KEY).placeholder("x", b"one-secret")
+    assert red.placeholder("x", b"one-secret") != red.placeholder("y", b"one-secret")

@@ -19,10 +19,10 @@ def test_imported_archive_has_turns_tree_and_a_verdict(octel: Octel, tmp_path: P
     assert r.exit_code == 0, r.output + r.stderr
     sid = octel.json("sessions", "list")["items"][0]["session_id"]
     shown = octel.json("sessions", "show", sid)
-    assert shown["archive_problem"] is None
-    assert len(shown["turns"]) == shown["session"]["turn_count"] > 0
-    assert shown["turns"][-1]["finish"] == "stop"
-    assert sum(t["cost"] for t in shown["turns"]) == pytest.approx(shown["session"]["cost_usd"])
+    assert shown["archive"]["available"] and shown["archive"]["error"] is None
+    assert len(shown["per_turn"]) == shown["session"]["turn_count"] > 0
+    assert shown["per_turn"][-1]["finish"] == "stop"
+    assert sum(t["cost_usd"] for t in shown["per_turn"]) == pytest.approx(shown["session"]["cost_usd"])
     table = octel("sessions", "show", sid)
     assert "turns" in table.stdout and "tool-calls" in table.stdout
     assert octel.json("sessions", "tree", sid)["subtree_session_count"] == 1

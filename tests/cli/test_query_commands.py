@@ -57,8 +57,8 @@ def test_sessions_show_and_tree(seeded: Octel, golden: Golden) -> None:
     assert r.exit_code == 0, r.output
     assert "doom_loop" in r.stdout and "not there" in r.stdout  # findings; archive file missing
     shown = seeded.json("sessions", "show", "ses_child_a")
-    assert shown["turns"] is None and "not there" in shown["archive_problem"]
-    shown["archive_problem"] = "<archive missing>"
+    assert shown["per_turn"] is None and "not there" in shown["archive"]["error"]
+    assert not shown["archive"]["available"]
     golden("sessions_show", shown)
     tree = seeded("sessions", "tree", "ses_root")
     assert tree.exit_code == 0
@@ -83,7 +83,7 @@ def test_sessions_show_reads_turns_from_the_archive(seeded: Octel) -> None:
     ]
     Path(archives / "ses_root.json").write_bytes(orjson.dumps({"schema_version": 2, "per_turn": turns}))
     got = seeded.json("sessions", "show", "ses_root")
-    assert [t.get("finish") for t in got["turns"]] == ["tool-calls", None]
+    assert [t["finish"] for t in got["per_turn"]] == ["tool-calls", None]
     r = seeded("sessions", "show", "ses_root")
     assert "turns" in r.stdout and "tool-calls" in r.stdout and "in flight" in r.stdout
 

@@ -121,7 +121,7 @@ def test_a_file_that_is_not_json(run: CliRunner, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{nope")
     code, _, err = invoke(run, tmp_path, str(bad))
-    assert code == 2 and "cannot read" in err
+    assert code == 2 and "bad.json is not a session: not JSON" in err
 
 
 def test_a_bad_label(run: CliRunner, tmp_path: Path) -> None:
@@ -174,3 +174,41 @@ def test_session_picks_a_child_of_a_recorded_run(run: CliRunner, tmp_path: Path)
     assert json.loads(out)["messages"] == len(rec["messages"][child])
     _, out, _ = invoke(run, tmp_path, str(FIXTURES / "subagent_tree.json"), "--json")
     assert json.loads(out)["messages"] == len(rec["messages"][rec["root_id"]])
+
+
+def test_what_is_not_a_session_is_refused(run: CliRunner, tmp_path: Path) -> None:
+    bad = tmp_path / "numbers.json"
+    bad.write_text("[1, 2, 3]")
+    code, out, err = invoke(run, tmp_path, str(bad))
+    assert code == 2 and out == ""
+    assert "numbers.json is not a session" in err and "array of int" in err
+
+
+def test_a_file_without_messages_has_no_verdict(run: CliRunner, tmp_path: Path) -> None:
+    rec = json.loads((FIXTURES / "healthy.json").read_text())
+    status_only = tmp_path / "status.jsonl"
+    kinds = ("session.status", "session.idle")
+    status_only.write_text("\n".join(json.dumps(e) for e in rec["events"] if e["event"]["type"] in kinds))
+    code, out, _ = invoke(run, tmp_path, str(status_only), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["verdict"] is None and doc["messages"] == 0 and "no messages" in doc["reason"]
+    code, out, _ = invoke(run, tmp_path, str(status_only))
+    assert "no verdict" in " ".join(out.split()) and "healthy" not in out
+
+
+def test_logs_and_captures_in_a_folder_and_a_bad_file_skipped(run: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "run_format_json.jsonl", folder / "run.jsonl")
+    rec = json.loads((FIXTURES / "doom_loop.json").read_text())
+    (folder / "events.json").write_text(json.dumps([{"timestamp": e["received"], "event": e["event"]}
+                                                    for e in rec["events"]]))  # fmt: skip
+    (folder / "junk.json").write_text('{"hello": "world"}')
+    code, out, err = invoke(run, tmp_path, str(folder), "--json")
+    assert code == 0
+    by_name = {Path(r["source"]).name: r for r in json.loads(out)}
+    assert by_name["events.json"]["verdict"] == "stuck"
+    assert by_name["run.jsonl"]["verdict"] == "healthy" and by_name["run.jsonl"]["messages"] == 3
+    assert by_name["junk.json"]["verdict"] is None
+    assert "skipped" in err and "junk.json" in err

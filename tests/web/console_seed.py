@@ -107,6 +107,8 @@ def archive_fixtures(engine: Engine, settings: Settings, now: datetime) -> Seede
     paths = sorted(p for p in FIXTURES.glob("*.json") if p.name != "openapi.json")
     for n, path in enumerate(paths):
         fx = json.loads(path.read_text())
+        if "scenario" not in fx:  # other captured shapes (an `opencode export`) are no server runs
+            continue
         scenario = fx["scenario"]
         run = fx["midrun"] if scenario in MIDRUN and fx.get("midrun") else fx
         server = CapturedServer(run, fx["opencode_version"])

@@ -11,8 +11,9 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
+from telemetry.queries.session_detail import turn_view
+from telemetry.queries.timeline import message_view as _message_view
 from web.api_archived import ArchiveCache
-from web.api_sessions import message_view, turn_view
 
 _JSON = st.recursive(
     st.none()
@@ -27,6 +28,11 @@ _KEYS = st.sampled_from(["info", "parts", "id", "role", "time", "tokens", "error
 _MESSAGE = st.dictionaries(_KEYS, _JSON, max_size=6)
 
 
+def message_view(index: int, m: dict[str, Any]) -> dict[str, Any]:
+    """The entry as the API answers it (the model, dumped)."""
+    return _message_view(index, m).model_dump(mode="json")
+
+
 @given(index=st.integers(0, 10_000), m=_MESSAGE)
 def test_any_stored_message_becomes_a_timeline_entry(index: int, m: dict[str, Any]) -> None:
     """Archives from any server version render: a strange message is shown, never an error."""
@@ -38,7 +44,7 @@ def test_any_stored_message_becomes_a_timeline_entry(index: int, m: dict[str, An
 
 @given(t=st.dictionaries(st.sampled_from(["tokens", "created", "completed", "duration_ms", "cost"]), _JSON))
 def test_any_turn_entry_has_every_column(t: dict[str, Any]) -> None:
-    v = turn_view(t)
+    v = turn_view(t).model_dump(mode="json")
     assert {"tokens_input", "tokens_cache_read", "cost_usd", "in_flight", "created_at"} <= set(v)
     json.dumps(v, allow_nan=False)  # what the API answers with
 

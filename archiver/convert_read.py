@@ -1,0 +1,154 @@
+"""Any file OpenCode (or octel) leaves -> one session's normalised stream (pure: text in).
+
+Shapes read, told apart by content rather than by file name:
+- an octel archive (any version) or a recorded run (`{messages: {sid: [...]}, events, ...}`);
+- `opencode export` output (`{info, messages}`), also with the `Exporting session: ses_…`
+  line older versions printed before it;
+- a bare message list of either API generation, or a `{data: [...]}` envelope;
+- `opencode run --format json` logs and event captures, as JSON lines or one JSON array, each
+  event bare or under `{received, event}`, `{timestamp, event}` or `{payload}`; SSE text
+  (`data: {...}` lines) too.
+Anything else raises `NotASession` with a sentence saying what the file holds instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from archiver.convert import Converted, from_fixture, from_opencode
+from archiver.convert_events import merged_status, permissions_from_opencode, status_from_opencode
+from archiver.convert_log import is_event, sessions_from_events
+from archiver.files import upgrade
+
+__all__ = ["NotASession", "parse_json_text", "read_session", "stream_from_doc"]
+
+
+class NotASession(ValueError):
+    """The input is JSON (or not) but holds no OpenCode session; the message says what it is."""
+
+
+def _lines(text: str) -> list[Any]:
+    out: list[Any] = []
+    bad = 0
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("data:"):  # an SSE capture
+            line = line[5:].strip()
+        if not line or line[0] not in "{[":
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            bad += 1
+    if not out and bad:
+        raise NotASession(f"{bad} line(s) look like JSON but none parses")
+    return out
+
+
+def parse_json_text(text: str) -> Any:
+    """One JSON document, or a list of the JSON values on each line (JSON lines, SSE).
+
+    Lines before the first `{` or `[` line (a CLI's banner) are skipped."""
+    start = 0
+    for line in text.splitlines(keepends=True):
+        if line.lstrip()[:1] in ("{", "[") or line.startswith("data:"):
+            break
+        start += len(line)
+    body = text[start:]
+    if not body.strip():
+        raise NotASession("no JSON in it")
+    try:
+        return json.loads(body)
+    except ValueError as e:
+        if "Extra data" not in str(e) and "data:" not in body[:200]:
+            raise NotASession(f"not JSON ({e})") from None
+    return _lines(body)
+
+
+def _is_message(item: object) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    if isinstance(item.get("info"), Mapping):
+        return True
+    return item.get("type") in ("user", "assistant", "synthetic", "system", "shell", "compaction") and (
+        "content" in item or "text" in item or "id" in item
+    )
+
+
+def _describe(v: object) -> str:
+    if isinstance(v, list):
+        kinds = sorted({type(x).__name__ for x in v[:50]})
+        return f"a JSON array of {', '.join(kinds) or 'nothing'}"
+    if isinstance(v, Mapping):
+        keys = ", ".join(sorted(map(str, v))[:6])
+        return f"a JSON object with keys {keys or '(none)'}"
+    return f"a JSON {type(v).__name__}"
+
+
+def _from_events(events: Sequence[Any], session_id: str | None) -> Converted:
+    logs = sessions_from_events(events)
+    sid = session_id
+    if sid is None and logs:
+        roots = [s for s in logs.values() if s.parent is None and (s.infos or s.parts)]
+        pool = roots or list(logs.values())
+        sid = max(pool, key=lambda s: len(set(s.infos) | set(s.parts))).id
+    if sid is None:
+        return Converted([], merged_status([], events, ""), [])
+    log = logs.get(sid)
+    items = log.items() if log is not None else []
+    return Converted(
+        from_opencode(items, events=events, session_id=sid),
+        merged_status([], events, sid),
+        permissions_from_opencode(events, session_id=sid),
+    )
+
+
+def _archive(doc: Mapping[str, Any], session_id: str | None) -> Converted:
+    try:
+        doc = upgrade(dict(doc))
+    except (ValueError, TypeError, AttributeError):
+        return from_fixture(doc.get("messages"))
+    sid = session_id or doc.get("session_id")
+    sid = sid if isinstance(sid, str) else None
+    events = doc.get("permission_events") or []
+    return Converted(
+        from_opencode(doc.get("messages"), events=events, session_id=sid),
+        status_from_opencode(doc.get("status_history") or [], session_id=sid),
+        permissions_from_opencode(events, session_id=sid),
+    )
+
+
+def stream_from_doc(doc: Any, session_id: str | None = None) -> Converted:
+    """The normalised stream of a parsed document of any shape above."""
+    if isinstance(doc, Mapping):
+        msgs = doc.get("messages")
+        if isinstance(msgs, list) and isinstance(doc.get("info"), Mapping):  # opencode export
+            return Converted(from_opencode(msgs), [], [])
+        if isinstance(msgs, list):
+            return _archive(doc, session_id)
+        if isinstance(msgs, Mapping):
+            return from_fixture(doc, session_id)
+        if isinstance(doc.get("events"), list):
+            return _from_events(doc["events"], session_id)
+        if isinstance(doc.get("data"), list):
+            return stream_from_doc(doc["data"], session_id)
+        if is_event(doc):
+            return _from_events([doc], session_id)
+        raise NotASession(f"{_describe(doc)}, not an OpenCode session, export, log or archive")
+    if isinstance(doc, list):
+        if not doc:
+            return Converted([], [], [])
+        head = doc[:20]
+        if any(_is_message(x) for x in head):
+            return Converted(from_opencode(doc), [], [])
+        if any(is_event(x) for x in head):
+            return _from_events(doc, session_id)
+        raise NotASession(f"{_describe(doc)}, not messages or events of an OpenCode session")
+    raise NotASession(f"{_describe(doc)}, not an OpenCode session")
+
+
+def read_session(text: str, session_id: str | None = None) -> Converted:
+    """Parse `text` (any shape above) and convert one session: `session_id`, else the root."""
+    return stream_from_doc(parse_json_text(text), session_id)

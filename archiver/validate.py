@@ -1,0 +1,102 @@
+"""Is a document an archive octel can store and index? Its version's JSON Schema
+(``schemas/archive-v<N>.json``), then the bounds the schema leaves open: counts that fit a
+64-bit integer, finite costs, times between 1970 and 9999. ``check_archive`` raises
+``ArchiveInvalid`` naming the first field that is wrong."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+__all__ = ["SCHEMAS", "ArchiveInvalid", "check_archive", "schema_of"]
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+_MAX_INT = 2**63 - 1
+_MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+_MAX_COST = 1e12
+
+
+class ArchiveInvalid(ValueError):
+    """The document is not a valid archive; the message names the field."""
+
+
+@functools.lru_cache(maxsize=8)
+def _validator(version: int) -> Any:
+    import jsonschema
+
+    path = SCHEMAS / f"archive-v{version}.json"
+    if not path.is_file():
+        raise ArchiveInvalid(f"schema_version: no schema for version {version}")
+    schema = orjson.loads(path.read_bytes())
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def schema_of(version: int) -> dict[str, Any]:
+    """The JSON Schema of archive version ``version``."""
+    return dict(_validator(version).schema)
+
+
+def _where(path: Iterator[Any] | Any) -> str:
+    return ".".join(str(p) for p in path) or "(document)"
+
+
+def _numbers(doc: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
+    """(field, value, kind) of the numbers the index reads."""
+    blocks: list[tuple[str, Any]] = [("totals", doc.get("totals")), ("subtree", doc.get("subtree"))]
+    blocks += [(f"per_turn.{i}", t) for i, t in enumerate(doc.get("per_turn") or [])]
+    for name, block in blocks:
+        if not isinstance(block, Mapping):
+            continue
+        for k, v in block.items():
+            kind = "cost" if k == "cost" else "time" if k in _TIMES else "count"
+            yield f"{name}.{k}", v, kind
+        tokens = block.get("tokens")
+        for k, v in tokens.items() if isinstance(tokens, Mapping) else ():
+            yield f"{name}.tokens.{k}", v, "count"
+    session = doc.get("session")
+    stime = session.get("time") if isinstance(session, Mapping) else None
+    for k in ("created", "updated"):
+        if isinstance(stime, Mapping) and k in stime:
+            yield f"session.time.{k}", stime[k], "time"
+    yield "depth", doc.get("depth"), "count"
+
+
+_TIMES = frozenset({"created", "completed", "duration_ms", "first_created", "last_activity"})
+
+
+def _bad_number(value: Any, kind: str) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None  # the schema has judged the type
+    if isinstance(value, float) and not math.isfinite(value):
+        return "is not a finite number"
+    if kind == "count" and not -_MAX_INT - 1 <= value <= _MAX_INT:
+        return "does not fit a 64-bit integer"
+    if kind == "cost" and abs(value) > _MAX_COST:
+        return f"is a cost above {_MAX_COST:g}"
+    if kind == "time" and not 0 <= value <= _MAX_MS:
+        return "is a time outside 1970-9999 (milliseconds)"
+    return None
+
+
+def check_archive(doc: Any) -> None:
+    """Raise ``ArchiveInvalid`` unless ``doc`` is a valid archive of its version."""
+    if not isinstance(doc, Mapping):
+        raise ArchiveInvalid("(document): not an object")
+    version = doc.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ArchiveInvalid(f"schema_version: {version!r} is not a version number")
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator(version).iter_errors(doc))
+    if error is not None:
+        raise ArchiveInvalid(f"{_where(error.absolute_path)}: {error.message[:200]}")
+    for field, value, kind in _numbers(doc):
+        why = _bad_number(value, kind)
+        if why is not None:
+            raise ArchiveInvalid(f"{field}: {value!r} {why}")

@@ -1,0 +1,75 @@
+"""Archive layouts: every version octel ever wrote is read and brought to the newest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from archiver.metrics import per_turn, totals
+
+__all__ = ["upgrade"]
+
+
+def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
+    """Bring an older layout to v2. v1: one session's messages with ``per_turn`` and
+    ``state_history``, no tree fields."""
+    version = doc.get("schema_version", doc.get("version", 1))
+    if version == 2:
+        return doc
+    if version != 1:
+        raise ValueError(f"unknown archive schema version {version!r}")
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        # a Claude CLI result or any other JSON file: no version and no messages
+        raise ValueError("not an archive: no schema_version and no message list")
+    raw_session = doc.get("session")
+    session: dict[str, Any] = raw_session if isinstance(raw_session, dict) else {}
+    sid = doc.get("session_id") or session.get("id")
+    if not sid:
+        infos = [m.get("info", {}) for m in messages if isinstance(m, dict)]
+        sid = next((i.get("sessionID") for i in infos if i.get("sessionID")), None)
+    if not sid:
+        raise ValueError("v1 archive without a session id")
+    # v1 per_turn entries held fewer fields: recompute them from the messages
+    fresh = per_turn(messages)
+    own = totals(messages, fresh)
+    title = doc.get("title") or session.get("title")
+    return {
+        "schema_version": 2,
+        "upgraded_from": 1,
+        "archived_at": doc.get("archived_at"),
+        "archiver_version": doc.get("archiver_version"),
+        "source": {
+            "server_url": doc.get("server_url"),
+            "opencode_version": doc.get("opencode_version") or session.get("version"),
+            "messages_route": "classic",
+        },
+        "label": doc.get("label"),
+        "session_id": sid,
+        "root_session_id": sid,
+        "parent_session_id": None,
+        "depth": 0,
+        "agent": doc.get("agent") or session.get("agent"),
+        "subagent_title": None,
+        "title": title,
+        "model": doc.get("model"),
+        "session": {**session, "id": sid, "title": title},
+        "messages": messages,
+        "diff": None,
+        "todo": None,
+        "per_turn": fresh,
+        "totals": own,
+        "subtree": {
+            "sessions": 1,
+            "turns": own["turns"],
+            "tool_calls": own["tool_calls"],
+            "tokens": dict(own["tokens"]),
+            "cost": own["cost"],
+            "tokens_total": own["tokens_total"],
+        },
+        "status_history": doc.get("state_history") or [],
+        "permission_events": [],
+        "walk_errors": [],
+        "findings": doc.get("findings") or [],
+        "verdict": doc.get("verdict") or "healthy",
+        "redaction": doc.get("redaction") or {},
+    }

@@ -1,0 +1,204 @@
+"""`octel cycles list|summary` and `octel costs`: what the fleet did and what it cost."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from cli.app import app, console, fail
+from cli.output import Output, emit, output_options
+from cli.queries import CursorOpt, LimitOpt, SinceOpt, UntilOpt
+from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
+from telemetry.queries.costs import GROUP_KEYS, cost_breakdown, most_expensive_sessions, most_expensive_trees
+from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.queries.fleet_models import CostBreakdown, CyclePage, CyclesSummary
+from telemetry.queries.paging import CursorError
+from telemetry.timeutil import utcnow
+
+__all__ = ["cycles_app"]
+
+cycles_app = typer.Typer(help="Dispatcher cycles: list and per-driver summary.", no_args_is_help=True)
+app.add_typer(cycles_app, name="cycles")
+
+
+@cycles_app.command("list")
+@output_options
+def cycles_list(
+    ctx: typer.Context,
+    driver: Annotated[str | None, typer.Option(help="Only this driver.")] = None,
+    state: Annotated[str | None, typer.Option(help="Only this terminal state.")] = None,
+    in_flight: Annotated[
+        bool | None,
+        typer.Option("--in-flight/--finished", help="Only cycles still running, or only ended ones."),
+    ] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = 50,
+    cursor: CursorOpt = None,
+    output: Output = Output.table,
+) -> None:
+    """Dispatcher cycles, newest first."""
+    now = utcnow()
+    t0, t1 = window(since, until, now)
+    f = CycleFilter(driver, state, t0, t1, in_flight, limit, cursor)
+    with read_store(ctx) as db:
+        try:
+            page = list_cycles(db, f, now)
+        except CursorError as e:
+            fail(str(e), 2)
+    emit(output, CyclePage.model_validate(page), page["items"], lambda: _cycles_table(page))
+
+
+def _cycles_table(page: dict[str, Any]) -> None:
+    table = Table(title="cycles", title_justify="left")
+    width = max((len(c["cycle_id"]) for c in page["items"]), default=5)
+    table.add_column("cycle", min_width=width, no_wrap=True)
+    for h in ("driver", "started", "duration", "state", "outcome", "error", "claims", "session"):
+        table.add_column(h, justify="right" if h in ("duration", "claims") else "left")
+    for c in page["items"]:
+        table.add_row(
+            dash(c["cycle_id"]),
+            dash(c["driver"]),
+            when(c["started_at"]),
+            seconds(c["duration_s"]) if not c["in_flight"] else f"{seconds(c['elapsed_s'])}…",
+            "[cyan]in flight[/]" if c["in_flight"] else dash(c["terminal_state"]),
+            dash(c["worker_outcome"]),
+            dash(c["error_kind"]),
+            dash(c["claims_count"]),
+            dash(c["session_id"]),
+        )
+    print_page(table, page["next_cursor"])
+
+
+@cycles_app.command("summary")
+@output_options
+def cycles_summary_cmd(
+    ctx: typer.Context,
+    since: Annotated[
+        str, typer.Option(help="Cycles begun since this long ago (24h, 7d) or an ISO time.")
+    ] = "24h",
+    output: Output = Output.table,
+) -> None:
+    """Per driver: cycles by terminal state and worker outcome (rows: driver, state, outcome)."""
+    t0, _ = window(since, None)
+    assert t0 is not None  # a default is given
+    with read_store(ctx) as db:
+        rows = cycles_summary(db, t0)
+    answer = CyclesSummary.model_validate({"since": t0.isoformat(), "drivers": rows})
+    flat = [
+        {"driver": d.driver, "terminal_state": st, "worker_outcome": outcome, "cycles": n}
+        for d in answer.drivers
+        for st, outcomes in sorted(d.by_state.items())
+        for outcome, n in sorted(outcomes.items())
+    ]
+    emit(output, answer, flat, lambda: _summary_table(t0.isoformat(), rows))
+
+
+def _summary_table(since: str, rows: list[dict[str, Any]]) -> None:
+    table = Table(title=f"cycles since {when(since)}", title_justify="left")
+    for h in ("driver", "terminal state", "worker outcome", "cycles"):
+        table.add_column(h, justify="right" if h == "cycles" else "left")
+    for d in rows:
+        table.add_row(f"[bold]{dash(d['driver'])}[/]", "[dim]all[/]", "", str(d["total"]))
+        if d["in_flight"]:
+            table.add_row("", "[cyan]in flight[/]", "", str(d["in_flight"]))
+        for st in sorted(d["by_state"]):
+            for outcome, n in sorted(d["by_state"][st].items()):
+                table.add_row("", dash(st), dash(outcome), str(n))
+    console.print(table)
+
+
+@app.command("costs")
+@output_options
+def costs(
+    ctx: typer.Context,
+    by: Annotated[
+        str, typer.Option(help=f"Group by any of {','.join(GROUP_KEYS)} (comma-separated).")
+    ] = "agent",
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    top: Annotated[
+        int, typer.Option(min=0, max=100, help="Also list the N most expensive sessions and trees.")
+    ] = 0,
+    output: Output = Output.table,
+) -> None:
+    """Tokens by kind, cost and cache-hit ratio over OpenCode sessions and Claude CLI runs."""
+    keys = [k.strip() for k in by.split(",") if k.strip()]
+    bad = [k for k in keys if k not in GROUP_KEYS]
+    if bad:
+        fail(f"--by {bad[0]!r} is not one of {', '.join(GROUP_KEYS)}", 2)
+    t0, t1 = window(since, until)
+    with read_store(ctx) as db:
+        out = cost_breakdown(db, keys, t0, t1)
+        if top:
+            out["top_sessions"] = most_expensive_sessions(db, t0, t1, top)
+            out["top_trees"] = most_expensive_trees(db, t0, t1, top)
+    emit(output, CostBreakdown.model_validate(out), out["rows"], lambda: _costs_tables(out, keys, top))
+
+
+def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
+    table = Table(title="costs", title_justify="left", show_footer=True)
+    cols = [
+        "source",
+        *keys,
+        "count",
+        "input",
+        "output",
+        "reasoning",
+        "cache read",
+        "cache write",
+        "hit",
+        "cost",
+    ]
+    tot = out["totals"]
+    feet = {
+        "source": "total",
+        "count": str(tot["count"]),
+        "input": num(tot["tokens"]["input"]),
+        "output": num(tot["tokens"]["output"]),
+        "reasoning": num(tot["tokens"]["reasoning"]),
+        "cache read": num(tot["tokens"]["cache_read"]),
+        "cache write": num(tot["tokens"]["cache_write"]),
+        "hit": ratio(tot["cache_hit_ratio"]),
+        "cost": money(tot["cost_usd"]),
+    }
+    for c in cols:
+        table.add_column(c, footer=feet.get(c, ""), justify="left" if c in ("source", *keys) else "right")
+    for r in out["rows"]:
+        tk = r["tokens"]
+        table.add_row(
+            r["source"],
+            *(dash(r[k]) for k in keys),
+            str(r["count"]),
+            num(tk["input"]),
+            num(tk["output"]),
+            num(tk["reasoning"]),
+            num(tk["cache_read"]),
+            num(tk["cache_write"]),
+            ratio(r["cache_hit_ratio"]),
+            money(r["cost_usd"]),
+        )
+    console.print(table)
+    if top:
+        st = Table(title="most expensive sessions", title_justify="left")
+        for h in ("session", "agent", "model", "title", "cost"):
+            st.add_column(h, justify="right" if h == "cost" else "left")
+        for s in out["top_sessions"]:
+            cells = (dash(s[k]) for k in ("session_id", "agent", "model", "title"))
+            st.add_row(*cells, money(s["cost_usd"]))
+        console.print(st)
+        tt = Table(title="most expensive trees", title_justify="left")
+        for h in ("root", "agent", "title", "sessions", "own", "tree"):
+            tt.add_column(h, justify="right" if h in ("sessions", "own", "tree") else "left")
+        for t in out["top_trees"]:
+            tt.add_row(
+                dash(t["session_id"]),
+                dash(t["agent"]),
+                dash(t["title"]),
+                str(t["subtree_session_count"]),
+                money(t["cost_usd"]),
+                money(t["subtree_cost_usd"]),
+            )
+        console.print(tt)

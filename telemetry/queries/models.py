@@ -1,0 +1,214 @@
+"""The typed answers about archived sessions: one pydantic model per answer.
+
+The web API declares them as `response_model` (so the OpenAPI describes every answer) and the
+CLI's `--json` prints the same models. Times are ISO 8601 text in UTC, as the queries write them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from archiver.metrics import TOKEN_KINDS
+from detectors.findings import Verdict
+
+__all__ = [
+    "TOKEN_KINDS",
+    "ArchiveInfo",
+    "ArchivedItem",
+    "ArchivedPage",
+    "FindingRecord",
+    "MessagePage",
+    "MessageView",
+    "SessionDetail",
+    "SessionPage",
+    "SessionRecord",
+    "Tokens",
+    "TreeNode",
+    "TurnRow",
+]
+
+
+class Tokens(BaseModel):
+    """Tokens by kind. `input` excludes cache reads and writes; `output` excludes reasoning."""
+
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, k) for k in TOKEN_KINDS)
+
+
+class SessionRecord(BaseModel):
+    """One row of the session index."""
+
+    session_id: str
+    root_session_id: str
+    parent_session_id: str | None
+    depth: int
+    label: str | None
+    cycle_id: str | None
+    agent: str | None
+    model: str | None
+    title: str | None
+    directory: str | None
+    opencode_version: str | None
+    created_at: str | None
+    updated_at: str | None
+    archived_at: str | None
+    duration_s: float | None
+    turn_count: int
+    message_count: int
+    in_flight: bool
+    tokens: Tokens
+    tokens_total: int
+    cache_hit_ratio: float | None = Field(description="cache_read / (input + cache_read); null if both 0")
+    cost_usd: float
+    subtree_tokens: int = Field(description="tokens of the indexed subtree, all kinds together")
+    subtree_cost_usd: float
+    subtree_session_count: int
+    verdict: Verdict
+    worst_detector: str | None
+    finding_count: int
+    walk_error_count: int
+    error_kind: str | None
+    archive_path: str
+    schema_version: int
+
+
+class SessionPage(BaseModel):
+    """A page of sessions, newest archived first; `next_cursor` asks for the next."""
+
+    items: list[SessionRecord]
+    next_cursor: str | None
+
+
+class FindingRecord(BaseModel):
+    detector: str
+    verdict: Verdict
+    score: float
+    start_index: int | None
+    evidence: dict[str, Any]
+    source: str = Field(description="archive or live")
+    detected_at: str | None
+
+
+class TreeNode(BaseModel):
+    """A session in its subtree: own numbers, and numbers rolled up over its descendants."""
+
+    session_id: str
+    parent_session_id: str | None
+    depth: int
+    agent: str | None
+    model: str | None
+    title: str | None
+    verdict: Verdict
+    in_flight: bool
+    turn_count: int
+    cost_usd: float
+    tokens: Tokens
+    tokens_total: int
+    children: list[TreeNode]
+    subtree_cost_usd: float
+    subtree_tokens: Tokens
+    subtree_tokens_total: int
+    subtree_session_count: int
+
+
+class TurnRow(BaseModel):
+    """One assistant turn of an archive, with ISO times and flat token columns."""
+
+    index: int
+    message_id: str | None
+    agent: str | None
+    model: str | None
+    created_at: str | None
+    completed_at: str | None
+    duration_s: float | None
+    in_flight: bool
+    tokens_input: int
+    tokens_output: int
+    tokens_reasoning: int
+    tokens_cache_read: int
+    tokens_cache_write: int
+    cost_usd: float
+    tool_calls: int
+    tool_errors: int
+    finish: str | None
+    error: str | None
+
+
+class ArchiveInfo(BaseModel):
+    """The session's archive file: whether it could be read, and what the walk and redaction did."""
+
+    file: str
+    available: bool
+    error: str | None
+    walk_errors: list[dict[str, Any]]
+    redaction: dict[str, int] = Field(description="values replaced, by redaction rule")
+
+
+class SessionDetail(BaseModel):
+    """One session: its record, findings, subtree, per-turn rows and its archive's state."""
+
+    session: SessionRecord
+    parent_session_id: str | None
+    root_session_id: str
+    findings: list[FindingRecord]
+    tree: TreeNode
+    per_turn: list[TurnRow] | None = Field(description="null when the archive file cannot be read")
+    archive: ArchiveInfo
+
+
+class MessageView(BaseModel):
+    """One archived message for the timeline: a summary of its info and its parts as stored."""
+
+    index: int
+    id: str | None
+    role: str | None
+    agent: str | None = None
+    created_at: str | None = None
+    completed_at: str | None = None
+    duration_s: float | None = None
+    in_flight: bool = False
+    tokens: Tokens | None = None
+    cost_usd: float | None = None
+    finish: str | None = None
+    error: str | None = None
+    parts: list[dict[str, Any]]
+
+
+class MessagePage(BaseModel):
+    session_id: str
+    total: int
+    offset: int
+    limit: int
+    prev_offset: int | None
+    next_offset: int | None
+    items: list[MessageView]
+    redaction: dict[str, int]
+
+
+class ArchivedItem(BaseModel):
+    file: str
+    session_id: str
+    root_session_id: str
+    depth: int
+    label: str | None
+    agent: str | None
+    title: str | None
+    verdict: Verdict
+    archived_at: str | None
+    cost_usd: float
+
+
+class ArchivedPage(BaseModel):
+    items: list[ArchivedItem]
+    count: int
+    limit: int
+    truncated: bool
