@@ -119,9 +119,12 @@ def build_documents(
                 "permission_events": perms,
                 "walk_errors": [e.to_dict() for e in errors],
                 "findings": findings,
+                # a session in which no turn ever happened did not work: never "healthy"
                 "verdict": detectors.worst_verdict(
                     detectors.Finding(f["detector"], f["verdict"], f["score"]) for f in findings
-                ),
+                )
+                if turns[sid] or findings
+                else "suspect",
             }
         )
     return docs

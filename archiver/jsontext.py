@@ -130,8 +130,8 @@ def number_around(text: bytes, start: int, end: int) -> tuple[int, int] | None:
 
 def continues_number(text: bytes, start: int, end: int) -> bool:
     """A digit run at text[start:end] continues a longer number: a digit (or a digit and a
-    decimal point) before it, a digit, a decimal part or an exponent (``e5``, ``E+5``) after it. The hex digits
-    of an escape before it (``\\u0007``) are no digits of the text."""
+    decimal point) before it, a digit, a decimal part or an exponent (``e5``, ``E+5``) after
+    it. The hex digits of an escape before it (``\\u0007``) are no digits of the text."""
 
     def digit_at(i: int) -> bool:
         return i >= 0 and text[i] in _DIGIT and at_boundary(text, i)

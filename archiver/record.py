@@ -104,7 +104,8 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         subtree_tokens=int(sub.get("tokens_total") or 0),
         subtree_cost_usd=float(sub.get("cost") or 0.0),
         subtree_session_count=int(sub.get("sessions") or 1),
-        verdict=str(worst.get("verdict")) if worst else "healthy",
+        # a session in which no turn ever happened did not work: never "healthy"
+        verdict=str(worst.get("verdict")) if worst else "healthy" if turns or tot.get("turns") else "suspect",
         worst_detector=str(worst.get("detector")) if worst else None,
         finding_count=len(findings),
         walk_error_count=len(own_errors),

@@ -26,20 +26,22 @@ class ArchiveInvalid(ValueError):
 
 
 @functools.lru_cache(maxsize=8)
-def _validator(version: int) -> Any:
-    import jsonschema
-
+def schema_of(version: int) -> dict[str, Any]:
+    """The JSON Schema of archive version ``version``."""
     path = SCHEMAS / f"archive-v{version}.json"
     if not path.is_file():
         raise ArchiveInvalid(f"schema_version: no schema for version {version}")
-    schema = orjson.loads(path.read_bytes())
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
+    out: dict[str, Any] = orjson.loads(path.read_bytes())
+    return out
 
 
-def schema_of(version: int) -> dict[str, Any]:
-    """The JSON Schema of archive version ``version``."""
-    return dict(_validator(version).schema)
+@functools.lru_cache(maxsize=8)
+def _validator(version: int) -> Any:
+    # the Rust validator: about 20 times faster than the pure-Python one on an archive's
+    # message list, which every write reads back
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(schema_of(version))
 
 
 def _where(path: Iterator[Any] | Any) -> str:
@@ -91,11 +93,9 @@ def check_archive(doc: Any) -> None:
     version = doc.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise ArchiveInvalid(f"schema_version: {version!r} is not a version number")
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator(version).iter_errors(doc))
+    error = next(iter(_validator(version).iter_errors(doc)), None)
     if error is not None:
-        raise ArchiveInvalid(f"{_where(error.absolute_path)}: {error.message[:200]}")
+        raise ArchiveInvalid(f"{_where(error.instance_path)}: {error.message[:200]}")
     for field, value, kind in _numbers(doc):
         why = _bad_number(value, kind)
         if why is not None:

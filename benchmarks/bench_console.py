@@ -37,6 +37,7 @@ import orjson
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Engine
 
+from detectors.findings import VERDICTS
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade
@@ -76,7 +77,7 @@ def _session_rows(n: int, now: datetime, rnd: random.Random) -> Iterator[dict[st
         label = f"{rnd.choice(WORDS)}-{rnd.randrange(300)}"
         for k in range(size):
             sid = root if k == 0 else f"ses_{i + k:08d}"
-            verdict = rnd.choices(["healthy", "suspect", "stuck"], [90, 7, 3])[0]
+            verdict = rnd.choices(VERDICTS, [90, 7, 3])[0]
             tin, tout, cread = rnd.randrange(500, 90_000), rnd.randrange(10, 6000), rnd.randrange(0, 200_000)
             cost = round((tin * 3 + tout * 15 + cread * 0.3) / 1e6, 6)
             agent = "build" if k == 0 else rnd.choice(AGENTS)

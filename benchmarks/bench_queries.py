@@ -34,6 +34,7 @@ from typing import Any
 from sqlalchemy import event, insert
 from sqlalchemy.engine import Engine
 
+from detectors.findings import VERDICTS
 from telemetry.queries.costs import cost_breakdown
 from telemetry.queries.sessions import SessionFilter, get_session, list_sessions, session_tree
 from telemetry.store.db import make_engine, session_scope
@@ -65,7 +66,7 @@ def _rows(n: int, rng: random.Random) -> Iterator[dict[str, Any]]:
                 "title": " ".join(rng.choices(WORDS, k=4)),
                 "created_at": at,
                 "archived_at": at + timedelta(seconds=k),
-                "verdict": rng.choices(("healthy", "suspect", "stuck"), (90, 7, 3))[0],
+                "verdict": rng.choices(VERDICTS, (90, 7, 3))[0],
                 "tokens_input": rng.randrange(10_000),
                 "tokens_output": rng.randrange(5_000),
                 "tokens_cache_read": rng.randrange(50_000),
@@ -147,7 +148,7 @@ def main() -> int:
         seeded_s = time.perf_counter() - t0
         week = NOW - timedelta(days=7)
         with session_scope(engine, write=False) as db:
-            second = list_sessions(db, SessionFilter(agent="build", limit=50))["next_cursor"]
+            second = list_sessions(db, SessionFilter(agent="build", limit=50)).next_cursor
         filters = {
             "newest page": SessionFilter(),
             "agent": SessionFilter(agent="build"),

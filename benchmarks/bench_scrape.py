@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.metrics import TOKEN_KINDS
+from detectors.findings import VERDICTS
 from telemetry.settings import Settings
 from telemetry.store import aggregates
 from telemetry.store.db import make_engine, session_scope
@@ -145,7 +146,7 @@ def _fixed(engine: Any, now: datetime) -> None:
                     aggregates.bump(db, "agent_run_tokens_total", {**labels, "kind": kind}, 1000)
             aggregates.bump(db, "sessions_archived_total", {"agent": f"agent{a}"}, 100)
         for det in ("doom_loop", "permission_deadlock", "retry_cascade", "quiet", "progress"):
-            for verdict in ("healthy", "suspect", "stuck"):
+            for verdict in VERDICTS:
                 aggregates.bump(db, "findings_total", {"detector": det, "verdict": verdict}, 5)
 
 

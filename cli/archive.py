@@ -12,8 +12,6 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from archiver.files import content_hash, parse_archive, read_plain
-from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import RedactKeyError, load_key
 from cli.app import (
     app,
@@ -27,8 +25,7 @@ from cli.app import (
 )
 from cli.output import JsonOpt
 from telemetry.archiving import archive_session_tree_async, redactor_for
-from telemetry.services.indexing import IndexStats, index_records
-from telemetry.store.db import session_scope
+from telemetry.services.archive_import import archive_candidates, import_archives
 
 __all__ = ["import_app"]
 
@@ -130,44 +127,21 @@ def _render(d: dict[str, Any]) -> None:
         err_console.print(f"[red]error:[/] {e}", highlight=False)
 
 
-def _archive_files(folder: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file()
-        and not p.name.startswith(".")
-        and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
-    )
-
-
-def _rel(path: Path, archives: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(archives.resolve()))
-    except ValueError:
-        return str(path.resolve())
-
-
-def _load(path: Path, archives: Path) -> SessionRecord:
-    plain = read_plain(path)
-    doc = parse_archive(plain, path.name)
-    return record_from_doc(doc, _rel(path, archives), content_hash(plain))
-
-
 @import_app.command("archives")
-def import_archives(
+def import_archives_cmd(
     ctx: typer.Context,
     folder: Annotated[Path, typer.Argument(help="Folder of archive files (v1 or v2, .json or .json.gz).")],
     as_json: JsonOpt = False,
 ) -> None:
-    """Index existing archive files into the store (re-importing updates, never duplicates)."""
+    """Index existing archive files into the store, file by file (re-importing updates, never
+    duplicates). A bad file is reported and skipped; files from outside the archive folder
+    are copied into it, redacted."""
     if not folder.is_dir():
         fail(f"{folder} is not a folder", 2)
     settings = settings_of(ctx)
     _check_redaction(settings)
     redactor = redactor_for(settings)
-    files = _archive_files(folder)
-    stats = IndexStats()
-    failed: list[dict[str, str]] = []
+    total = len(archive_candidates(folder))
     with (
         open_store(settings) as engine,
         Progress(
@@ -179,33 +153,18 @@ def import_archives(
             disable=as_json,
         ) as bar,
     ):
-        task = bar.add_task("import", total=len(files))
-        batch: list[SessionRecord] = []
-        for i, path in enumerate(files, 1):
-            try:
-                batch.append(_load(path, settings.archives))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                failed.append({"file": str(path), "error": f"{type(exc).__name__}: {exc}"[:300]})
-            if len(batch) >= 200 or i == len(files):
-                with session_scope(engine) as db:
-                    stats.add(index_records(db, batch, redactor=redactor))
-                batch = []
-            bar.advance(task)
-    data = {
-        "files": len(files),
-        "new": stats.new,
-        "updated": stats.updated,
-        "findings_new": stats.findings_new,
-        "failed": failed,
-    }
+        task = bar.add_task("import", total=total)
+        report = import_archives(engine, folder, settings, redactor, lambda n: bar.advance(task, n))
+    data = report.to_dict()
     if as_json:
         print_json(data)
     else:
         console.print(
-            f"{len(files)} files: {stats.new} new, {stats.updated} updated, {len(failed)} unreadable",
+            f"{data['files']} files: {data['new']} new, {data['updated']} updated, "
+            f"{data['copied']} copied into the archive folder, {len(data['failed'])} skipped",
             highlight=False,
         )
-        for f in failed:
+        for f in data["failed"]:
             err_console.print(f"[yellow]skipped[/] {f['file']}: {f['error']}", highlight=False)
-    if failed:
+    if data["failed"]:
         raise typer.Exit(1)

@@ -23,7 +23,8 @@ from rich.table import Column, Table
 
 from archiver.convert import Converted
 from archiver.convert_read import NotASession, read_session
-from cli.app import app, console, err_console, fail, print_json, settings_of
+from cli.app import app, console, err_console, fail, settings_of
+from cli.output import Output, emit, output_options
 from cli.tables import read_store
 from detectors import REGISTRY, Finding, Thresholds, score, worst_verdict
 from detectors.evaluation import Evaluation, LabelledRun, evaluate
@@ -190,6 +191,7 @@ def _thresholds(pairs: Iterable[str]) -> Thresholds:
 
 
 @app.command()
+@output_options
 def detect(
     ctx: typer.Context,
     target: Annotated[
@@ -198,7 +200,6 @@ def detect(
     evaluate_corpus: Annotated[
         bool, typer.Option("--eval", help="TARGET is a labelled corpus: print precision, recall, delay.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also list healthy detectors.")] = False,
     session: Annotated[
         str | None, typer.Option(help="Which session of a recorded run (default: root).")
@@ -207,25 +208,27 @@ def detect(
         list[str] | None,
         typer.Option("--threshold", "-t", help="NAME=VALUE, repeatable (docs/detectors.md)."),
     ] = None,
+    output: Output = Output.table,
 ) -> None:
-    """Score sessions with the stuck-agent detectors, or measure the detectors on a labelled corpus."""
+    """Score sessions with the stuck-agent detectors, or measure the detectors on a labelled corpus.
+    `--jsonl` and `--csv` print one row per finding (per detector with `--eval`)."""
     th = _thresholds(threshold or [])
     path = Path(target)
     try:
         if evaluate_corpus:
             if not path.is_dir():
                 fail(f"--eval needs a folder of labelled runs; {target!r} is not one", 2)
-            runs = load_corpus(path, progress=not as_json and err_console.is_terminal)
+            runs = load_corpus(path, progress=output is Output.table and err_console.is_terminal)
             if not runs:
                 fail(f"no *.label.json files in {target}", 2)
             ev = evaluate(runs, thresholds=th)
-            print_json(ev.to_dict()) if as_json else _print_eval(ev)
+            emit(output, ev.to_dict(), [d.to_dict() for d in ev.detectors], lambda: _print_eval(ev))
             return
         if path.is_dir():
             files = _session_files(path)
             if not files:
                 fail(f"no .json files in {target}", 2)
-            quiet = as_json or not err_console.is_terminal
+            quiet = output is not Output.table or not err_console.is_terminal
             items = track(files, description="scoring", console=err_console, transient=True, disable=quiet)
             results = [_result_or_skip(p, session, th, show_all) for p in items]
         elif path.is_file():
@@ -234,10 +237,8 @@ def detect(
             results = [_result(target, _stored_session(ctx, target), th, show_all)]
     except CorpusError as e:
         fail(str(e), 2)
-    if as_json:
-        print_json(results if path.is_dir() else results[0])
-    else:
-        _print_results(results)
+    rows = [{"source": r["source"], **f} for r in results for f in r["findings"]]
+    emit(output, results if path.is_dir() else results[0], rows, lambda: _print_results(results))
 
 
 def _stored_session(ctx: typer.Context, session_id: str) -> Converted:

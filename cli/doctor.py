@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import httpx
 import typer
 from rich.markup import escape
 
-from cli.app import app, console, print_json, settings_of
+from cli.app import app, console, fail, open_store, print_json, settings_of
 from telemetry.doctor import run_checks
 from telemetry.store.db import make_engine
 
@@ -21,15 +21,31 @@ _MARK = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[red]fail[/
 def doctor(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="First point index rows whose file is gone at the session's newest valid file "
+            "(or remove them) and remove temporary files of dead writers.",
+        ),
+    ] = False,
 ) -> None:
     """Check that octel can work here and say what to fix; exit 1 if a check fails."""
     settings = settings_of(ctx)
+    repaired = _repair(settings) if repair else None
     with httpx.Client() as client:
         checks = run_checks(settings, make_engine, client)
     failed = [c for c in checks if c.status == "fail"]
     if as_json:
-        print_json({"ok": not failed, "checks": [c.as_dict() for c in checks]})
+        print_json({"ok": not failed, "checks": [c.as_dict() for c in checks], "repaired": repaired})
     else:
+        if repaired is not None:
+            console.print(
+                f"repaired: {len(repaired['repointed'])} rows pointed at another file, "
+                f"{len(repaired['removed'])} rows removed, "
+                f"{repaired['stale_parts_removed']} temporary files removed",
+                highlight=False,
+            )
         for c in checks:
             console.print(f"{_MARK[c.status]} {c.name:<16} {escape(c.detail)}", highlight=False)
             if c.fix:
@@ -37,3 +53,15 @@ def doctor(
         console.print("all good" if not failed else f"{len(failed)} check(s) failed", highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+def _repair(settings: Any) -> dict[str, Any]:
+    from telemetry.archiving import redactor_for
+    from telemetry.services.archive_repair import repair_index
+
+    try:
+        redactor = redactor_for(settings)
+    except (ValueError, OSError) as exc:
+        fail(f"cannot repair: {exc}", 2)
+    with open_store(settings) as engine:
+        return repair_index(engine, settings, redactor)

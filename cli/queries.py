@@ -86,7 +86,7 @@ def sessions_list(
     f = SessionFilter(agent, model, verdict, label, t0, t1, q, root_only, limit, cursor)
     with read_store(ctx) as db:
         try:
-            page = SessionPage.model_validate(list_sessions(db, f))
+            page = list_sessions(db, f)
         except CursorError as e:
             fail(str(e), 2)
     emit(output, page, page.items, lambda: _list_table(page))
@@ -122,10 +122,9 @@ def _nodes(node: TreeNode) -> list[dict[str, Any]]:
 def sessions_tree(ctx: typer.Context, session_id: str, output: Output = Output.table) -> None:
     """The subagent tree under a session, with own and rolled-up cost."""
     with read_store(ctx) as db:
-        found = session_tree(db, session_id)
-        if found is None and print_live_tree(db, session_id, output):
+        tree = session_tree(db, session_id)
+        if tree is None and print_live_tree(db, session_id, output):
             return
-    if found is None:
+    if tree is None:
         fail(f"no archived session {session_id!r} (nor a live one)")
-    tree = TreeNode.model_validate(found)
     emit(output, tree, _nodes(tree), lambda: console.print(tree_view(tree)))

@@ -19,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from telemetry.services.archive_repair import check_index
 from telemetry.settings import Settings
 from telemetry.store.migrate import current_revision, head_revision
 from telemetry.token import TOKEN_FILE
@@ -134,6 +135,32 @@ def _folder(path: Path) -> Check:
     )
 
 
+def _archive_index(engine: Engine, s: Settings) -> Check:
+    try:
+        health = check_index(engine, s)
+    except (SQLAlchemyError, OSError) as e:
+        return Check(
+            "archive index", "fail", f"cannot check the index: {e}", "check the store and the folder"
+        )
+    problems = []
+    if health.missing:
+        first = health.missing[0][1]
+        problems.append(
+            f"{len(health.missing)} of {health.rows} index rows name a file that is not in the "
+            f"archive folder (first: {first})"
+        )
+    if health.stale_parts:
+        problems.append(f"{health.stale_parts} temporary .part files in the archive folder")
+    if problems:
+        return Check(
+            "archive index",
+            "fail" if health.missing else "warn",
+            "; ".join(problems),
+            "run `octel doctor --repair`",
+        )
+    return Check("archive index", "ok", f"{health.rows} index rows, each with its file in the archive folder")
+
+
 def _opencode(s: Settings, client: httpx.Client) -> Check:
     url = s.opencode_url.rstrip("/") + "/global/health"
     try:
@@ -194,6 +221,8 @@ def run_checks(
         engine = engine_factory(settings.db_url)
         try:
             checks += _database(engine)
+            if checks[-1].status == "ok":
+                checks.append(_archive_index(engine, settings))
         finally:
             engine.dispose()
     checks.append(_folder(settings.archives))

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from archiver.files import read_archive
-from telemetry.queries.models import ArchivedPage
+from telemetry.queries.models import ArchivedItem, ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError
@@ -91,25 +91,16 @@ def _not_found(name: str) -> ApiError:
 
 
 @router.get("/archived", response_model=ArchivedPage)
-def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)] = 100) -> dict[str, Any]:
+def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)] = 100) -> ArchivedPage:
     """Newest archived sessions first, at most `limit` (≤ 500), with their file names."""
     page = list_sessions(db, SessionFilter(limit=limit))
     items = [
-        {
-            "file": Path(s["archive_path"]).name,
-            "session_id": s["session_id"],
-            "root_session_id": s["root_session_id"],
-            "depth": s["depth"],
-            "label": s["label"],
-            "agent": s["agent"],
-            "title": s["title"],
-            "verdict": s["verdict"],
-            "archived_at": s["archived_at"],
-            "cost_usd": s["cost_usd"],
-        }
-        for s in page["items"]
+        ArchivedItem(
+            file=Path(s.archive_path).name, **s.model_dump(include=set(ArchivedItem.model_fields) - {"file"})
+        )
+        for s in page.items
     ]
-    return {"items": items, "count": len(items), "limit": limit, "truncated": page["next_cursor"] is not None}
+    return ArchivedPage(items=items, count=len(items), limit=limit, truncated=page.next_cursor is not None)
 
 
 @router.get("/archived/detail", response_model=dict[str, Any])

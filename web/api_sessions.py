@@ -62,7 +62,7 @@ def sessions(
         cursor=_blank(cursor),
     )
     try:
-        return SessionPage.model_validate(list_sessions(db, f))
+        return list_sessions(db, f)
     except CursorError as e:
         raise invalid_request("query.cursor", str(e)) from None
 

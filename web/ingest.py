@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from telemetry.queries.cycles import cycle_dict
+from telemetry.queries.ingest_models import CycleBegun, CycleFinished, HeartbeatStored, RunStored
 from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
 from telemetry.store.db import session_scope
@@ -45,7 +46,7 @@ def _write(engine: Engine, fn: Callable[[Session], T]) -> T:
     raise AssertionError("unreachable")
 
 
-@router.post("/cycles/begin", status_code=201)
+@router.post("/cycles/begin", status_code=201, response_model=CycleBegun)
 def begin(p: ingest.CycleBegin, engine: EngineDep, response: Response) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
         row, created = ingest.begin_cycle(db, p, utcnow())
@@ -56,7 +57,7 @@ def begin(p: ingest.CycleBegin, engine: EngineDep, response: Response) -> dict[s
     return {"cycle": row, "created": created}
 
 
-@router.post("/cycles/finish")
+@router.post("/cycles/finish", response_model=CycleFinished)
 def finish(p: ingest.CycleFinish, engine: EngineDep) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
         row, changed = ingest.finish_cycle(db, p, utcnow())
@@ -66,7 +67,7 @@ def finish(p: ingest.CycleFinish, engine: EngineDep) -> dict[str, Any]:
     return {"cycle": row, "changed": changed}
 
 
-@router.post("/heartbeat")
+@router.post("/heartbeat", response_model=HeartbeatStored)
 def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep) -> dict[str, Any]:
     def run(db: Session) -> dict[str, Any]:
         d = ingest.heartbeat(db, p, utcnow())
@@ -81,7 +82,7 @@ def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep) -> dict[str, Any]:
     return {"daemon": _write(engine, run)}
 
 
-@router.post("/agent-runs", status_code=201)
+@router.post("/agent-runs", status_code=201, response_model=RunStored)
 def agent_run(p: ingest.AgentRunIn, engine: EngineDep, response: Response) -> dict[str, Any]:
     def run(db: Session) -> tuple[dict[str, Any], bool]:
         r, created = ingest.add_agent_run(db, p, utcnow())

@@ -8,16 +8,23 @@ template, never by raw path. One uvicorn worker: no multiprocess mode.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
-from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, ProcessCollector, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_PLAIN_0_0_4,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.metrics_core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -42,6 +49,7 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 _UNMATCHED = "unmatched"  # any path no route claims: one label value, not the path itself
 _REQUESTS = by_name("octel_http_requests_total")
 _LATENCY = by_name("octel_http_request_duration_seconds")
+_FROM_STORE = tuple(m for m in CATALOGUE if m.source != "process")
 
 
 def _empty(m: Metric) -> PromFamily:
@@ -65,45 +73,14 @@ def _to_prometheus(f: Family) -> PromFamily:
     return fam
 
 
-@dataclass
-class _Requests:
-    """Request counts and latencies of this process; written on the loop, read by scrapes."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    counts: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    latency: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # per bucket, then sum
-
-    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        with self.lock:
-            k = (method, route, str(status))
-            self.counts[k] = self.counts.get(k, 0) + 1
-            h = self.latency.setdefault((method, route), [0.0] * (len(HTTP_LATENCY_BUCKETS) + 2))
-            h[bisect.bisect_left(HTTP_LATENCY_BUCKETS, seconds)] += 1
-            h[-1] += seconds
-
-    def families(self) -> list[Family]:
-        with self.lock:
-            counts = sorted(self.counts.items())
-            latency = sorted((k, list(v)) for k, v in self.latency.items())
-        requests = tuple(Series(k, float(v)) for k, v in counts)
-        hists = []
-        for k, h in latency:
-            running, buckets = 0.0, []
-            for le, n in zip((*map(repr, HTTP_LATENCY_BUCKETS), "+Inf"), h[:-1], strict=True):
-                running += n
-                buckets.append((le, running))
-            hists.append(HistogramSeries(k, tuple(buckets), h[-1]))
-        return [Family(_REQUESTS, requests), Family(_LATENCY, tuple(hists))]
-
-
 class StoreCollector:
     """Reads the store at each scrape; `describe` names the families without touching it."""
 
-    def __init__(self, app: FastAPI, requests: _Requests) -> None:
-        self._app, self._requests = app, requests
+    def __init__(self, app: FastAPI) -> None:
+        self._app = app
 
     def describe(self) -> Iterator[PromFamily]:
-        for m in CATALOGUE:
+        for m in _FROM_STORE:
             yield _empty(m)
 
     def collect(self) -> Iterator[PromFamily]:
@@ -119,14 +96,17 @@ class StoreCollector:
                 log.warning("octel: /metrics could not read the store: %s", e.__class__.__name__)
         if families is None:  # only `octel_store_up 0`, so an alert can tell why the rest is gone
             families = [Family(by_name("octel_store_up"), (Series((), 0.0),))]
-        for f in families + self._requests.families():
+        for f in families:
             yield _to_prometheus(f)
 
 
 @dataclass(frozen=True)
 class _AppMetrics:
+    """The app's own registry and this process's request metrics (prometheus-client's types)."""
+
     registry: CollectorRegistry
-    requests: _Requests
+    requests: Counter
+    latency: Histogram
 
 
 _create_lock = threading.Lock()
@@ -140,11 +120,22 @@ def app_metrics(app: FastAPI) -> _AppMetrics:
     with _create_lock:
         found = getattr(app.state, "octel_metrics", None)
         if found is None:
+            # No `_created` series: the catalogue names every series /metrics has (and the
+            # store's own counters have none). One switch for the process, as octel owns it.
+            disable_created_metrics()  # type: ignore[no-untyped-call]
             registry = CollectorRegistry(auto_describe=True)
-            requests = _Requests()
-            registry.register(StoreCollector(app, requests))
+            registry.register(StoreCollector(app))
+            # The catalogue's process metrics, as prometheus-client's own Counter and Histogram.
+            requests = Counter(_REQUESTS.name, _REQUESTS.help, list(_REQUESTS.labels), registry=registry)
+            latency = Histogram(
+                _LATENCY.name,
+                _LATENCY.help,
+                list(_LATENCY.labels),
+                buckets=HTTP_LATENCY_BUCKETS,
+                registry=registry,
+            )
             ProcessCollector(registry=registry)
-            found = _AppMetrics(registry, requests)
+            found = _AppMetrics(registry, requests, latency)
             app.state.octel_metrics = found
         return found
 
@@ -165,7 +156,7 @@ class RequestMetricsMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        requests = app_metrics(scope["app"]).requests
+        metrics = app_metrics(scope["app"])
         started = time.perf_counter()
         status = 500  # an exception before the response started ends as a 500
 
@@ -179,7 +170,9 @@ class RequestMetricsMiddleware:
             await self.app(scope, receive, send_wrapper)
         finally:
             method = scope["method"] if scope["method"] in _METHODS else "other"
-            requests.observe(method, _route_template(scope), status, time.perf_counter() - started)
+            route = _route_template(scope)
+            metrics.requests.labels(method, route, str(status)).inc()
+            metrics.latency.labels(method, route).observe(time.perf_counter() - started)
 
 
 def _refresh_heartbeat_files(request: Request) -> None:

@@ -5,9 +5,10 @@ money), `_total` only on counters, `_timestamp_seconds` rather than an age. Labe
 sets (driver, host, agent, model, kind, state, detector, verdict, route template), never ids,
 paths or free text.
 
-`source` says where a metric comes from: `aggregate` (a write-time counter in
-`telemetry.store.aggregates.COUNTERS`, key `octel_` stripped), `store` (a gauge read from the daemon
-and open-cycle rows at scrape time) or `process` (this process's own request metrics).
+`source` says where a metric comes from: `aggregate` (a write-time counter; this entry is its
+only declaration, `telemetry.store.aggregates.COUNTERS` is derived from it, `octel_` stripped),
+`store` (a gauge read from the daemon and open-cycle rows at scrape time) or `process` (this
+process's own request metrics, prometheus-client's Counter and Histogram).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, TextClause, and_, func, or_, text
 from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
+from telemetry.queries.models import SessionPage, SessionRecord, TreeNode
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import as_utc
@@ -138,8 +139,8 @@ def _text_match(db: Session, q: str) -> ColumnElement[bool] | TextClause:
     )
 
 
-def list_sessions(db: Session, f: SessionFilter) -> dict[str, Any]:
-    """`{items, next_cursor}`, newest archived first; every filter and the page run in the database."""
+def list_sessions(db: Session, f: SessionFilter) -> SessionPage:
+    """A page of sessions, newest archived first; every filter and the page run in the database."""
     limit = max(1, min(f.limit, MAX_LIMIT))
     stmt = select(SessionIndex)
     for name in _EQUALITY:
@@ -163,7 +164,7 @@ def list_sessions(db: Session, f: SessionFilter) -> dict[str, Any]:
     more = len(rows) > limit
     rows = rows[:limit]
     nxt = encode_cursor(rows[-1].archived_at, rows[-1].id or 0) if more and rows else None
-    return {"items": [session_dict(r) for r in rows], "next_cursor": nxt}
+    return SessionPage(items=[SessionRecord.model_validate(session_dict(r)) for r in rows], next_cursor=nxt)
 
 
 def _find(db: Session, session_id: str) -> SessionIndex | None:
@@ -222,13 +223,13 @@ def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> dict[str, An
     return build(top)
 
 
-def session_tree(db: Session, session_id: str) -> dict[str, Any] | None:
+def session_tree(db: Session, session_id: str) -> TreeNode | None:
     """The subtree rooted at a session, nested, with own and rolled-up cost and tokens."""
     top = _find(db, session_id)
     if top is None:
         return None
     rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == top.root_session_id)).all()
-    return _build_tree(top, rows)
+    return TreeNode.model_validate(_build_tree(top, rows))
 
 
 def get_session(db: Session, session_id: str) -> dict[str, Any] | None:

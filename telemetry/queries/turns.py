@@ -22,13 +22,11 @@ ArchiveRead = tuple[dict[str, Any] | None, str | None]
 def archive_location(archive_dir: Path, archive_path: str) -> Path | None:
     """Where an index row's archive lives, or None when the path leaves the archive folder.
 
-    A relative path is resolved (symlinks followed) under the resolved archive folder and must
-    stay inside it. An absolute path is one `octel import archives` stored for files it indexed
-    in another folder, and is read where it is.
+    The one containment rule every reader follows: the path is resolved (symlinks followed)
+    under the resolved archive folder and must stay inside it, absolute or not (`octel import
+    archives` copies files from other folders into the archive folder, so no row needs more).
     """
     p = Path(archive_path)
-    if p.is_absolute():
-        return p
     try:
         base = archive_dir.resolve()
         target = (base / p).resolve()

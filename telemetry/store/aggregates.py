@@ -12,26 +12,34 @@ from collections.abc import Mapping
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, select
 
+from telemetry.metrics.catalogue import CATALOGUE
 from telemetry.store.models import Aggregate
 from telemetry.timeutil import utcnow
 
 __all__ = ["COUNTERS", "CYCLE_DURATION_BUCKETS", "bump", "labels_key", "observe_cycle_duration", "read_all"]
 
-# The counters writers keep (name: labels). `/metrics` exposes each as `octel_<name>`.
-COUNTERS: dict[str, tuple[str, ...]] = {
-    "cycles_total": ("driver", "terminal_state", "worker_outcome"),  # ingest.finish_cycle
-    "cycle_duration_seconds_bucket": ("driver", "le"),  # with _sum and _count: a histogram
-    "cycle_duration_seconds_sum": ("driver",),
-    "cycle_duration_seconds_count": ("driver",),
-    "agent_runs_total": ("agent", "model", "outcome"),  # ingest.add_agent_run
-    "agent_run_cost_usd_total": ("agent", "model"),
-    "agent_run_tokens_total": ("agent", "model", "kind"),
-    "sessions_archived_total": ("agent",),  # a session indexed for the first time
-    "archive_failures_total": ("error_kind",),  # an archive run that could not write a session
-    "session_tokens_total": ("agent", "model", "kind"),  # kind: input output reasoning cache_read cache_write
-    "session_cost_usd_total": ("agent", "model"),  # positive deltas on re-archive
-    "findings_total": ("detector", "verdict"),  # a new finding row (archive or live probe)
-}
+
+def _counters() -> dict[str, tuple[str, ...]]:
+    """Counter name -> labels, from the catalogue's `aggregate` metrics (a histogram is its
+    cumulative `_bucket` counters by `le`, plus `_sum` and `_count`)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for m in CATALOGUE:
+        if m.source != "aggregate":
+            continue
+        if m.kind == "histogram":
+            out[f"{m.aggregate_key}_bucket"] = (*m.labels, "le")
+            out[f"{m.aggregate_key}_sum"] = m.labels
+            out[f"{m.aggregate_key}_count"] = m.labels
+        else:
+            out[m.aggregate_key] = m.labels
+    return out
+
+
+# The counters writers keep, declared once in the metric catalogue (`octel_` stripped):
+# cycles_total (ingest.finish_cycle), agent_runs_* (ingest.add_agent_run), sessions_archived_total
+# (a session indexed for the first time), session_* (positive deltas on re-archive),
+# findings_total (a new finding row), archive_failures_total (a session a run could not write).
+COUNTERS: dict[str, tuple[str, ...]] = _counters()
 
 # Seconds; a dispatcher cycle runs from seconds to an hour or so.
 CYCLE_DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)
@@ -46,7 +54,7 @@ def bump(db: Session, metric: str, labels: Mapping[str, str], delta: float) -> N
     if delta < 0:
         raise ValueError("counters only go up")
     if metric not in COUNTERS:
-        raise KeyError(f"unknown counter {metric!r}; declare it in aggregates.COUNTERS")
+        raise KeyError(f"unknown counter {metric!r}; declare it in telemetry.metrics.catalogue")
     if delta == 0:
         return
     values = {

@@ -29,3 +29,11 @@ def test_every_option_is_documented(path: str) -> None:
             assert any(f"[{opt}" in text or f"`{opt}" in text for opt in param.opts), (
                 f"octel {path}: {param.opts[0]} is not in docs/archiver.md"
             )
+
+
+def test_every_redaction_rule_is_documented() -> None:
+    from archiver.rules import builtin_rules
+
+    text = DOC.read_text(encoding="utf-8")
+    for name in {r.name for r in builtin_rules()} | {"configured"}:
+        assert f"| `{name}`" in text or f", `{name}` |" in text, f"rule {name} is not in docs/archiver.md"

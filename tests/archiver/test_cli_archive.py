@@ -95,7 +95,9 @@ def test_import_v1_and_v2_archives_twice(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "0 new, 3 updated" in res.stdout
     rows = _rows(tmp_path)
     assert len(rows) == 3 and {r.schema_version for r in rows} == {2}
-    assert all(Path(r.archive_path).is_absolute() for r in rows)
+    # copied into the archive folder (the one place readers look), named as the archiver names
+    archives = tmp_path / "data" / "archives"
+    assert all(not Path(r.archive_path).is_absolute() and (archives / r.archive_path).is_file() for r in rows)
 
 
 def test_import_goes_on_past_a_truncated_gzip(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mutation import examples
 
 from archiver.redact import RedactKeyError, Redactor, load_key, secret_values
 
@@ -119,7 +120,7 @@ def _strings(obj: Any) -> list[str]:
     return []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_docs_with_secrets())
 def test_no_planted_secret_survives(case: tuple[Any, list[str], list[str]]) -> None:
     doc, planted, fillers = case
@@ -134,7 +135,7 @@ def test_no_planted_secret_survives(case: tuple[Any, list[str], list[str]]) -> N
     assert red.redact_obj(out)[0] == out, "redaction is idempotent"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=40),
@@ -147,7 +148,7 @@ def test_text_without_secrets_is_unchanged(doc: Any) -> None:
     assert out == doc and counts == {}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.text(alphabet='\\"\n\tbnu0123abcdefghijklmnopq\x01\x1f', max_size=30),
     st.text(alphabet='\\"\n\tbnu0123abcdefghijklmnopq', min_size=12, max_size=14),
@@ -206,7 +207,7 @@ _value = st.text(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(["PASSWORD", "db_password", "SECRET_KEY", "api_key", "X-Api-Key", "apiKey", "TOKEN"]),
     st.sampled_from(["=", " = ", ": ", ":"]),
@@ -336,7 +337,7 @@ def test_secret_values_from_setting_and_file(tmp_path: Path) -> None:
     assert secret_values("a-b, c ,", f) == ["a-b", "c", "from-file-value-1", "from-file-value-2"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_docs_with_secrets())
 def test_both_engines_agree(case: tuple[Any, list[str], list[str]]) -> None:
     fast = Redactor(KEY, [CONFIGURED])
@@ -378,7 +379,7 @@ _secret_keys = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.dictionaries(
         _secret_keys,

@@ -3,6 +3,7 @@ the text, the exact bounds of the generated-key check, and the key file's every 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -37,6 +38,9 @@ def _mark(value: str, rule: str = "configured") -> bytes:
         (b'"v.12345678901234 end"', b'"v.%s end"'),
         (b'"id 12345678901234X9 end"', b'"id %sX9 end"'),
         (b'"x 12345678901234.x"', b'"x %s.x"'),
+        (b'"x 12345678901234eXy"', b'"x %seXy"'),
+        # the same value in a string and then in a number: both go
+        (b'["12345678901234", 12345678901234]', b'["%s", "%s"]'),
     ],
 )
 def test_numbers_at_the_edges(engine: str, text: bytes, out: bytes | None) -> None:
@@ -128,7 +132,45 @@ def test_key_file_race_with_a_broken_first_key_names_the_file(
         load_key(path)
 
 
+def test_redact_str_gives_the_string() -> None:
+    red = Redactor(KEY, [ACCOUNT])
+    assert red.redact_str(f"a {ACCOUNT} b") == f"a {_mark(ACCOUNT).decode()} b"
+    assert red.redact_str("nothing here") == "nothing here"
+
+
 def test_no_secret_values_from_nothing(tmp_path: Path) -> None:
     assert (
         secret_values(None, None) == [] and secret_values("", None) == [] and secret_values(" , ", None) == []
     )
+
+
+# --- escapes in nested JSON text written by other tools ------------------------------------
+
+TOKEN = "ghp_" + "A1b2C3d4E5" * 3 + "x9Y8z7"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_escaped_backslash_before_a_u_escape_is_kept(engine: str) -> None:
+    # nested JSON text whose value is a backslash, then the token with its g spelt \u0067
+    nested = '{"t": "\\\\\\u0067hp_' + TOKEN[4:] + '"}'
+    out, counts = Redactor(KEY, engine=engine).redact_obj([nested])
+    assert counts == {"github": 1}
+    assert json.loads(out[0])["t"] == "\\" + _mark(TOKEN, "github").decode()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("lone", ["\\ud83d x", "\\u0041\\udc00 x", "\\udc00\\ud83d x"])
+def test_lone_surrogates_in_nested_json_text_are_left_as_they_are(engine: str, lone: str) -> None:
+    nested = '{"t": "' + lone + " " + TOKEN + '"}'
+    out, counts = Redactor(KEY, engine=engine).redact_obj([nested])
+    assert counts == {"github": 1} and out[0] == nested.replace(TOKEN, _mark(TOKEN, "github").decode())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("char", ["\U00010000", "\U0010ffff", "😀"])
+def test_values_with_characters_outside_the_bmp_in_ascii_json_text(engine: str, char: str) -> None:
+    value = f"key-{char}-secret-value"
+    nested = json.dumps({"t": f"a {value} b"}, ensure_ascii=True)
+    out, counts = Redactor(KEY, [value], engine=engine).redact_obj([nested])
+    assert counts == {"configured": 1}
+    assert json.loads(out[0])["t"] == f"a {_mark(value).decode()} b"

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutation import examples
 
 from archiver.redact import MIN_SECRET_LENGTH, Redactor
 
@@ -103,7 +104,7 @@ def _same_leaves(before: Any, after: Any) -> bool:
     return bool(after == before or (isinstance(after, str) and after.startswith("[REDACTED:configured:")))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_case(), st.sampled_from(["auto", "re"]))
 def test_any_document_stays_valid_json_of_the_same_shape_without_configured_values(
     case: tuple[Any, list[str]], engine: str

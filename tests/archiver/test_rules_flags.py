@@ -10,6 +10,7 @@ import orjson
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from mutation import examples
 
 from archiver.redact import Redactor
 
@@ -200,7 +201,7 @@ _values = st.text(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.sampled_from(_SPELLINGS),
     st.sampled_from(_NAMES),
@@ -226,7 +227,7 @@ def test_flag_spellings(
         assert _PLACEHOLDER.sub("<R>", fast) == text.replace(value, "<R>")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(
         [
@@ -293,7 +294,7 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(_PIECES, max_size=12).map("".join), st.integers(0, 2))
 def test_mixed_command_lines_stay_valid_and_engines_agree(text: str, depth: int) -> None:
     data = orjson.dumps({"k": _nest(text, depth)})

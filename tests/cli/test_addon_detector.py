@@ -14,9 +14,9 @@ from octelrun import Octel
 
 import detectors
 from archiver.convert import from_fixture
-from archiver.document import score_session
+from archiver.document import build_documents
 from archiver.files import write_atomic
-from archiver.metrics import per_turn
+from archiver.walk import SessionSnapshot, TreeSnapshot
 from detectors import REGISTRY, Detector, Finding, Thresholds
 from detectors.digest import Turn
 from detectors.thresholds import Threshold
@@ -96,15 +96,13 @@ def test_score_detect_why_and_metrics_see_the_addon(addon: None, octel: Octel, t
     # Archived as the archiver leaves it: findings from the registered detectors.
     folder = tmp_path / "incoming"
     folder.mkdir()
-    archive = {
-        "schema_version": 2,
-        "session_id": sid,
-        "root_session_id": sid,
-        "archived_at": "2026-11-30T12:00:00+00:00",
-        "messages": messages,
-        "per_turn": per_turn(messages),
-        "findings": score_session(messages, session_id=sid),
-    }
+    session = next(s for s in json.loads(FIXTURE.read_text())["sessions"] if s.get("id") == sid)
+    snap = TreeSnapshot(
+        sid, None, None, [SessionSnapshot(sid, None, 0, session=session, messages=messages)], []
+    )
+    (archive,) = build_documents(snap, archived_at="2026-11-30T12:00:00.000Z")
+    assert [f["detector"] for f in archive["findings"]] == ["turn_counter"]
+    archive["redaction"] = {}
     write_atomic(folder / f"{sid}.json", orjson.dumps(archive))
     r = octel("import", "archives", str(folder))
     assert r.exit_code == 0, r.output + r.stderr

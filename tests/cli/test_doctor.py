@@ -59,6 +59,7 @@ def test_everything_but_opencode_is_fine(octel: Octel, closed_opencode: str) -> 
         "settings": "ok",
         "database": "ok",
         "schema": "ok",
+        "archive index": "ok",
         "archive folder": "ok",
         "opencode server": "fail",
         "ingest token": "ok",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 from octelrun import Octel
@@ -22,6 +23,7 @@ QUERIES = [
     ("costs", "--by", "agent"),
     ("runs", "list"),
     ("why", "cyc-2"),
+    ("detect", str(Path(__file__).parent.parent / "fixtures" / "opencode" / "doom_loop.json")),
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,15 +12,21 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from storeseed import T0, add, seed_fleet, session
 
+from telemetry.queries.models import TreeNode
 from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import SessionFilter, get_session, list_sessions, session_tree
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 
 
+def _dump(tree: TreeNode | None) -> dict[str, Any]:
+    assert tree is not None
+    return tree.model_dump()
+
+
 def _ids(engine: Engine, f: SessionFilter) -> list[str]:
     with session_scope(engine, write=False) as db:
-        return [s["session_id"] for s in list_sessions(db, f)["items"]]
+        return [s["session_id"] for s in list_sessions(db, f).model_dump()["items"]]
 
 
 def test_list_is_newest_archived_first_with_filters(engine: Engine) -> None:
@@ -57,7 +64,7 @@ def test_text_search_matches_title_or_label_and_escapes_wildcards(engine: Engine
 def test_item_shape(engine: Engine) -> None:
     seed_fleet(engine)
     with session_scope(engine, write=False) as db:
-        item = list_sessions(db, SessionFilter(q="flaky"))["items"][0]
+        item = list_sessions(db, SessionFilter(q="flaky")).model_dump()["items"][0]
     assert item["tokens"] == {
         "input": 1000,
         "output": 500,
@@ -101,7 +108,7 @@ def test_paging_visits_every_row_once_in_order(paging_engine: Engine, page: int,
     cursor = None
     with session_scope(paging_engine, write=False) as db:
         while True:
-            got = list_sessions(db, SessionFilter(agent=agent, limit=page, cursor=cursor))
+            got = list_sessions(db, SessionFilter(agent=agent, limit=page, cursor=cursor)).model_dump()
             assert len(got["items"]) <= page
             seen += [s["session_id"] for s in got["items"]]
             cursor = got["next_cursor"]
@@ -146,8 +153,8 @@ def test_sqlite_plan_walks_an_index_without_sorting(paging_engine: Engine, f: Se
 def test_tree_nests_children_and_rolls_cost_up(engine: Engine) -> None:
     seed_fleet(engine)
     with session_scope(engine, write=False) as db:
-        tree = session_tree(db, "ses_root")
-        sub = session_tree(db, "ses_child_a")
+        tree = _dump(session_tree(db, "ses_root"))
+        sub = _dump(session_tree(db, "ses_child_a"))
         assert session_tree(db, "nope") is None
     assert tree is not None and sub is not None
     assert [c["session_id"] for c in tree["children"]] == ["ses_child_a", "ses_child_b"]
@@ -167,7 +174,7 @@ def test_tree_survives_parent_links_that_loop(engine: Engine) -> None:
         session("x2", root_session_id="r", parent_session_id="x1", cost_usd=2.0),
     )
     with session_scope(engine, write=False) as db:
-        tree = session_tree(db, "x1")
+        tree = _dump(session_tree(db, "x1"))
     assert tree is not None
     assert tree["subtree_cost_usd"] == 3.0
     assert tree["children"][0]["children"] == []
@@ -196,7 +203,7 @@ def test_get_session_has_record_findings_tree_and_links(engine: Engine) -> None:
 )
 def test_paging_on_both_stores(engine: Engine, page: int, verdict: str | None, q: str | None) -> None:
     with session_scope(engine, write=False) as db:
-        empty = not list_sessions(db, SessionFilter(limit=1))["items"]
+        empty = not list_sessions(db, SessionFilter(limit=1)).model_dump()["items"]
     if empty:  # seeded once per store; every example reads the same rows
         add(
             engine,
@@ -216,7 +223,9 @@ def test_paging_on_both_stores(engine: Engine, page: int, verdict: str | None, q
     cursor = None
     with session_scope(engine, write=False) as db:
         while True:
-            got = list_sessions(db, SessionFilter(verdict=verdict, q=q, limit=page, cursor=cursor))
+            got = list_sessions(
+                db, SessionFilter(verdict=verdict, q=q, limit=page, cursor=cursor)
+            ).model_dump()
             seen += [s["session_id"] for s in got["items"]]
             cursor = got["next_cursor"]
             if cursor is None:

@@ -21,7 +21,9 @@ TITLES = st.lists(st.text(ALPHABET, max_size=12), min_size=1, max_size=12)
 
 def _search(engine: Engine, q: str) -> set[str]:
     with session_scope(engine, write=False) as db:
-        return {s["session_id"] for s in list_sessions(db, SessionFilter(q=q, limit=500))["items"]}
+        return {
+            s["session_id"] for s in list_sessions(db, SessionFilter(q=q, limit=500)).model_dump()["items"]
+        }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

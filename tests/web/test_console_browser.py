@@ -268,6 +268,10 @@ def test_session_opens_as_its_tree_with_turns_and_timeline(ui: Page, shots: Path
     expect(tree).to_contain_text("@general")
     turns = ui.page.locator("#turns tbody tr")
     expect(turns).to_have_count(2)
+    # The cache-hit ratio is the server's figure, not one the page works out again.
+    ratio = httpx.get(f"{ui.base}/api/sessions/{root}").json()["session"]["cache_hit_ratio"]
+    hit = ui.page.locator(".fact", has_text="cache hit").locator(".v")
+    expect(hit).to_have_text("\u2013" if ratio is None else f"{ratio * 100:.1f}%")
     tools = ui.page.locator("#timeline details.tool")
     expect(tools.first).to_be_visible()
     assert tools.first.get_attribute("open") is None  # folded until asked

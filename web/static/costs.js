@@ -1,7 +1,7 @@
 // Costs: spend over a window by agent, model, driver and day, cache-hit ratio, and the most
 // expensive sessions and trees (a tree's cost rolls up every subagent under its root).
 
-import { clear, el, getJSON, num, pct, pill, usd } from "./util.js";
+import { clear, el, fact, getJSON, num, pct, pill, usd } from "./util.js";
 import { filterBar } from "./filters.js";
 
 const WINDOWS = [["", "last 7 days"], ["24h", "last 24 hours"], ["30d", "last 30 days"], ["90d", "last 90 days"]];
@@ -44,10 +44,6 @@ function drawTotals(node, data) {
     ),
     el("p.muted", {}, `From ${data.since.slice(0, 16).replace("T", " ")} to ${data.until.slice(0, 16).replace("T", " ")} UTC; a session counts when it was created, a Claude CLI run when it was recorded.`),
   );
-}
-
-function fact(k, v, title) {
-  return el("div.fact", { title: title || null }, el("span.k", {}, k), el("span.v", {}, v));
 }
 
 function breakdown(by, title, rows) {

@@ -1,7 +1,7 @@
 // One session: its record, its tree (subagents nested), the per-turn table, the findings
 // (evidence links to the exact parts) and the message timeline read from the archive.
 
-import { ApiError, clear, duration, el, errorBox, getJSON, num, paramsObject, pct, pill, timeEl, usd, when } from "./util.js";
+import { ApiError, clear, duration, el, errorBox, fact, getJSON, num, paramsObject, pct, pill, table, timeEl, usd, when } from "./util.js";
 import { drawTimeline } from "./timeline.js";
 import { drawLiveFindings, drawLiveHead, drawLiveTree } from "./live.js";
 
@@ -70,14 +70,9 @@ export function mount(root, route, ctx) {
   return handle;
 }
 
-function fact(k, v, title) {
-  return el("div.fact", { title: title || null }, el("span.k", {}, k), el("span.v", {}, v));
-}
-
 function drawHead(node, data) {
   const s = data.session;
   const t = s.tokens || {};
-  const cacheIn = (t.input || 0) + (t.cache_read || 0);
   clear(
     node,
     el("h1", {}, s.title || s.session_id, " ", pill(s.verdict), s.in_flight ? [" ", pill("in flight", "inflight")] : null),
@@ -99,7 +94,7 @@ function drawHead(node, data) {
       fact("tokens in / out", `${num(t.input)} / ${num(t.output)}`),
       fact("reasoning", num(t.reasoning)),
       fact("cache read / write", `${num(t.cache_read)} / ${num(t.cache_write)}`),
-      fact("cache hit", pct(cacheIn ? (t.cache_read || 0) / cacheIn : null), "cache read ÷ (input + cache read)"),
+      fact("cache hit", pct(s.cache_hit_ratio), "cache read ÷ (input + cache read), as the server computed it"),
       fact("created", when(s.created_at)),
       fact("archived", when(s.archived_at)),
     ),
@@ -200,30 +195,25 @@ function drawTurns(node, turns, archive) {
   const head = ["msg", "started", "duration", "input", "output", "reasoning", "cache read", "cache write", "cost", "tools", "finish", "error"];
   clear(
     node,
-    el(
+    table(
       "table.grid.turns",
-      {},
-      el("thead", {}, el("tr", {}, head.map((h, i) => el(i > 2 && i < 10 ? "th.num" : "th", {}, h)))),
-      el(
-        "tbody",
-        {},
-        turns.map((t) =>
-          el(
-            `tr${t.in_flight ? ".inflight" : ""}`,
-            { tabindex: 0, "data-href": t.message_id ? `${window.location.hash.split("?")[0]}?at=${encodeURIComponent(t.message_id)}` : null },
-            el("td", {}, String(t.index + 1), t.in_flight ? [" ", pill("in flight", "inflight")] : null),
-            el("td", {}, t.created_at ? timeEl(t.created_at) : "–"),
-            el("td.num", {}, t.in_flight ? "–" : duration(t.duration_s)),
-            el("td.num", {}, num(t.tokens_input)),
-            el("td.num", {}, num(t.tokens_output)),
-            el("td.num", {}, num(t.tokens_reasoning)),
-            el("td.num", {}, num(t.tokens_cache_read)),
-            el("td.num", {}, num(t.tokens_cache_write)),
-            el("td.num", {}, usd(t.cost_usd)),
-            el("td.num", {}, num(t.tool_calls)),
-            el("td", {}, t.finish || ""),
-            el("td.error", {}, t.error || ""),
-          ),
+      head.map((h, i) => [h, i > 2 && i < 10 ? "num" : null]),
+      turns.map((t) =>
+        el(
+          `tr${t.in_flight ? ".inflight" : ""}`,
+          { tabindex: 0, "data-href": t.message_id ? `${window.location.hash.split("?")[0]}?at=${encodeURIComponent(t.message_id)}` : null },
+          el("td", {}, String(t.index + 1), t.in_flight ? [" ", pill("in flight", "inflight")] : null),
+          el("td", {}, t.created_at ? timeEl(t.created_at) : "–"),
+          el("td.num", {}, t.in_flight ? "–" : duration(t.duration_s)),
+          el("td.num", {}, num(t.tokens_input)),
+          el("td.num", {}, num(t.tokens_output)),
+          el("td.num", {}, num(t.tokens_reasoning)),
+          el("td.num", {}, num(t.tokens_cache_read)),
+          el("td.num", {}, num(t.tokens_cache_write)),
+          el("td.num", {}, usd(t.cost_usd)),
+          el("td.num", {}, num(t.tool_calls)),
+          el("td", {}, t.finish || ""),
+          el("td.error", {}, t.error || ""),
         ),
       ),
     ),

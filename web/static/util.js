@@ -70,6 +70,22 @@ export function clear(node, ...children) {
   return node;
 }
 
+// One labelled figure of a page's head: fact("turns", "12", "a tooltip").
+export function fact(k, v, title) {
+  return el("div.fact", { title: title || null }, el("span.k", {}, k), el("span.v", {}, v));
+}
+
+// The one table builder: table("table.grid.turns", [["msg"], ["cost", "num"]], rows) where each
+// head is [label, class] and rows are <tr> nodes (or arrays of them).
+export function table(spec, head, rows) {
+  return el(
+    spec,
+    {},
+    el("thead", {}, el("tr", {}, head.map(([h, cls]) => el(cls ? `th.${cls}` : "th", {}, h)))),
+    el("tbody", {}, rows),
+  );
+}
+
 // ---- formatting -------------------------------------------------------------------------
 
 export function duration(seconds) {
