@@ -1,6 +1,9 @@
 """The watch loop: follow ``/event`` (or poll ``/session/status`` when the stream fails),
-archive each root tree when it goes quiet and again when it changes, and probe long-running
-trees with the detectors.
+keep the live board of every session (state, since when, usage, live findings), archive each
+root tree when it goes quiet and again when it changes, and probe long-running trees.
+
+A tree is quiet only when no session of it is busy, waits on an ask or runs a tool: a run
+blocked on an unanswered ask has not finished, whatever the status events said.
 
 What to do with an archive, a finding or an abort is passed in as callbacks, so the store
 stays out of the archiver.
@@ -21,6 +24,7 @@ import orjson
 from archiver.client import OpenCodeClient
 from archiver.document import score_session
 from archiver.errors import FetchError
+from archiver.live_board import LiveBoard, LiveRow
 from archiver.recorder import Recorder
 from archiver.walk import walk_tree
 
@@ -30,6 +34,8 @@ History = dict[str, list[dict[str, Any]]]
 ArchiveFn = Callable[[str, History, History], Awaitable[Any]]
 FindingsFn = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
 AbortFn = Callable[[str, str], Awaitable[None]]
+LiveFn = Callable[[list[LiveRow]], Awaitable[None]]
+ForgetFn = Callable[[list[str]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -55,19 +61,26 @@ class Watcher:
         config: WatchConfig | None = None,
         on_findings: FindingsFn | None = None,
         on_abort: AbortFn | None = None,
+        on_live: LiveFn | None = None,
+        on_forget: ForgetFn | None = None,
         log: Callable[[str], None] = lambda _m: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.client, self.http = client, http
         self.cfg = config or WatchConfig()
-        self.rec = Recorder()
+        self.rec = Recorder(forget_after=self.cfg.forget_after_seconds)
         self._on_archive, self._on_findings, self._on_abort = on_archive, on_findings, on_abort
         self._log, self._clock = log, clock
         self._probed: dict[str, float] = {}
+        self._lookup_after: dict[str, float] = {}
         self.mode = "events"
         self.archives = 0
         self.probes = 0
         self._first_poll = True
+        self.live = LiveBoard(client.base_url, self.rec.root_of)
+        self._on_live, self._on_forget = on_live, on_forget
+        self._resync = False
+        self.bad_events = 0
 
     # -- inputs -----------------------------------------------------------------------------
     async def _events(self, stop: asyncio.Event) -> None:
@@ -79,15 +92,19 @@ class Watcher:
                     if resp.status_code != 200:
                         raise FetchError("unsupported", f"/event answered {resp.status_code}")
                     self.mode = "events"
+                    self._resync = True  # catch up on what happened while not connected
                     async for line in resp.aiter_lines():
                         if stop.is_set():
                             return
                         if line.startswith("data:"):
                             self._event(line[5:])
+                why = "event stream closed by the server"
             except (httpx.HTTPError, FetchError) as exc:
-                self._log(f"event stream unavailable ({exc}); polling instead")
+                why = f"event stream unavailable ({type(exc).__name__}: {exc})"
             if stop.is_set():
                 return
+            self._log(f"{why}; polling instead")
+            self.live.lost(why, self._clock())
             self.mode = "polling"
             await self._poll_for(stop, self.cfg.sse_retry_seconds)
 
@@ -95,11 +112,18 @@ class Watcher:
         try:
             ev = orjson.loads(payload)
         except orjson.JSONDecodeError:
+            self.bad_events += 1
+            if self.bad_events in (1, 10, 100) or self.bad_events % 1000 == 0:
+                self._log(f"{self.bad_events} malformed events skipped, e.g. {payload[:80]!r}")
             return
         if isinstance(ev, Mapping) and isinstance(ev.get("payload"), Mapping):
             ev = ev["payload"]  # /global/event wraps each event
         if isinstance(ev, Mapping):
-            self.rec.on_event(ev, self._clock())
+            now = self._clock()
+            self.rec.on_event(ev, now)
+            self.live.on_event(ev, now)
+            if ev.get("type") == "server.connected":
+                self._resync = True
 
     async def _poll_for(self, stop: asyncio.Event, seconds: float) -> None:
         end = self._clock() + seconds
@@ -111,43 +135,68 @@ class Watcher:
     async def poll_once(self) -> None:
         """One polling round: status of every session, and sessions updated since last seen."""
         now = self._clock()
+        resync, self._resync = self._resync, False
         try:
-            self.rec.on_status_poll(await self.client.status(), now)
-            for s in await self.client.list_sessions():
+            status = await self.client.status()
+            self.rec.on_status_poll(status, now)
+            self.live.on_status_poll(status, now)
+            with contextlib.suppress(FetchError):  # older servers have no /permission
+                self.live.on_permissions_poll(await self.client.permissions(), now)
+            listed = await self.client.list_sessions()
+            if resync:
+                self.live.on_session_list([i for s in listed if isinstance(i := s.get("id"), str)], now)
+            for s in listed:
                 sid = s.get("id")
                 if not isinstance(sid, str):
                     continue
                 self.rec.learn(sid, s.get("parentID") if isinstance(s.get("parentID"), str) else None)
                 updated = float((s.get("time") or {}).get("updated") or 0) / 1000.0
                 if updated > self.rec.archived.get(self.rec.root_of(sid) or sid, 0.0):
-                    self.rec.dirty[sid] = max(self.rec.dirty.get(sid, 0.0), updated)
+                    self.rec.touch(sid, updated)
         except FetchError as exc:
             self._log(f"poll failed: {exc.error_kind} {exc}")
+            self.live.lost(f"server unreachable ({exc.error_kind}: {exc})"[:300], now)
             return
         if self._first_poll and not self.cfg.archive_existing:
             # what was there before the watch began is not ours to archive unless it changes
-            for sid in list(self.rec.parents):
-                if self.rec.parents[sid] is None and not self.rec.busy_roots().get(sid):
+            busy = self.rec.busy_roots()
+            for sid, parent in list(self.rec.parents.items()):
+                if parent is None and sid not in busy:
                     self.rec.mark_archived(sid, now)
         self._first_poll = False
 
     # -- decisions --------------------------------------------------------------------------
     async def _resolve_parents(self) -> None:
+        now = self._clock()
         for sid in sorted(self.rec.unknown()):
+            if self._lookup_after.get(sid, 0.0) > now:
+                continue  # looked up lately and failed: not again every tick
             try:
                 s = await self.client.session(sid)
             except FetchError as exc:
                 if exc.error_kind == "not_found":
-                    self.rec.deleted.add(sid)
+                    self.rec.on_event({"type": "session.deleted", "properties": {"sessionID": sid}}, now)
+                else:
+                    self._lookup_after[sid] = now + self.cfg.sse_retry_seconds
                 continue
+            self._lookup_after.pop(sid, None)
             parent = s.get("parentID")
             self.rec.learn(sid, parent if isinstance(parent, str) else None)
 
     async def step(self) -> None:
         """Resolve trees, archive what is due, probe what runs long."""
+        if self._resync:
+            await self.poll_once()
         await self._resolve_parents()
         now = self._clock()
-        for root in self.rec.due(now, self.cfg.settle_seconds):
+        rows = self.live.snapshot(now)
+        if rows and self._on_live is not None:
+            try:
+                await self._on_live(rows)
+            except Exception as exc:  # the store may be down for a moment: keep watching
+                self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
+        held = {r for s in self.live.running(now) if (r := self.rec.root_of(s)) is not None}
+        for root in self.rec.due(now, self.cfg.settle_seconds, held):
             self.rec.mark_archived(root, now)
             status, perms = self.rec.history(root)
             try:
@@ -157,8 +206,14 @@ class Watcher:
                 self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
         for root, since in self.rec.busy_roots().items():
             await self._maybe_probe(root, since, now)
-        for root in self.rec.forget(now, self.cfg.forget_after_seconds):
+        gone = self.rec.forget_trees(now)
+        for root, members in gone.items():
             self._probed.pop(root, None)
+            self._lookup_after.pop(root, None)
+            self.live.drop(members)
+        if gone and self._on_forget is not None:
+            with contextlib.suppress(Exception):
+                await self._on_forget([s for members in gone.values() for s in members])
 
     async def _maybe_probe(self, root: str, since: float, now: float) -> None:
         cfg = self.cfg

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -169,91 +168,3 @@ def import_archives_cmd(
             err_console.print(f"[yellow]skipped[/] {f['file']}: {f['error']}", highlight=False)
     if data["failed"]:
         raise typer.Exit(1)
-
-
-@app.command("watch")
-def watch_cmd(
-    ctx: typer.Context,
-    server: ServerOpt = None,
-    label: Annotated[str | None, typer.Option(help="Label kept with each archive.")] = None,
-    settle: Annotated[
-        float, typer.Option(min=0, help="Seconds a tree must be quiet before it is archived.")
-    ] = 2.0,
-    poll_interval: Annotated[
-        float, typer.Option(min=0.1, help="Seconds between polls when /event is unavailable.")
-    ] = 2.0,
-    probe_budget: Annotated[
-        float, typer.Option(min=1, help="Wallclock budget of a run, in seconds.")
-    ] = 3600.0,
-    probe_after: Annotated[
-        float, typer.Option(min=0, max=1, help="Share of the budget after which a busy tree is probed.")
-    ] = 0.5,
-    probe_interval: Annotated[float, typer.Option(min=1, help="Seconds between probes of one tree.")] = 60.0,
-    abort_stuck: Annotated[
-        bool,
-        typer.Option("--abort-stuck/--no-abort-stuck", help="Abort a tree that a probe finds stuck."),
-    ] = False,
-    archive_existing: Annotated[
-        bool,
-        typer.Option("--archive-existing/--new-only", help="Also archive trees present at start."),
-    ] = False,
-    duration: Annotated[
-        float | None, typer.Option("--for", min=0.1, help="Stop after this many seconds.")
-    ] = None,
-    claude_dir: Annotated[
-        Path | None,
-        typer.Option(help="Follow Claude Code transcripts in this config folder (with --server: both)."),
-    ] = None,
-    claude_quiet: Annotated[
-        float, typer.Option(min=0, help="Seconds a Claude Code session must be quiet before it is archived.")
-    ] = 30.0,
-) -> None:
-    """Follow an OpenCode server: archive each root tree when it goes idle and again when it
-    changes, recording status history and permission asks/replies; probe long runs. With
-    --claude-dir, follow Claude Code transcripts instead (both with --server too)."""
-    import signal
-
-    from archiver.watch import WatchConfig, Watcher
-    from telemetry.archiving import watch_server
-    from telemetry.services.claude_import import watch_claude
-
-    settings = settings_of(ctx)
-    _check_redaction(settings)
-    if claude_dir is not None and not claude_dir.expanduser().is_dir():
-        fail(f"{claude_dir} is not a folder; give Claude Code's config folder", 2)
-    url = _check_server(server or settings.opencode_url) if claude_dir is None or server else None
-    config = WatchConfig(
-        settle_seconds=settle,
-        poll_interval=poll_interval,
-        probe_budget_seconds=probe_budget,
-        probe_after_share=probe_after,
-        probe_interval_seconds=probe_interval,
-        abort_on_stuck=abort_stuck,
-        archive_existing=archive_existing,
-    )
-
-    def log(msg: str) -> None:
-        err_console.print(f"[dim]watch[/] {msg}", highlight=False)
-
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        if duration is not None:
-            loop.call_later(duration, stop.set)
-        with open_store(settings) as engine:
-            jobs: list[Coroutine[Any, Any, object]] = []
-            if claude_dir is not None:
-                jobs.append(watch_claude(claude_dir.expanduser(), stop, settings=settings, engine=engine,
-                                         quiet_seconds=claude_quiet, interval=poll_interval, label=label,
-                                         log=log))  # fmt: skip
-            if url is not None:
-                log(f"following {url} (Ctrl-C stops)")
-                jobs.append(watch_server(settings, stop, engine=engine, server_url=url, label=label,
-                                         config=config, log=log))  # fmt: skip
-            for done in await asyncio.gather(*jobs):
-                if isinstance(done, Watcher):
-                    log(f"stopped: {done.archives} archive runs, {done.probes} probes")
-
-    asyncio.run(main())

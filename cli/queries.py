@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from cli.app import app, console, fail, settings_of
+from cli.live import print_live_list, print_live_session, print_live_tree
 from cli.output import Output, emit, output_options
 from cli.session_view import session_view, tree_view
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
@@ -86,9 +87,15 @@ def sessions_list(
     until: UntilOpt = None,
     limit: LimitOpt = 50,
     cursor: CursorOpt = None,
+    live: Annotated[bool, typer.Option("--live", help="Sessions running now, loudest first.")] = False,
+    state: Annotated[str | None, typer.Option(help="With --live: only this state.")] = None,
     output: Output = Output.table,
 ) -> None:
-    """Archived sessions, newest first."""
+    """Archived sessions, newest first; with --live, the sessions running now."""
+    if live or state is not None:
+        with read_store(ctx) as db:
+            print_live_list(db, state, output)
+        return
     if verdict is not None and verdict not in SESSION_VERDICTS:
         choices = f"{', '.join(SESSION_VERDICTS[:-1])} or {SESSION_VERDICTS[-1]}"
         fail(f"--verdict must be {choices}, not {verdict!r}", 2)
@@ -111,8 +118,10 @@ def sessions_show(ctx: typer.Context, session_id: str, output: Output = Output.t
     `--jsonl` and `--csv` print the per-turn rows."""
     with read_store(ctx) as db:
         got = session_detail(db, session_id, settings_of(ctx).archives)
+        if got is None and print_live_session(db, session_id, output):
+            return
     if got is None:
-        fail(f"no archived session {session_id!r}")
+        fail(f"no archived session {session_id!r} (nor a live one)")
     settings = settings_of(ctx)
     got.trace = trace_ref(
         got.root_session_id, session_id, settings.otel_trace_url, settings.otel_service_name
@@ -137,6 +146,8 @@ def sessions_tree(ctx: typer.Context, session_id: str, output: Output = Output.t
     """The subagent tree under a session, with own and rolled-up cost."""
     with read_store(ctx) as db:
         tree = session_tree(db, session_id)
+        if tree is None and print_live_tree(db, session_id, output):
+            return
     if tree is None:
-        fail(f"no archived session {session_id!r}")
+        fail(f"no archived session {session_id!r} (nor a live one)")
     emit(output, tree, _nodes(tree), lambda: console.print(tree_view(tree)))

@@ -11,7 +11,9 @@ from cli.app import app, console, fail, settings_of
 from cli.output import Output, emit, output_options
 from cli.tables import read_store
 from telemetry.queries.fleet_models import WhyAnswer
+from telemetry.queries.live import why_live
 from telemetry.queries.why import why
+from telemetry.timeutil import utcnow
 
 __all__ = ["why_cmd"]
 
@@ -36,9 +38,13 @@ def why_cmd(
     output: Output = Output.table,
 ) -> None:
     """Why a session or cycle stopped: completed, timed out, loop detected, permission wait,
-    retries, empty completion, aborted or error, with the evidence."""
+    retries, empty completion, aborted or error, with the evidence; for a session running now,
+    what it is doing and for how long (from octel watch)."""
     with read_store(ctx) as db:
-        got = why(db, ident, settings_of(ctx).archives)
+        live = why_live(db, ident, utcnow())
+        # a session still running is explained by what it does now, not by an older archive
+        running = live is not None and live["code"] == "running"
+        got = live if running else why(db, ident, settings_of(ctx).archives) or live
     if got is None:
         fail(f"no session or cycle {ident!r}")
     answer = WhyAnswer.model_validate(got)

@@ -26,11 +26,13 @@ from sqlmodel import select
 
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
 from archiver.client import OpenCodeClient
+from archiver.live_board import LiveRow
 from archiver.redact import Redactor, load_key, secret_values
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
 from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records, record_findings
+from telemetry.services.live import forget_live, store_live_rows
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
@@ -43,6 +45,7 @@ __all__ = [
     "archive_session_tree_async",
     "redactor_for",
     "watch_server",
+    "watch_servers",
 ]
 
 
@@ -195,9 +198,11 @@ async def watch_server(
     config: WatchConfig | None = None,
     log: Callable[[str], None] = lambda _m: None,
     http: httpx.AsyncClient | None = None,
+    on_change: Callable[[LiveRow], None] | None = None,
 ) -> Watcher:
-    """Follow one OpenCode server until ``stop`` is set: archive and index each root tree when
-    it goes quiet (and again after it changes), store live findings, abort when configured."""
+    """Follow one OpenCode server until ``stop`` is set: keep its live rows, archive and index
+    each root tree when it goes quiet (and again after it changes), store live findings, abort
+    when configured. ``on_change`` hears every row whose state changed."""
     url = server_url or settings.opencode_url
     aborted: dict[str, str] = {}
     own_http = http is None
@@ -235,6 +240,18 @@ async def watch_server(
     async def on_abort(root: str, detector: str) -> None:
         aborted[root] = detector
 
+    async def on_live(rows: list[LiveRow]) -> None:
+        with session_scope(engine) as db:
+            store_live_rows(db, rows, redactor=redactor)
+        if on_change is not None:
+            for r in rows:
+                if r.state != r.previous_state:
+                    on_change(r)
+
+    async def on_forget(session_ids: list[str]) -> None:
+        with session_scope(engine) as db:
+            forget_live(db, watcher.live.server, session_ids)
+
     watcher = Watcher(
         OpenCodeClient(client_http, url),
         client_http,
@@ -242,6 +259,8 @@ async def watch_server(
         config=config,
         on_findings=on_findings,
         on_abort=on_abort,
+        on_live=on_live,
+        on_forget=on_forget,
         log=log,
     )
     try:
@@ -250,3 +269,18 @@ async def watch_server(
         if own_http:
             await client_http.aclose()
     return watcher
+
+
+async def watch_servers(
+    settings: Settings,
+    stop: asyncio.Event,
+    urls: Sequence[str],
+    *,
+    engine: Engine,
+    **kw: Any,
+) -> list[Watcher]:
+    """``watch_server`` for each URL at once, until ``stop`` is set; one server's trouble never
+    stops the others (its rows turn ``unknown``)."""
+    return list(
+        await asyncio.gather(*(watch_server(settings, stop, engine=engine, server_url=u, **kw) for u in urls))
+    )

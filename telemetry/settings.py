@@ -51,6 +51,10 @@ class Settings(BaseSettings):
         description="Heartbeat files as `driver=glob` pairs, `;`-separated; a file's mtime is a beat.",
     )
     opencode_url: str = Field("http://127.0.0.1:4096", description="The OpenCode server to archive from.")
+    opencode_urls: str = Field(
+        "",
+        description="Comma-separated OpenCode servers `octel watch` follows; default: `OCTEL_OPENCODE_URL`.",
+    )
     redact_values: str = Field(
         "", description="Comma-separated secret values to redact (12 characters at least)."
     )

@@ -121,6 +121,50 @@ CATALOGUE: tuple[Metric, ...] = (
         (),
         "store",
     ),
+    # The live view (`live_session` rows that `octel watch` keeps), at scrape time.
+    Metric(
+        "octel_live_sessions",
+        "gauge",
+        "Sessions octel watch follows now, by server and state (busy, retrying, waiting_permission, "
+        "compacting, running_tool, idle, errored, deleted, unknown).",
+        ("server", "state"),
+        "store",
+    ),
+    Metric(
+        "octel_live_ask_oldest_timestamp_seconds",
+        "gauge",
+        "Unix time the oldest permission ask still unanswered was asked, by server.",
+        ("server",),
+        "store",
+    ),
+    Metric(
+        "octel_live_busy_oldest_activity_timestamp_seconds",
+        "gauge",
+        "Unix time of the last activity of the busy session quiet the longest, by server.",
+        ("server",),
+        "store",
+    ),
+    Metric(
+        "octel_live_retry_attempt_max",
+        "gauge",
+        "Highest provider retry attempt of a session retrying now, by server.",
+        ("server",),
+        "store",
+    ),
+    Metric(
+        "octel_live_retry_oldest_timestamp_seconds",
+        "gauge",
+        "Unix time the session retrying the longest began retrying, by server.",
+        ("server",),
+        "store",
+    ),
+    Metric(
+        "octel_live_findings",
+        "gauge",
+        "Live sessions with a finding now, by detector and verdict (suspect, stuck).",
+        ("detector", "verdict"),
+        "store",
+    ),
     # Write-time counters (telemetry.store.aggregates), never lowered by restarts or pruning.
     Metric(
         "octel_cycles_total",

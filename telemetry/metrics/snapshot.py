@@ -16,6 +16,7 @@ from datetime import datetime
 from sqlmodel import Session, col, func, select
 
 from telemetry.metrics.catalogue import CATALOGUE, DAEMON_STATES, Metric
+from telemetry.metrics.live import LiveReads, live_series, read_live
 from telemetry.queries.health import Liveness, State, daemon_state, local_liveness
 from telemetry.store import aggregates
 from telemetry.store.models import Cycle, Daemon
@@ -78,6 +79,7 @@ class StoreReads:
     daemons: Sequence[DaemonReading] = ()
     open_cycles: Sequence[OpenCycles] = ()
     counters: Sequence[CounterRow] = field(default_factory=tuple)
+    live: LiveReads = field(default_factory=LiveReads)
 
 
 def _named_in_flight(db: Session, daemons: Sequence[Daemon]) -> set[tuple[str, str]]:
@@ -128,7 +130,7 @@ def read_store(
         age = max((now - beat).total_seconds(), 0.0)
         state, _ = daemon_state(age, threshold_s, in_flight, liveness(d.host, d.pid))
         readings.append(DaemonReading(d.driver, d.host, state, beat, in_flight))
-    return StoreReads(threshold_s, readings, open_cycles, aggregates.read_all(db))
+    return StoreReads(threshold_s, readings, open_cycles, aggregates.read_all(db), read_live(db))
 
 
 def _project(labels: dict[str, str], names: Iterable[str]) -> tuple[str, ...]:
@@ -229,6 +231,8 @@ def _store_series(metric: Metric, reads: StoreReads) -> tuple[Series, ...]:
         return (Series((), reads.threshold_s),)
     if metric.name == "octel_store_up":
         return (Series((), 1.0),)
+    if metric.name.startswith("octel_live_"):
+        return tuple(Series(k, v) for k, v in live_series(metric.name, reads.live))
     return _daemon_families(metric, reads.daemons)
 
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from telemetry.queries.live import LiveSessionOut
 from telemetry.queries.models import Tokens
 
 __all__ = [
@@ -255,3 +256,4 @@ class WhyAnswer(BaseModel):
     verdict: str
     summary: str
     evidence: list[WhyEvidence]
+    live: LiveSessionOut | None = None  # the live row, when the session runs now

@@ -5,7 +5,8 @@ Runs in a thread of the test process on 127.0.0.1. A script is ``{"turns": [TURN
 (``[{name, arguments}]``), ``finish_reason``, ``delay``, ``http_error`` (with ``message``, or a
 raw ``body``, and ``headers`` such as ``retry-after-ms``). Agent requests (those
 that carry tools) take the next turn in arrival order across the whole session tree; title
-requests (no tools, or the small model) get ``title`` and take no turn.
+requests (the small model) get ``title`` and take no turn; other requests without tools (a
+compaction summary) get ``summary`` after ``summary_delay`` seconds.
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ class FakeLLM:
     def next_turn(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self.requests.append(body)
-            if not body.get("tools") or "small" in str(body.get("model", "")):
+            if "small" in str(body.get("model", "")):
                 return {"text": self.script.get("title", "A session title")}
+            if not body.get("tools"):  # a compaction summary asks the main model without tools
+                summary = self.script.get("summary", self.script.get("title", "A session title"))
+                return {"text": summary, "delay": self.script.get("summary_delay", 0)}
             turns = self.script.get("turns", [])
             if self.cursor < len(turns):
                 self.cursor += 1

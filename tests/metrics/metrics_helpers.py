@@ -122,3 +122,29 @@ def dashboard_exprs() -> list[str]:
     """Every query of every panel of the dashboard."""
     doc = json.loads(DASHBOARD.read_text())
     return [t["expr"] for p in doc["panels"] if p["type"] != "row" for t in p["targets"]]
+
+
+def seed_live(engine: Engine, server: str = "http://oc:4096", minutes_ago: float = 20.0) -> None:
+    """Live rows for every `octel_live_*` metric: an ask, a quiet busy session and a retry storm
+    that began ``minutes_ago``, and a stuck live finding."""
+    from datetime import timedelta
+
+    from telemetry.store.live_models import LiveSession
+
+    now = utcnow()
+    then = now - timedelta(minutes=minutes_ago)
+    stuck = [{"detector": "permission_deadlock", "verdict": "stuck", "score": 1.0, "evidence": {}}]
+    rows = [
+        LiveSession(server=server, session_id="ses_ask", state="waiting_permission", state_since=then,
+                    permission="bash", permission_patterns=["git push *"], permission_asked_at=then,
+                    verdict="stuck", worst_detector="permission_deadlock", findings=stuck),
+        LiveSession(server=server, session_id="ses_busy", state="busy", state_since=then,
+                    last_activity_at=then),
+        LiveSession(server=server, session_id="ses_retry", state="retrying", state_since=then,
+                    retry_attempt=6),
+        LiveSession(server=server, session_id="ses_idle", state="idle", state_since=then),
+    ]  # fmt: skip
+    with session_scope(engine) as db:
+        for r in rows:
+            r.first_seen_at = r.updated_at = now
+            db.add(r)

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from metrics_helpers import RULES, alert_rules, bump, claude_result, dashboard_exprs, seed_session
+from metrics_helpers import RULES, alert_rules, bump, claude_result, dashboard_exprs, seed_live, seed_session
 from realparts import free_port, require, which
 
 from archiver.redact import Redactor
@@ -129,6 +129,7 @@ def _seed_before_start(url: str, live_pid: int) -> None:
     bump(engine, "otel_spans_exported_total", {}, 40)
     bump(engine, "otel_spans_dropped_total", {}, 3)
     bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
+    seed_live(engine)  # an ask, a quiet busy session and a retry storm, twenty minutes old
     engine.dispose()
 
 
@@ -251,6 +252,8 @@ def test_dashboard_and_alerts_against_a_real_prometheus(tmp_path: Path, sleeper:
         assert _finite(long) == [1.0]
         up = _query(prom, f'octel_daemon_up{{driver="gone",{me}}}')
         assert _finite(up) == [0.0]
+        asks = _query(prom, f'octel_live_sessions{{state="waiting_permission",{me}}}')
+        assert _finite(asks) == [1.0]
     finally:
         octel.close()
         prom.close()

@@ -21,6 +21,9 @@ from telemetry.timeutil import utcnow
 from web.app import create_app
 
 _SMALL = {"daemon", "aggregate"}  # one row per daemon / per counter label set: may be read whole
+# Sessions running now and those of trees archived in the last hours (the watcher deletes the
+# rest): bounded by the fleet's size, never by history, so counting it per state is fine.
+_SMALL |= {"live_session"}
 # A search of a big table must pin a column that picks few rows: one id, or the open cycles.
 # Searching by driver alone would walk that driver's whole history.
 _SELECTIVE = ("cycle_id=?", "ended_at=?", "session_id=?", "rowid=?")

@@ -3,16 +3,19 @@
 
 import { ApiError, clear, duration, el, errorBox, fact, getJSON, num, paramsObject, pct, pill, table, timeEl, usd, when } from "./util.js";
 import { drawTimeline } from "./timeline.js";
+import { drawLiveFindings, drawLiveHead, drawLiveTree } from "./live.js";
 
 export function mount(root, route, ctx) {
   const id = route.arg;
   const head = el("div", { id: "session-head" });
+  const now = el("div", { id: "live-now" });
   const tree = el("div", { id: "tree" });
   const findings = el("div", { id: "findings" });
   const turns = el("div", { id: "turns" });
   const timeline = el("div", { id: "timeline" });
   root.append(
     el("p.crumbs", {}, el("a", { href: "#/sessions" }, "Sessions"), " / ", el("code", {}, id || "")),
+    now,
     head,
     el("section", { "aria-labelledby": "h-tree" }, el("h2", { id: "h-tree" }, "Tree"), tree),
     el("section", { "aria-labelledby": "h-findings" }, el("h2", { id: "h-findings" }, "Findings"), findings),
@@ -20,18 +23,38 @@ export function mount(root, route, ctx) {
     el("section", { "aria-labelledby": "h-timeline" }, el("h2", { id: "h-timeline" }, "Messages"), timeline),
   );
   const goTo = (params) => ctx.update(params);
-  return {
-    // An archive is a snapshot: the page does not redraw under the reader (press r to reload).
+  const handle = {
+    // An archive is a snapshot: the page does not redraw under the reader (press r to reload);
+    // a session running now does, in place, so the reader keeps the scroll position.
     autoRefresh: false,
     errorSlot: head,
     async refresh() {
       const p = route.params;
       const at = p.get("at");
+      // Ask whether it runs now first (an empty list, not a 404, when it does not), so a
+      // session that is only live never asks for an archive it does not have.
+      const found = (await getJSON("/api/live", { session_id: id })).items[0];
+      const live = found ? await getJSON(`/api/live/${encodeURIComponent(id)}`) : null;
+      const archived = !found || found.archived ? getJSON(`/api/sessions/${encodeURIComponent(id)}`) : null;
+      handle.autoRefresh = live !== null && !["idle", "deleted"].includes(live.live.state);
+      if (archived === null) {
+        if (live === null) throw new ApiError(404, "not_found", `no archived or live session ${id}`);
+        document.title = `${live.live.title || id} · octel`;
+        clear(now);
+        drawLiveHead(head, live);
+        drawLiveTree(tree, live, id);
+        drawLiveFindings(findings, live);
+        clear(turns, el("p.muted", {}, "Not archived yet: the per-turn table comes with the archive, once the run goes quiet."));
+        clear(timeline, el("p.muted", {}, "Not archived yet: the messages come with the archive."));
+        return;
+      }
+      if (live !== null) drawLiveHead(now, live);
+      else clear(now);
       let data;
       try {
-        data = await getJSON(`/api/sessions/${encodeURIComponent(id)}`);
+        data = await archived;
       } catch (e) {
-        if (e instanceof ApiError && e.status === 404) {
+        if (e instanceof ApiError && e.status === 404 && live === null) {
           noSuchSession(root, id);
           return;
         }
@@ -51,6 +74,7 @@ export function mount(root, route, ctx) {
       if (at) highlight(timeline, at);
     },
   };
+  return handle;
 }
 
 // One clear state for an id the store does not know, instead of empty sections.

@@ -1,7 +1,12 @@
-// Sessions: the searchable table of archived sessions (filtered and paged by the server).
+// Sessions: the sessions running now (live, children under their root) above the searchable
+// table of archived sessions (filtered and paged by the server).
 
 import { ago, clear, el, getJSON, num, pill, usd } from "./util.js";
 import { filterBar, pager } from "./filters.js";
+import { fetchLive, liveTable } from "./live.js";
+
+const LIVE_STATES = [["", "any state"], ["waiting_permission", "waiting on an ask"], ["retrying", "retrying"], ["unknown", "unknown"],
+  ["running_tool", "running a tool"], ["compacting", "compacting"], ["busy", "busy"], ["errored", "errored"], ["idle", "idle"], ["deleted", "deleted"]];
 
 const WINDOWS = [["", "any time"], ["1h", "last hour"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
 
@@ -15,14 +20,26 @@ export function mount(root, route, ctx) {
     { name: "source", label: "Source", type: "select", options: [["", "any"], ["opencode", "OpenCode"], ["claude_code", "Claude Code"]] },
     { name: "since", label: "Window", type: "select", options: WINDOWS },
     { name: "root_only", label: "Trees", type: "select", options: [["", "all sessions"], ["1", "roots only"]] },
+    { name: "show", label: "Show", type: "select", options: [["", "live and archived"], ["live", "live only"], ["archived", "archived only"]] },
+    { name: "state", label: "Live state", type: "select", options: LIVE_STATES },
   ]);
+  const live = el("div", { id: "live-sessions" });
   const list = el("div", { id: "sessions" });
-  root.append(el("h1", {}, "Sessions"), bar.form, list);
+  root.append(el("h1", {}, "Sessions"), bar.form, live, list);
   return {
     autoRefresh: true,
     errorSlot: list,
     async refresh() {
       const p = route.params;
+      const show = p.get("state") ? "live" : p.get("show") || "";
+      if (show !== "archived") {
+        const page = await fetchLive({ state: p.get("state") });
+        drawLive(live, page, show === "live");
+      } else clear(live);
+      if (show === "live") {
+        clear(list);
+        return;
+      }
       const page = await getJSON("/api/sessions", {
         q: p.get("q"),
         agent: p.get("agent"),
@@ -43,13 +60,21 @@ export function mount(root, route, ctx) {
   };
 }
 
+function drawLive(node, page, only) {
+  if (!page.items.length) {
+    clear(node, only ? el("p.muted", {}, "No live session matches (octel watch follows the servers).") : null);
+    return;
+  }
+  clear(node, el("h2", {}, "Live"), liveTable(page.items), only ? null : el("h2", {}, "Archived"));
+}
+
 function draw(node, page, route, ctx) {
   if (!page.items.length) {
     clear(node, el("p.muted", {}, "No archived sessions match these filters."), pager(route, ctx, null));
     return;
   }
   const now = Date.now();
-  const head = [["session"], ["source"], ["label"], ["agent"], ["model"], ["verdict"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["archived"]];
+  const head = [["session"], ["source"], ["label"], ["agent"], ["model"], ["verdict"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["state"], ["archived"]];
   clear(
     node,
     el(
@@ -80,6 +105,7 @@ function draw(node, page, route, ctx) {
             el("td.num", {}, num(s.tokens_total)),
             el("td.num", {}, usd(s.cost_usd)),
             el("td.num", {}, s.subtree_session_count > 1 ? usd(s.subtree_cost_usd) : ""),
+            el("td", {}, el("span.pill.live-archived", { dataset: { state: "archived" } }, "archived")),
             el("td", {}, el("span", { title: s.archived_at }, ago(s.archived_at, now))),
           );
         }),

@@ -18,7 +18,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision = "0006"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,119 @@
+"""One session's live detector probe, fed from the event stream (pure: times are passed in).
+
+Messages arrive as `message.updated` (the message record) and `message.part.updated` (each
+part). A message is fed to the incremental `Probe` once, when it is complete (an assistant
+message with `time.completed` or an error; a user message once a later message exists); the one
+being written is only `peek`ed. Status changes and permission asks/replies are fed as they come;
+a pending ask's wait is measured from the ask's own time, so a watcher that starts late still
+sees how long it has been waiting.
+
+Messages are dropped once fed: the probe keeps what the detectors need, nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from archiver.convert import message_from_opencode
+from archiver.live import Ask
+from detectors import Probe
+from detectors.model import PermissionEvent, StatusSample, StatusType
+from detectors.thresholds import Thresholds
+
+__all__ = ["SessionProbe"]
+
+_MAX_BUFFERED = 64  # messages waiting to complete; past this the oldest is fed as it is
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+class SessionProbe:
+    def __init__(self, thresholds: Thresholds | None = None) -> None:
+        self.probe = Probe(thresholds=thresholds)
+        self._msgs: dict[str, dict[str, Any]] = {}  # not fed yet: id -> {info, parts}
+        self._fed: set[str] = set()
+        self._index = 0
+        self._status: StatusType = "idle"
+        self._cache: list[dict[str, Any]] | None = None
+
+    # -- inputs -----------------------------------------------------------------------------
+    def message(self, info: Mapping[str, Any]) -> None:
+        mid = info.get("id")
+        if not isinstance(mid, str) or mid in self._fed:
+            return  # a late update of a message already scored
+        entry = self._msgs.setdefault(mid, {"info": info, "parts": {}})
+        entry["info"] = info
+        self._cache = None
+        self._drain()
+
+    def part(self, part: Mapping[str, Any]) -> None:
+        mid, pid = part.get("messageID"), part.get("id")
+        if not isinstance(mid, str) or not isinstance(pid, str) or mid in self._fed:
+            return
+        self._msgs.setdefault(mid, {"info": {"id": mid}, "parts": {}})["parts"][pid] = part
+        self._cache = None
+
+    def status(self, kind: StatusType, attempt: int, now: float, message: str, asks: tuple[str, ...]) -> None:
+        self._status = kind
+        self.probe.feed_status(StatusSample(kind, attempt, now, message, asks))
+        self._cache = None
+
+    def asked(self, ask: Ask, pending: tuple[str, ...]) -> None:
+        ev = PermissionEvent(
+            "asked", ask.request_id, ask.permission, ask.patterns, call_id=ask.call_id, t=ask.asked_at
+        )
+        self.probe.feed_permission(ev)
+        # the wait starts at the ask's own time, not when the watcher saw it
+        self.probe.feed_status(StatusSample(self._status, 0, ask.asked_at, "", pending))
+        self._cache = None
+
+    def replied(self, request_id: str, reply: str, now: float) -> None:
+        self.probe.feed_permission(PermissionEvent("replied", request_id, reply=reply, t=now))
+        self._cache = None
+
+    # -- outputs ----------------------------------------------------------------------------
+    def findings(self, now: float, pending: tuple[str, ...]) -> list[dict[str, Any]]:
+        """Non-healthy findings now, counting the message in flight; recomputed only when
+        something arrived or an ask is waiting (its wait grows with the clock)."""
+        if pending:
+            self.probe.feed_status(StatusSample(self._status, 0, now, "", pending))
+        elif self._cache is not None:
+            return self._cache
+        head = self._head()
+        found = self.probe.peek(head) if head is not None else self.probe.findings()
+        self._cache = [f.to_dict() for f in found]
+        return self._cache
+
+    def _head(self) -> Any:
+        if not self._msgs:
+            return None
+        mid = min(self._msgs)
+        e = self._msgs[mid]
+        return message_from_opencode(self._item(e), self._index)
+
+    @staticmethod
+    def _item(e: Mapping[str, Any]) -> dict[str, Any]:
+        parts = e["parts"]
+        return {"info": e["info"], "parts": [parts[k] for k in sorted(parts)]}
+
+    def _complete(self, info: Mapping[str, Any], later: bool) -> bool:
+        if info.get("role") == "assistant":
+            return "completed" in _d(info.get("time")) or bool(info.get("error"))
+        return later
+
+    def _drain(self) -> None:
+        while self._msgs:
+            order = sorted(self._msgs)  # OpenCode message ids grow with time
+            mid = order[0]
+            e = self._msgs[mid]
+            if not (self._complete(e["info"], len(order) > 1) or len(order) > _MAX_BUFFERED):
+                return
+            del self._msgs[mid]
+            self._fed.add(mid)
+            msg = message_from_opencode(self._item(e), self._index)
+            if msg is not None:
+                self.probe.feed(msg)
+                self._index += 1

@@ -1,0 +1,139 @@
+"""`octel watch`: follow one or more OpenCode servers, keep every session's live row, archive
+each tree when it goes quiet."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+
+from archiver.live_board import LiveRow
+from archiver.watch import WatchConfig
+from cli.app import app, err_console, fail, open_store, settings_of
+from cli.archive import _check_redaction, _check_server
+from telemetry.archiving import redactor_for, watch_servers
+from telemetry.services.live import row_dict
+
+__all__ = ["watch_cmd"]
+
+
+@app.command("watch")
+def watch_cmd(
+    ctx: typer.Context,
+    server: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--server", metavar="URL", help="OpenCode URL; repeat for several (OCTEL_OPENCODE_URLS)."
+        ),
+    ] = None,
+    label: Annotated[str | None, typer.Option(help="Label kept with each archive.")] = None,
+    settle: Annotated[
+        float, typer.Option(min=0, help="Seconds a tree must be quiet before it is archived.")
+    ] = 2.0,
+    poll_interval: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between polls when /event is unavailable.")
+    ] = 2.0,
+    probe_budget: Annotated[
+        float, typer.Option(min=1, help="Wallclock budget of a run, in seconds.")
+    ] = 3600.0,
+    probe_after: Annotated[
+        float, typer.Option(min=0, max=1, help="Share of the budget after which a busy tree is probed.")
+    ] = 0.5,
+    probe_interval: Annotated[float, typer.Option(min=1, help="Seconds between probes of one tree.")] = 60.0,
+    abort_stuck: Annotated[
+        bool,
+        typer.Option("--abort-stuck/--no-abort-stuck", help="Abort a tree that a probe finds stuck."),
+    ] = False,
+    archive_existing: Annotated[
+        bool,
+        typer.Option("--archive-existing/--new-only", help="Also archive trees present at start."),
+    ] = False,
+    duration: Annotated[
+        float | None, typer.Option("--for", min=0.1, help="Stop after this many seconds.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON line per state change of a session.")
+    ] = False,
+    claude_dir: Annotated[
+        Path | None,
+        typer.Option(help="Follow Claude Code transcripts in this config folder (with --server: both)."),
+    ] = None,
+    claude_quiet: Annotated[
+        float, typer.Option(min=0, help="Seconds a Claude Code session must be quiet before it is archived.")
+    ] = 30.0,
+) -> None:
+    """Follow OpenCode servers: keep a live row for every session (busy, retrying, waiting on an
+    ask, compacting, running a tool, idle, errored, deleted, unknown), archive each root tree
+    when it goes idle and again when it changes, recording status history and permission
+    asks/replies; probe long runs. With --claude-dir, follow Claude Code transcripts instead
+    (both with --server too)."""
+    from telemetry.services.claude_import import watch_claude
+
+    settings = settings_of(ctx)
+    _check_redaction(settings)
+    if claude_dir is not None and not claude_dir.expanduser().is_dir():
+        fail(f"{claude_dir} is not a folder; give Claude Code's config folder", 2)
+    configured = [u.strip() for u in settings.opencode_urls.split(",") if u.strip()]
+    urls: list[str] = []
+    if claude_dir is None or server:
+        urls = server or configured or [settings.opencode_url]
+        urls = list(dict.fromkeys(_check_server(u) for u in urls))
+    config = WatchConfig(
+        settle_seconds=settle,
+        poll_interval=poll_interval,
+        probe_budget_seconds=probe_budget,
+        probe_after_share=probe_after,
+        probe_interval_seconds=probe_interval,
+        abort_on_stuck=abort_stuck,
+        archive_existing=archive_existing,
+    )
+    redactor = redactor_for(settings)
+
+    def log(msg: str) -> None:
+        err_console.print(f"[dim]watch[/] {msg}", highlight=False)
+
+    def changed(row: LiveRow) -> None:
+        line, _ = redactor.redact_obj(row_dict(row))  # what leaves octel is redacted too
+        sys.stdout.write(orjson.dumps(line).decode() + "\n")
+        sys.stdout.flush()
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if duration is not None:
+            loop.call_later(duration, stop.set)
+        with open_store(settings) as engine:
+            claude: asyncio.Task[object] | None = None
+            if claude_dir is not None:
+                claude = asyncio.create_task(
+                    watch_claude(claude_dir.expanduser(), stop, settings=settings, engine=engine,
+                                 quiet_seconds=claude_quiet, interval=poll_interval, label=label, log=log)
+                )  # fmt: skip
+            ws = []
+            if urls:
+                log(f"following {', '.join(urls)} (Ctrl-C stops)")
+                ws = await watch_servers(
+                    settings,
+                    stop,
+                    urls,
+                    engine=engine,
+                    label=label,
+                    config=config,
+                    log=log,
+                    on_change=changed if as_json else None,
+                )
+            if claude is not None:
+                await claude
+            log(
+                f"stopped: {sum(w.archives for w in ws)} archive runs, {sum(w.probes for w in ws)} probes, "
+                f"{sum(w.bad_events for w in ws)} malformed events skipped"
+            )
+
+    asyncio.run(main())

@@ -1,0 +1,286 @@
+"""Read the live view: what every followed session is doing now, one explained sentence per
+session, its tree so far, counts per state. One typed model serves the API and `--json`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlmodel import Session, col, func, select
+
+from archiver.live import STATES
+from telemetry.store.live_models import LiveSession
+from telemetry.store.models import SessionIndex
+from telemetry.timeutil import as_utc
+
+__all__ = [
+    "LOUDEST_FIRST",
+    "LiveAsk",
+    "LivePage",
+    "LiveSessionOut",
+    "age_text",
+    "explain",
+    "get_live",
+    "list_live",
+    "live_counts",
+    "live_tree",
+    "why_live",
+]
+
+# Sorting a board: what needs a person first (an ask nobody answers), then what may be stuck.
+LOUDEST_FIRST = ("waiting_permission", "retrying", "unknown", "running_tool", "compacting", "busy",
+                 "errored", "idle", "deleted")  # fmt: skip
+_RANK = {s: i for i, s in enumerate(LOUDEST_FIRST)}
+MAX_LIVE = 1000
+
+
+class LiveAsk(BaseModel):
+    permission: str
+    patterns: list[str]
+    request_id: str | None
+    asked_at: datetime | None
+    waited_s: float | None
+
+
+class LiveSessionOut(BaseModel):
+    server: str
+    session_id: str
+    root_session_id: str | None
+    parent_session_id: str | None
+    title: str | None
+    agent: str | None
+    model: str | None
+    directory: str | None
+    state: str
+    state_since: datetime
+    state_age_s: float
+    reason: str | None
+    retry_attempt: int
+    retry_next_at: datetime | None
+    ask: LiveAsk | None
+    tool: str | None
+    tool_since: datetime | None
+    last_activity_at: datetime | None
+    inactive_s: float | None
+    turns: int
+    tokens: dict[str, int]
+    cost_usd: float
+    verdict: str
+    worst_detector: str | None
+    findings: list[dict[str, Any]]
+    cycle_id: str | None
+    driver: str | None
+    updated_at: datetime
+    explanation: str
+    archived: bool = False  # an archive of the session exists too (an earlier quiet moment)
+
+
+class LivePage(BaseModel):
+    items: list[LiveSessionOut]
+    counts: dict[str, int]
+
+
+def age_text(seconds: float | None) -> str:
+    """9m 40s, 2h 5m, 3d 4h: two units at most."""
+    if seconds is None:
+        return "-"
+    s = max(0, int(seconds))
+    for unit, size, sub, subsize in (("d", 86400, "h", 3600), ("h", 3600, "m", 60), ("m", 60, "s", 1)):
+        if s >= size:
+            rest = (s % size) // subsize
+            return f"{s // size}{unit}" + (f" {rest}{sub}" if rest else "")
+    return f"{s}s"
+
+
+def _age(t: datetime | None, now: datetime) -> float | None:
+    return (now - as_utc(t)).total_seconds() if t is not None else None
+
+
+def explain(r: LiveSessionOut) -> str:
+    """One sentence for a person: what the session does, for how long, and who runs it."""
+    age = age_text(r.state_age_s)
+    if r.state == "waiting_permission" and r.ask is not None:
+        pats = ", ".join(f"`{p}`" for p in r.ask.patterns[:3])
+        text = f"waiting {age_text(r.ask.waited_s)} on a {r.ask.permission} ask"
+        text += (f" ({pats})" if pats else "") + ", no reply"
+    elif r.state == "retrying":
+        text = f"retrying the model for {age}, attempt {r.retry_attempt}"
+        text += f" ({r.reason})" if r.reason else ""
+    elif r.state == "running_tool":
+        text = f"running {r.tool or 'a tool'} for {age}"
+    elif r.state == "busy":
+        text = f"busy for {age}"
+        if r.inactive_s is not None:
+            text += f", last activity {age_text(r.inactive_s)} ago"
+    elif r.state in ("errored", "unknown"):
+        text = f"{r.state} for {age}" + (f": {r.reason}" if r.reason else "")
+    else:
+        text = f"{r.state} for {age}"
+    if r.verdict != "healthy" and r.worst_detector:
+        text += f"; live verdict {r.verdict} ({r.worst_detector})"
+    if r.cycle_id:
+        text += f"; cycle {r.cycle_id} of driver {r.driver}"
+    return text
+
+
+def _out(x: LiveSession, now: datetime) -> LiveSessionOut:
+    ask = None
+    if x.state == "waiting_permission" and x.permission:
+        ask = LiveAsk(
+            permission=x.permission,
+            patterns=list(x.permission_patterns or []),
+            request_id=x.permission_request_id,
+            asked_at=as_utc(x.permission_asked_at) if x.permission_asked_at else None,
+            waited_s=_age(x.permission_asked_at, now),
+        )
+    out = LiveSessionOut(
+        server=x.server,
+        session_id=x.session_id,
+        root_session_id=x.root_session_id,
+        parent_session_id=x.parent_session_id,
+        title=x.title,
+        agent=x.agent,
+        model=x.model,
+        directory=x.directory,
+        state=x.state,
+        state_since=as_utc(x.state_since),
+        state_age_s=_age(x.state_since, now) or 0.0,
+        reason=x.state_reason,
+        retry_attempt=x.retry_attempt,
+        retry_next_at=as_utc(x.retry_next_at) if x.retry_next_at else None,
+        ask=ask,
+        tool=x.tool if x.state == "running_tool" else None,
+        tool_since=as_utc(x.tool_since) if x.tool_since and x.state == "running_tool" else None,
+        last_activity_at=as_utc(x.last_activity_at) if x.last_activity_at else None,
+        inactive_s=_age(x.last_activity_at, now),
+        turns=x.turns,
+        tokens={
+            "input": x.tokens_input,
+            "output": x.tokens_output,
+            "reasoning": x.tokens_reasoning,
+            "cache_read": x.tokens_cache_read,
+            "cache_write": x.tokens_cache_write,
+        },
+        cost_usd=x.cost_usd,
+        verdict=x.verdict,
+        worst_detector=x.worst_detector,
+        findings=list(x.findings or []),
+        cycle_id=x.cycle_id,
+        driver=x.driver,
+        updated_at=as_utc(x.updated_at),
+        explanation="",
+    )
+    out.explanation = explain(out)
+    return out
+
+
+def _loudest(rows: Sequence[LiveSessionOut]) -> list[LiveSessionOut]:
+    return sorted(rows, key=lambda r: (_RANK.get(r.state, 99), r.state_since, r.session_id))
+
+
+def live_counts(db: Session) -> dict[str, int]:
+    """Sessions per state (every state named, zeros included)."""
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
+    q = select(LiveSession.state, func.count()).group_by(LiveSession.state)
+    for state, n in db.exec(q):
+        counts[state] = n
+    return counts
+
+
+def _mark_archived(db: Session, rows: list[LiveSessionOut]) -> list[LiveSessionOut]:
+    ids = [r.session_id for r in rows]
+    if ids:
+        q = select(SessionIndex.session_id).where(col(SessionIndex.session_id).in_(ids))
+        have = set(db.exec(q))
+        for r in rows:
+            r.archived = r.session_id in have
+    return rows
+
+
+def list_live(
+    db: Session,
+    now: datetime,
+    *,
+    state: str | None = None,
+    server: str | None = None,
+    session_id: str | None = None,
+    limit: int = MAX_LIVE,
+) -> LivePage:
+    """Live sessions, loudest first (unanswered asks, then the longest stalls)."""
+    q = select(LiveSession)
+    if state is not None:
+        q = q.where(LiveSession.state == state)
+    if server is not None:
+        q = q.where(LiveSession.server == server)
+    if session_id is not None:
+        q = q.where(LiveSession.session_id == session_id)
+    rows = [_out(x, now) for x in db.exec(q.order_by(col(LiveSession.state_since)).limit(limit))]
+    return LivePage(items=_loudest(_mark_archived(db, rows)), counts=live_counts(db))
+
+
+def get_live(db: Session, session_id: str, now: datetime) -> LiveSessionOut | None:
+    """The live row of a session (the newest, if several servers reported it)."""
+    q = select(LiveSession).where(LiveSession.session_id == session_id)
+    row = db.exec(q.order_by(col(LiveSession.updated_at).desc())).first()
+    return _out(row, now) if row is not None else None
+
+
+def live_tree(db: Session, session_id: str, now: datetime) -> list[tuple[int, LiveSessionOut]]:
+    """(depth, row) of every live session in the tree of ``session_id``, parents before their
+    children; empty when the session is not live."""
+    me = get_live(db, session_id, now)
+    if me is None:
+        return []
+    root = me.root_session_id or me.session_id
+    q = select(LiveSession).where(LiveSession.server == me.server, LiveSession.root_session_id == root)
+    rows = {x.session_id: _out(x, now) for x in db.exec(q.limit(MAX_LIVE))}
+    rows.setdefault(me.session_id, me)
+    kids: dict[str, list[LiveSessionOut]] = {}
+    tops: list[LiveSessionOut] = []
+    for r in rows.values():
+        p = r.parent_session_id
+        if p is not None and p in rows and p != r.session_id:
+            kids.setdefault(p, []).append(r)
+        else:
+            tops.append(r)
+    out: list[tuple[int, LiveSessionOut]] = []
+    seen: set[str] = set()
+    stack = [(0, r) for r in sorted(tops, key=lambda r: r.session_id, reverse=True)]
+    while stack:
+        depth, r = stack.pop()
+        if r.session_id in seen:
+            continue
+        seen.add(r.session_id)
+        out.append((depth, r))
+        children = sorted(kids.get(r.session_id, []), key=lambda c: c.session_id, reverse=True)
+        stack += [(depth + 1, c) for c in children]
+    return out
+
+
+def why_live(db: Session, session_id: str, now: datetime) -> dict[str, Any] | None:
+    """`octel why` for a session that is live: the state as the verdict, in the shape of the
+    archived answer (`code`, `verdict`, `summary`, `evidence`) plus the live row."""
+    r = get_live(db, session_id, now)
+    if r is None:
+        return None
+    evidence = [{"source": "live", "detail": r.explanation}]
+    for f in r.findings:
+        if f.get("verdict") != "healthy":
+            evidence.append(
+                {"source": "finding", "detail": f"detector {f.get('detector')}: {f.get('verdict')} (live)"}
+            )
+    if r.last_activity_at is not None:
+        evidence.append({"source": "live", "detail": f"last activity {age_text(r.inactive_s)} ago"})
+    return {
+        "id": session_id,
+        "kind": "session",
+        "session_id": session_id,
+        "cycle_id": r.cycle_id,
+        "code": "running" if r.state not in ("idle", "errored", "deleted", "unknown") else r.state,
+        "verdict": r.state.replace("_", " "),
+        "summary": r.explanation,
+        "evidence": evidence,
+        "live": r.model_dump(mode="json"),
+    }

@@ -1,0 +1,66 @@
+"""The live table: what `octel watch` sees every session of every followed server doing now.
+
+One row per (server, session), written by the watcher as states change and deleted when the
+watcher forgets the tree (hours after it was archived). Kept apart from `models.py` because it
+is the only table whose rows are rewritten every few seconds.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from telemetry.store.models import _json, _ts
+
+__all__ = ["LiveSession"]
+
+
+class LiveSession(SQLModel, table=True):
+    """One session a watcher follows: its state, since when, usage and live findings so far."""
+
+    __tablename__ = "live_session"
+    __table_args__ = (
+        UniqueConstraint("server", "session_id", name="uq_live_session_server_session"),
+        Index("ix_live_session_state_since", "state", "state_since", "id"),
+        Index("ix_live_session_root", "root_session_id"),
+        Index("ix_live_session_session", "session_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    server: str = Field(max_length=500)
+    session_id: str = Field(max_length=200)
+    root_session_id: str | None = Field(default=None, max_length=200)
+    parent_session_id: str | None = Field(default=None, max_length=200)
+    title: str | None = Field(default=None, max_length=1000)
+    agent: str | None = Field(default=None, max_length=100)
+    model: str | None = Field(default=None, max_length=200)
+    directory: str | None = Field(default=None, max_length=1000)
+    state: str = Field(max_length=30)
+    state_since: datetime = _ts()
+    state_reason: str | None = Field(default=None, max_length=1000)
+    retry_attempt: int = 0
+    retry_next_at: datetime | None = _ts(nullable=True)
+    permission: str | None = Field(default=None, max_length=100)
+    permission_patterns: list[str] | None = _json()
+    permission_request_id: str | None = Field(default=None, max_length=200)
+    permission_asked_at: datetime | None = _ts(nullable=True)
+    tool: str | None = Field(default=None, max_length=100)
+    tool_since: datetime | None = _ts(nullable=True)
+    last_activity_at: datetime | None = _ts(nullable=True)
+    turns: int = 0
+    tokens_input: int = 0
+    tokens_output: int = 0
+    tokens_reasoning: int = 0
+    tokens_cache_read: int = 0
+    tokens_cache_write: int = 0
+    cost_usd: float = 0.0
+    verdict: str = Field(default="healthy", max_length=20)
+    worst_detector: str | None = Field(default=None, max_length=100)
+    findings: list[dict[str, Any]] | None = _json()
+    cycle_id: str | None = Field(default=None, max_length=200)
+    driver: str | None = Field(default=None, max_length=100)
+    first_seen_at: datetime = _ts()
+    updated_at: datetime = _ts()

@@ -1,0 +1,50 @@
+"""A store holding live rows: a captured subagent tree whose child waits on a `git push *` ask
+for ten minutes, in cycle impl-2003 of driver implementer."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from archiver.live_board import LiveBoard
+from archiver.redact import Redactor
+from telemetry.services.live import store_live_rows
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import Cycle
+
+__all__ = ["seed_waiting_tree"]
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
+
+
+def seed_waiting_tree(url: str) -> tuple[str, list[str]]:
+    """A tree with a child waiting on a `git push *` ask for ten minutes, named by a cycle."""
+    fx = orjson.loads((FIXTURES / "subagent_tree.json").read_bytes())
+    root = fx["root_id"]
+    child = next(s["id"] for s in fx["sessions"] if s.get("parentID") == root)
+    shift = time.time() - fx["events"][-1]["received"] / 1000.0 - 600  # the run ends ten minutes ago
+    board = LiveBoard("http://oc:4096", lambda s: root)
+    for e in fx["events"]:
+        board.on_event(e["event"], e["received"] / 1000.0 + shift)
+    t = fx["events"][-1]["received"] / 1000.0 + shift
+    board.on_event(
+        {"type": "session.status", "properties": {"sessionID": child, "status": {"type": "busy"}}}, t
+    )
+    ask_id = "per_" + format((int(t * 1000) % (1 << 36)) << 12 | 1, "012x") + "abc"
+    ask = {"id": ask_id, "sessionID": child, "permission": "bash", "patterns": ["git push *"]}
+    board.on_event({"type": "permission.asked", "properties": ask}, t)
+    engine = make_engine(url)
+    upgrade(engine)
+    with session_scope(engine) as db:
+        now = datetime.now(UTC)
+        db.add(
+            Cycle(cycle_id="impl-2003", driver="implementer", session_id=root, started_at=now, updated_at=now)
+        )
+    with session_scope(engine) as db:
+        store_live_rows(db, board.snapshot(time.time()), redactor=Redactor(b"k" * 32, []))
+    engine.dispose()
+    return child, [s["id"] for s in fx["sessions"]]

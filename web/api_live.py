@@ -1,0 +1,55 @@
+"""`/api/live…`: the JSON twin of the console's "Running now" and of a live session's page."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel
+
+from telemetry.queries.live import LOUDEST_FIRST, LivePage, LiveSessionOut, get_live, list_live, live_tree
+from telemetry.timeutil import utcnow
+from web.deps import ReadDbDep
+from web.errors import ApiError
+
+__all__ = ["LiveDetail", "LiveTreeNode", "router"]
+
+router = APIRouter(prefix="/api/live", tags=["live"])
+
+
+class LiveTreeNode(BaseModel):
+    depth: int
+    session: LiveSessionOut
+
+
+class LiveDetail(BaseModel):
+    live: LiveSessionOut
+    tree: list[LiveTreeNode]
+
+
+@router.get("", response_model=LivePage)
+def live_sessions(
+    db: ReadDbDep,
+    state: Annotated[str | None, Query(description="Only this state.")] = None,
+    session_id: Annotated[
+        str | None, Query(description="Only this session (an empty list if not live).")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> LivePage:
+    """Sessions running now (as `octel watch` sees them), loudest first, and counts per state."""
+    if state and state not in LOUDEST_FIRST:
+        msg = f"must be one of {', '.join(LOUDEST_FIRST)}"
+        fields = [{"field": "query.state", "message": msg}]
+        raise ApiError(422, "invalid_request", f"query.state: {msg}", fields)
+    return list_live(db, utcnow(), state=state or None, session_id=session_id or None, limit=limit)
+
+
+@router.get("/{session_id}", response_model=LiveDetail)
+def live_session(session_id: str, db: ReadDbDep) -> LiveDetail:
+    """One live session and its tree so far (parents before children)."""
+    now = utcnow()
+    me = get_live(db, session_id, now)
+    if me is None:
+        raise ApiError(404, "not_found", f"no live session {session_id!r}")
+    tree = [LiveTreeNode(depth=d, session=r) for d, r in live_tree(db, session_id, now)]
+    return LiveDetail(live=me, tree=tree)

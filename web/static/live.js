@@ -1,0 +1,182 @@
+// The live side of the console: "Running now" on the Overview, live rows in Sessions, and a
+// live session's page. Everything drawn here comes from /api/live (numbers as the server
+// computed them; ages are the server's, moved on by the time since the answer).
+
+import { clear, duration, el, getJSON, num, pill, usd } from "./util.js";
+
+const QUIET = new Set(["idle", "deleted"]);
+const STATE_TEXT = {
+  waiting_permission: "waiting on an ask",
+  retrying: "retrying",
+  unknown: "unknown",
+  running_tool: "running a tool",
+  compacting: "compacting",
+  busy: "busy",
+  errored: "errored",
+  idle: "idle",
+  deleted: "deleted",
+};
+
+export function statePill(state) {
+  return el(`span.pill.live-${state}`, { dataset: { state } }, STATE_TEXT[state] || state);
+}
+
+export function fetchLive(params) {
+  return getJSON("/api/live", params);
+}
+
+function sessionLink(s) {
+  const href = `#/session/${encodeURIComponent(s.session_id)}`;
+  return el("a", { href }, s.title || s.session_id);
+}
+
+function patterns(ask) {
+  return ask.patterns.length ? [" (", ask.patterns.slice(0, 3).map((p, i) => [i ? ", " : "", el("code", {}, p)]), ")"] : null;
+}
+
+// An unanswered ask is the loudest thing on the page: one block each, oldest first.
+function askBlock(s) {
+  return el(
+    "div.ask-alert",
+    { role: "alert", dataset: { session: s.session_id } },
+    el("strong.ask-age", {}, duration(s.ask.waited_s)),
+    " ",
+    el("span", {}, `${s.ask.permission} ask`),
+    patterns(s.ask),
+    " unanswered · ",
+    sessionLink(s),
+    s.cycle_id ? [" · cycle ", el("code", {}, s.cycle_id), ` of ${s.driver}`] : null,
+  );
+}
+
+export function drawRunningNow(node, page) {
+  const counts = Object.entries(page.counts).filter(([, n]) => n > 0);
+  const running = page.items.filter((s) => !QUIET.has(s.state));
+  if (!page.items.length) {
+    clear(node, el("p.muted", {}, "No session is being followed right now. `octel watch --server URL` follows an OpenCode server."));
+    return;
+  }
+  const asks = running.filter((s) => s.state === "waiting_permission" && s.ask);
+  const others = running.filter((s) => s.state !== "waiting_permission").sort((a, b) => b.state_age_s - a.state_age_s);
+  clear(
+    node,
+    asks.map(askBlock),
+    el("ul.chips.live-counts", {}, counts.map(([state, n]) => el("li", { dataset: { state } }, statePill(state), " ", el("strong", {}, num(n))))),
+    others.length
+      ? liveTable(others.slice(0, 10), { grouped: false, caption: "Longest stalls first" })
+      : el("p.ok", {}, asks.length ? "" : "Nothing is stalled."),
+    el("p", {}, el("a", { href: "#/sessions?show=live" }, "All live sessions →")),
+  );
+}
+
+// Children under their root: each root, then its descendants depth-first.
+function grouped(items) {
+  const byId = new Map(items.map((s) => [s.session_id, s]));
+  const kids = new Map();
+  const tops = [];
+  for (const s of items) {
+    const p = s.parent_session_id;
+    if (p && byId.has(p) && p !== s.session_id) {
+      if (!kids.has(p)) kids.set(p, []);
+      kids.get(p).push(s);
+    } else tops.push(s);
+  }
+  const out = [];
+  const seen = new Set();
+  const walk = (s, depth) => {
+    if (seen.has(s.session_id)) return;
+    seen.add(s.session_id);
+    out.push([s, depth]);
+    for (const c of kids.get(s.session_id) || []) walk(c, depth + 1);
+  };
+  for (const t of tops) walk(t, 0);
+  return out;
+}
+
+export function liveTable(items, { grouped: group = true, caption = null } = {}) {
+  const rows = group ? grouped(items) : items.map((s) => [s, 0]);
+  const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict"], ["cycle"]];
+  return el(
+    "table.grid.live",
+    {},
+    caption ? el("caption", {}, caption) : null,
+    el("thead", {}, el("tr", {}, head.map(([h, c]) => el(c ? `th.${c}` : "th", {}, h)))),
+    el(
+      "tbody",
+      {},
+      rows.map(([s, depth]) =>
+        el(
+          "tr",
+          { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}`, dataset: { session: s.session_id, state: s.state } },
+          el("td.title", {}, depth ? el("span.muted", { title: `subagent at depth ${depth}` }, `${"↳".repeat(Math.min(depth, 3))} `) : null, sessionLink(s)),
+          el("td", {}, statePill(s.state)),
+          el("td.num", {}, duration(s.state_age_s)),
+          el("td.what", {}, s.explanation.split(";")[0]),
+          el("td", {}, s.agent || "–"),
+          el("td.num", {}, num(s.turns)),
+          el("td.num", {}, usd(s.cost_usd)),
+          el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
+          el("td", {}, s.cycle_id ? el("code", {}, s.cycle_id) : "–"),
+        ),
+      ),
+    ),
+  );
+}
+
+// A live session's page: state and age, what it does, its tree so far and live findings.
+export function drawLiveHead(node, detail) {
+  const s = detail.live;
+  const t = s.tokens;
+  clear(
+    node,
+    el("h1", {}, s.title || s.session_id, " ", statePill(s.state)),
+    s.state === "waiting_permission" && s.ask ? askBlock(s) : null,
+    el("p.live-now", { dataset: { state: s.state } }, el("strong", {}, `${STATE_TEXT[s.state] || s.state} for ${duration(s.state_age_s)}`), ` — ${s.explanation}`),
+    el(
+      "div.facts",
+      {},
+      [
+        ["server", s.server],
+        ["agent", s.agent || "–"],
+        ["model", s.model || "–"],
+        ["last activity", s.inactive_s === null ? "–" : `${duration(s.inactive_s)} ago`],
+        ["turns", num(s.turns)],
+        ["tokens", num(t.input + t.output + t.reasoning + t.cache_read + t.cache_write)],
+        ["cost", usd(s.cost_usd)],
+        ["cycle", s.cycle_id ? `${s.cycle_id} (${s.driver})` : "–"],
+      ].map(([k, v]) => el("div.fact", {}, el("span.k", {}, k), el("span.v", {}, v))),
+    ),
+  );
+}
+
+export function drawLiveTree(node, detail, id) {
+  clear(
+    node,
+    el(
+      "ul.tree.live-tree",
+      {},
+      detail.tree.map((n) =>
+        el(
+          "li",
+          { style: `margin-left:${n.depth * 20}px`, dataset: { session: n.session.session_id }, class: n.session.session_id === id ? "me" : "" },
+          n.session.session_id === id ? el("strong", {}, n.session.title || n.session.session_id) : sessionLink(n.session),
+          " ",
+          statePill(n.session.state),
+          el("span.muted", {}, ` ${n.session.explanation.split(";")[0]}`),
+        ),
+      ),
+    ),
+  );
+}
+
+export function drawLiveFindings(node, detail) {
+  const found = detail.live.findings.filter((f) => f.verdict !== "healthy");
+  if (!found.length) {
+    clear(node, el("p.ok", {}, "No live finding."));
+    return;
+  }
+  clear(
+    node,
+    el("ul.findings", {}, found.map((f) => el("li", { dataset: { detector: f.detector } }, el("strong", {}, f.detector), " ", pill(f.verdict), ` score ${Number(f.score).toFixed(2)} (live)`))),
+  );
+}
