@@ -25,6 +25,15 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/v1", tags=["otlp"], dependencies=[Depends(require_token)])
 _MAX_BODY = 16 * 1024 * 1024
+# The body is read by hand (JSON or protobuf); the schema says at least that it is required and,
+# as JSON, an object, so the OpenAPI describes the request a client must send.
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "An OTLP export request: JSON, or protobuf (`application/x-protobuf`).",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
 
 
 def _redactor(request: Request, settings: SettingsDep) -> Redactor:
@@ -52,7 +61,7 @@ async def _receive(request: Request, signal: str, engine: Any, redactor: Redacto
     return JSONResponse({})
 
 
-@router.post("/metrics")
+@router.post("/metrics", openapi_extra=_BODY)
 async def otlp_metrics(
     request: Request, engine: EngineDep, redactor: Redactor = Depends(_redactor)
 ) -> Response:
@@ -60,7 +69,7 @@ async def otlp_metrics(
     return await _receive(request, "metrics", engine, redactor)
 
 
-@router.post("/logs")
+@router.post("/logs", openapi_extra=_BODY)
 async def otlp_logs(request: Request, engine: EngineDep, redactor: Redactor = Depends(_redactor)) -> Response:
     """Claude Code events: `api_request`, `api_error`, `tool_result` per session."""
     return await _receive(request, "logs", engine, redactor)

@@ -15,6 +15,7 @@ from otel_store import FIXTURES, archive
 from otlp_receiver import OTLPReceiver
 from typer.testing import CliRunner
 
+from archiver.redact import Redactor
 from cli import app
 from telemetry.otel_export.background import BackgroundExporter
 from telemetry.otel_export.export import TreeExporter
@@ -129,6 +130,7 @@ def test_the_cycle_that_names_the_session_is_the_parent_span(cfg: Settings, otel
                                worker_outcome="merged", session_id=run["root_id"], processed_count=1,
                                started_at="2026-11-30T10:00:00Z", ended_at="2026-11-30T10:05:00Z"),  # type: ignore[arg-type]
             utcnow(),
+            redactor=Redactor(b"k" * 32),
         )  # fmt: skip
     archive(cfg, "subagent_tree", cycle_id="cyc-7")
     engine.dispose()

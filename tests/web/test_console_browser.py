@@ -92,7 +92,7 @@ def test_sessions_search_and_verdict_filter(ui: Page, shots: Path) -> None:
     expect(rows.first).to_contain_text("Check the README")
     ui.page.click("form.filters button")  # Clear
     expect(rows).to_have_count(len(ui.store.seeded.sessions))
-    rows.first.locator("td:nth-child(2) a").click()  # a label narrows to its run
+    rows.first.locator("td:nth-child(3) a").click()  # a label narrows to its run
     expect(ui.page.locator("#f-label")).to_have_value(re.compile(r"\w"))
     label = ui.page.locator("#f-label").input_value()
     runs = [s for s in ui.store.seeded.sessions.values() if s["scenario"] == label]
