@@ -15,7 +15,6 @@ import typer
 from archiver.live_board import LiveRow
 from archiver.watch import WatchConfig
 from cli.app import app, err_console, fail, open_store, settings_of
-from cli.archive import _check_redaction, _check_server
 from telemetry.archiving import redactor_for, watch_servers
 from telemetry.services.live import row_dict
 
@@ -72,6 +71,7 @@ def watch_cmd(
     when it goes idle and again when it changes, recording status history and permission
     asks/replies; probe long runs. With --claude-dir, follow Claude Code transcripts instead
     (both with --server too)."""
+    from cli.archive import _check_redaction, _check_server  # not at import: archive loads every command
     from telemetry.services.claude_import import watch_claude
 
     settings = settings_of(ctx)
