@@ -24,7 +24,7 @@ __all__ = ["COMMANDS", "app", "main"]
 # `import` has subcommands in two modules.
 COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "archive": (("cli.archive",), "Archive a session tree from OpenCode: every subagent, redacted, …"),
-    "watch": (("cli.watch",), "Follow an OpenCode server: archive each root tree when it goes idle, …"),
+    "watch": (("cli.watch",), "Follow OpenCode servers: keep a live row for every session, …"),
     "detect": (("cli.detect",), "Score sessions with the stuck-agent detectors, or measure the …"),
     "doctor": (("cli.doctor",), "Check that octel can work here and say what to fix; exit 1 if …"),
     "prune": (("cli.prune",), "Remove old archive files, index rows, cycles and Claude runs."),
