@@ -3,7 +3,6 @@ or not; what cannot be read becomes one `CorpusError` sentence naming the file."
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from archiver.claude.convert import from_claude
 from archiver.claude.layout import is_claude_file, tree_of_file
 from archiver.convert import Converted
 from archiver.convert_read import NotASession, read_session
+from archiver.files import read_plain
 
 __all__ = ["CorpusError", "load_stream", "read_json"]
 
@@ -21,12 +21,11 @@ class CorpusError(ValueError):
 
 
 def _read_text(path: Path) -> str:
+    # The archive reader's size limit holds here too: a small gzip that expands without bound
+    # stops at the limit instead of filling memory.
     try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        return raw.decode("utf-8", errors="replace")
-    except (OSError, EOFError) as e:
+        return read_plain(path).decode("utf-8", errors="replace")
+    except (OSError, EOFError, ValueError) as e:
         raise CorpusError(f"cannot read {path}: {e}") from None
 
 

@@ -233,3 +233,15 @@ def test_logs_and_captures_in_a_folder_and_a_bad_file_skipped(run: CliRunner, tm
     assert by_name["run.jsonl"]["verdict"] == "healthy" and by_name["run.jsonl"]["messages"] == 3
     assert by_name["junk.json"]["verdict"] is None
     assert "skipped" in err and "junk.json" in err
+
+
+def test_a_gzip_that_expands_past_the_archive_limit_is_refused(run: CliRunner, tmp_path: Path) -> None:
+    import gzip
+
+    from archiver.files import DEFAULT_MAX_BYTES
+
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gzip.compress(b"[" + b" " * DEFAULT_MAX_BYTES + b"]", compresslevel=1))
+    code, _, err = invoke(run, tmp_path, str(bomb))
+    assert code == 2
+    assert "bomb.json.gz" in err and "limit" in err
