@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,18 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def stop_group(proc: subprocess.Popen[bytes], term_wait: float = 5.0) -> None:
+    """Stop a server started in its own process group: SIGTERM, then SIGKILL if it lingers
+    (some servers ignore SIGTERM while busy)."""
+    for sig, wait in ((signal.SIGTERM, term_wait), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from realparts import free_port, which
+from realparts import free_port, stop_group, which
 
 __all__ = ["VERSION", "OpenCode", "find_or_install", "npm_dir", "opencode_server"]
 
@@ -122,18 +121,6 @@ def _config(llm_url: str) -> dict[str, object]:
     }
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    # opencode sometimes ignores SIGTERM: escalate to SIGKILL on the process group
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 @contextmanager
@@ -184,7 +171,7 @@ def opencode_server(binary: Path, work: Path, llm_url: str) -> Iterator[OpenCode
         _wait_healthy(url, proc, log)
         yield OpenCode(url, project, log, proc)
     finally:
-        _stop(proc)
+        stop_group(proc)
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:

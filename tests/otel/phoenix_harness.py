@@ -9,7 +9,6 @@ and is stopped by its process group when the test is done.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from realparts import free_port
+from realparts import free_port, stop_group
 
 __all__ = ["HOW", "phoenix_binary", "phoenix_server"]
 
@@ -34,17 +33,6 @@ def phoenix_binary() -> Path | None:
     return binary if binary.is_file() and os.access(binary, os.X_OK) else None
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 @contextmanager
@@ -82,4 +70,4 @@ def phoenix_server(binary: Path, workdir: Path, start_timeout: float = 240.0) ->
             time.sleep(0.5)
         yield url
     finally:
-        _stop(proc)
+        stop_group(proc, term_wait=10.0)
