@@ -1,0 +1,252 @@
+"""The watcher's copy of every session's messages, from ``/event``, bounded in memory.
+
+Each session is folded by ``archiver.mirror_state.SessionMirror``. Past ``budget_bytes`` of
+kept JSON the largest sessions are spilled to a file of their own under ``spill_dir`` (mode
+0600): the state as one line, then each later event of that session appended as it comes, so
+a spilled session costs no memory until it is read back (``session``), which folds the file.
+
+A session deleted on the server is handed out by ``due`` (once, after a short grace so the
+deletion of its children and the last events arrive) unless its tree was archived from the
+server after its last event; ``snapshot`` turns a deleted subtree into the same
+``TreeSnapshot`` a server walk returns, with what the mirror lacks as its walk errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from archiver.errors import WalkError
+from archiver.mirror_state import SessionMirror, event_key, session_of
+from archiver.walk import SessionSnapshot, TreeSnapshot
+
+__all__ = ["Mirror"]
+
+_KINDS = frozenset(
+    {
+        "session.created",
+        "session.updated",
+        "session.deleted",
+        "message.updated",
+        "message.part.updated",
+        "message.part.delta",
+        "message.removed",
+        "message.part.removed",
+    }
+)
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")  # a session id may name a spill file
+_MAX_DEPTH = 64
+
+
+class Mirror:
+    def __init__(self, spill_dir: Path | None = None, budget_bytes: int = 256 * 2**20) -> None:
+        self.spill_dir, self.budget = spill_dir, budget_bytes
+        self.live: dict[str, SessionMirror] = {}
+        self.spilled: set[str] = set()
+        self.parents: dict[str, str | None] = {}
+        self.children: dict[str, set[str]] = {}
+        self.deleted_at: dict[str, float] = {}
+        self.archived_at: dict[str, float] = {}  # root -> last archive read from the server
+        self.handed: set[str] = set()
+        self.bytes = 0
+        self.peak_bytes = 0
+        self.spills = 0
+        self._seq = 0
+
+    # -- inputs -----------------------------------------------------------------------------
+    def on_event(self, event: Mapping[str, Any], now: float) -> None:
+        kind = event.get("type")
+        if kind not in _KINDS:
+            return
+        sid = session_of(event)
+        if sid is None:
+            return
+        self._seq += 1
+        key = event_key(event, self._seq)
+        if kind != "message.part.delta" and kind.startswith("session."):
+            info = event.get("properties", {}).get("info")
+            if isinstance(info, Mapping) and info.get("id") == sid:
+                parent = info.get("parentID")
+                self._learn(sid, parent if isinstance(parent, str) else None)
+            if kind == "session.deleted":
+                self.deleted_at.setdefault(sid, now)
+        self._fold(sid, event, key, now)
+
+    def _learn(self, sid: str, parent: str | None) -> None:
+        old = self.parents.get(sid)
+        if old is not None and old != parent:
+            self.children.get(old, set()).discard(sid)
+        self.parents[sid] = parent
+        if parent is not None:
+            self.children.setdefault(parent, set()).add(sid)
+
+    def _fold(self, sid: str, event: Mapping[str, Any], key: str, now: float) -> None:
+        if sid in self.spilled:
+            self._append(sid, orjson.dumps([key, now, event]))
+            return
+        s = self.live.get(sid)
+        if s is None:
+            s = self.live[sid] = SessionMirror(sid)
+        before = s.size
+        s.apply(event, key, now)
+        self.bytes += s.size - before
+        self.peak_bytes = max(self.peak_bytes, self.bytes)
+        if self.bytes > self.budget and self.spill_dir is not None:
+            self._spill_largest()
+
+    def gap(self, why: str, now: float) -> None:
+        """The stream was lost: every session not deleted may have missed events."""
+        note = {"type": "mirror.gap", "properties": {"why": why}}
+        for sid in list(self.live) + list(self.spilled):
+            if sid in self.deleted_at:
+                continue
+            if sid in self.spilled:
+                self._append(sid, orjson.dumps(["", now, note]))
+            else:
+                self.live[sid].gaps.append(why)
+
+    def archived(self, root: str, at: float) -> None:
+        """The tree of ``root`` was archived from the server at ``at``."""
+        self.archived_at[root] = at
+
+    # -- spilling ---------------------------------------------------------------------------
+    def _path(self, sid: str) -> Path:
+        assert self.spill_dir is not None and _SAFE_ID.match(sid)
+        return self.spill_dir / f"{sid}.jsonl"
+
+    def _append(self, sid: str, line: bytes) -> None:
+        fd = os.open(self._path(sid), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line + b"\n")
+        finally:
+            os.close(fd)
+
+    def _spill_largest(self) -> None:
+        assert self.spill_dir is not None
+        self.spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for sid in sorted(self.live, key=lambda s: self.live[s].size, reverse=True):
+            if self.bytes <= self.budget // 2:  # room to grow before the next spill
+                break
+            if not _SAFE_ID.match(sid):
+                continue  # not a name a file may take: stays in memory
+            s = self.live.pop(sid)
+            with contextlib.suppress(FileNotFoundError):
+                self._path(sid).unlink()
+            self._append(sid, s.dump())
+            self.spilled.add(sid)
+            self.bytes -= s.size
+            self.spills += 1
+
+    # -- reading ----------------------------------------------------------------------------
+    def session(self, sid: str) -> SessionMirror | None:
+        """The session's mirror, read back from its file when spilled."""
+        if sid not in self.spilled:
+            return self.live.get(sid)
+        lines = self._path(sid).read_bytes().splitlines()
+        s = SessionMirror.load(lines[0])
+        for line in lines[1:]:
+            key, now, event = orjson.loads(line)
+            if event.get("type") == "mirror.gap":
+                s.gaps.append(str(event["properties"]["why"]))
+            else:
+                s.apply(event, key, now)
+        return s
+
+    def root_of(self, sid: str) -> str:
+        cur = sid
+        for _ in range(_MAX_DEPTH):
+            parent = self.parents.get(cur)
+            if parent is None or parent == sid:
+                return cur
+            cur = parent
+        return cur
+
+    def due(self, now: float, grace: float = 0.5) -> list[str]:
+        """Deleted sessions at the top of a deleted subtree, whose events came after the last
+        server archive of their tree: each is handed out once."""
+        out = []
+        for sid, at in list(self.deleted_at.items()):
+            if sid in self.handed or now - at < grace:
+                continue
+            parent = self.parents.get(sid)
+            if parent is not None and parent in self.deleted_at:
+                self.handed.add(sid)  # archived with its parent's subtree
+                continue
+            self.handed.add(sid)
+            archived = self.archived_at.get(self.root_of(sid), float("-inf"))
+            members = list(self._sessions(sid))
+            if not members or any(m.last_event_at > archived for m in members):
+                out.append(sid)
+        return sorted(out)
+
+    def _sessions(self, top: str) -> Iterable[SessionMirror]:
+        for sid, _p, _d in self._bfs(top):
+            s = self.session(sid)
+            if s is not None:
+                yield s
+
+    def _bfs(self, top: str) -> list[tuple[str, str | None, int]]:
+        depth = 0
+        cur = top
+        while self.parents.get(cur) is not None and depth < _MAX_DEPTH:
+            cur = str(self.parents[cur])
+            depth += 1
+        level: list[tuple[str, str | None, int]] = [(top, self.parents.get(top), depth)]
+        out, seen = list(level[:0]), {top}
+        while level:
+            out += level
+            nxt: list[tuple[str, str | None, int]] = []
+            for sid, _p, d in level:
+                for c in sorted(self.children.get(sid, ())):
+                    if c not in seen:
+                        seen.add(c)
+                        nxt.append((c, sid, d + 1))
+            level = nxt
+        return out
+
+    def snapshot(self, top: str, server_url: str, version: str | None = None) -> TreeSnapshot:
+        """The subtree under ``top`` as a server walk would return it, from the mirror; what
+        the mirror lacks becomes walk errors, so the archive says it is not complete."""
+        sessions: list[SessionSnapshot] = []
+        errors: list[WalkError] = []
+        for sid, parent, depth in self._bfs(top):
+            s = self.session(sid)
+            snap = SessionSnapshot(sid, parent, depth)
+            if s is None:
+                snap.errors.append(
+                    WalkError("truncated", "messages", sid, "no event of this session was seen")
+                )
+            else:
+                snap.session = s.record() or {"id": sid, **({"parentID": parent} if parent else {})}
+                snap.messages = s.messages()
+                snap.messages_family = "events"
+                snap.errors += s.missing()
+            errors += snap.errors
+            sessions.append(snap)
+        rec = sessions[0].session if sessions else None
+        ver = version or (str(rec.get("version")) if rec and rec.get("version") else None)
+        return TreeSnapshot(self.root_of(top), server_url, ver, sessions, errors, 0)
+
+    def drop(self, session_ids: Iterable[str]) -> None:
+        """Forget sessions (their tree was forgotten by the watcher)."""
+        for sid in session_ids:
+            s = self.live.pop(sid, None)
+            if s is not None:
+                self.bytes -= s.size
+            if sid in self.spilled:
+                self.spilled.discard(sid)
+                with contextlib.suppress(OSError):
+                    self._path(sid).unlink()
+            parent = self.parents.pop(sid, None)
+            if parent is not None:
+                self.children.get(parent, set()).discard(sid)
+            self.children.pop(sid, None)
+            for table in (self.deleted_at, self.archived_at):
+                table.pop(sid, None)
+            self.handed.discard(sid)

@@ -1,0 +1,277 @@
+"""One session's messages as the ``/event`` stream tells them (pure: fed events, no I/O).
+
+A dispatcher may delete a session the moment it goes idle, before any archive could read it
+from the server; the watcher keeps this copy so the tree can still be archived. Every message
+and part is kept as the JSON bytes of its newest version (a dict costs several times its JSON
+in memory), and each version carries the id of the event that brought it: OpenCode's event ids
+ascend, so keeping the newest by id makes the result the same whatever order the events came
+in, and whatever came twice. Streamed pieces of a part (``message.part.delta``) are kept
+after the part's newest full version, in id order, and are superseded by the next one.
+
+What the copy cannot vouch for is said by ``missing()``: a session first seen after it began,
+pieces of a part never seen whole, parts of a message never seen, events lost while the stream
+was down.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from archiver.errors import WalkError
+
+__all__ = ["SessionMirror", "event_key", "session_of"]
+
+Entry = tuple[str, bytes]  # (event key, JSON bytes)
+
+
+def _missing(kind: str, what: str, sid: str, message: str) -> WalkError:
+    return WalkError(kind, what, sid, message, "/event")
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def event_key(event: Mapping[str, Any], seq: int) -> str:
+    """The order of an event: its id (ascending in OpenCode), else its arrival number, which
+    sorts after every id (``~`` > ``e``), so an id-less newer event still wins."""
+    eid = event.get("id")
+    return eid if isinstance(eid, str) and eid else f"~{seq:015d}"
+
+
+def session_of(event: Mapping[str, Any]) -> str | None:
+    """The session an event is about, wherever this event type names it."""
+    p = _d(event.get("properties"))
+    sid = p.get("sessionID")
+    if isinstance(sid, str) and sid:
+        return sid
+    for inner in (_d(p.get("info")), _d(p.get("part"))):
+        s = inner.get("sessionID") if "sessionID" in inner else None
+        if isinstance(s, str) and s:
+            return s
+    info = _d(p.get("info"))
+    kind = event.get("type")
+    if isinstance(kind, str) and kind.startswith("session.") and isinstance(info.get("id"), str):
+        return str(info["id"])
+    return None
+
+
+@dataclass
+class SessionMirror:
+    session_id: str
+    session: Entry | None = None
+    infos: dict[str, Entry] = field(default_factory=dict)  # message id -> newest info
+    parts: dict[str, dict[str, Entry]] = field(default_factory=dict)  # message -> part -> newest
+    # part id -> sorted chunks [first key, last key, field, text] of pieces after its newest version
+    pieces: dict[str, list[list[str]]] = field(default_factory=dict)
+    piece_msg: dict[str, str] = field(default_factory=dict)  # part id -> message id
+    removed: dict[str, str] = field(default_factory=dict)  # message or part id -> key of removal
+    created_seen: bool = False
+    deleted: bool = False
+    gaps: list[str] = field(default_factory=list)
+    size: int = 0
+    last_event_at: float = 0.0
+
+    # -- folding ----------------------------------------------------------------------------
+    def apply(self, event: Mapping[str, Any], key: str, now: float = 0.0) -> None:
+        kind = event.get("type")
+        p = _d(event.get("properties"))
+        if kind != "session.deleted":  # the deletion is not a change an archive would miss
+            self.last_event_at = max(self.last_event_at, now)
+        if kind in ("session.created", "session.updated", "session.deleted"):
+            info = _d(p.get("info"))
+            if info.get("id") == self.session_id:
+                self.session = self._newer(self.session, key, info)
+            self.created_seen |= kind == "session.created"
+            self.deleted |= kind == "session.deleted"
+        elif kind == "message.updated":
+            info = _d(p.get("info"))
+            mid = info.get("id")
+            if isinstance(mid, str) and not self._gone(mid, key):
+                self.infos[mid] = self._newer(self.infos.get(mid), key, info)
+        elif kind == "message.part.updated":
+            self._part(_d(p.get("part")), key)
+        elif kind == "message.part.delta":
+            self._piece(p, key)
+        elif kind == "message.removed":
+            self._remove(p.get("messageID"), key, message=True)
+        elif kind == "message.part.removed":
+            self._remove(p.get("partID"), key, message=False)
+
+    def _newer(self, old: Entry | None, key: str, obj: Mapping[str, Any]) -> Entry:
+        if old is not None and old[0] >= key:
+            return old
+        data = orjson.dumps(obj)
+        self.size += len(data) - (len(old[1]) if old else 0)
+        return (key, data)
+
+    def _gone(self, oid: str, key: str) -> bool:
+        return oid in self.removed and self.removed[oid] >= key
+
+    def _part(self, part: Mapping[str, Any], key: str) -> None:
+        pid, mid = part.get("id"), part.get("messageID")
+        if not isinstance(pid, str) or not isinstance(mid, str) or self._gone(pid, key):
+            return
+        if self._gone(mid, key):
+            return
+        of_msg = self.parts.setdefault(mid, {})
+        new = self._newer(of_msg.get(pid), key, part)
+        of_msg[pid] = new
+        if new[0] == key:  # pieces older than this version are in it already
+            chunks = self.pieces.get(pid)
+            if chunks:
+                keep = [c for c in chunks if c[0] > key]
+                self.size -= sum(len(c[3]) for c in chunks) - sum(len(c[3]) for c in keep)
+                self.pieces[pid] = keep
+
+    def _piece(self, p: Mapping[str, Any], key: str) -> None:
+        pid, mid, fld, delta = p.get("partID"), p.get("messageID"), p.get("field"), p.get("delta")
+        if not (
+            isinstance(pid, str) and isinstance(mid, str) and isinstance(fld, str) and isinstance(delta, str)
+        ):
+            return
+        base = self.parts.get(mid, {}).get(pid)
+        if (base is not None and base[0] >= key) or self._gone(pid, key) or self._gone(mid, key):
+            return
+        self.piece_msg[pid] = mid
+        chunks = self.pieces.setdefault(pid, [])
+        if chunks and chunks[-1][1] < key and chunks[-1][2] == fld:
+            chunks[-1][1] = key  # the usual case: the next piece, in order
+            chunks[-1][3] += delta
+        else:
+            i = bisect.bisect_left([c[0] for c in chunks], key)
+            if any(c[0] <= key <= c[1] for c in chunks):
+                return  # seen already (a repeat)
+            chunks.insert(i, [key, key, fld, delta])
+        self.size += len(delta)
+
+    def _remove(self, oid: object, key: str, *, message: bool) -> None:
+        if not isinstance(oid, str):
+            return
+        self.removed[oid] = max(key, self.removed.get(oid, ""))
+        if message:
+            old = self.infos.get(oid)
+            if old is not None and old[0] < key:
+                del self.infos[oid]
+                self.size -= len(old[1])
+            for pid, (_k, data) in list(self.parts.get(oid, {}).items()):
+                if _k < key:
+                    del self.parts[oid][pid]
+                    self.size -= len(data)
+        else:
+            for of_msg in self.parts.values():
+                old = of_msg.get(oid)
+                if old is not None and old[0] < key:
+                    del of_msg[oid]
+                    self.size -= len(old[1])
+
+    # -- reading ----------------------------------------------------------------------------
+    def record(self) -> dict[str, Any] | None:
+        return orjson.loads(self.session[1]) if self.session else None
+
+    def parent_id(self) -> str | None:
+        rec = self.record()
+        parent = rec.get("parentID") if rec else None
+        return parent if isinstance(parent, str) else None
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Every message seen whole, oldest first (ids ascend), with its parts in id order, as
+        the server's export gives them."""
+        out = []
+        for mid in sorted(self.infos):
+            parts = []
+            for pid in sorted(self.parts.get(mid, {})):
+                part = orjson.loads(self.parts[mid][pid][1])
+                for _first, _last, fld, text in self.pieces.get(pid, ()):
+                    before = part.get(fld)
+                    part[fld] = (before if isinstance(before, str) else "") + text
+                parts.append(part)
+            out.append({"info": orjson.loads(self.infos[mid][1]), "parts": parts})
+        return out
+
+    def missing(self) -> list[WalkError]:
+        sid = self.session_id
+        out: list[WalkError] = []
+        if not self.created_seen:
+            out.append(
+                _missing(
+                    "truncated",
+                    "messages",
+                    sid,
+                    "session first seen after it began: messages before that were not mirrored",
+                )
+            )
+        if self.session is None:
+            out.append(_missing("missing_meta", "session", sid, "no session record was seen"))
+        orphans = sorted(m for m in self.parts if m not in self.infos and self.parts[m])
+        if orphans:
+            out.append(
+                _missing(
+                    "truncated",
+                    "messages",
+                    sid,
+                    f"{len(orphans)} messages seen only by their parts, e.g. {orphans[0]}",
+                )
+            )
+        unseen = sorted(
+            p for p, c in self.pieces.items() if c and p not in self.parts.get(self.piece_msg[p], {})
+        )
+        if unseen:
+            out.append(
+                _missing(
+                    "truncated",
+                    "messages",
+                    sid,
+                    f"{len(unseen)} parts seen only as streamed pieces, e.g. {unseen[0]}",
+                )
+            )
+        out += [_missing("connection", "events", sid, g) for g in self.gaps]
+        return out
+
+    # -- spilling ---------------------------------------------------------------------------
+    def dump(self) -> bytes:
+        return orjson.dumps(
+            {
+                "session_id": self.session_id,
+                "session": [self.session[0], self.session[1].decode()] if self.session else None,
+                "infos": {m: [k, b.decode()] for m, (k, b) in self.infos.items()},
+                "parts": {
+                    m: {p: [k, b.decode()] for p, (k, b) in ps.items()} for m, ps in self.parts.items()
+                },
+                "pieces": self.pieces,
+                "piece_msg": self.piece_msg,
+                "removed": self.removed,
+                "created_seen": self.created_seen,
+                "deleted": self.deleted,
+                "gaps": self.gaps,
+                "size": self.size,
+                "last_event_at": self.last_event_at,
+            }
+        )
+
+    @classmethod
+    def load(cls, data: bytes) -> SessionMirror:
+        d = orjson.loads(data)
+
+        def entry(v: list[str]) -> Entry:
+            return (v[0], v[1].encode())
+
+        return cls(
+            d["session_id"],
+            entry(d["session"]) if d["session"] else None,
+            {m: entry(v) for m, v in d["infos"].items()},
+            {m: {p: entry(v) for p, v in ps.items()} for m, ps in d["parts"].items()},
+            d["pieces"],
+            d["piece_msg"],
+            d["removed"],
+            d["created_seen"],
+            d["deleted"],
+            d["gaps"],
+            d["size"],
+            d["last_event_at"],
+        )
