@@ -99,6 +99,7 @@ def build_documents(
                     "server_url": tree.server_url,
                     "opencode_version": tree.opencode_version or rec.get("version"),
                     "messages_route": snap.messages_family or None,
+                    "origin": tree.origin,
                 },
                 "label": label,
                 "session_id": sid,

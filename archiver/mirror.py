@@ -231,7 +231,7 @@ class Mirror:
             sessions.append(snap)
         rec = sessions[0].session if sessions else None
         ver = version or (str(rec.get("version")) if rec and rec.get("version") else None)
-        return TreeSnapshot(self.root_of(top), server_url, ver, sessions, errors, 0)
+        return TreeSnapshot(self.root_of(top), server_url, ver, sessions, errors, 0, origin="mirror")
 
     def drop(self, session_ids: Iterable[str]) -> None:
         """Forget sessions (their tree was forgotten by the watcher)."""

@@ -42,6 +42,7 @@ class TreeSnapshot:
     sessions: list[SessionSnapshot]
     walk_errors: list[WalkError]
     requests: int = 0
+    origin: str = "server"  # or "mirror": folded from the event stream (archiver.mirror)
 
     @property
     def complete(self) -> bool:

@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,8 +26,9 @@ from archiver.client import OpenCodeClient
 from archiver.document import score_session
 from archiver.errors import FetchError
 from archiver.live_board import LiveBoard, LiveRow
+from archiver.mirror import Mirror
 from archiver.recorder import Recorder
-from archiver.walk import walk_tree
+from archiver.walk import TreeSnapshot, walk_tree
 
 __all__ = ["History", "WatchConfig", "Watcher"]
 
@@ -36,6 +38,7 @@ FindingsFn = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
 AbortFn = Callable[[str, str], Awaitable[None]]
 LiveFn = Callable[[list[LiveRow]], Awaitable[None]]
 ForgetFn = Callable[[list[str]], Awaitable[None]]
+RescueFn = Callable[[str, TreeSnapshot, History, History], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class WatchConfig:
     sse_retry_seconds: float = 30.0
     archive_existing: bool = False  # archive trees that were already there at start
     forget_after_seconds: float = 6 * 3600.0  # drop the history of trees archived and quiet
+    mirror_dir: Path | None = None  # where mirrored sessions past the budget are kept
+    mirror_budget_bytes: int = 256 * 2**20
+    mirror_grace_seconds: float = 0.5  # after a deletion, for its children's and last events
 
 
 class Watcher:
@@ -63,6 +69,7 @@ class Watcher:
         on_abort: AbortFn | None = None,
         on_live: LiveFn | None = None,
         on_forget: ForgetFn | None = None,
+        on_rescue: RescueFn | None = None,
         log: Callable[[str], None] = lambda _m: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -81,6 +88,11 @@ class Watcher:
         self._on_live, self._on_forget = on_live, on_forget
         self._resync = False
         self.bad_events = 0
+        # every session's messages as events tell them: a tree deleted before the server
+        # could be read is archived from here (on_rescue)
+        self.mirror = Mirror(self.cfg.mirror_dir, self.cfg.mirror_budget_bytes)
+        self._on_rescue = on_rescue
+        self.rescues = 0
 
     # -- inputs -----------------------------------------------------------------------------
     async def _events(self, stop: asyncio.Event) -> None:
@@ -104,6 +116,9 @@ class Watcher:
             if stop.is_set():
                 return
             self._log(f"{why}; polling instead")
+            self.mirror.gap(
+                f"{why} at {self._clock():.0f}: events until it was back may be lost", self._clock()
+            )
             self.live.lost(why, self._clock())
             self.mode = "polling"
             await self._poll_for(stop, self.cfg.sse_retry_seconds)
@@ -122,6 +137,7 @@ class Watcher:
             now = self._clock()
             self.rec.on_event(ev, now)
             self.live.on_event(ev, now)
+            self.mirror.on_event(ev, now)
             if ev.get("type") == "server.connected":
                 self._resync = True
 
@@ -175,7 +191,9 @@ class Watcher:
                 s = await self.client.session(sid)
             except FetchError as exc:
                 if exc.error_kind == "not_found":
-                    self.rec.on_event({"type": "session.deleted", "properties": {"sessionID": sid}}, now)
+                    gone = {"type": "session.deleted", "properties": {"sessionID": sid}}
+                    self.rec.on_event(gone, now)
+                    self.mirror.on_event(gone, now)
                 else:
                     self._lookup_after[sid] = now + self.cfg.sse_retry_seconds
                 continue
@@ -200,10 +218,13 @@ class Watcher:
             self.rec.mark_archived(root, now)
             status, perms = self.rec.history(root)
             try:
-                await self._on_archive(root, status, perms)
+                if await self._on_archive(root, status, perms) is not False:
+                    self.mirror.archived(root, now)  # read in full from the server
                 self.archives += 1
             except Exception as exc:  # one failed archive must not stop the watch
                 self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
+        for top in self.mirror.due(now, self.cfg.mirror_grace_seconds):
+            await self._rescue(top)
         for root, since in self.rec.busy_roots().items():
             await self._maybe_probe(root, since, now)
         gone = self.rec.forget_trees(now)
@@ -211,9 +232,22 @@ class Watcher:
             self._probed.pop(root, None)
             self._lookup_after.pop(root, None)
             self.live.drop(members)
+            self.mirror.drop(members)
         if gone and self._on_forget is not None:
             with contextlib.suppress(Exception):
                 await self._on_forget([s for members in gone.values() for s in members])
+
+    async def _rescue(self, top: str) -> None:
+        """Archive a deleted subtree from the mirror (the server no longer has it)."""
+        if self._on_rescue is None:
+            return
+        snap = self.mirror.snapshot(top, self.client.base_url)
+        status, perms = self.rec.history(snap.root_id)
+        try:
+            await self._on_rescue(top, snap, status, perms)
+            self.rescues += 1
+        except Exception as exc:  # one failed archive must not stop the watch
+            self._log(f"archive of {top} from the mirror failed: {type(exc).__name__}: {exc}")
 
     async def _maybe_probe(self, root: str, since: float, now: float) -> None:
         cfg = self.cfg

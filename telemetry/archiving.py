@@ -14,6 +14,7 @@ written, the index commits, and only then are the older files of the same sessio
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from archiver.watch import History, WatchConfig, Watcher
 from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
+from telemetry.services.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
@@ -102,6 +104,7 @@ def _stored_label(engine: Engine, root_id: str) -> str | None:
             return db.exec(select(SessionIndex.label).where(SessionIndex.session_id == root_id)).first()
     except SQLAlchemyError:  # a new store without tables yet, or unreachable: nothing stored
         return None
+
 
 def _export_later(settings: Settings, root_id: str) -> None:
     """Queue the tree for OTLP export when it is configured; never waits, never raises."""
@@ -208,7 +211,7 @@ async def watch_server(
     own_http = http is None
     client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
 
-    async def on_archive(root: str, status: History, perms: History) -> None:
+    async def on_archive(root: str, status: History, perms: History) -> bool:
         out = await archive_session_tree_async(
             root,
             settings=settings,
@@ -226,12 +229,21 @@ async def watch_server(
                     row.error_kind = aborted[root]
                     db.add(row)
         res = out.result
+        if root_gone(res) and root not in watcher.mirror.handed:  # deleted while we read it
+            watcher.mirror.handed.add(root)
+            await on_rescue(root, watcher.mirror.snapshot(root, url), status, perms)
+            return False
         log(
             f"archived {root}: {res.sessions_found if res else 0} sessions, "
             f"{'complete' if out.ok else 'with errors'}"
         )
+        return out.ok
 
     redactor = redactor_for(settings)
+    on_rescue = functools.partial(
+        archive_from_mirror, archive=archive_session_tree_async, engine=engine, redactor=redactor,
+        server=url, log=log, settings=settings, server_url=url, label=label, http=client_http,
+    )  # fmt: skip
 
     async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
         with session_scope(engine) as db:
@@ -252,11 +264,13 @@ async def watch_server(
         with session_scope(engine) as db:
             forget_live(db, watcher.live.server, session_ids)
 
+    config = with_mirror(config or WatchConfig(), settings.data_dir, settings.mirror_budget_bytes, url)
     watcher = Watcher(
         OpenCodeClient(client_http, url),
         client_http,
         on_archive,
         config=config,
+        on_rescue=on_rescue,
         on_findings=on_findings,
         on_abort=on_abort,
         on_live=on_live,

@@ -108,6 +108,12 @@ class Settings(BaseSettings):
     otel_queue_trees: int = Field(
         256, ge=1, description="Trees waiting for background export at most; past that a tree is dropped."
     )
+    mirror_budget_bytes: int = Field(
+        256 * 2**20,
+        ge=0,
+        description="Bytes of messages `octel watch` mirrors from each server's events in memory; past "
+        "that the largest sessions are kept in files under `<data_dir>/mirror/` (mode 0600).",
+    )
 
     @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod

@@ -216,6 +216,15 @@ CATALOGUE: tuple[Metric, ...] = (
         "aggregate",
     ),
     Metric(
+        "octel_trees_lost_total",
+        "counter",
+        "Session trees octel could not archive in full, by reason (incomplete: archived from the "
+        "watcher's mirror with something missing; not_written; unseen: deleted before any event).",
+        ("reason",),
+        "aggregate",
+        fill=("reason", ("incomplete", "not_written", "unseen")),
+    ),
+    Metric(
         "octel_session_tokens_total",
         "counter",
         "Tokens of archived OpenCode sessions, by agent, model and kind "
