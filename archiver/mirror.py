@@ -73,7 +73,8 @@ class Mirror:
             info = event.get("properties", {}).get("info")
             if isinstance(info, Mapping) and info.get("id") == sid:
                 parent = info.get("parentID")
-                self._learn(sid, parent if isinstance(parent, str) else None)
+                if isinstance(parent, str) or sid not in self.parents:  # a parent is never undone
+                    self._learn(sid, parent if isinstance(parent, str) else None)
             if kind == "session.deleted":
                 self.deleted_at.setdefault(sid, now)
         self._fold(sid, event, key, now)
