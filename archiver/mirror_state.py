@@ -26,8 +26,6 @@ from archiver.errors import WalkError
 
 __all__ = ["SessionMirror", "event_key", "session_of"]
 
-Entry = tuple[str, bytes]  # (event key, JSON bytes)
-
 
 def _missing(kind: str, what: str, sid: str, message: str) -> WalkError:
     return WalkError(kind, what, sid, message, "/event")
@@ -61,15 +59,25 @@ def session_of(event: Mapping[str, Any]) -> str | None:
     return None
 
 
-@dataclass
+def _key(entry: bytes) -> bytes:
+    return entry[: entry.index(b"\n")]
+
+
+def _json(entry: bytes) -> Any:
+    return orjson.loads(memoryview(entry)[entry.index(b"\n") + 1 :])
+
+
+@dataclass(slots=True)
 class SessionMirror:
+    """Entries are ``key + b"\\n" + JSON`` in one bytes object: a tuple and a key string per
+    part would cost more than most parts."""
+
     session_id: str
-    session: Entry | None = None
-    infos: dict[str, Entry] = field(default_factory=dict)  # message id -> newest info
-    parts: dict[str, dict[str, Entry]] = field(default_factory=dict)  # message -> part -> newest
+    session: bytes | None = None
+    infos: dict[str, bytes] = field(default_factory=dict)  # message id -> newest info
+    parts: dict[str, bytes] = field(default_factory=dict)  # part id -> newest (ids are unique)
     # part id -> sorted chunks [first key, last key, field, text] of pieces after its newest version
     pieces: dict[str, list[list[str]]] = field(default_factory=dict)
-    piece_msg: dict[str, str] = field(default_factory=dict)  # part id -> message id
     removed: dict[str, str] = field(default_factory=dict)  # message or part id -> key of removal
     created_seen: bool = False
     deleted: bool = False
@@ -103,26 +111,29 @@ class SessionMirror:
         elif kind == "message.part.removed":
             self._remove(p.get("partID"), key, message=False)
 
-    def _newer(self, old: Entry | None, key: str, obj: Mapping[str, Any]) -> Entry:
-        if old is not None and old[0] >= key:
+    def _newer(self, old: bytes | None, key: str, obj: Mapping[str, Any]) -> bytes:
+        k = key.encode()
+        if old is not None and _key(old) >= k:
             return old
-        data = orjson.dumps(obj)
-        self.size += len(data) - (len(old[1]) if old else 0)
-        return (key, data)
+        # one object of its own size (orjson's result keeps a 4 KiB buffer whatever its length)
+        data = b"".join((k, b"\n", orjson.dumps(obj)))
+        self.size += len(data) - (len(old) if old else 0)
+        return data
 
     def _gone(self, oid: str, key: str) -> bool:
         return oid in self.removed and self.removed[oid] >= key
 
     def _part(self, part: Mapping[str, Any], key: str) -> None:
         pid, mid = part.get("id"), part.get("messageID")
-        if not isinstance(pid, str) or not isinstance(mid, str) or self._gone(pid, key):
+        if (
+            not isinstance(pid, str)
+            or not isinstance(mid, str)
+            or self._gone(pid, key)
+            or self._gone(mid, key)
+        ):
             return
-        if self._gone(mid, key):
-            return
-        of_msg = self.parts.setdefault(mid, {})
-        new = self._newer(of_msg.get(pid), key, part)
-        of_msg[pid] = new
-        if new[0] == key:  # pieces older than this version are in it already
+        new = self.parts[pid] = self._newer(self.parts.get(pid), key, part)
+        if _key(new) == key.encode():  # pieces older than this version are in it already
             chunks = self.pieces.get(pid)
             if chunks:
                 keep = [c for c in chunks if c[0] > key]
@@ -135,10 +146,9 @@ class SessionMirror:
             isinstance(pid, str) and isinstance(mid, str) and isinstance(fld, str) and isinstance(delta, str)
         ):
             return
-        base = self.parts.get(mid, {}).get(pid)
-        if (base is not None and base[0] >= key) or self._gone(pid, key) or self._gone(mid, key):
+        base = self.parts.get(pid)
+        if (base is not None and _key(base) >= key.encode()) or self._gone(pid, key) or self._gone(mid, key):
             return
-        self.piece_msg[pid] = mid
         chunks = self.pieces.setdefault(pid, [])
         if chunks and chunks[-1][1] < key and chunks[-1][2] == fld:
             chunks[-1][1] = key  # the usual case: the next piece, in order
@@ -154,44 +164,48 @@ class SessionMirror:
         if not isinstance(oid, str):
             return
         self.removed[oid] = max(key, self.removed.get(oid, ""))
-        if message:
-            old = self.infos.get(oid)
-            if old is not None and old[0] < key:
-                del self.infos[oid]
-                self.size -= len(old[1])
-            for pid, (_k, data) in list(self.parts.get(oid, {}).items()):
-                if _k < key:
-                    del self.parts[oid][pid]
-                    self.size -= len(data)
-        else:
-            for of_msg in self.parts.values():
-                old = of_msg.get(oid)
-                if old is not None and old[0] < key:
-                    del of_msg[oid]
-                    self.size -= len(old[1])
+        k = key.encode()
+        drop = (
+            [oid] if not message else [p for p, e in self.parts.items() if _json(e).get("messageID") == oid]
+        )
+        for pid in drop:
+            old = self.parts.get(pid)
+            if old is not None and _key(old) < k:
+                del self.parts[pid]
+                self.size -= len(old)
+        if message and oid in self.infos and _key(self.infos[oid]) < k:
+            self.size -= len(self.infos.pop(oid))
 
     # -- reading ----------------------------------------------------------------------------
     def record(self) -> dict[str, Any] | None:
-        return orjson.loads(self.session[1]) if self.session else None
+        rec = _json(self.session) if self.session else None
+        return rec if isinstance(rec, dict) else None
 
     def parent_id(self) -> str | None:
         rec = self.record()
         parent = rec.get("parentID") if rec else None
         return parent if isinstance(parent, str) else None
 
+    def _parts_by_message(self) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+        out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for pid, entry in self.parts.items():
+            part = _json(entry)
+            out.setdefault(str(part.get("messageID")), []).append((pid, part))
+        return out
+
     def messages(self) -> list[dict[str, Any]]:
         """Every message seen whole, oldest first (ids ascend), with its parts in id order, as
         the server's export gives them."""
+        by_msg = self._parts_by_message()
         out = []
         for mid in sorted(self.infos):
             parts = []
-            for pid in sorted(self.parts.get(mid, {})):
-                part = orjson.loads(self.parts[mid][pid][1])
+            for pid, part in sorted(by_msg.get(mid, ()), key=lambda x: x[0]):
                 for _first, _last, fld, text in self.pieces.get(pid, ()):
                     before = part.get(fld)
                     part[fld] = (before if isinstance(before, str) else "") + text
                 parts.append(part)
-            out.append({"info": orjson.loads(self.infos[mid][1]), "parts": parts})
+            out.append({"info": _json(self.infos[mid]), "parts": parts})
         return out
 
     def missing(self) -> list[WalkError]:
@@ -208,7 +222,7 @@ class SessionMirror:
             )
         if self.session is None:
             out.append(_missing("missing_meta", "session", sid, "no session record was seen"))
-        orphans = sorted(m for m in self.parts if m not in self.infos and self.parts[m])
+        orphans = sorted(m for m in self._parts_by_message() if m not in self.infos)
         if orphans:
             out.append(
                 _missing(
@@ -218,9 +232,7 @@ class SessionMirror:
                     f"{len(orphans)} messages seen only by their parts, e.g. {orphans[0]}",
                 )
             )
-        unseen = sorted(
-            p for p, c in self.pieces.items() if c and p not in self.parts.get(self.piece_msg[p], {})
-        )
+        unseen = sorted(p for p, c in self.pieces.items() if c and p not in self.parts)
         if unseen:
             out.append(
                 _missing(
@@ -235,43 +247,24 @@ class SessionMirror:
 
     # -- spilling ---------------------------------------------------------------------------
     def dump(self) -> bytes:
-        return orjson.dumps(
-            {
-                "session_id": self.session_id,
-                "session": [self.session[0], self.session[1].decode()] if self.session else None,
-                "infos": {m: [k, b.decode()] for m, (k, b) in self.infos.items()},
-                "parts": {
-                    m: {p: [k, b.decode()] for p, (k, b) in ps.items()} for m, ps in self.parts.items()
-                },
-                "pieces": self.pieces,
-                "piece_msg": self.piece_msg,
-                "removed": self.removed,
-                "created_seen": self.created_seen,
-                "deleted": self.deleted,
-                "gaps": self.gaps,
-                "size": self.size,
-                "last_event_at": self.last_event_at,
-            }
-        )
+        return orjson.dumps({
+            "session_id": self.session_id,
+            "session": self.session.decode() if self.session else None,
+            "infos": {m: e.decode() for m, e in self.infos.items()},
+            "parts": {p: e.decode() for p, e in self.parts.items()},
+            "pieces": self.pieces, "removed": self.removed,
+            "created_seen": self.created_seen, "deleted": self.deleted, "gaps": self.gaps,
+            "size": self.size, "last_event_at": self.last_event_at,
+        })  # fmt: skip
 
     @classmethod
     def load(cls, data: bytes) -> SessionMirror:
         d = orjson.loads(data)
-
-        def entry(v: list[str]) -> Entry:
-            return (v[0], v[1].encode())
-
         return cls(
             d["session_id"],
-            entry(d["session"]) if d["session"] else None,
-            {m: entry(v) for m, v in d["infos"].items()},
-            {m: {p: entry(v) for p, v in ps.items()} for m, ps in d["parts"].items()},
-            d["pieces"],
-            d["piece_msg"],
-            d["removed"],
-            d["created_seen"],
-            d["deleted"],
-            d["gaps"],
-            d["size"],
-            d["last_event_at"],
-        )
+            d["session"].encode() if d["session"] else None,
+            {m: e.encode() for m, e in d["infos"].items()},
+            {p: e.encode() for p, e in d["parts"].items()},
+            d["pieces"], d["removed"], d["created_seen"], d["deleted"],
+            d["gaps"], d["size"], d["last_event_at"],
+        )  # fmt: skip
