@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "runs": (("cli.runs",), "Claude Code CLI runs: record a result, list them."),
     "db": (("cli.serve",), "The store's schema."),
     "export": (("cli.export",), "Send archived data to other tools."),
+    "lost": (("cli.lost",), "Session trees octel could not archive in full, newest first: what …"),
 }
 GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export"})
 _VALUED = frozenset({"--data-dir", "--database-url", "--archive-dir"})  # root options with a value

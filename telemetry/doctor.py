@@ -11,6 +11,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,9 +20,12 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from telemetry.queries.lost import count_lost
 from telemetry.services.archive_repair import check_index
 from telemetry.settings import Settings
+from telemetry.store.db import session_scope
 from telemetry.store.migrate import current_revision, head_revision
+from telemetry.timeutil import utcnow
 from telemetry.token import TOKEN_FILE
 
 __all__ = ["Check", "run_checks"]
@@ -161,6 +165,18 @@ def _archive_index(engine: Engine, s: Settings) -> Check:
     return Check("archive index", "ok", f"{health.rows} index rows, each with its file in the archive folder")
 
 
+def _lost(engine: Engine) -> Check:
+    try:
+        with session_scope(engine, write=False) as db:
+            lost = count_lost(db, utcnow() - timedelta(days=7))
+    except SQLAlchemyError as e:
+        return Check("lost trees", "fail", f"cannot read the lost trees: {e}", "run `octel db upgrade`")
+    if lost:
+        what = f"{lost} session trees in the last 7 days were not archived in full"
+        return Check("lost trees", "warn", what, "see what was lost and why: `octel lost --since 7d`")
+    return Check("lost trees", "ok", "every tree seen in the last 7 days was archived in full")
+
+
 def _opencode(s: Settings, client: httpx.Client) -> Check:
     url = s.opencode_url.rstrip("/") + "/global/health"
     try:
@@ -231,7 +247,7 @@ def run_checks(
         try:
             checks += _database(engine)
             if checks[-1].status == "ok":
-                checks.append(_archive_index(engine, settings))
+                checks += [_archive_index(engine, settings), _lost(engine)]
         finally:
             engine.dispose()
     checks.append(_folder(settings.archives))

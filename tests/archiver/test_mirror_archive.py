@@ -74,7 +74,7 @@ def test_a_complete_stream_archives_every_message_from_the_mirror(settings: Sett
 
 
 def test_a_stream_closed_mid_tree_is_archived_and_said_lost(settings: Settings, engine: Engine) -> None:
-    root, events, export = _capture()
+    root, events, _export = _capture()
     m = Mirror()
     for e in events[: len(events) // 2]:
         m.on_event(e, 1.0)

@@ -60,12 +60,53 @@ def test_everything_but_opencode_is_fine(octel: Octel, closed_opencode: str) -> 
         "database": "ok",
         "schema": "ok",
         "archive index": "ok",
+        "lost trees": "ok",
         "archive folder": "ok",
         "opencode server": "fail",
         "ingest token": "ok",
     }
     assert closed_opencode in checks["opencode server"]["detail"]
     assert "OCTEL_OPENCODE_URL" in checks["opencode server"]["fix"]
+
+
+def test_a_tree_not_archived_in_full_is_a_warning_and_listed(octel: Octel, closed_opencode: str) -> None:
+    from archiver.redact import Redactor
+    from telemetry.services.lost import record_lost
+    from telemetry.store.db import session_scope
+
+    missing = [
+        {
+            "error_kind": "connection",
+            "what": "events",
+            "session_id": "ses_r",
+            "path": "/event",
+            "status": None,
+            "message": "event stream closed by the server",
+        }
+    ]
+    with session_scope(octel.engine) as db:
+        record_lost(
+            db,
+            server="http://oc",
+            root="ses_r",
+            top="ses_r",
+            reason="incomplete",
+            origin="mirror",
+            missing=missing,
+            redactor=Redactor(b"k" * 32, []),
+            sessions=2,
+            messages=5,
+            archived=True,
+        )
+    _, checks = _checks(octel)
+    assert checks["lost trees"]["status"] == "warn" and "octel lost" in checks["lost trees"]["fix"]
+    listed = octel.json("lost", "--since", "1d")["items"]
+    assert [(r["root_session_id"], r["reason"], r["archived"]) for r in listed] == [
+        ("ses_r", "incomplete", True)
+    ]
+    assert listed[0]["missing"][0]["message"] == "event stream closed by the server"
+    table = octel("lost")
+    assert table.exit_code == 0 and "ses_r" in table.stdout and "stream closed" in table.stdout
 
 
 def test_token_readable_by_others_fails(octel: Octel, closed_opencode: str) -> None:
