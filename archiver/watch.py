@@ -179,6 +179,7 @@ class Watcher:
             for sid, parent in list(self.rec.parents.items()):
                 if parent is None and sid not in busy:
                     self.rec.mark_archived(sid, now)
+                    self.mirror.archived(sid, now)  # nor to rescue when it is deleted
         self._first_poll = False
 
     # -- decisions --------------------------------------------------------------------------
