@@ -102,3 +102,55 @@ def test_a_tree_deleted_before_any_event_is_said_lost(settings: Settings, engine
     rows, counted = _lost(engine)
     assert counted == 1 and [(r.reason, r.archived) for r in rows] == [("unseen", False)]
     assert "nothing archived" in logs[-1]
+
+
+def test_a_watcher_whose_stream_closes_mid_tree_archives_what_it_saw_and_says_what_is_lost(
+    settings: Settings, engine: Engine
+) -> None:
+    """The stream closes halfway through a real run and the tree is gone when the watcher
+    reads the server: the archive comes from the mirror, and the loss is a row and a counter."""
+    from archiver.watch import WatchConfig
+    from telemetry.archiving import watch_server
+
+    root, events, _export = _capture()
+    half = events[: len(events) // 2]
+    body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in half)
+
+    def handle(req: httpx.Request) -> httpx.Response:
+        path = req.url.path
+        if path == "/event":
+            return httpx.Response(200, content=next(streams))  # then closed, and empty after
+        if path == "/session/status":
+            return httpx.Response(200, json={})
+        if path in ("/session", "/permission"):
+            return httpx.Response(200, json=[])
+        return httpx.Response(404, json={"name": "NotFoundError"})  # deleted, all of it
+
+    logs: list[str] = []
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as http:
+            cfg = WatchConfig(settle_seconds=0.2, poll_interval=0.05, sse_retry_seconds=60)
+            task = asyncio.create_task(
+                watch_server(settings, stop, engine=engine, server_url="http://oc.test", config=cfg,
+                             log=logs.append, http=http)
+            )  # fmt: skip
+            for _ in range(100):
+                await asyncio.sleep(0.1)
+                if _lost(engine)[0]:
+                    break
+            stop.set()
+            await task
+
+    streams = iter([body, *([b""] * 1000)])
+    asyncio.run(go())
+    rows, counted = _lost(engine)
+    assert rows, logs
+    row = next(r for r in rows if r.root_session_id == root)
+    assert row.reason == "incomplete" and row.archived and row.origin == "mirror"
+    assert any(m["error_kind"] == "connection" for m in row.missing or [])
+    assert counted == len(rows)
+    assert any(line.startswith("LOST") for line in logs)
+    with session_scope(engine, write=False) as db:
+        assert root in {r.session_id for r in db.exec(select(SessionIndex))}
