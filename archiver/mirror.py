@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ class Mirror:
         self.peak_bytes = 0
         self.spills = 0
         self._seq = 0
+        self.last_key = ""  # the newest event id seen: a read from the server is at least this new
+        self._fill: set[str] = set()  # sessions whose start, or some events, the stream missed
+        self._gapped: set[str] = set()  # alive while the stream was down, quiet since
 
     # -- inputs -----------------------------------------------------------------------------
     def on_event(self, event: Mapping[str, Any], now: float) -> None:
@@ -69,6 +72,7 @@ class Mirror:
             return
         self._seq += 1
         key = event_key(event, self._seq)
+        self.last_key = max(self.last_key, key)
         if kind != "message.part.delta" and kind.startswith("session."):
             info = event.get("properties", {}).get("info")
             if isinstance(info, Mapping) and info.get("id") == sid:
@@ -88,12 +92,17 @@ class Mirror:
             self.children.setdefault(parent, set()).add(sid)
 
     def _fold(self, sid: str, event: Mapping[str, Any], key: str, now: float) -> None:
+        if sid in self._gapped and not str(event.get("type")).startswith("mirror."):
+            self._gapped.discard(sid)  # it moves again: read what the gap hid
+            self._fill.add(sid)
         if sid in self.spilled:
             self._append(sid, orjson.dumps([key, now, event]))
             return
         s = self.live.get(sid)
         if s is None:
             s = self.live[sid] = SessionMirror(sid)
+            if event.get("type") != "session.created":
+                self._fill.add(sid)  # first seen mid-run: read what came before from the server
         before = s.size
         s.apply(event, key, now)
         self.bytes += s.size - before
@@ -101,16 +110,54 @@ class Mirror:
         if self.bytes > self.budget and self.spill_dir is not None:
             self._spill_largest()
 
-    def gap(self, why: str, now: float) -> None:
-        """The stream was lost: every session not deleted may have missed events."""
+    def gap(self, why: str, now: float, recent: float = 600.0) -> None:
+        """The stream was lost: every session not deleted may have missed events. Those active
+        in the last ``recent`` seconds are read again from the server at once, the others when
+        they next move."""
         note = {"type": "mirror.gap", "properties": {"why": why}}
         for sid in list(self.live) + list(self.spilled):
             if sid in self.deleted_at:
                 continue
-            if sid in self.spilled:
-                self._append(sid, orjson.dumps(["", now, note]))
+            s = self.live.get(sid)
+            self._fold(sid, note, "", now)
+            if s is not None and s.last_event_at >= now - recent:
+                self._fill.add(sid)
             else:
-                self.live[sid].gaps.append(why)
+                self._gapped.add(sid)
+
+    def wanted(self) -> list[str]:
+        """Sessions to read from the server, once each: first seen mid-run, or alive while the
+        stream was down (``fill`` then folds what the server answers)."""
+        out = sorted(s for s in self._fill if s not in self.deleted_at)
+        self._fill.clear()
+        return out
+
+    def fill(
+        self,
+        sid: str,
+        record: Mapping[str, Any] | None,
+        messages: Sequence[Mapping[str, Any]],
+        key: str,
+        now: float,
+    ) -> None:
+        """Fold a read of the server made after the event ``key``: its versions count as just
+        after that event, so any later event still wins; the session's start and gaps are then
+        known."""
+        key = key + "~" if key else ""  # nothing seen yet: every event to come is newer
+        self._gapped.discard(sid)
+        parent = record.get("parentID") if record is not None else None
+        if isinstance(parent, str):
+            self._learn(sid, parent)
+        if record is not None:
+            self._fold(sid, {"type": "session.updated", "properties": {"info": record}}, key, now)
+        for m in messages:
+            info = m.get("info")
+            if isinstance(info, Mapping):
+                self._fold(sid, {"type": "message.updated", "properties": {"info": info}}, key, now)
+            for part in m.get("parts") or ():
+                if isinstance(part, Mapping):
+                    self._fold(sid, {"type": "message.part.updated", "properties": {"part": part}}, key, now)
+        self._fold(sid, {"type": "mirror.filled", "properties": {}}, key, now)
 
     def archived(self, root: str, at: float) -> None:
         """The tree of ``root`` was archived from the server at ``at``."""
@@ -153,10 +200,7 @@ class Mirror:
         s = SessionMirror.load(lines[0])
         for line in lines[1:]:
             key, now, event = orjson.loads(line)
-            if event.get("type") == "mirror.gap":
-                s.gaps.append(str(event["properties"]["why"]))
-            else:
-                s.apply(event, key, now)
+            s.apply(event, key, now)
         return s
 
     def root_of(self, sid: str) -> str:
@@ -250,4 +294,5 @@ class Mirror:
             self.children.pop(sid, None)
             for table in (self.deleted_at, self.archived_at):
                 table.pop(sid, None)
-            self.handed.discard(sid)
+            for kept in (self.handed, self._fill, self._gapped):
+                kept.discard(sid)

@@ -89,7 +89,7 @@ class SessionMirror:
     def apply(self, event: Mapping[str, Any], key: str, now: float = 0.0) -> None:
         kind = event.get("type")
         p = _d(event.get("properties"))
-        if kind != "session.deleted":  # the deletion is not a change an archive would miss
+        if kind not in ("session.deleted", "mirror.gap", "mirror.filled"):  # no change an archive misses
             self.last_event_at = max(self.last_event_at, now)
         if kind in ("session.created", "session.updated", "session.deleted"):
             info = _d(p.get("info"))
@@ -110,6 +110,10 @@ class SessionMirror:
             self._remove(p.get("messageID"), key, message=True)
         elif kind == "message.part.removed":
             self._remove(p.get("partID"), key, message=False)
+        elif kind == "mirror.gap":  # the stream was lost (not an OpenCode event)
+            self.gaps.append(str(p.get("why")))
+        elif kind == "mirror.filled":  # read in full from the server after that: nothing missed
+            self.created_seen, self.gaps = True, []
 
     def _newer(self, old: bytes | None, key: str, obj: Mapping[str, Any]) -> bytes:
         k = key.encode()

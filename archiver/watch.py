@@ -27,6 +27,7 @@ from archiver.document import score_session
 from archiver.errors import FetchError
 from archiver.live_board import LiveBoard, LiveRow
 from archiver.mirror import Mirror
+from archiver.mirror_fill import fill_mirror
 from archiver.recorder import Recorder
 from archiver.walk import TreeSnapshot, walk_tree
 
@@ -224,6 +225,7 @@ class Watcher:
                 self.archives += 1
             except Exception as exc:  # one failed archive must not stop the watch
                 self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
+        await fill_mirror(self.client, self.mirror, now, self._log)
         for top in self.mirror.due(now, self.cfg.mirror_grace_seconds):
             await self._rescue(top)
         for root, since in self.rec.busy_roots().items():

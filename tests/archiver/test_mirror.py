@@ -252,3 +252,49 @@ def test_a_tree_archived_from_the_server_after_its_last_event_is_not_due() -> No
     m.on_event({"id": "evt_3", "type": "session.created", "properties": {"info": {"id": "ses_s"}}}, 5.0)
     m.on_event({"id": "evt_4", "type": "session.deleted", "properties": {"info": {"id": "ses_s"}}}, 7.0)
     assert m.due(9.0) == ["ses_s"]  # never archived from the server
+
+
+@settings(max_examples=100, deadline=None)
+@given(history(), st.data())
+def test_a_watcher_that_starts_late_fills_from_the_server_and_still_gets_the_export(
+    h: Any, data: Any
+) -> None:
+    """Events before ``c`` were never seen (the watch began later); the server is read after
+    ``j`` events arrived and answers its state after ``r`` (at least that new); the rest of the
+    stream follows. The mirror wants the session read, and ends with the server's export."""
+    events, export = h
+    n = len(events)
+    c = data.draw(st.integers(1, n), label="first event seen")
+    j = data.draw(st.integers(c, n), label="events seen when the read began")
+    r = data.draw(st.integers(j, n), label="events in the server's answer")
+    truth = Mirror()
+    for e in events[:r]:
+        truth.on_event(e, 1.0)
+    answer = truth.session("ses_a")
+    m = Mirror()
+    for e in events[c:j]:
+        m.on_event(e, 1.0)
+    assert m.wanted() == (["ses_a"] if j > c else [])
+    m.fill("ses_a", answer.record() if answer else None, answer.messages() if answer else [], m.last_key, 2.0)
+    for e in events[j:]:
+        m.on_event(e, 3.0)
+    s = m.session("ses_a")
+    assert s is not None and s.messages() == export and s.missing() == []
+
+
+def test_a_session_alive_while_the_stream_was_down_is_read_again() -> None:
+    m = Mirror()
+    base = {"id": "prt_1", "sessionID": "ses_a", "messageID": "msg_1", "type": "text", "text": "a"}
+    m.on_event({"id": "evt_1", "type": "session.created", "properties": {"info": {"id": "ses_a"}}}, 1000.0)
+    m.on_event({"id": "evt_2", "type": "session.created", "properties": {"info": {"id": "ses_old"}}}, 1.0)
+    m.on_event({"id": "evt_3", "type": "message.part.updated", "properties": {"part": base}}, 1000.0)
+    m.gap("event stream closed by the server", 1200.0)
+    assert m.wanted() == ["ses_a"]  # active lately: read at once; ses_old when it next moves
+    s = m.session("ses_a")
+    assert s is not None and [w.error_kind for w in s.missing()] == ["truncated", "connection"]
+    info = {"id": "msg_1", "sessionID": "ses_a", "role": "user"}
+    m.fill("ses_a", {"id": "ses_a"}, [{"info": info, "parts": [{**base, "text": "ab"}]}], m.last_key, 1201.0)
+    s = m.session("ses_a")
+    assert s is not None and s.missing() == [] and s.messages()[0]["parts"][0]["text"] == "ab"
+    m.on_event({"id": "evt_4", "type": "session.updated", "properties": {"info": {"id": "ses_old"}}}, 1300.0)
+    assert m.wanted() == ["ses_old"]

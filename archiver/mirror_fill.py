@@ -1,0 +1,35 @@
+"""Read from the server what the mirror's event stream missed: a session first seen mid-run
+(the watcher started late), or one alive while the stream was down. Folded as if just after the
+newest event seen when the read began, so every later event still wins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from archiver.client import OpenCodeClient
+from archiver.errors import FetchError
+from archiver.mirror import Mirror
+
+__all__ = ["fill_mirror"]
+
+
+async def fill_mirror(
+    client: OpenCodeClient, mirror: Mirror, now: float, log: Callable[[str], None] = lambda _m: None
+) -> int:
+    """Read each session the mirror wants; returns how many were filled. A session the server
+    no longer has counts as deleted; any other failure leaves the mirror saying what it lacks."""
+    filled = 0
+    for sid in mirror.wanted():
+        key = mirror.last_key  # the read is at least as new as this event
+        try:
+            record = await client.session(sid)
+            messages = await client.messages(sid, record)
+        except FetchError as exc:
+            if exc.error_kind == "not_found":
+                mirror.on_event({"type": "session.deleted", "properties": {"sessionID": sid}}, now)
+            else:
+                log(f"mirror: cannot read {sid} to fill what the stream missed: {exc.error_kind}")
+            continue
+        mirror.fill(sid, record, messages.items, key, now)
+        filled += 1
+    return filled
