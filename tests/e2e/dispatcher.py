@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 
 def run_and_delete_at_idle(
-    url: str, text: str, *, session: dict[str, Any] | None = None, timeout: float = 60.0
+    url: str,
+    text: str,
+    *,
+    session: dict[str, Any] | None = None,
+    timeout: float = 60.0,
+    on_busy: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Start a root with ``text``; delete it on its first idle after busy. Returns {root,
-    status (of the DELETE), gone (the server answers 404 for it afterwards)}."""
+    """Start a root with ``text``; delete it on its first idle after busy (``on_busy`` hears
+    the root once it is busy). Returns {root, status (of the DELETE), gone (the server answers
+    404 for it afterwards)}."""
     deadline = time.monotonic() + timeout
     with (
         httpx.Client(base_url=url, timeout=15.0) as http,
@@ -38,6 +45,8 @@ def run_and_delete_at_idle(
                 continue
             kind = ev.get("type")
             state = (props.get("status") or {}).get("type") if kind == "session.status" else None
+            if state == "busy" and not busy and on_busy is not None:
+                on_busy(root)
             busy = busy or state == "busy"
             if busy and (kind == "session.idle" or state == "idle"):
                 break

@@ -8,7 +8,7 @@ import asyncio
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,23 +64,34 @@ def tree_shape(by_depth: dict[int, list[dict[str, Any]]]) -> dict[int, list[tupl
     return {d: shape(ms) for d, ms in sorted(by_depth.items())}
 
 
+def _start_watch(settings: Settings, engine: Engine, url: str, logs: list[str]) -> Callable[[], None]:
+    """A watcher with the default settle delay (the race is real) in a thread; returns its stop."""
+    stop, loop = asyncio.Event(), asyncio.new_event_loop()
+    cfg = WatchConfig(settle_seconds=2.0, poll_interval=0.5)
+    run = watch_server(settings, stop, engine=engine, server_url=url, config=cfg, log=logs.append)
+    thread = threading.Thread(target=loop.run_until_complete, args=(run,), daemon=True)
+    thread.start()
+    time.sleep(1.0)  # connected to /event
+
+    def halt() -> None:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(20)
+        loop.close()
+
+    return halt
+
+
 @pytest.fixture
 def watched(opencode: OpenCode, tmp_path: Path) -> Iterator[tuple[Settings, Engine, list[str]]]:
     settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
     engine = make_engine(settings.db_url)
     upgrade(engine)
-    stop, loop, logs = asyncio.Event(), asyncio.new_event_loop(), []
-    cfg = WatchConfig(settle_seconds=2.0, poll_interval=0.5)  # the default settle: the race is real
-    run = watch_server(settings, stop, engine=engine, server_url=opencode.url, config=cfg, log=logs.append)
-    thread = threading.Thread(target=loop.run_until_complete, args=(run,), daemon=True)
-    thread.start()
-    time.sleep(1.0)  # connected to /event
+    logs: list[str] = []
+    halt = _start_watch(settings, engine, opencode.url, logs)
     try:
         yield settings, engine, logs
     finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(20)
-        loop.close()
+        halt()
         engine.dispose()
 
 
@@ -130,3 +141,37 @@ def test_roots_deleted_the_instant_they_go_idle_are_archived_whole_from_the_mirr
     assert set(roots) <= indexed
     with session_scope(engine, write=False) as db:
         assert list(db.exec(select(LostTree))) == []
+
+
+def test_a_watcher_started_mid_run_reads_what_it_missed_and_archives_the_whole_tree(
+    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """The watch begins while the run is under way (a restart), then the root is deleted the
+    instant it goes idle: the start of the run is read from the server when the mirror first
+    sees the session, so the archive is still whole."""
+    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
+    engine = make_engine(settings.db_url)
+    upgrade(engine)
+    slow = {**SCRIPT, "turns": [{**SCRIPT["turns"][0], "delay": 4.0}, *SCRIPT["turns"][1:]]}
+    fake_llm.load(slow)
+    logs: list[str] = []
+    halts: list[Callable[[], None]] = []
+    run = run_and_delete_at_idle(
+        opencode.url, "Look at the project.",
+        on_busy=lambda _root: halts.append(_start_watch(settings, engine, opencode.url, logs)),
+    )  # fmt: skip
+    try:
+        assert run["gone"], run
+        docs = _archived(settings, run["root"], 2)
+    finally:
+        for halt in halts:
+            halt()
+    assert len(docs) == 2, logs
+    assert {d["source"]["origin"] for d in docs} == {"mirror"}
+    assert all(d["walk_errors"] == [] for d in docs), [d["walk_errors"] for d in docs]
+    by_depth = {d["depth"]: d["messages"] for d in docs}
+    assert [len(by_depth[0]), len(by_depth[1])] == [4, 2]
+    assert by_depth[0][0]["parts"][0]["text"] == "Look at the project."  # from before the watch
+    with session_scope(engine, write=False) as db:
+        assert list(db.exec(select(LostTree))) == []
+    engine.dispose()
