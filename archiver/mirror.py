@@ -28,18 +28,9 @@ from archiver.walk import SessionSnapshot, TreeSnapshot
 
 __all__ = ["Mirror"]
 
-_KINDS = frozenset(
-    {
-        "session.created",
-        "session.updated",
-        "session.deleted",
-        "message.updated",
-        "message.part.updated",
-        "message.part.delta",
-        "message.removed",
-        "message.part.removed",
-    }
-)
+_SESSION_KINDS = ("session.created", "session.updated", "session.deleted")
+_MESSAGE_KINDS = ("updated", "part.updated", "part.delta", "removed", "part.removed")
+_KINDS = frozenset(_SESSION_KINDS + tuple(f"message.{k}" for k in _MESSAGE_KINDS))
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")  # a session id may name a spill file
 _MAX_DEPTH = 64
 
@@ -72,7 +63,8 @@ class Mirror:
             return
         self._seq += 1
         key = event_key(event, self._seq)
-        self.last_key = max(self.last_key, key)
+        if isinstance(event.get("id"), str):  # the watcher's own notes have none
+            self.last_key = max(self.last_key, key)
         if kind != "message.part.delta" and kind.startswith("session."):
             info = event.get("properties", {}).get("info")
             if isinstance(info, Mapping) and info.get("id") == sid:
@@ -131,6 +123,10 @@ class Mirror:
         out = sorted(s for s in self._fill if s not in self.deleted_at)
         self._fill.clear()
         return out
+
+    def later(self, sids: Iterable[str]) -> None:
+        """Sessions the server could not be read for: read when they next move."""
+        self._gapped.update(s for s in sids if s not in self.deleted_at)
 
     def fill(
         self,

@@ -18,7 +18,7 @@ async def fill_mirror(
 ) -> int:
     """Read each session the mirror wants; returns how many were filled. A session the server
     no longer has counts as deleted; any other failure leaves the mirror saying what it lacks."""
-    filled = 0
+    filled, failed = 0, []
     for sid in mirror.wanted():
         key = mirror.last_key  # the read is at least as new as this event
         try:
@@ -28,8 +28,12 @@ async def fill_mirror(
             if exc.error_kind == "not_found":
                 mirror.on_event({"type": "session.deleted", "properties": {"sessionID": sid}}, now)
             else:
-                log(f"mirror: cannot read {sid} to fill what the stream missed: {exc.error_kind}")
+                failed.append((sid, exc.error_kind))
             continue
         mirror.fill(sid, record, messages.items, key, now)
         filled += 1
+    if failed:  # the server is away: try again when each session next moves
+        mirror.later(s for s, _ in failed)
+        log(f"mirror: {len(failed)} sessions not read to fill what the stream missed "
+            f"(e.g. {failed[0][0]}: {failed[0][1]}); again when they next move")  # fmt: skip
     return filled

@@ -110,7 +110,7 @@ class SessionMirror:
             self._remove(p.get("messageID"), key, message=True)
         elif kind == "message.part.removed":
             self._remove(p.get("partID"), key, message=False)
-        elif kind == "mirror.gap":  # the stream was lost (not an OpenCode event)
+        elif kind == "mirror.gap" and len(self.gaps) < 10:  # the stream was lost (octel's own note)
             self.gaps.append(str(p.get("why")))
         elif kind == "mirror.filled":  # read in full from the server after that: nothing missed
             self.created_seen, self.gaps = True, []
