@@ -326,9 +326,11 @@ def _panels() -> list[Panel]:
         ),
         _series(
             "Archive failures",
-            "Sessions an archive run could not write, per minute, by error kind.",
+            "Sessions an archive run could not write, by error kind, and session trees not archived "
+            "in full (`octel lost`), by reason; per minute.",
             "opm",
             (f"60 * sum by (error_kind) (rate(octel_archive_failures_total{RI}))", "{{error_kind}}"),
+            (f"60 * sum by (reason) (rate(octel_trees_lost_total{RI}))", "trees lost {{reason}}"),
             w=8,
         ),
         _series(
