@@ -30,6 +30,9 @@ async def fill_mirror(
             else:
                 failed.append((sid, exc.error_kind))
             continue
+        except Exception as exc:  # never breaks the watch: said, and tried again later
+            failed.append((sid, type(exc).__name__))
+            continue
         mirror.fill(sid, record, messages.items, key, now)
         filled += 1
     if failed:  # the server is away: try again when each session next moves

@@ -225,7 +225,8 @@ class Watcher:
                 self.archives += 1
             except Exception as exc:  # one failed archive must not stop the watch
                 self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
-        await fill_mirror(self.client, self.mirror, now, self._log)
+        if self._on_rescue is not None:  # a mirror only rescues when someone archives
+            await fill_mirror(self.client, self.mirror, now, self._log)
         for top in self.mirror.due(now, self.cfg.mirror_grace_seconds):
             await self._rescue(top)
         for root, since in self.rec.busy_roots().items():
