@@ -4,7 +4,7 @@ for ten minutes, in cycle impl-2003 of driver implementer."""
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -14,9 +14,9 @@ from archiver.redact import Redactor
 from telemetry.services.live import store_live_rows
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
-from telemetry.store.models import Cycle
+from telemetry.store.models import Cycle, SessionIndex
 
-__all__ = ["seed_waiting_tree"]
+__all__ = ["seed_interleaved_archives", "seed_waiting_tree"]
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
 
@@ -48,3 +48,36 @@ def seed_waiting_tree(url: str) -> tuple[str, list[str]]:
         store_live_rows(db, board.snapshot(time.time()), redactor=Redactor(b"k" * 32, []))
     engine.dispose()
     return child, [s["id"] for s in fx["sessions"]]
+
+
+def seed_interleaved_archives(url: str) -> list[str]:
+    """Archived sessions of three trees whose archive times interleave (as a watcher that
+    archives a tree again when a child finishes writes them): tree A (a root, its child, its
+    grandchild), tree B (a root alone), and a child of tree C whose root was never archived.
+    Newest archived first they read a2, b, c1, a1, a; returns the ids in that order."""
+    now = datetime.now(UTC)
+    rows = [  # (session, root, parent, depth, minutes ago)
+        ("ses_tree_a2", "ses_tree_a", "ses_tree_a1", 2, 1),
+        ("ses_tree_b", "ses_tree_b", None, 0, 2),
+        ("ses_tree_c1", "ses_tree_c", "ses_tree_c", 1, 3),
+        ("ses_tree_a1", "ses_tree_a", "ses_tree_a", 1, 4),
+        ("ses_tree_a", "ses_tree_a", None, 0, 5),
+    ]
+    engine = make_engine(url)
+    upgrade(engine)
+    with session_scope(engine) as db:
+        for sid, root, parent, depth, ago in rows:
+            db.add(
+                SessionIndex(
+                    session_id=sid,
+                    root_session_id=root,
+                    parent_session_id=parent,
+                    depth=depth,
+                    title=f"archived {sid[9:]}",
+                    archived_at=now - timedelta(minutes=ago),
+                    archive_path=f"{sid}.json",
+                    content_hash=sid,
+                )
+            )
+    engine.dispose()
+    return [r[0] for r in rows]

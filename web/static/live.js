@@ -2,7 +2,7 @@
 // live session's page. Everything drawn here comes from /api/live (numbers as the server
 // computed them; ages are the server's, moved on by the time since the answer).
 
-import { clear, duration, el, getJSON, num, pill, usd } from "./util.js";
+import { clear, duration, el, getJSON, num, pill, treeLead, treeOrder, usd } from "./util.js";
 
 const QUIET = new Set(["idle", "deleted"]);
 const STATE_TEXT = {
@@ -69,32 +69,9 @@ export function drawRunningNow(node, page) {
   );
 }
 
-// Children under their root: each root, then its descendants depth-first.
-function grouped(items) {
-  const byId = new Map(items.map((s) => [s.session_id, s]));
-  const kids = new Map();
-  const tops = [];
-  for (const s of items) {
-    const p = s.parent_session_id;
-    if (p && byId.has(p) && p !== s.session_id) {
-      if (!kids.has(p)) kids.set(p, []);
-      kids.get(p).push(s);
-    } else tops.push(s);
-  }
-  const out = [];
-  const seen = new Set();
-  const walk = (s, depth) => {
-    if (seen.has(s.session_id)) return;
-    seen.add(s.session_id);
-    out.push([s, depth]);
-    for (const c of kids.get(s.session_id) || []) walk(c, depth + 1);
-  };
-  for (const t of tops) walk(t, 0);
-  return out;
-}
-
 export function liveTable(items, { grouped: group = true, caption = null } = {}) {
-  const rows = group ? grouped(items) : items.map((s) => [s, 0]);
+  // children under their root: each root, then its descendants depth-first
+  const rows = group ? treeOrder(items) : items.map((s) => ({ s, depth: 0, detached: false }));
   const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict"], ["cycle"]];
   return el(
     "table.grid.live",
@@ -104,11 +81,12 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
     el(
       "tbody",
       {},
-      rows.map(([s, depth]) =>
-        el(
+      rows.map((row) => {
+        const s = row.s;
+        return el(
           "tr",
           { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}`, dataset: { session: s.session_id, state: s.state } },
-          el("td.title", {}, depth ? el("span.muted", { title: `subagent at depth ${depth}` }, `${"↳".repeat(Math.min(depth, 3))} `) : null, sessionLink(s)),
+          el("td.title", {}, treeLead(row), sessionLink(s)),
           el("td", {}, statePill(s.state)),
           el("td.num", {}, duration(s.state_age_s)),
           el("td.what", {}, s.explanation.split(";")[0]),
@@ -117,8 +95,8 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
           el("td.num", {}, usd(s.cost_usd)),
           el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
           el("td", {}, s.cycle_id ? el("code", {}, s.cycle_id) : "–"),
-        ),
-      ),
+        );
+      }),
     ),
   );
 }
