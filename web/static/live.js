@@ -30,6 +30,11 @@ function sessionLink(s) {
   return el("a", { href }, s.title || s.session_id);
 }
 
+// A cycle opens its driver's cycles, as an archived session's cycle line does.
+function cycleLink(s) {
+  return el("a", { href: `#/drivers?driver=${encodeURIComponent(s.driver || "")}` }, el("code", {}, s.cycle_id));
+}
+
 function patterns(ask) {
   return ask.patterns.length ? [" (", ask.patterns.slice(0, 3).map((p, i) => [i ? ", " : "", el("code", {}, p)]), ")"] : null;
 }
@@ -45,7 +50,7 @@ function askBlock(s) {
     patterns(s.ask),
     " unanswered · ",
     sessionLink(s),
-    s.cycle_id ? [" · cycle ", el("code", {}, s.cycle_id), ` of ${s.driver}`] : null,
+    s.cycle_id ? [" · cycle ", cycleLink(s), ` of ${s.driver}`] : null,
   );
 }
 
@@ -94,7 +99,7 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
           el("td.num", {}, num(s.turns)),
           el("td.num", {}, usd(s.cost_usd)),
           el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
-          el("td", {}, s.cycle_id ? el("code", {}, s.cycle_id) : "–"),
+          el("td", {}, s.cycle_id ? cycleLink(s) : "–"),
         );
       }),
     ),
@@ -121,7 +126,7 @@ export function drawLiveHead(node, detail) {
         ["turns", num(s.turns)],
         ["tokens", num(t.input + t.output + t.reasoning + t.cache_read + t.cache_write)],
         ["cost", usd(s.cost_usd)],
-        ["cycle", s.cycle_id ? `${s.cycle_id} (${s.driver})` : "–"],
+        ["cycle", s.cycle_id ? [cycleLink(s), ` (${s.driver})`] : "–"],
       ].map(([k, v]) => el("div.fact", {}, el("span.k", {}, k), el("span.v", {}, v))),
     ),
   );
