@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
+from sqlalchemy.engine import Engine
 
 from archiver.live_board import LiveBoard
 from archiver.redact import Redactor
@@ -16,13 +17,20 @@ from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import Cycle, SessionIndex
 
-__all__ = ["seed_interleaved_archives", "seed_waiting_tree"]
+__all__ = ["seed_interleaved_archives", "seed_waiting_tree", "store_waiting_tree", "waiting_root"]
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
+FIXTURES = Path(__file__).parent / "fixtures" / "opencode"
 
 
-def seed_waiting_tree(url: str) -> tuple[str, list[str]]:
-    """A tree with a child waiting on a `git push *` ask for ten minutes, named by a cycle."""
+def waiting_root() -> str:
+    """The root of the captured subagent tree the live seeds use."""
+    return str(orjson.loads((FIXTURES / "subagent_tree.json").read_bytes())["root_id"])
+
+
+def store_waiting_tree(engine: Engine) -> tuple[str, list[str]]:
+    """Live rows of the captured subagent tree, its child waiting on a `git push *` ask for ten
+    minutes; a cycle naming the root (stored before) is linked to them. Returns the child and
+    every session id of the tree."""
     fx = orjson.loads((FIXTURES / "subagent_tree.json").read_bytes())
     root = fx["root_id"]
     child = next(s["id"] for s in fx["sessions"] if s.get("parentID") == root)
@@ -37,17 +45,30 @@ def seed_waiting_tree(url: str) -> tuple[str, list[str]]:
     ask_id = "per_" + format((int(t * 1000) % (1 << 36)) << 12 | 1, "012x") + "abc"
     ask = {"id": ask_id, "sessionID": child, "permission": "bash", "patterns": ["git push *"]}
     board.on_event({"type": "permission.asked", "properties": ask}, t)
+    with session_scope(engine) as db:
+        store_live_rows(db, board.snapshot(time.time()), redactor=Redactor(b"k" * 32, []))
+    return child, [s["id"] for s in fx["sessions"]]
+
+
+def seed_waiting_tree(url: str) -> tuple[str, list[str]]:
+    """A tree with a child waiting on a `git push *` ask for ten minutes, named by cycle
+    impl-2003 of driver implementer."""
     engine = make_engine(url)
     upgrade(engine)
     with session_scope(engine) as db:
         now = datetime.now(UTC)
         db.add(
-            Cycle(cycle_id="impl-2003", driver="implementer", session_id=root, started_at=now, updated_at=now)
+            Cycle(
+                cycle_id="impl-2003",
+                driver="implementer",
+                session_id=waiting_root(),
+                started_at=now,
+                updated_at=now,
+            )
         )
-    with session_scope(engine) as db:
-        store_live_rows(db, board.snapshot(time.time()), redactor=Redactor(b"k" * 32, []))
+    out = store_waiting_tree(engine)
     engine.dispose()
-    return child, [s["id"] for s in fx["sessions"]]
+    return out
 
 
 def seed_interleaved_archives(url: str) -> list[str]:
