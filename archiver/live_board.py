@@ -96,6 +96,7 @@ class LiveBoard:
         self._changed: set[str] = set()
         self.active: set[str] = set()  # sessions whose last state is not a quiet one
         self._starting: dict[str, float] = {}  # prompted, not busy yet -> when prompted
+        self._behind: set[str] = set()  # findings not counting the newest parts in flight yet
         self.ignored_events = 0
 
     def _get(self, sid: str, now: float) -> _Session:
@@ -222,6 +223,7 @@ class LiveBoard:
             self._changed.discard(sid)
             self.active.discard(sid)
             self._starting.pop(sid, None)
+            self._behind.discard(sid)
 
     def running(self, now: float) -> set[str]:
         """Sessions whose run has not finished: an active state, or a prompt sent moments ago
@@ -234,6 +236,7 @@ class LiveBoard:
     def snapshot(self, now: float) -> list[LiveRow]:
         """Rows of the sessions that changed, and of active ones due a findings refresh."""
         due = {sid for sid in self.active if now - self.sessions[sid].refreshed >= _REFRESH_S}
+        due |= {sid for sid in self._behind if self.sessions[sid].probe.behind(now)}
         todo, self._changed = self._changed | due, set()
         return [self._row(sid, self.sessions[sid], now) for sid in sorted(todo) if sid in self.sessions]
 
@@ -247,6 +250,10 @@ class LiveBoard:
         else:
             self.active.add(sid)
         findings = tuple(s.probe.findings(now, tuple(s.facts.asks)))
+        if s.probe.held_back():
+            self._behind.add(sid)
+        else:
+            self._behind.discard(sid)
         ranks = [VERDICTS.index(v) for f in findings if (v := f.get("verdict")) in VERDICTS]
         verdict = VERDICTS[max(ranks, default=0)]
         t = s.totals

@@ -24,6 +24,10 @@ from detectors.thresholds import Thresholds
 __all__ = ["SessionProbe"]
 
 _MAX_BUFFERED = 64  # messages waiting to complete; past this the oldest is fed as it is
+# A message being written changes with every part (tens a second); peeking at it costs a copy
+# of the probe, so its findings are refreshed at most this often. A completed message, a status
+# or a permission event is scored at once.
+PEEK_S = 1.0
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -38,6 +42,8 @@ class SessionProbe:
         self._index = 0
         self._status: StatusType = "idle"
         self._cache: list[dict[str, Any]] | None = None
+        self._cache_at = float("-inf")
+        self._head_moved = False  # the message in flight changed since the cache was made
 
     # -- inputs -----------------------------------------------------------------------------
     def message(self, info: Mapping[str, Any]) -> None:
@@ -46,7 +52,7 @@ class SessionProbe:
             return  # a late update of a message already scored
         entry = self._msgs.setdefault(mid, {"info": info, "parts": {}})
         entry["info"] = info
-        self._cache = None
+        self._head_moved = True
         self._drain()
 
     def part(self, part: Mapping[str, Any]) -> None:
@@ -54,7 +60,7 @@ class SessionProbe:
         if not isinstance(mid, str) or not isinstance(pid, str) or mid in self._fed:
             return
         self._msgs.setdefault(mid, {"info": {"id": mid}, "parts": {}})["parts"][pid] = part
-        self._cache = None
+        self._head_moved = True
 
     def status(self, kind: StatusType, attempt: int, now: float, message: str, asks: tuple[str, ...]) -> None:
         self._status = kind
@@ -77,15 +83,25 @@ class SessionProbe:
     # -- outputs ----------------------------------------------------------------------------
     def findings(self, now: float, pending: tuple[str, ...]) -> list[dict[str, Any]]:
         """Non-healthy findings now, counting the message in flight; recomputed only when
-        something arrived or an ask is waiting (its wait grows with the clock)."""
+        something arrived or an ask is waiting (its wait grows with the clock), and for a
+        message in flight at most every `PEEK_S` seconds."""
         if pending:
             self.probe.feed_status(StatusSample(self._status, 0, now, "", pending))
-        elif self._cache is not None:
+        elif self._cache is not None and not self.behind(now):
             return self._cache
         head = self._head()
         found = self.probe.peek(head) if head is not None else self.probe.findings()
-        self._cache = [f.to_dict() for f in found]
+        self._cache, self._cache_at, self._head_moved = [f.to_dict() for f in found], now, False
         return self._cache
+
+    def behind(self, now: float) -> bool:
+        """The message in flight moved since the findings were made, and they are old enough
+        to be made again."""
+        return self._head_moved and now - self._cache_at >= PEEK_S
+
+    def held_back(self) -> bool:
+        """The findings do not count the newest parts of the message in flight yet."""
+        return self._head_moved
 
     def _head(self) -> Any:
         if not self._msgs:
@@ -113,6 +129,7 @@ class SessionProbe:
                 return
             del self._msgs[mid]
             self._fed.add(mid)
+            self._cache = None  # a completed message is scored at once
             msg = message_from_opencode(self._item(e), self._index)
             if msg is not None:
                 self.probe.feed(msg)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 from collections.abc import Iterable
 
 from detectors.base import REGISTRY, Registry
@@ -72,9 +73,19 @@ class Probe:
         """Findings as if `in_flight` (a message still being written) were fed, without
         feeding it: a watcher can show a call hanging now and feed the message once complete.
         Costs a copy of the probe's state, so call it per poll rather than per part."""
-        twin = copy.deepcopy(self)
+        twin = self._twin()
         twin.feed(in_flight)
         return twin.findings(include_healthy=include_healthy)
+
+    def _twin(self) -> Probe:
+        """A deep copy. A watcher peeks at every session writing a message, so the copy runs in
+        C (pickle: 2-3x faster than `copy.deepcopy` on detector state); a detector whose state
+        does not pickle (a class defined inside a function) is copied the slow way."""
+        try:
+            twin: Probe = pickle.loads(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+        except (pickle.PicklingError, AttributeError, TypeError):
+            twin = copy.deepcopy(self)
+        return twin
 
     def verdict(self) -> Verdict:
         return worst_verdict(self.findings())

@@ -240,3 +240,50 @@ def test_peek_shows_an_in_flight_message_without_feeding_it() -> None:
     assert [f.detector for f in probe.peek(s.messages[-1])] == ["permission_deadlock"]
     assert probe.findings() == []
     assert probe.messages_seen == 2
+
+
+@given(messages(), statuses, permissions, st.integers(0, 8))
+def test_peek_equals_feeding_the_in_flight_message_and_leaves_the_probe_alone(
+    msgs: list[Message], stat: list[StatusSample], perms: list[PermissionEvent], cut: int
+) -> None:
+    """What `peek` answers is what feeding the message would give, and the probe is untouched
+    (its copy shares no state with it)."""
+    if not msgs:
+        return
+    cut = min(cut, len(msgs) - 1)
+    probe = Probe()
+    for m in msgs[:cut]:
+        probe.feed(m)
+    for s in stat:
+        probe.feed_status(s)
+    for e in perms:
+        probe.feed_permission(e)
+    before = probe.findings(include_healthy=True)
+    peeked = probe.peek(msgs[cut], include_healthy=True)
+    assert probe.findings(include_healthy=True) == before
+    assert probe.messages_seen == cut
+    probe.feed(msgs[cut])
+    assert peeked == probe.findings(include_healthy=True)
+
+
+def test_peek_works_for_a_detector_defined_in_a_function() -> None:
+    """A detector class local to a function does not pickle; peek still copies it."""
+
+    class Local(Detector):
+        def __init__(self, th: Thresholds) -> None:
+            self.n = 0
+
+        def feed(self, turn: Any) -> None:
+            self.n += 1
+
+        def finding(self) -> Finding:
+            stuck = self.n >= 2
+            return Finding("local", "stuck" if stuck else "healthy", 1.0 if stuck else 0.0, {}, -1)
+
+    reg = Registry()
+    reg.register("local", "counts turns")(Local)
+    s = Stream().user().step(bash("ls"), text="x")
+    probe = Probe(registry=reg)
+    probe.feed(s.messages[0])
+    assert [f.verdict for f in probe.peek(s.messages[1])] == ["stuck"]
+    assert probe.findings() == []

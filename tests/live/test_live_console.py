@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from live_seed import seed_waiting_tree
+from live_seed import seed_interleaved_archives, seed_waiting_tree
 from liveserver import live_octel
 from realparts import require
 
@@ -27,6 +27,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, l
     root = tmp_path_factory.mktemp("live-console")
     url = f"sqlite:///{root / 'octel.db'}"
     child, ids = seed_waiting_tree(url)
+    seed_interleaved_archives(url)
     (root / "data").mkdir()
     with live_octel(root / "data", url) as base:
         yield base, child, ids
@@ -108,3 +109,28 @@ def test_a_live_session_page_shows_state_tree_and_findings_and_keeps_its_scroll(
     before = head.locator("p.live-now").inner_text()
     expect(head.locator("p.live-now")).not_to_have_text(before, timeout=25_000)  # refreshed (10 s)
     assert page.evaluate("window.scrollY") == y
+
+
+@pytest.mark.parametrize("size", [(1300, 500), (390, 844)], ids=["desktop", "phone"])
+def test_archived_children_sit_under_their_own_root(
+    page: Any, site: tuple[str, str, list[str]], size: tuple[int, int]
+) -> None:
+    """Archive times of trees interleave; the list still shows each child under its parent,
+    and a child whose root is not listed says whose subagent it is instead of hanging under
+    the row above."""
+    from playwright.sync_api import expect
+
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{site[0]}/#/sessions?show=archived")
+    rows = page.locator("#sessions table.sessions tbody tr")
+    expect(rows).to_have_count(5)
+    order = [rows.nth(i).get_attribute("data-session") for i in range(5)]
+    # newest archived first for roots (b, then the loose child of c, then a), children under theirs
+    assert order == ["ses_tree_b", "ses_tree_c1", "ses_tree_a", "ses_tree_a1", "ses_tree_a2"]
+    title = rows.nth(1).locator("td.title")
+    expect(title).to_contain_text("subagent of ses_tree_c")
+    assert title.locator("a").first.get_attribute("href") == "#/session/ses_tree_c"
+    expect(rows.nth(3).locator("td.title")).to_contain_text("↳ ")
+    expect(rows.nth(4).locator("td.title")).to_contain_text("↳↳ ")
+    for i in (0, 2):
+        assert "↳" not in rows.nth(i).locator("td.title").inner_text()

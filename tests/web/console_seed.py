@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from live_seed import store_waiting_tree
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import select
@@ -282,6 +283,8 @@ def build_store(settings: Settings, live_pid: int) -> Store:
         now = utcnow()
         seeded = archive_fixtures(engine, settings, now)
         fleet = seed_fleet(engine, now, live_pid, dead_pid())
+        # the captured subagent tree is also running now: its child waits on an ask
+        store_waiting_tree(engine)
     finally:
         engine.dispose()
     return Store(settings, seeded, fleet, now)

@@ -193,7 +193,7 @@ def test_keyboard_and_deep_links(ui: Page) -> None:
     expect(ui.page).to_have_url(re.compile(r"#/sessions$"))
     expect(ui.page.locator("#sessions tbody tr").first).to_be_visible()
     ui.page.keyboard.press("j")
-    first = ui.page.locator("#sessions tbody tr").first
+    first = ui.page.locator("main tbody tr").first  # the live table's, when sessions run now
     expect(first).to_be_focused()
     ui.page.keyboard.press("Enter")
     expect(ui.page).to_have_url(re.compile(r"#/session/ses_"))
@@ -270,3 +270,22 @@ def test_unreachable_server_shows_a_clear_message(
             expect(page.locator("#sessions tbody tr").first).to_be_visible()  # last data stays
     finally:
         ctx.close()
+
+
+def test_a_live_session_page_shows_what_it_does_now_above_its_messages(ui: Page, shots: Path) -> None:
+    """The captured subagent tree runs again and its child waits on an ask: its page says so
+    first, with the cycle, then its tree and the messages of its last archive."""
+    from live_seed import waiting_root
+    from playwright.sync_api import expect
+
+    live = httpx.get(f"{ui.base}/api/live", params={"state": "waiting_permission"}).json()["items"]
+    child = next(s["session_id"] for s in live if s["root_session_id"] == waiting_root())
+    ui.go(f"#/session/{child}")
+    now = ui.page.locator("#live-now")
+    expect(now.locator(".pill.live-waiting_permission")).to_be_visible()
+    expect(now.locator(".ask-alert")).to_contain_text("git push *")
+    expect(now.locator(".fact", has_text="cycle").locator("a")).to_have_attribute(
+        "href", re.compile(r"#/drivers\?driver=")
+    )
+    expect(ui.page.locator("#timeline .msg").first).to_be_visible()
+    ui.shot("live-session.png", shots)

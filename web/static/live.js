@@ -2,7 +2,7 @@
 // live session's page. Everything drawn here comes from /api/live (numbers as the server
 // computed them; ages are the server's, moved on by the time since the answer).
 
-import { clear, duration, el, getJSON, num, pill, usd } from "./util.js";
+import { clear, duration, el, getJSON, num, pill, treeLead, treeOrder, usd } from "./util.js";
 
 const QUIET = new Set(["idle", "deleted"]);
 const STATE_TEXT = {
@@ -30,6 +30,11 @@ function sessionLink(s) {
   return el("a", { href }, s.title || s.session_id);
 }
 
+// A cycle opens its driver's cycles, as an archived session's cycle line does.
+function cycleLink(s) {
+  return el("a", { href: `#/drivers?driver=${encodeURIComponent(s.driver || "")}` }, el("code", {}, s.cycle_id));
+}
+
 function patterns(ask) {
   return ask.patterns.length ? [" (", ask.patterns.slice(0, 3).map((p, i) => [i ? ", " : "", el("code", {}, p)]), ")"] : null;
 }
@@ -45,7 +50,7 @@ function askBlock(s) {
     patterns(s.ask),
     " unanswered · ",
     sessionLink(s),
-    s.cycle_id ? [" · cycle ", el("code", {}, s.cycle_id), ` of ${s.driver}`] : null,
+    s.cycle_id ? [" · cycle ", cycleLink(s), ` of ${s.driver}`] : null,
   );
 }
 
@@ -69,32 +74,9 @@ export function drawRunningNow(node, page) {
   );
 }
 
-// Children under their root: each root, then its descendants depth-first.
-function grouped(items) {
-  const byId = new Map(items.map((s) => [s.session_id, s]));
-  const kids = new Map();
-  const tops = [];
-  for (const s of items) {
-    const p = s.parent_session_id;
-    if (p && byId.has(p) && p !== s.session_id) {
-      if (!kids.has(p)) kids.set(p, []);
-      kids.get(p).push(s);
-    } else tops.push(s);
-  }
-  const out = [];
-  const seen = new Set();
-  const walk = (s, depth) => {
-    if (seen.has(s.session_id)) return;
-    seen.add(s.session_id);
-    out.push([s, depth]);
-    for (const c of kids.get(s.session_id) || []) walk(c, depth + 1);
-  };
-  for (const t of tops) walk(t, 0);
-  return out;
-}
-
 export function liveTable(items, { grouped: group = true, caption = null } = {}) {
-  const rows = group ? grouped(items) : items.map((s) => [s, 0]);
+  // children under their root: each root, then its descendants depth-first
+  const rows = group ? treeOrder(items) : items.map((s) => ({ s, depth: 0, detached: false }));
   const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict"], ["cycle"]];
   return el(
     "table.grid.live",
@@ -104,11 +86,12 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
     el(
       "tbody",
       {},
-      rows.map(([s, depth]) =>
-        el(
+      rows.map((row) => {
+        const s = row.s;
+        return el(
           "tr",
           { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}`, dataset: { session: s.session_id, state: s.state } },
-          el("td.title", {}, depth ? el("span.muted", { title: `subagent at depth ${depth}` }, `${"↳".repeat(Math.min(depth, 3))} `) : null, sessionLink(s)),
+          el("td.title", {}, treeLead(row), sessionLink(s)),
           el("td", {}, statePill(s.state)),
           el("td.num", {}, duration(s.state_age_s)),
           el("td.what", {}, s.explanation.split(";")[0]),
@@ -116,9 +99,9 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
           el("td.num", {}, num(s.turns)),
           el("td.num", {}, usd(s.cost_usd)),
           el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
-          el("td", {}, s.cycle_id ? el("code", {}, s.cycle_id) : "–"),
-        ),
-      ),
+          el("td", {}, s.cycle_id ? cycleLink(s) : "–"),
+        );
+      }),
     ),
   );
 }
@@ -143,7 +126,7 @@ export function drawLiveHead(node, detail) {
         ["turns", num(s.turns)],
         ["tokens", num(t.input + t.output + t.reasoning + t.cache_read + t.cache_write)],
         ["cost", usd(s.cost_usd)],
-        ["cycle", s.cycle_id ? `${s.cycle_id} (${s.driver})` : "–"],
+        ["cycle", s.cycle_id ? [cycleLink(s), ` (${s.driver})`] : "–"],
       ].map(([k, v]) => el("div.fact", {}, el("span.k", {}, k), el("span.v", {}, v))),
     ),
   );

@@ -1,7 +1,7 @@
 // Sessions: the sessions running now (live, children under their root) above the searchable
 // table of archived sessions (filtered and paged by the server).
 
-import { ago, clear, el, getJSON, num, pill, usd } from "./util.js";
+import { ago, clear, el, getJSON, num, pill, treeLead, treeOrder, usd } from "./util.js";
 import { filterBar, pager } from "./filters.js";
 import { fetchLive, liveTable } from "./live.js";
 
@@ -84,7 +84,9 @@ function draw(node, page, route, ctx) {
       el(
         "tbody",
         {},
-        page.items.map((s) => {
+        // children under their parent when both are on the page, never under an unrelated row
+        treeOrder(page.items).map((row) => {
+          const s = row.s;
           const href = `#/session/${encodeURIComponent(s.session_id)}`;
           return el(
             "tr",
@@ -92,7 +94,7 @@ function draw(node, page, route, ctx) {
             el(
               "td.title",
               {},
-              s.depth ? el("span.muted", { title: `subagent at depth ${s.depth}` }, `${"↳".repeat(Math.min(s.depth, 3))} `) : null,
+              treeLead(row),
               el("a", { href }, s.title || s.session_id),
               s.in_flight ? [" ", pill("in flight", "inflight")] : null,
             ),

@@ -193,3 +193,39 @@ export function errorBox(err) {
   const msg = err instanceof ApiError ? `${err.message} (${err.code})` : err.message || String(err);
   return el("p.error", { role: "alert" }, msg);
 }
+
+// Rows of sessions in tree order: each session whose parent is among `items` right under it
+// (depth-first, in the order given), the rest where they were. A child whose parent is not
+// listed stays at depth 0 with `detached` set, so it never reads as a child of the row above.
+export function treeOrder(items) {
+  const byId = new Map(items.map((s) => [s.session_id, s]));
+  const kids = new Map();
+  const tops = [];
+  for (const s of items) {
+    const p = s.parent_session_id;
+    if (p && p !== s.session_id && byId.has(p)) {
+      if (!kids.has(p)) kids.set(p, []);
+      kids.get(p).push(s);
+    } else tops.push(s);
+  }
+  const out = [];
+  const seen = new Set();
+  const walk = (s, depth) => {
+    if (seen.has(s.session_id)) return;
+    seen.add(s.session_id);
+    out.push({ s, depth, detached: depth === 0 && Boolean(s.parent_session_id) });
+    for (const c of kids.get(s.session_id) || []) walk(c, depth + 1);
+  };
+  for (const t of tops) walk(t, 0);
+  for (const s of items) walk(s, 0); // parent links that loop: still every row, once
+  return out;
+}
+
+// The title cell's lead: arrows for a child under its parent, "subagent of …" for one whose
+// parent is not in the list.
+export function treeLead(row) {
+  if (row.depth) return el("span.muted", { title: `subagent at depth ${row.depth}` }, `${"↳".repeat(Math.min(row.depth, 3))} `);
+  if (!row.detached) return null;
+  const root = row.s.root_session_id || row.s.parent_session_id;
+  return el("span.muted.detached", {}, "subagent of ", el("a", { href: `#/session/${encodeURIComponent(root)}` }, root), " · ");
+}
