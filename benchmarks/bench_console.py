@@ -12,36 +12,38 @@ app through Starlette's TestClient, HTTP stack and JSON included) p50 and p95 of
                    and the first page of its timeline;
 - drivers, costs:  filtered cycle pages, the 24-hour summary, the 7-day cost breakdowns.
 
-Target: p95 of a filtered sessions page under 50 ms on SQLite at 100,000 sessions.
+Targets at 1,000,000 sessions on both engines, p95: a filtered sessions page under 50 ms, a
+session page under 100 ms, the 7-day Costs page (every grouping) under 100 ms. The store is
+loaded once (COPY on PostgreSQL) and kept (benchmarks/fleet_store.py); the machine's load
+average is printed beside the figures.
 
-    python benchmarks/bench_console.py [--sessions 100000] [--cycles 1000000] [--n 200]
-                                       [--db PATH (reuse a seeded store)] [--json]
+    python benchmarks/bench_console.py [--engine sqlite|postgres] [--dsn URL] [--sessions 100000]
+                                       [--cycles 1000000] [--n 200] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import bench_scrape
+import fleet_store
 import orjson
-from sqlalchemy import func, insert, select
-from sqlalchemy.engine import Engine
 
 from detectors.findings import VERDICTS
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade
-from telemetry.store.models import Cycle, Daemon, Finding, SessionIndex
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
 from fastapi.testclient import TestClient  # noqa: E402
@@ -54,18 +56,6 @@ DRIVERS = ["implement", "review", "triage", "docs", "release", "nightly"]
 WORDS = ["fix", "flaky", "test", "parser", "refactor", "login", "cache", "build", "docs", "api",
          "migrate", "schema", "bump", "deps", "crash", "timeout", "memory", "leak", "ui", "lint"]  # fmt: skip
 SAMPLE_ARCHIVES = 300
-CHUNK = 20_000
-
-
-def _chunks(rows: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    buf: list[dict[str, Any]] = []
-    for r in rows:
-        buf.append(r)
-        if len(buf) == CHUNK:
-            yield buf
-            buf = []
-    if buf:
-        yield buf
 
 
 def _session_rows(n: int, now: datetime, rnd: random.Random) -> Iterator[dict[str, Any]]:
@@ -145,39 +135,55 @@ def _archive(sid: str, messages: int = 60) -> bytes:
     return orjson.dumps(doc)
 
 
-def seed(engine: Engine, archives: Path, sessions: int, cycles: int) -> dict[str, float]:
-    rnd = random.Random(7)
-    now = datetime.now(UTC)
-    timings = {}
-    t0 = time.perf_counter()
-    with engine.begin() as conn:
-        for chunk in _chunks(_session_rows(sessions, now, rnd)):
-            conn.execute(insert(SessionIndex.__table__), chunk)  # type: ignore[attr-defined]
-        timings["seed_sessions_s"] = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        for chunk in _chunks(_cycle_rows(cycles, now, rnd)):
-            conn.execute(insert(Cycle.__table__), chunk)  # type: ignore[attr-defined]
-        timings["seed_cycles_s"] = time.perf_counter() - t1
-        stuck = conn.execute(
-            select(SessionIndex.session_id).where(SessionIndex.verdict != "healthy")  # type: ignore[arg-type]
-        ).scalars()
-        conn.execute(
-            insert(Finding.__table__),  # type: ignore[attr-defined]
-            [{"session_id": s, "detector": "doom_loop", "verdict": "stuck", "score": 1.0, "start_index": 3,
-              "evidence": {"part_ids": ["prt_000003b"]}, "source": "archive", "detected_at": now}
-             for s in stuck],
-        )  # fmt: skip
-        conn.execute(
-            insert(Daemon.__table__),  # type: ignore[attr-defined]
-            [{"driver": d, "host": "fleet-1", "pid": 1, "last_heartbeat_at": now, "in_flight_cycle_id": None,
-              "source": "http", "first_seen_at": now} for d in DRIVERS[:5]],
-        )  # fmt: skip
+def _loader(sessions: int, cycles: int) -> fleet_store.Loader:
+    def load(put: Callable[[str, Sequence[str], Iterable[Sequence[Any]]], None]) -> None:
+        rnd = random.Random(7)
+        now = datetime.now(UTC)
+        first = next(_session_rows(1, now, random.Random(0)))
+        scols = list(first)
+        stuck: list[str] = []
+
+        def sessions_() -> Iterator[list[Any]]:
+            for r in _session_rows(sessions, now, rnd):
+                if r["verdict"] != "healthy":
+                    stuck.append(r["session_id"])
+                yield [r[c] for c in scols]
+
+        put("session_index", scols, sessions_())
+        ccols = list(next(_cycle_rows(1, now, random.Random(0))))
+        put("cycle", ccols, ([r[c] for c in ccols] for r in _cycle_rows(cycles, now, rnd)))
+        fcols = [
+            "session_id",
+            "detector",
+            "verdict",
+            "score",
+            "start_index",
+            "evidence",
+            "source",
+            "detected_at",
+        ]
+        evidence = {"part_ids": ["prt_000003b"]}
+        put("finding", fcols, ([s, "doom_loop", "stuck", 1.0, 3, evidence, "archive", now] for s in stuck))
+        dcols = [
+            "driver",
+            "host",
+            "pid",
+            "last_heartbeat_at",
+            "in_flight_cycle_id",
+            "source",
+            "first_seen_at",
+        ]
+        put("daemon", dcols, ([d, "fleet-1", 1, now, None, "http", now] for d in DRIVERS[:5]))
+
+    return load
+
+
+def _write_archives(archives: Path, sessions: int) -> None:
     archives.mkdir(parents=True, exist_ok=True)
     for k in range(0, min(sessions, SAMPLE_ARCHIVES * 3), 3):
         sid = f"ses_{k:08d}"
-        (archives / f"{sid}.json").write_bytes(_archive(sid))
-    timings["seed_total_s"] = time.perf_counter() - t0
-    return timings
+        if not (archives / f"{sid}.json").exists():
+            (archives / f"{sid}.json").write_bytes(_archive(sid))
 
 
 def measure(fn: Callable[[], Any], n: int) -> dict[str, float]:
@@ -202,6 +208,16 @@ def _get(client: TestClient, url: str, **params: Any) -> Callable[[], Any]:
     return run
 
 
+def _text(client: TestClient, url: str) -> Callable[[], Any]:
+    def run() -> Any:
+        r = client.get(url)
+        if r.status_code != 200:
+            raise SystemExit(f"{url}: HTTP {r.status_code} {r.text[:200]}")
+        return r.text
+
+    return run
+
+
 def _rotating(client: TestClient, urls: list[str]) -> Callable[[], Any]:
     it = iter(range(10**9))
 
@@ -216,23 +232,33 @@ def _rotating(client: TestClient, urls: list[str]) -> Callable[[], Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    work = Path(args.db).parent if args.db else Path(tempfile.mkdtemp(prefix="octel-bench-"))
-    settings = Settings(data_dir=work, _env_file=None, ingest_token="bench-token-0123456789")  # type: ignore[call-arg, arg-type]
-    engine = make_engine(settings.db_url)
-    upgrade(engine)
-    with engine.connect() as conn:
-        have = conn.execute(select(func.count()).select_from(SessionIndex)).scalar_one()
+    name = f"console-s{args.sessions}-c{args.cycles}"
+    t0 = time.perf_counter()
+    with fleet_store.fleet_store(args.engine, name, _loader(args.sessions, args.cycles), dsn=args.dsn) as url:
+        ready_s = time.perf_counter() - t0
+        engine = make_engine(url)
+        upgrade(engine)  # a kept store gets the indexes of newer migrations
+        bench_scrape._fixed(engine, datetime.now(UTC))  # daemons and counters for /metrics
+        engine.dispose()
+        data = fleet_store.CACHE / f"{name}-{args.engine}-data"
+        _write_archives(data / "archives", args.sessions)
+        settings = Settings(
+            data_dir=data, database_url=url, _env_file=None, ingest_token="bench-token-0123456789"
+        )  # type: ignore[call-arg, arg-type]
+        return _measure_all(args, settings, ready_s)
+
+
+def _measure_all(args: argparse.Namespace, settings: Settings, ready_s: float) -> dict[str, Any]:
     out: dict[str, Any] = {
+        "engine": args.engine,
         "sessions": args.sessions,
         "cycles": args.cycles,
         "n": args.n,
-        "store": settings.db_url,
+        "store_ready_s": round(ready_s, 1),
+        "load_average": os.getloadavg(),
     }
-    if have == 0:
-        out["seed"] = seed(engine, settings.archives, args.sessions, args.cycles)
-    engine.dispose()
     results: dict[str, dict[str, float]] = {}
-    with TestClient(create_app(settings)) as c:
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as c:
         results["baseline: GET /api/health"] = measure(_get(c, "/api/health"), args.n)
         page2 = _get(c, "/api/sessions", agent="general")()["next_cursor"]
         lists = {
@@ -260,6 +286,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             _get(c, "/api/cycles", driver="review", in_flight="false"), args.n
         )
         results["drivers: cycles summary 24h"] = measure(_get(c, "/api/cycles/summary", hours=24), args.n)
+        results["metrics: GET /metrics"] = measure(_text(c, "/metrics"), max(10, args.n // 4))
         results["costs: 7 days, all groupings"] = measure(
             _get(c, "/api/costs", since="7d"), max(10, args.n // 10)
         )
@@ -269,7 +296,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["results"] = results
     lists_p95 = [v["p95_ms"] for k, v in results.items() if k.startswith("sessions list:")]
     out["sessions_list_worst_p95_ms"] = max(lists_p95)
-    out["target_met"] = max(lists_p95) < 50.0
+    out["session_page_p95_ms"] = results["session page: /api/sessions/{id}"]["p95_ms"]
+    out["costs_p95_ms"] = results["costs: 7 days, all groupings"]["p95_ms"]
+    out["metrics_p95_ms"] = results["metrics: GET /metrics"]["p95_ms"]
+    out["load_average_after"] = os.getloadavg()
+    out["target_met"] = (
+        max(lists_p95) < 50.0 and out["session_page_p95_ms"] < 100 and out["costs_p95_ms"] < 100
+    )
     return out
 
 
@@ -278,22 +311,24 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=100_000)
     ap.add_argument("--cycles", type=int, default=1_000_000)
     ap.add_argument("--n", type=int, default=200, help="requests per measurement")
-    ap.add_argument("--db", help="a folder's octel.db to reuse (seeded on first use)")
+    ap.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--dsn", help="a PostgreSQL server (superuser URL) instead of the cached cluster")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out = run(args)
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"store: {out['store']}  sessions={out['sessions']:,} cycles={out['cycles']:,}  n={out['n']}")
-    if "seed" in out:
-        print("seeded in " + ", ".join(f"{k} {v:.1f}" for k, v in out["seed"].items()))
+    print(f"{out['engine']}: sessions={out['sessions']:,} cycles={out['cycles']:,}  n={out['n']}  "
+          f"store ready in {out['store_ready_s']} s  load average {out['load_average']}")  # fmt: skip
     print(f"{'measurement':48} {'p50 ms':>8} {'p95 ms':>8} {'p95/baseline p50':>17}")
     for name, r in out["results"].items():
         print(f"{name:48} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {r['p95_ratio']:16.1f}x")
     verdict = "met" if out["target_met"] else "NOT met"
-    print(f"target p95 < 50 ms for a filtered sessions page: {verdict} "
-          f"(worst {out['sessions_list_worst_p95_ms']:.1f} ms)")  # fmt: skip
+    print(f"targets (p95: filtered sessions page < 50 ms, session page < 100 ms, costs < 100 ms): {verdict} "
+          f"(worst page {out['sessions_list_worst_p95_ms']:.1f} ms, "
+          f"session {out['session_page_p95_ms']:.1f} ms, "
+          f"costs {out['costs_p95_ms']:.1f} ms); load average after {out['load_average_after']}")  # fmt: skip
     sys.exit(0 if out["target_met"] else 1)
 
 

@@ -5,9 +5,12 @@ as a fleet runs it), then W writers (8 and 32 by default) each begin and finish 
 with the ingest token, as dispatchers do. Reported per engine and writer count: pairs per second
 and the ratio against a baseline measured in the same run against the same server (`GET
 /api/health` requests per second from the same number of writers), so a slower machine moves
-both. Target: ≥ 1,000 pairs per second on PostgreSQL with 32 writers.
+both. Each server runs with each `--serve-workers` count (`octel serve --workers N`). The
+machine's load average is printed beside each figure. Target: ≥ 1,000 pairs per second on
+PostgreSQL with 32 writers.
 
-    python benchmarks/bench_ingest.py [--writers 8,32] [--pairs 300] [--engines sqlite,postgres] [--json]
+    python benchmarks/bench_ingest.py [--writers 8,32] [--pairs 300] [--engines sqlite,postgres]
+                                      [--serve-workers 1,2] [--json]
 """
 
 from __future__ import annotations
@@ -38,12 +41,13 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @contextmanager
-def _serve(data_dir: Path, database_url: str | None) -> Iterator[str]:
+def _serve(data_dir: Path, database_url: str | None, workers: int) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "OCTEL_DATA_DIR": str(data_dir), "OCTEL_INGEST_TOKEN": TOKEN}
     if database_url:
         env["OCTEL_DATABASE_URL"] = database_url
     cmd = [sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--workers", str(workers)]
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -103,8 +107,9 @@ def _measure(base: str, writers: int, pairs: int, tag: str) -> dict[str, Any]:
 
     baseline = _rate(writers, pairs, health, base)
     rate = _rate(writers, pairs, pair, base)
+    load = [round(x, 2) for x in os.getloadavg()]
     return {"writers": writers, "pairs_per_s": round(rate, 1), "health_per_s": round(baseline, 1),
-            "ratio": round(rate / baseline, 3)}  # fmt: skip
+            "ratio": round(rate / baseline, 3), "load_average": load}  # fmt: skip
 
 
 def main() -> int:
@@ -112,6 +117,7 @@ def main() -> int:
     ap.add_argument("--writers", default="8,32")
     ap.add_argument("--pairs", type=int, default=300, help="begin+finish pairs per writer")
     ap.add_argument("--engines", default="sqlite,postgres")
+    ap.add_argument("--serve-workers", default="1,2", help="`octel serve --workers` counts to measure")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     results: list[dict[str, Any]] = []
@@ -123,13 +129,19 @@ def main() -> int:
                     print("skipping postgres: " + pgserver.HOW, file=sys.stderr)
                     continue
                 url = pgserver.create_database(stack.enter_context(pgserver.postgres_server(durable=True)))
-            with _serve(Path(tmp) / engine, url) as base:
-                for w in (int(x) for x in args.writers.split(",")):
-                    r = {"engine": engine, **_measure(base, w, args.pairs, f"{engine}{w}")}
-                    results.append(r)
-                    if not args.json:
-                        print(f"{engine:9} {w:3} writers: {r['pairs_per_s']:8.1f} pairs/s "
-                              f"(health {r['health_per_s']:8.1f} req/s, ratio {r['ratio']:.3f})")  # fmt: skip
+            for sw in (int(x) for x in args.serve_workers.split(",")):
+                with _serve(Path(tmp) / engine, url, sw) as base:
+                    for w in (int(x) for x in args.writers.split(",")):
+                        r = {
+                            "engine": engine,
+                            "serve_workers": sw,
+                            **_measure(base, w, args.pairs, f"{engine}{sw}-{w}"),
+                        }
+                        results.append(r)
+                        if not args.json:
+                            print(f"{engine:9} --workers {sw} {w:3} writers: {r['pairs_per_s']:8.1f} pairs/s "
+                                  f"(health {r['health_per_s']:7.1f} req/s, ratio {r['ratio']:.3f}; "
+                                  f"load average {r['load_average']})", flush=True)  # fmt: skip
     if args.json:
         print(json.dumps(results, indent=2))
     return 0

@@ -1,31 +1,38 @@
-"""How the cost of a `/metrics` scrape grows with history, on SQLite.
+"""How the cost of a `/metrics` scrape grows with history, on SQLite or PostgreSQL.
 
-For each size N the store holds N cycles, N/10 archived sessions and N/10 findings (bulk-inserted
-with executemany), plus what does not grow with history: 20 daemons (HTTP and heartbeat-file
+For each size N the store holds N cycles, N/10 archived sessions and N/10 findings (loaded once
+and kept: COPY on PostgreSQL, executemany on SQLite; benchmarks/fleet_store.py), plus what does
+not grow with history: 20 daemons (HTTP and heartbeat-file
 ones, some with a cycle in flight), 20 open cycles and ~650 counter rows. A scrape is a GET
 /metrics through the real app; the figure is the median of REPEATS after a warm-up.
 
 Scrape time should stay flat: it reads the daemon rows, the open cycles (index on `ended_at`),
 the named in-flight cycles (unique index) and the `aggregate` table, never the history. The
 report gives each size's time as a ratio to the smallest size's, next to the row-count ratio.
-Target: under 100 ms at 1,000,000 cycles and 100,000 sessions.
+Target: under 100 ms at 10,000,000 cycles and 1,000,000 sessions, on both engines.
 
-    python benchmarks/bench_scrape.py [--sizes 10000,100000,1000000] [--repeats 30] [--json] [--check]
+    python benchmarks/bench_scrape.py [--engine sqlite|postgres] [--dsn URL]
+                                      [--sizes 10000,100000,1000000] [--repeats 30] [--json] [--check]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import statistics
 import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import fleet_store
+from sqlmodel import func, select
 
 from archiver.metrics import TOKEN_KINDS
 from detectors.findings import VERDICTS
@@ -33,98 +40,61 @@ from telemetry.settings import Settings
 from telemetry.store import aggregates
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
+from telemetry.store.models import Aggregate, Cycle, Daemon
 from web.app import create_app
 
 TARGET_MS = 100.0
 DRIVERS = ("review", "impl", "triage", "docs", "deps")
-_CHUNK = 50_000
 
 
-def _ts(dt: datetime) -> str:
-    return dt.strftime("%Y-%m-%d %H:%M:%S.%f")  # how SQLAlchemy stores DateTime on SQLite
+def _loader(n: int, now: datetime) -> fleet_store.Loader:
+    """N cycles, one a minute back from now; N/10 sessions and as many findings."""
 
+    def load(put: Any) -> None:
+        cols = ["cycle_id", "driver", "host", "pid", "started_at", "ended_at", "terminal_state",
+                "worker_outcome", "start_synthesised", "raw", "updated_at"]  # fmt: skip
 
-def _cycles(conn: Any, n: int, now: datetime) -> None:
-    sql = (
-        "INSERT INTO cycle (cycle_id, driver, host, pid, started_at, ended_at, terminal_state,"
-        " worker_outcome, start_synthesised, raw, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-    )
-    for lo in range(0, n, _CHUNK):
-        rows = []
-        for i in range(lo, min(lo + _CHUNK, n)):
-            start = now - timedelta(seconds=60 * (n - i))
-            rows.append(
-                (
-                    f"c{i}",
-                    DRIVERS[i % len(DRIVERS)],
-                    "h1",
-                    1000 + i % 50,
-                    _ts(start),
-                    _ts(start + timedelta(seconds=45)),
-                    "failed" if i % 7 == 0 else "done",
-                    "merged",
-                    0,
-                    "{}",
-                    _ts(start),
-                )
-            )
-        conn.exec_driver_sql(sql, rows)
+        def cycles() -> Iterator[list[Any]]:
+            for i in range(n):
+                start = now - timedelta(seconds=60 * (n - i))
+                yield [f"c{i}", DRIVERS[i % len(DRIVERS)], "h1", 1000 + i % 50, start,
+                       start + timedelta(seconds=45), "failed" if i % 7 == 0 else "done", "merged",
+                       False, {}, start]  # fmt: skip
 
+        put("cycle", cols, cycles())
+        m = n // 10
+        at = [now - timedelta(seconds=600 * (m - i)) for i in range(m)]
+        scols = ["session_id", "root_session_id", "depth", "agent", "model", "archived_at", "turn_count",
+                 "message_count", "in_flight", "tokens_input", "tokens_output", "tokens_reasoning",
+                 "tokens_cache_read", "tokens_cache_write", "cost_usd", "subtree_tokens", "subtree_cost_usd",
+                 "subtree_session_count", "verdict", "finding_count", "walk_error_count", "archive_path",
+                 "schema_version", "content_hash"]  # fmt: skip
+        put("session_index", scols, (
+            [f"ses_{i}", f"ses_{i}", 0, f"agent{i % 10}", f"model{i % 5}", at[i], 5, 10, False, 100, 50, 5,
+             900, 10, 0.1, 1065, 0.1, 1, "stuck" if i % 13 == 0 else "healthy", 1, 0, f"a/ses_{i}.json", 2,
+             "0" * 64] for i in range(m)))  # fmt: skip
+        fcols = ["session_id", "detector", "verdict", "score", "start_index", "source", "detected_at"]
+        put("finding", fcols, (
+            [f"ses_{i}", "doom_loop", "stuck" if i % 13 == 0 else "healthy", 0.5, 0, "archive", at[i]]
+            for i in range(m)))  # fmt: skip
 
-def _sessions(conn: Any, n: int, now: datetime) -> None:
-    sql = (
-        "INSERT INTO session_index (session_id, root_session_id, depth, agent, model, archived_at,"
-        " turn_count, message_count, in_flight, tokens_input, tokens_output, tokens_reasoning,"
-        " tokens_cache_read, tokens_cache_write, cost_usd, subtree_tokens, subtree_cost_usd,"
-        " subtree_session_count, verdict, finding_count, walk_error_count, archive_path,"
-        " schema_version, content_hash) VALUES (?,?,0,?,?,?,5,10,0,100,50,5,900,10,0.1,1065,0.1,1,"
-        " ?,1,0,?,2,?)"
-    )
-    fsql = (
-        "INSERT INTO finding (session_id, detector, verdict, score, start_index, source, detected_at)"
-        " VALUES (?,?,?,0.5,0,'archive',?)"
-    )
-    for lo in range(0, n, _CHUNK):
-        ids = range(lo, min(lo + _CHUNK, n))
-        at = [_ts(now - timedelta(seconds=600 * (n - i))) for i in ids]
-        verdicts = ["stuck" if i % 13 == 0 else "healthy" for i in ids]
-        conn.exec_driver_sql(
-            sql,
-            [
-                (f"ses_{i}", f"ses_{i}", f"agent{i % 10}", f"model{i % 5}", t, v, f"a/ses_{i}.json", "0" * 64)
-                for i, t, v in zip(ids, at, verdicts, strict=True)
-            ],
-        )
-        conn.exec_driver_sql(
-            fsql, [(f"ses_{i}", "doom_loop", v, t) for i, t, v in zip(ids, at, verdicts, strict=True)]
-        )
+    return load
 
 
 def _fixed(engine: Any, now: datetime) -> None:
     """What does not grow with history: daemons, open cycles, counters."""
     host = socket.gethostname()
-    with engine.begin() as conn:
+    with session_scope(engine) as db:
+        if db.exec(select(func.count()).select_from(Aggregate)).one():
+            return  # a kept store has them already
         for i in range(20):
             driver = DRIVERS[i % len(DRIVERS)]
-            conn.exec_driver_sql(
-                "INSERT INTO cycle (cycle_id, driver, started_at, start_synthesised, updated_at)"
-                " VALUES (?,?,?,0,?)",
-                (f"open{i}", driver, _ts(now - timedelta(seconds=30 * i)), _ts(now)),
-            )
-            conn.exec_driver_sql(
-                "INSERT INTO daemon (driver, host, pid, last_heartbeat_at, in_flight_cycle_id, source,"
-                " first_seen_at) VALUES (?,?,?,?,?,?,?)",
-                (
-                    driver,
-                    f"{host}-{i}",
-                    2000 + i,
-                    _ts(now - timedelta(seconds=40 * i)),
-                    f"open{i}" if i % 3 == 0 else None,
-                    "file" if i % 2 else "http",
-                    _ts(now),
-                ),
-            )
-    with session_scope(engine) as db:
+            db.add(Cycle(cycle_id=f"open{i}", driver=driver, started_at=now - timedelta(seconds=30 * i),
+                         updated_at=now))  # fmt: skip
+            db.add(Daemon(driver=driver, host=f"{host}-{i}", pid=2000 + i,
+                          last_heartbeat_at=now - timedelta(seconds=40 * i),
+                          in_flight_cycle_id=f"open{i}" if i % 3 == 0 else None,
+                          source="file" if i % 2 else "http", first_seen_at=now))  # fmt: skip
         for d in DRIVERS:
             for state in ("done", "failed", "aborted", "timeout"):
                 for outcome in ("merged", "rejected", ""):
@@ -150,20 +120,19 @@ def _fixed(engine: Any, now: datetime) -> None:
                 aggregates.bump(db, "findings_total", {"detector": det, "verdict": verdict}, 5)
 
 
-def _measure(n: int, repeats: int, folder: Path) -> dict[str, Any]:
-    url = f"sqlite:///{folder / f'octel-{n}.db'}"
-    engine = make_engine(url)
-    upgrade(engine)
+def _measure(n: int, repeats: int, folder: Path, engine_name: str, dsn: str | None) -> dict[str, Any]:
     now = datetime.now(UTC)
     t = time.perf_counter()
-    with engine.begin() as conn:
-        _cycles(conn, n, now)
-        _sessions(conn, n // 10, now)
-    _fixed(engine, now)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("ANALYZE")
-    seed_s = time.perf_counter() - t
-    engine.dispose()
+    with fleet_store.fleet_store(engine_name, f"scrape-c{n}", _loader(n, now), dsn=dsn) as url:
+        engine = make_engine(url)
+        upgrade(engine)
+        _fixed(engine, now)
+        engine.dispose()
+        seed_s = time.perf_counter() - t
+        return _scrape(n, repeats, folder, url, seed_s)
+
+
+def _scrape(n: int, repeats: int, folder: Path, url: str, seed_s: float) -> dict[str, Any]:
     settings = Settings(
         data_dir=folder / "data",
         database_url=url,
@@ -174,7 +143,7 @@ def _measure(n: int, repeats: int, folder: Path) -> dict[str, Any]:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
     times = []
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
         for _ in range(3):
             assert client.get("/metrics").status_code == 200
         for _ in range(repeats):
@@ -190,6 +159,7 @@ def _measure(n: int, repeats: int, folder: Path) -> dict[str, Any]:
         "median_ms": round(statistics.median(times) * 1000, 2),
         "p95_ms": round(times[int(0.95 * (len(times) - 1))] * 1000, 2),
         "bytes": len(r.content),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -197,6 +167,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000,1000000", help="cycle counts, comma-separated")
     ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--dsn", help="a PostgreSQL server (superuser URL) instead of the cached cluster")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--check", action="store_true", help="exit 1 if the largest size misses the target")
     args = ap.parse_args()
@@ -208,12 +180,13 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="octel-bench-") as tmp:
         for n in sizes:
-            results.append(_measure(n, args.repeats, Path(tmp)))
+            results.append(_measure(n, args.repeats, Path(tmp), args.engine, args.dsn))
             if not args.json:
                 r = results[-1]
                 print(
                     f"{n:>9} cycles {n // 10:>8} sessions  seeded in {r['seed_s']:>6.1f} s  "
-                    f"scrape median {r['median_ms']:>7.2f} ms  p95 {r['p95_ms']:>7.2f} ms",
+                    f"scrape median {r['median_ms']:>7.2f} ms  p95 {r['p95_ms']:>7.2f} ms  "
+                    f"load average {r['load_average']}",
                     flush=True,
                 )
     base = results[0]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.app import app, console, open_store, settings_of
+from cli.app import app, console, open_redactor, open_store, settings_of
 from telemetry.store.migrate import current_revision, head_revision
+
+if TYPE_CHECKING:
+    from telemetry.settings import Settings
 
 __all__ = ["db_app"]
 
@@ -21,6 +25,9 @@ def serve(
     host: Annotated[str | None, typer.Option(help="OCTEL_HOST")] = None,
     port: Annotated[int | None, typer.Option(help="OCTEL_PORT")] = None,
     long_worker_seconds: Annotated[float | None, typer.Option(help="OCTEL_LONG_WORKER_SECONDS")] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, max=64, help="Worker processes answering on the same port.")
+    ] = 1,
 ) -> None:
     """Run the console, ingestion API and /metrics (upgrades the store first)."""
     import uvicorn
@@ -35,8 +42,40 @@ def serve(
     settings = settings_of(ctx).model_copy(update=overrides)
     with open_store(settings):
         pass  # fail early, with one sentence, when the store is unreachable
-    console.print(f"octel: serving on http://{settings.host}:{settings.port}", highlight=False)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    if workers > 1:
+        _prepare_workers(settings)
+    console.print(
+        f"octel: serving on http://{settings.host}:{settings.port}"
+        + (f" with {workers} workers" if workers > 1 else ""),
+        highlight=False,
+    )
+    if workers == 1:
+        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+        return
+    uvicorn.run(
+        "web.app:app_from_environment",
+        factory=True,
+        workers=workers,
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+    )
+
+
+def _prepare_workers(settings: Settings) -> None:
+    """What the workers share is made once, here, before they start: the schema is upgraded
+    (open_store did), the ingest token and the redaction key exist, so no two workers race to
+    create them. The settings reach the workers through the environment they inherit, never
+    through their command line, where any user on the machine could read a password or a
+    token."""
+    from telemetry.token import ensure_ingest_token
+    from web.app import settings_environment
+
+    _token, path, created = ensure_ingest_token(settings)
+    if created:
+        console.print(f"octel: created an ingest token in {path} (mode 0600)", highlight=False)
+    open_redactor(settings)
+    os.environ.update(settings_environment(settings))
 
 
 @db_app.command("upgrade")

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -28,7 +28,9 @@ class OctelProcess:
         database_url: str | None = None,
         token: str = "test-token-0123456789",
         extra_env: dict[str, str] | None = None,
+        serve_args: Sequence[str] = (),
     ) -> None:
+        self.serve_args = list(serve_args)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -49,7 +51,7 @@ class OctelProcess:
         """Start the server and wait until it answers (any answer: reads may need a token)."""
         self._log = open(self.log_path, "ab")  # noqa: SIM115
         proc = self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cli", "serve"],
+            [sys.executable, "-m", "cli", "serve", *self.serve_args],
             env=self.env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -96,9 +98,11 @@ def live_octel(
     database_url: str | None = None,
     token: str = "test-token-0123456789",
     extra_env: dict[str, str] | None = None,
+    serve_args: Sequence[str] = (),
 ) -> Iterator[str]:
-    """Yield the base URL of a running `octel serve`; stop it (and its children) afterwards."""
-    server = OctelProcess(data_dir, database_url, token, extra_env)
+    """Yield the base URL of a running `octel serve` (`serve_args`: e.g. `--workers 2`); stop it
+    (and its children) afterwards."""
+    server = OctelProcess(data_dir, database_url, token, extra_env, serve_args)
     try:
         server.start()
         yield server.base

@@ -1,4 +1,5 @@
-"""`/api/costs`: the JSON twin of the Costs view (grouped in SQL by `telemetry.queries.costs`)."""
+"""`/api/costs`: the JSON twin of the Costs view (grouped in SQL by `telemetry.queries.costs`,
+every grouping from one scan of the window by `telemetry.queries.cost_views`)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from telemetry.queries.costs import (
-    COST_WINDOW,
-    GROUP_KEYS,
-    cost_breakdown,
-    daily_series,
-    merge_sources,
-    most_expensive_sessions,
-    most_expensive_trees,
-)
+from telemetry.queries.cost_views import cost_views
+from telemetry.queries.costs import COST_WINDOW, GROUP_KEYS, most_expensive_sessions, most_expensive_trees
 from telemetry.queries.fleet_models import CostsAnswer
 from telemetry.timeutil import Since, utcnow
 from web.deps import ReadDbDep
@@ -48,20 +42,13 @@ def costs(
     bad = [g for g in groups if g not in GROUP_KEYS]
     if bad:
         raise invalid_request("query.by", f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")
-    breakdowns: dict[str, list[dict[str, Any]]] = {}
-    totals: dict[str, Any] | None = None
-    for key in dict.fromkeys(groups):
-        result = cost_breakdown(db, [key], start, end)
-        totals = totals or result["totals"]
-        breakdowns[key] = merge_sources(result["rows"], key)
-    if totals is None:
-        totals = cost_breakdown(db, [], start, end)["totals"]
+    breakdowns, totals, daily = cost_views(db, groups, stack, start, end)
     return {
         "since": start.isoformat(),
         "until": end.isoformat(),
         "totals": totals,
         "breakdowns": breakdowns,
-        "daily": daily_series(db, stack, start, end),
+        "daily": daily,
         "top_sessions": most_expensive_sessions(db, start, end, top),
         "top_trees": most_expensive_trees(db, start, end, top),
     }

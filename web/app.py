@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 from starlette.middleware.gzip import GZipMiddleware
 
@@ -23,7 +24,7 @@ from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
 from web.hosts import HostCheck
 
-__all__ = ["create_app", "exposure_warning"]
+__all__ = ["app_from_environment", "create_app", "exposure_warning", "settings_environment"]
 
 log = logging.getLogger("octel")
 
@@ -105,3 +106,25 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.add_middleware(HostCheck, allowed_hosts=settings.hosts)
     app.add_middleware(SecurityHeaders)
     return app
+
+
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """`settings` as the `OCTEL_*` variables that give them back: what `octel serve --workers`
+    hands its worker processes (the environment, which only this user can read)."""
+    env = {}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        env[f"OCTEL_{name.upper()}"] = str(value)
+    return env
+
+
+def app_from_environment() -> FastAPI:
+    """A worker's app under `octel serve --workers N`: settings from the environment its
+    parent prepared, the schema already upgraded by the parent."""
+    return create_app(Settings(), migrate=False)

@@ -3,7 +3,8 @@
 Each app has its own registry (never prometheus_client's global one) holding one collector. The
 store is the single source of truth for fleet metrics, so restarts and several octel instances
 never reset or double a counter. Request metrics live in this process and are labelled by route
-template, never by raw path. One uvicorn worker: no multiprocess mode.
+template, never by raw path. No multiprocess mode: under `octel serve --workers N` each worker
+answers with the store's metrics (the same from every worker) and its own request metrics.
 """
 
 from __future__ import annotations

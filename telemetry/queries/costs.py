@@ -31,10 +31,13 @@ __all__ = [
     "TOKEN_KINDS",
     "cost_breakdown",
     "daily_series",
+    "grouped_records",
     "merge_sources",
     "most_expensive_sessions",
     "most_expensive_trees",
+    "present",
     "session_window",
+    "stacked_days",
 ]
 
 GROUP_KEYS = ("agent", "model", "driver", "day")
@@ -133,6 +136,13 @@ def cost_breakdown(
     first; `totals` covers every row.
     """
     keys = list(dict.fromkeys(by))
+    return present(grouped_records(db, keys, since, until), keys, since, until)
+
+
+def grouped_records(
+    db: Session, keys: Sequence[str], since: datetime | None, until: datetime | None
+) -> list[dict[str, Any]]:
+    """Token sums by kind, unrounded cost and count per `source` and `keys`, most expensive first."""
     bad = [k for k in keys if k not in GROUP_KEYS]
     if bad:
         raise ValueError(f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")
@@ -144,18 +154,30 @@ def cost_breakdown(
     cost = func.sum(both.c.cost).label("cost_usd")
     stmt = sa_select(*group, *sums, cost, func.count().label("count")).group_by(*group)
     stmt = stmt.order_by(cost.desc(), *group)
+    return [
+        {"source": rec["source"], **{k: rec[k] for k in keys}}
+        | {k: int(rec[k] or 0) for k in TOKEN_KINDS}
+        | {"cost_usd": float(rec["cost_usd"] or 0.0), "count": int(rec["count"])}
+        for rec in db.connection().execute(stmt).mappings().all()
+    ]
+
+
+def present(
+    records: Sequence[dict[str, Any]], keys: Sequence[str], since: datetime | None, until: datetime | None
+) -> dict[str, Any]:
+    """The answer of `cost_breakdown` from grouped records: rounded costs, totals, ratios."""
     rows = []
     totals: dict[str, Any] = {k: 0 for k in TOKEN_KINDS} | {"cost_usd": 0.0, "count": 0}
-    for rec in db.connection().execute(stmt).mappings().all():
-        tokens = {k: int(rec[k] or 0) for k in TOKEN_KINDS}
+    for rec in records:
+        tokens = {k: rec[k] for k in TOKEN_KINDS}
         row: dict[str, Any] = {"source": rec["source"]}
         row.update({k: rec[k] for k in keys})
         row.update(
             {
                 "tokens": tokens,
                 "tokens_total": sum(tokens.values()),
-                "cost_usd": round(float(rec["cost_usd"] or 0.0), 6),
-                "count": int(rec["count"]),
+                "cost_usd": round(rec["cost_usd"], 6),
+                "count": rec["count"],
                 "cache_hit_ratio": _ratio(tokens["cache_read"], tokens["input"]),
             }
         )
@@ -166,7 +188,7 @@ def cost_breakdown(
         totals["count"] += row["count"]
     total_tokens = {k: totals.pop(k) for k in TOKEN_KINDS}
     return {
-        "by": keys,
+        "by": list(keys),
         "since": as_utc(since).isoformat() if since else None,
         "until": as_utc(until).isoformat() if until else None,
         "rows": rows,
@@ -226,7 +248,13 @@ def daily_series(
     each of those days (0 when none)."""
     if stack not in ("agent", "model"):
         raise ValueError(f"cannot stack by {stack!r}; choose agent or model")
-    rows = cost_breakdown(db, ["day", stack], since, until)["rows"]
+    return stacked_days(cost_breakdown(db, ["day", stack], since, until)["rows"], stack, since, until)
+
+
+def stacked_days(
+    rows: Sequence[dict[str, Any]], stack: str, since: datetime | None, until: datetime | None
+) -> dict[str, Any]:
+    """`daily_series` from the rows of `cost_breakdown(by=["day", stack])`."""
     days = sorted({r["day"] for r in rows if r["day"]} | set(_days_between(since, until)))
     totals: dict[Any, float] = {}
     cells: dict[tuple[Any, str], float] = {}

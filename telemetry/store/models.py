@@ -54,6 +54,8 @@ class Cycle(SQLModel, table=True):
         Index("ix_cycle_driver_started", "driver", "started_at", "id"),
         Index("ix_cycle_started", "started_at", "id"),
         Index("ix_cycle_open", "ended_at", "driver"),
+        # the window's summary by driver and outcome, read from the index alone (0010)
+        Index("ix_cycle_started_outcome", "started_at", "driver", "terminal_state", "worker_outcome"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

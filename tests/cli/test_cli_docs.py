@@ -1,4 +1,4 @@
-"""docs/cli.md documents every query, run, import, prune and doctor command and each of its options."""
+"""docs/cli.md documents every query, run, import, prune, doctor and serve command and each of its options."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ COMMANDS = [
     "prune",
     "doctor",
     "export otel",
+    "serve",
 ]
 
 

@@ -1,7 +1,9 @@
-"""Two `octel serve` instances on one PostgreSQL: the same answers, no write lost or counted twice."""
+"""Two `octel serve` instances of two worker processes each on one PostgreSQL: the same
+answers, no write lost or counted twice."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from liveserver import live_octel
+from liveserver import OctelProcess, live_octel
 from sqlmodel import func, select
 
 from archiver.record import SessionRecord
@@ -24,6 +26,7 @@ pytestmark = pytest.mark.postgres
 
 TOKEN = {"Authorization": "Bearer test-token-0123456789"}
 WRITERS, PER_WRITER = 8, 150
+RACING, UNBEGUN = 4, 3
 
 
 def _writer(bases: list[str], w: int) -> int:
@@ -47,19 +50,52 @@ def _writer(bases: list[str], w: int) -> int:
     return created
 
 
-def _race(bases: list[str], path: str, bodies: list[dict[str, object]], copies: int) -> list[int]:
-    """Send every body `copies` times to each instance at once, released by one barrier."""
+def _race_answers(
+    bases: list[str], path: str, bodies: list[dict[str, object]], copies: int
+) -> list[tuple[int, dict[str, object]]]:
+    """Send every body `copies` times to each instance at once, released by one barrier; each
+    caller opens its own connection, so the copies land on both workers of an instance."""
     jobs = [(b, body) for body in bodies for b in bases for _ in range(copies)]
     barrier = threading.Barrier(len(jobs))
 
-    def send(job: tuple[str, dict[str, object]]) -> int:
+    def send(job: tuple[str, dict[str, object]]) -> tuple[int, dict[str, object]]:
         base, body = job
         with httpx.Client(base_url=base, headers=TOKEN, timeout=60) as c:
             barrier.wait()
-            return c.post(path, json=body).status_code
+            r = c.post(path, json=body)
+            return r.status_code, r.json()
 
     with ThreadPoolExecutor(len(jobs)) as pool:
         return list(pool.map(send, jobs))
+
+
+def _race(bases: list[str], path: str, bodies: list[dict[str, object]], copies: int) -> list[int]:
+    return [status for status, _ in _race_answers(bases, path, bodies, copies)]
+
+
+def _changed(answers: list[tuple[int, dict[str, object]]]) -> dict[str, int]:
+    """How many finish answers said they changed each cycle."""
+    out: dict[str, int] = {}
+    for status, body in answers:
+        assert status == 200, body
+        cycle = body["cycle"]
+        assert isinstance(cycle, dict)
+        out[str(cycle["cycle_id"])] = out.get(str(cycle["cycle_id"]), 0) + bool(body["changed"])
+    return out
+
+
+def _argv_of_group(pgid: int) -> list[str]:
+    """The command lines of every process in a process group (the server and its workers)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(proc.name)) == pgid:
+                out.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ProcessLookupError):
+            continue
+    return out
 
 
 def _store_families(text: str) -> dict[str, str]:
@@ -79,33 +115,63 @@ def _store_families(text: str) -> dict[str, str]:
 
 
 def test_two_instances_lose_nothing_and_count_once(tmp_path: Path, pg_url: str) -> None:
-    with (
-        live_octel(tmp_path / "a", pg_url) as a,
-        live_octel(tmp_path / "b", pg_url) as b,
-    ):
-        bases = [a, b]
-        with ThreadPoolExecutor(WRITERS) as pool:
-            created = sum(pool.map(_writer, [bases] * WRITERS, range(WRITERS)))
-        assert created == WRITERS * PER_WRITER
+    workers = ["--workers", "2"]
+    server_a = OctelProcess(tmp_path / "a", pg_url, serve_args=workers)
+    try:
+        server_a.start()
+        with live_octel(tmp_path / "b", pg_url, serve_args=workers) as b:
+            _lose_nothing([server_a.base, b])
+            assert server_a.proc is not None
+            argv = _argv_of_group(server_a.proc.pid)
+            assert len(argv) >= 3, argv  # the server and its two workers
+            # the settings reach the workers through their environment, not their command line
+            assert not any(TOKEN["Authorization"].split()[1] in a or "postgresql" in a for a in argv), argv
+    finally:
+        server_a.stop()
+    _count_once(pg_url)
 
-        # The same cycles begun and finished by many callers on both instances at once.
-        racing = [{"cycle_id": f"race-{k}", "driver": "racer"} for k in range(4)]
-        begun = _race(bases, "/api/v1/cycles/begin", racing, copies=3)
-        assert sorted(set(begun)) == [200, 201] and begun.count(201) == len(racing)
-        finished = [{**c, "terminal_state": "done", "worker_wallclock_seconds": 5.0} for c in racing]
-        assert set(_race(bases, "/api/v1/cycles/finish", finished, copies=3)) == {200}
 
-        # Both instances answer the same, from the store.
-        for path in ("/api/cycles/summary?since=24h", "/api/cycles?limit=50&driver=racer"):
-            ja, jb = (httpx.get(x + path).json() for x in bases)
-            ja.pop("since", None), jb.pop("since", None)  # each instance's own clock
-            assert ja == jb, path
-        ma, mb = (_store_families(httpx.get(x + "/metrics").text) for x in bases)
-        assert ma == mb and ma
+def _lose_nothing(bases: list[str]) -> None:
+    with ThreadPoolExecutor(WRITERS) as pool:
+        created = sum(pool.map(_writer, [bases] * WRITERS, range(WRITERS)))
+    assert created == WRITERS * PER_WRITER
 
+    # The same cycles begun and finished by many callers on both instances at once.
+    racing = [{"cycle_id": f"race-{k}", "driver": "racer"} for k in range(RACING)]
+    begun = _race(bases, "/api/v1/cycles/begin", racing, copies=3)
+    assert sorted(set(begun)) == [200, 201] and begun.count(201) == len(racing)
+    finished = [{**c, "terminal_state": "done", "worker_wallclock_seconds": 5.0} for c in racing]
+    assert _changed(_race_answers(bases, "/api/v1/cycles/finish", finished, copies=3)) == {
+        c["cycle_id"]: 1 for c in racing
+    }
+    # Finishes of cycles never begun race to insert them: one row each, one finish counted.
+    unbegun = [
+        {
+            "cycle_id": f"late-{k}",
+            "driver": "racer",
+            "terminal_state": "done",
+            "worker_wallclock_seconds": 5.0,
+        }
+        for k in range(UNBEGUN)
+    ]
+    assert _changed(_race_answers(bases, "/api/v1/cycles/finish", unbegun, copies=3)) == {
+        c["cycle_id"]: 1 for c in unbegun
+    }
+
+    # Both instances answer the same, from the store.
+    for path in ("/api/cycles/summary?since=24h", "/api/cycles?limit=50&driver=racer"):
+        ja, jb = (httpx.get(x + path).json() for x in bases)
+        ja.pop("since", None), jb.pop("since", None)  # each instance's own clock
+        assert ja == jb, path
+    # Every worker of both instances computes the same store-derived samples.
+    scrapes = [_store_families(httpx.get(x + "/metrics").text) for x in bases for _ in range(4)]
+    assert scrapes[0] and all(m == scrapes[0] for m in scrapes)
+
+
+def _count_once(pg_url: str) -> None:
     engine = make_engine(pg_url)
     with session_scope(engine, write=False) as db:
-        total = WRITERS * PER_WRITER + len(racing)
+        total = WRITERS * PER_WRITER + RACING + UNBEGUN
         assert db.exec(select(func.count()).select_from(Cycle)).one() == total
         done = db.exec(select(func.sum(Aggregate.value)).where(Aggregate.metric == "cycles_total")).one()
         racer = [
@@ -114,8 +180,8 @@ def test_two_instances_lose_nothing_and_count_once(tmp_path: Path, pg_url: str) 
             if m == "cycle_duration_seconds_count" and lbl["driver"] == "racer"
         ]
     engine.dispose()
-    assert done == WRITERS * len(range(0, PER_WRITER, 3)) + len(racing)
-    assert racer == [len(racing)]
+    assert done == WRITERS * len(range(0, PER_WRITER, 3)) + RACING + UNBEGUN
+    assert racer == [RACING + UNBEGUN]
 
 
 def _record(tokens: int) -> SessionRecord:

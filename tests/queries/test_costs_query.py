@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from storeseed import T0, add, cycle, seed_fleet, session
 
+from telemetry.queries.cost_views import cost_views
 from telemetry.queries.costs import (
     cost_breakdown,
     daily_series,
@@ -138,3 +139,19 @@ def test_daily_series_stacks_spend_by_agent(engine: Engine) -> None:
     assert build["cost_usd"] == [0.0, pytest.approx(0.80)]
     assert got["day_totals"][1] == pytest.approx(sum(s["cost_usd"][1] for s in got["series"]))
     assert got["series"][0]["key"] == "build"  # most expensive stack first
+
+
+@pytest.mark.parametrize("groups", [["agent", "model", "driver", "day"], ["day", "agent"], []])
+@pytest.mark.parametrize("stack", ["agent", "model"])
+def test_the_costs_page_from_one_scan_equals_each_grouping_asked_alone(
+    engine: Engine, groups: list[str], stack: str
+) -> None:
+    seed_fleet(engine)
+    since, until = T0 - timedelta(days=30), T0 + timedelta(days=30)
+    with session_scope(engine, write=False) as db:
+        breakdowns, totals, daily = cost_views(db, groups, stack, since, until)
+        alone = {g: cost_breakdown(db, [g], since, until) for g in groups}
+        assert breakdowns == {g: merge_sources(alone[g]["rows"], g) for g in groups}
+        first = alone[groups[0]] if groups else cost_breakdown(db, [], since, until)
+        assert totals == first["totals"] and totals["count"] > 0
+        assert daily == daily_series(db, stack, since, until)
