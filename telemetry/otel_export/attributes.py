@@ -12,6 +12,7 @@ from typing import Any
 
 from archiver.metrics import TOKEN_KINDS
 from detectors import REGISTRY
+from telemetry.otel_export.claude_tools import is_claude
 from telemetry.otel_export.spans import SpanEvent
 from telemetry.otel_export.times import ms_to_ns
 
@@ -30,6 +31,8 @@ Attrs = dict[str, Any]
 
 
 def _d(v: object) -> Mapping[str, Any]:
+    if type(v) is dict:  # the common case, checked first: an ABC check costs more
+        return v
     return v if isinstance(v, Mapping) else {}
 
 
@@ -52,7 +55,9 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> Attrs:
     first = _first_assistant(doc)
     model = str(doc.get("model") or "")
     provider = first.get("providerID") or (model.split("/", 1)[0] if "/" in model else None)
-    agent = doc.get("agent") or first.get("agent") or first.get("mode") or "agent"
+    # Claude Code's main thread has no agent name of its own; its subagents have their type
+    fallback = "main" if is_claude(doc) else "agent"
+    agent = doc.get("agent") or first.get("agent") or first.get("mode") or fallback
     tot = _d(doc.get("totals"))
     tokens = _d(tot.get("tokens"))
     a: Attrs = {
