@@ -91,6 +91,7 @@ class Outcome:
     rejected: int = 0  # spans a 2xx answer says it did not keep (partial success)
     retry_after: float | None = None  # seconds the backend asked us to wait
     message: str = ""
+    status: int | None = None  # the HTTP status, when there was an answer
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -134,9 +135,10 @@ class OTLPSender:
             return Outcome(False, retry=True, message=f"cannot reach {self.config.endpoint}: {exc}")
         if 200 <= r.status_code < 300:
             rejected, why = _rejected(r)
-            return Outcome(True, rejected=rejected, message=why)
+            return Outcome(True, rejected=rejected, message=why, status=r.status_code)
         return Outcome(
             False,
+            status=r.status_code,
             retry=r.status_code in RETRYABLE,
             retry_after=_retry_after(r.headers.get("retry-after")),
             message=f"{self.config.endpoint} answered {r.status_code} {r.reason_phrase}".rstrip(),

@@ -88,3 +88,9 @@ def test_a_claude_tree_in_phoenix(phoenix: str, tmp_path: Path, monkeypatch: pyt
     assert [s["session_id"] for s in sessions] == [root]
     assert [t["trace_id"] for t in sessions[0]["traces"]] == [tid]
     assert sessions[0]["token_count_total"] == octel_total
+
+    # and `octel doctor` finds Phoenix taking trace exports (an empty one adds nothing)
+    r = CliRunner().invoke(app, [*base, "doctor", "--json"], catch_exceptions=False)
+    checks = {c["name"]: c for c in json.loads(r.stdout)["checks"]}
+    assert checks["otlp endpoint"]["status"] == "ok", checks["otlp endpoint"]
+    assert len(_spans(phoenix, expected)) == expected
