@@ -110,6 +110,7 @@ class TreeExporter:
         results: list[TreeExport] = []
         batch: list[bytes] = []  # encoded spans
         owners: list[tuple[TreeExport, int]] = []  # whose spans the batch holds, how many
+        counts = [0, 0]  # exported, dropped: written to the store once, at the end
 
         def flush() -> None:
             if not batch:
@@ -121,24 +122,29 @@ class TreeExporter:
                 tree.exported += min(n, left)
                 tree.dropped += n - min(n, left)
                 left -= min(n, left)
-            count_spans(self.engine, taken, len(batch) - taken)
+            counts[0] += taken
+            counts[1] += len(batch) - taken
             batch.clear()
             owners.clear()
 
-        with Session(self.engine) as db:  # one read session for all: no connection per tree
-            for root in roots:
-                out = self._load(db, root)
-                results.append(out)
-                for i in range(0, len(out.records), BATCH_SPANS):
-                    chunk = out.records[i : i + BATCH_SPANS]
-                    if len(batch) + len(chunk) > BATCH_SPANS:
-                        flush()
-                    batch.extend(self.encoder.span(r) for r in chunk)
-                    owners.append((out, len(chunk)))
-                out.records = []  # the spans are in the batch now: hold each tree's records once
-                if progress is not None:
-                    progress()
-        flush()
+        try:
+            with Session(self.engine) as db:  # one read session for all: no connection per tree
+                for root in roots:
+                    out = self._load(db, root)
+                    results.append(out)
+                    for i in range(0, len(out.records), BATCH_SPANS):
+                        chunk = out.records[i : i + BATCH_SPANS]
+                        if len(batch) + len(chunk) > BATCH_SPANS:
+                            flush()
+                        batch.extend(self.encoder.span(r) for r in chunk)
+                        owners.append((out, len(chunk)))
+                    out.records = []  # the spans are in the batch now: each tree's records once
+                    if progress is not None:
+                        progress()
+            flush()
+        finally:
+            if counts[0] or counts[1]:  # what was sent counts, even when a later tree failed
+                count_spans(self.engine, counts[0], counts[1])
         for out in results:
             if out.dropped:
                 why = f": {self.last_error}" if self.last_error else ""

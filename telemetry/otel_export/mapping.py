@@ -53,7 +53,7 @@ class CycleFacts:
     error_kind: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     key: str
     name: str

@@ -158,3 +158,14 @@ def test_a_document_without_per_turn_entries_maps_the_same(run: str) -> None:
     docs = claude_docs(run)
     bare = [{k: v for k, v in d.items() if k != "per_turn"} for d in docs]
     assert tree_spans(bare) == tree_spans(docs)
+
+
+def test_every_attribute_of_a_claude_tree_is_declared_and_documented() -> None:
+    from telemetry.otel_export.conventions import ATTRIBUTES
+
+    declared = {a.key for a in ATTRIBUTES}
+    seen: set[str] = set()
+    for run in ("d_subagent_tree/json", "c_doom_loop/json", "e2_retry_429_500/json"):
+        for s in tree_spans(claude_docs(run), content=True):
+            seen |= set(s.attributes) | {k for e in s.events for k in e.attributes}
+    assert seen <= declared, seen - declared
