@@ -111,6 +111,7 @@ class TreeExporter:
         batch: list[bytes] = []  # encoded spans
         owners: list[tuple[TreeExport, int]] = []  # whose spans the batch holds, how many
         counts = [0, 0]  # exported, dropped: written to the store once, at the end
+        why: dict[str, str] = {}  # root -> what the endpoint said when it did not take spans
 
         def flush() -> None:
             if not batch:
@@ -121,6 +122,8 @@ class TreeExporter:
             for tree, n in owners:
                 tree.exported += min(n, left)
                 tree.dropped += n - min(n, left)
+                if n > left and self.last_error:
+                    why[tree.root_session_id] = self.last_error
                 left -= min(n, left)
             counts[0] += taken
             counts[1] += len(batch) - taken
@@ -147,8 +150,8 @@ class TreeExporter:
                 count_spans(self.engine, counts[0], counts[1])
         for out in results:
             if out.dropped:
-                why = f": {self.last_error}" if self.last_error else ""
-                out.error = f"the OTLP endpoint did not take {out.dropped} of {out.spans} spans{why}"
+                said = f": {why[out.root_session_id]}" if out.root_session_id in why else ""
+                out.error = f"the OTLP endpoint did not take {out.dropped} of {out.spans} spans{said}"
         return results
 
     def _load(self, db: Session, root: str) -> TreeExport:
