@@ -1,6 +1,6 @@
 """Send archived trees to an OTLP endpoint: load, map, encode, send in batches with retries.
 
-A request that fails with an answer another attempt may change (429, 502-504, no connection, no
+A request that fails with an answer another attempt may change (429, any 5xx, no connection, no
 answer in time) is tried again after a doubling pause, or as long as the backend's Retry-After
 asks; any other refusal drops its spans at once.
 

@@ -10,8 +10,9 @@ The variables are the OpenTelemetry SDK's (read as its Python exporter reads the
 - `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION`, else `OTEL_EXPORTER_OTLP_COMPRESSION`: `gzip` or `none`;
 - `OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE`, else `OTEL_EXPORTER_OTLP_CERTIFICATE`: a CA bundle.
 
-`post` makes one attempt and says whether another may help (429, 502, 503, 504, a connection
-error or timeout, as the OTLP specification lists them); the caller owns retries and backoff.
+`post` makes one attempt and says whether another may help: 429, any 5xx (the OTLP specification
+lists 502-504; a 500 from a backend whose store is briefly busy passes too), a connection error
+or a timeout. The caller owns retries and backoff.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ from urllib.parse import unquote
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-__all__ = ["RETRYABLE", "OTLPConfig", "OTLPSender", "Outcome", "endpoint"]
+__all__ = ["OTLPConfig", "OTLPSender", "Outcome", "endpoint", "retryable"]
 
-RETRYABLE = frozenset({429, 502, 503, 504})
 DEFAULT_ENDPOINT = "http://localhost:4318"
 DEFAULT_TIMEOUT = 10.0
 _MAX_RETRY_AFTER = 60.0  # seconds a backend may ask us to wait, at most
@@ -94,6 +94,10 @@ class Outcome:
     status: int | None = None  # the HTTP status, when there was an answer
 
 
+def retryable(status: int) -> bool:
+    return status == 429 or 500 <= status < 600
+
+
 def _retry_after(value: str | None) -> float | None:
     try:
         return min(max(float(value), 0.0), _MAX_RETRY_AFTER) if value else None
@@ -141,7 +145,7 @@ class OTLPSender:
         return Outcome(
             False,
             status=r.status_code,
-            retry=r.status_code in RETRYABLE,
+            retry=retryable(r.status_code),
             retry_after=_retry_after(r.headers.get("retry-after")),
             message=f"{self.config.endpoint} answered {r.status_code} {r.reason_phrase}".rstrip(),
         )

@@ -68,7 +68,7 @@ def export(
 
 def test_what_may_pass_is_retried_and_then_sent(cfg: Settings, rx: OTLPReceiver) -> None:
     root = archive(cfg, "subagent_tree")
-    for code, retry_after in ((503, None), (429, "0"), (502, None), (504, "1")):
+    for code, retry_after in ((503, None), (429, "0"), (500, None), (504, "1")):
         rx.fail, rx.fail_code, rx.retry_after = 2, code, retry_after
         before = rx.requests
         got, _ = export(cfg, rx.endpoint, root)
