@@ -1,4 +1,4 @@
-"""`octel doctor`: settings, store, schema, archive folder, OpenCode server, token file."""
+"""`octel doctor`: settings, store, schema, archive folder, OpenCode server, OTLP endpoint, token file."""
 
 from __future__ import annotations
 

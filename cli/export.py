@@ -11,7 +11,7 @@ from sqlmodel import Session
 from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
 from cli.tables import window
 from telemetry.otel_export.export import TreeExport, TreeExporter
-from telemetry.otel_export.sdk import endpoint
+from telemetry.otel_export.otlp_http import endpoint
 from telemetry.otel_export.sources import select_roots
 
 __all__ = ["export_app"]
@@ -53,7 +53,7 @@ def export_otel(
             roots, unknown = select_roots(db, ids, since=t0, label=label)
         if unknown:
             fail(f"no archived session {', '.join(map(repr, unknown))}", 2)
-        trees = TreeExporter(settings, engine, attempts=1)  # the SDK exporter retries within its timeout
+        trees = TreeExporter(settings, engine, attempts=3)  # pauses of 1 s and 2 s between tries
         results: list[TreeExport] = []  # filled even when a later tree fails to load
         try:
             with Progress(

@@ -2,7 +2,8 @@
 
 Each check returns `ok`, `warn` (works, but worth a look) or `fail` (something octel needs is
 broken), a one-line detail and, unless ok, the fix. The engine and the HTTP client are passed
-in; nothing here upgrades the schema or creates files.
+in; nothing here upgrades the schema or creates files. The OTLP endpoint is checked only when
+trace export is set up (`OCTEL_OTEL_EXPORT`, or an `OTEL_EXPORTER_OTLP_…ENDPOINT` variable).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from telemetry.otel_export.probe import export_configured, probe_endpoint
 from telemetry.queries.lost import count_lost
 from telemetry.services.archive_repair import check_index
 from telemetry.settings import Settings
@@ -252,5 +254,7 @@ def run_checks(
             engine.dispose()
     checks.append(_folder(settings.archives))
     checks.append(_opencode(settings, client))
+    if export_configured(settings):  # no line for a feature nobody set up
+        checks.append(Check("otlp endpoint", *probe_endpoint(client)))
     checks.append(_token(settings))
     return checks

@@ -12,6 +12,7 @@ from typing import Any
 
 from archiver.metrics import TOKEN_KINDS
 from detectors import REGISTRY
+from telemetry.otel_export.claude_tools import is_claude
 from telemetry.otel_export.spans import SpanEvent
 from telemetry.otel_export.times import ms_to_ns
 
@@ -27,15 +28,22 @@ EVALUATION_EVENT = "gen_ai.evaluation.result"
 _CONTENT_LIMIT = 32_000  # characters per attribute: backends refuse or cut larger values anyway
 
 Attrs = dict[str, Any]
+_TOKEN_KEYS = tuple(f"octel.tokens.{k}" for k in TOKEN_KINDS)
 
 
 def _d(v: object) -> Mapping[str, Any]:
+    if type(v) is dict:  # the common case, checked first: an ABC check costs more
+        return v
     return v if isinstance(v, Mapping) else {}
 
 
 def _put(attrs: Attrs, key: str, value: object) -> None:
     """Set only real values: OTLP has no null, and an empty attribute says nothing."""
-    if value is None or value == "":
+    if type(value) is str:  # the common case, first
+        if value:
+            attrs[key] = value
+        return
+    if value is None:
         return
     attrs[key] = value if isinstance(value, str | bool | int | float | list) else str(value)
 
@@ -52,7 +60,9 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> Attrs:
     first = _first_assistant(doc)
     model = str(doc.get("model") or "")
     provider = first.get("providerID") or (model.split("/", 1)[0] if "/" in model else None)
-    agent = doc.get("agent") or first.get("agent") or first.get("mode") or "agent"
+    # Claude Code's main thread has no agent name of its own; its subagents have their type
+    fallback = "main" if is_claude(doc) else "agent"
+    agent = doc.get("agent") or first.get("agent") or first.get("mode") or fallback
     tot = _d(doc.get("totals"))
     tokens = _d(tot.get("tokens"))
     a: Attrs = {
@@ -71,8 +81,8 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> Attrs:
     _put(a, "octel.session.title", doc.get("title"))
     _put(a, "octel.session.label", doc.get("label"))
     _put(a, "octel.session.verdict", doc.get("verdict"))
-    for k in TOKEN_KINDS:
-        a[f"octel.tokens.{k}"] = int(tokens.get(k) or 0)
+    for k, key in zip(TOKEN_KINDS, _TOKEN_KEYS, strict=True):
+        a[key] = int(tokens.get(k) or 0)
     return a
 
 
@@ -100,7 +110,8 @@ def chat_attributes(
     prompt: Mapping[str, Any] | None,
     content: bool,
 ) -> Attrs:
-    tok = {k: int(_d(turn.get("tokens")).get(k) or 0) for k in TOKEN_KINDS}
+    counted = _d(turn.get("tokens"))
+    tok = {k: int(counted.get(k) or 0) for k in TOKEN_KINDS}
     prompt_tokens = tok["input"] + tok["cache_read"] + tok["cache_write"]
     completion = tok["output"] + tok["reasoning"]
     model = turn.get("model")
@@ -126,13 +137,13 @@ def chat_attributes(
         "octel.cost_usd": float(turn.get("cost") or 0.0),
         "octel.turn.in_flight": bool(turn.get("in_flight")),
     }
-    for k in TOKEN_KINDS:
-        a[f"octel.tokens.{k}"] = tok[k]
-    _put(a, "gen_ai.request.model", model)
-    _put(a, "gen_ai.response.model", model)
-    _put(a, "llm.model_name", model)
-    _put(a, "gen_ai.provider.name", turn.get("provider"))
-    _put(a, "llm.provider", turn.get("provider"))
+    for k, key in zip(TOKEN_KINDS, _TOKEN_KEYS, strict=True):
+        a[key] = tok[k]
+    for key in ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"):
+        _put(a, key, model)
+    provider = turn.get("provider")
+    _put(a, "gen_ai.provider.name", provider)
+    _put(a, "llm.provider", provider)
     if turn.get("finish"):
         a["gen_ai.response.finish_reasons"] = [str(turn["finish"])]
     _put(a, "error.type", turn.get("error"))

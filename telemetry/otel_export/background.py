@@ -5,8 +5,8 @@ bounded queue (a tree already waiting is not queued twice; a full queue drops th
 counts it in `octel_otel_trees_dropped_total`). The thread loads each tree from the store when
 its turn comes, so memory holds the queued ids and one tree's spans, whatever the backlog.
 
-One exporter per store and service in a process (`background_for`), like the SDK's own batch
-processor; at exit it gets a few seconds to send what is queued.
+One exporter per store and service in a process (`background_for`); at exit it gets a few
+seconds to send what is queued.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import atexit
 import threading
 from collections import deque
 
-from opentelemetry.sdk.trace.export import SpanExporter
 from sqlalchemy.engine import Engine
 
 from telemetry.otel_export.export import TreeExporter
+from telemetry.otel_export.otlp_http import OTLPSender
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
@@ -35,8 +35,8 @@ class BackgroundExporter:
         settings: Settings,
         engine: Engine | None = None,
         *,
-        exporter: SpanExporter | None = None,
-        attempts: int = 3,
+        sender: OTLPSender | None = None,
+        attempts: int = 4,
         backoff_seconds: float = 1.0,
     ) -> None:
         self.settings = settings
@@ -45,7 +45,7 @@ class BackgroundExporter:
         self.limit = settings.otel_queue_trees
         self._stop = threading.Event()
         self._trees = TreeExporter(
-            settings, self.engine, exporter=exporter, attempts=attempts, backoff_seconds=backoff_seconds,
+            settings, self.engine, sender=sender, attempts=attempts, backoff_seconds=backoff_seconds,
             stop=self._stop,
         )  # fmt: skip
         self._queue: deque[str] = deque()

@@ -53,7 +53,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "The root session id again (OpenInference: Phoenix groups traces into sessions by it).",
     ),
     Attribute(
-        "gen_ai.agent.name", _AGENT, "The agent of the session (`build`, `general`, a subagent's name)."
+        "gen_ai.agent.name",
+        _AGENT,
+        "The agent of the session (`build`, `general`, a subagent's name; "
+        "Claude Code: `main`, a subagent's type).",
     ),
     Attribute("gen_ai.agent.id", _AGENT, "The session id of this agent's own session."),
     Attribute(
@@ -74,7 +77,11 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "gen_ai.usage.cache_creation.input_tokens", _CHAT, "Input tokens written to the provider's cache."
     ),
     Attribute("gen_ai.usage.reasoning.output_tokens", _CHAT, "Reasoning tokens."),
-    Attribute("gen_ai.tool.name", _TOOL, "The tool (`bash`, `read`, `task`, …)."),
+    Attribute(
+        "gen_ai.tool.name",
+        _TOOL,
+        "The tool (`bash`, `read`, `task`, …; Claude Code: `Bash`, `Read`, `Agent`, …).",
+    ),
     Attribute("gen_ai.tool.call.id", _TOOL, "The tool call id the model gave."),
     Attribute("gen_ai.tool.type", _TOOL, "Always `function`."),
     Attribute("gen_ai.tool.call.arguments", _TOOL, "The tool input as JSON (redacted).", content=True),

@@ -1,4 +1,8 @@
-"""Send archived trees to an OTLP endpoint: load, map, convert, send in batches with retries.
+"""Send archived trees to an OTLP endpoint: load, map, encode, send in batches with retries.
+
+A request that fails with an answer another attempt may change (429, any 5xx, no connection, no
+answer in time) is tried again after a doubling pause, or as long as the backend's Retry-After
+asks; any other refusal drops its spans at once.
 
 Counts go to the store's write-time counters (`octel_otel_spans_exported_total`,
 `octel_otel_spans_dropped_total`), so `/metrics` of any octel instance on the store shows them,
@@ -12,13 +16,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from telemetry.otel_export.mapping import tree_spans
-from telemetry.otel_export.sdk import make_exporter, readable_spans, resource_for
+from telemetry.otel_export.otlp_http import OTLPSender
+from telemetry.otel_export.resource import encoder_for
 from telemetry.otel_export.sources import load_tree
 from telemetry.otel_export.spans import SpanRecord, trace_id
 from telemetry.settings import Settings
@@ -67,30 +70,35 @@ class TreeExporter:
         settings: Settings,
         engine: Engine,
         *,
-        exporter: SpanExporter | None = None,
-        attempts: int = 3,
+        sender: OTLPSender | None = None,
+        attempts: int = 4,
         backoff_seconds: float = 1.0,
         stop: threading.Event | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
-        self.exporter = exporter or make_exporter()
+        self.sender = sender or OTLPSender()
         self.attempts = max(1, attempts)
         self.backoff = backoff_seconds
         self.stop = stop or threading.Event()
-        self.resource = resource_for(settings.otel_service_name)
+        self.encoder = encoder_for(settings.otel_service_name)
+        self.last_error: str | None = None
 
-    def _send(self, batch: list[Any]) -> bool:
-        """One batch, retried with a doubling pause (the SDK exporter also retries within a call)."""
+    def _send(self, body: bytes) -> int:
+        """One request, retried while the failure may pass; returns the spans the backend refused
+        (-1: the whole request failed)."""
         for attempt in range(self.attempts):
-            try:
-                if self.exporter.export(batch) is SpanExportResult.SUCCESS:
-                    return True
-            except Exception:  # an exporter that raises counts as a failed attempt
-                pass
-            if attempt + 1 < self.attempts and self.stop.wait(self.backoff * 2**attempt):
+            got = self.sender.post(body)
+            if got.ok:
+                self.last_error = got.message if got.rejected else None
+                return got.rejected
+            self.last_error = got.message
+            if not got.retry or attempt + 1 == self.attempts:
+                break
+            pause = got.retry_after if got.retry_after is not None else self.backoff * 2**attempt
+            if self.stop.wait(pause):
                 break  # shutting down: give up now rather than hold the process
-        return False
+        return -1
 
     def export_root(self, root: str) -> TreeExport:
         return self.export_roots([root])[0]
@@ -100,44 +108,55 @@ class TreeExporter:
     ) -> list[TreeExport]:
         """Export trees in order; spans of several small trees share a request (fewer round trips)."""
         results: list[TreeExport] = []
-        batch: list[ReadableSpan] = []
+        batch: list[bytes] = []  # encoded spans
         owners: list[tuple[TreeExport, int]] = []  # whose spans the batch holds, how many
+        counts = [0, 0]  # exported, dropped: written to the store once, at the end
+        why: dict[str, str] = {}  # root -> what the endpoint said when it did not take spans
 
         def flush() -> None:
             if not batch:
                 return
-            ok = self._send(batch)
+            refused = self._send(self.encoder.request(batch))
+            taken = len(batch) - refused if refused >= 0 else 0
+            left = taken  # a partial refusal names no spans: count it against the last trees
             for tree, n in owners:
-                if ok:
-                    tree.exported += n
-                else:
-                    tree.dropped += n
-            count_spans(self.engine, len(batch) if ok else 0, 0 if ok else len(batch))
+                tree.exported += min(n, left)
+                tree.dropped += n - min(n, left)
+                if n > left and self.last_error:
+                    why[tree.root_session_id] = self.last_error
+                left -= min(n, left)
+            counts[0] += taken
+            counts[1] += len(batch) - taken
             batch.clear()
             owners.clear()
 
-        for root in roots:
-            out = self._load(root)
-            results.append(out)
-            for i in range(0, len(out.records), BATCH_SPANS):
-                chunk = out.records[i : i + BATCH_SPANS]
-                if len(batch) + len(chunk) > BATCH_SPANS:
-                    flush()
-                batch.extend(readable_spans(chunk, self.resource))
-                owners.append((out, len(chunk)))
-            out.records = []  # the spans are in the batch now: hold each tree's records once
-            if progress is not None:
-                progress()
-        flush()
+        try:
+            with Session(self.engine) as db:  # one read session for all: no connection per tree
+                for root in roots:
+                    out = self._load(db, root)
+                    results.append(out)
+                    for i in range(0, len(out.records), BATCH_SPANS):
+                        chunk = out.records[i : i + BATCH_SPANS]
+                        if len(batch) + len(chunk) > BATCH_SPANS:
+                            flush()
+                        batch.extend(self.encoder.span(r) for r in chunk)
+                        owners.append((out, len(chunk)))
+                    out.records = []  # the spans are in the batch now: each tree's records once
+                    if progress is not None:
+                        progress()
+            flush()
+        finally:
+            if counts[0] or counts[1]:  # what was sent counts, even when a later tree failed
+                count_spans(self.engine, counts[0], counts[1])
         for out in results:
             if out.dropped:
-                out.error = f"the OTLP endpoint did not take {out.dropped} of {out.spans} spans"
+                said = f": {why[out.root_session_id]}" if out.root_session_id in why else ""
+                out.error = f"the OTLP endpoint did not take {out.dropped} of {out.spans} spans{said}"
         return results
 
-    def _load(self, root: str) -> TreeExport:
+    def _load(self, db: Session, root: str) -> TreeExport:
         out = TreeExport(root, f"{trace_id(root):032x}")
-        with Session(self.engine) as db:
-            tree = load_tree(db, self.settings.archives, root)
+        tree = load_tree(db, self.settings.archives, root)
         out.problems = tree.problems
         if not tree.docs:
             out.error = "no readable archive of this tree"
@@ -147,4 +166,4 @@ class TreeExporter:
         return out
 
     def shutdown(self) -> None:
-        self.exporter.shutdown()
+        self.sender.close()

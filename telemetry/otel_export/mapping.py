@@ -7,7 +7,10 @@
              └─ invoke_agent {agent}   the subagent a `task` call launched
 
 A subagent hangs under the `execute_tool task` span whose part names its session
-(`state.metadata.sessionId`); one no task part names hangs under its parent's `invoke_agent`.
+(`state.metadata.sessionId`), or, in a Claude Code tree, under the `execute_tool Agent` (`Task`)
+span of the call its archive names (`claude_tools`); one no call names hangs under its parent's
+`invoke_agent`. Turns are the archive's own per-turn entries (the numbers octel counted), computed
+again only for a document that has none.
 A parent's time window is widened to hold its children, so every span lies within its parent.
 Findings become `gen_ai.evaluation.result` events on their session's `invoke_agent` span.
 """
@@ -18,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from archiver.claude.metrics import per_turn as claude_per_turn
 from archiver.metrics import per_turn
 from telemetry.otel_export.attributes import (
     agent_attributes,
@@ -26,6 +30,7 @@ from telemetry.otel_export.attributes import (
     finding_event,
     tool_attributes,
 )
+from telemetry.otel_export.claude_tools import is_claude, launching_call, tool_parts
 from telemetry.otel_export.spans import Kind, SpanEvent, SpanRecord, Status, span_id, trace_id
 from telemetry.otel_export.times import doc_window, ms_to_ns
 
@@ -48,7 +53,7 @@ class CycleFacts:
     error_kind: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     key: str
     name: str
@@ -65,7 +70,16 @@ class _Node:
 
 
 def _d(v: object) -> Mapping[str, Any]:
+    if type(v) is dict:  # the common case, checked first: an ABC check costs more
+        return v
     return v if isinstance(v, Mapping) else {}
+
+
+def _turns(doc: JsonObj, messages: list[JsonObj], claude: bool) -> Sequence[JsonObj]:
+    stored = doc.get("per_turn")
+    if isinstance(stored, list) and all(isinstance(t, dict) for t in stored):
+        return stored
+    return claude_per_turn(messages) if claude else per_turn(messages)
 
 
 class _Builder:
@@ -73,6 +87,7 @@ class _Builder:
         self.root = root
         self.content = content
         self.nodes: dict[str, _Node] = {}
+        self.calls: dict[tuple[str, str], str] = {}  # (session, tool call id) -> span key
 
     def add(self, node: _Node, parent: str | None) -> None:
         if node.key in self.nodes:  # the same message or part twice in a document: keep the first
@@ -91,15 +106,21 @@ class _Builder:
         node.name = f"invoke_agent {node.attributes['gen_ai.agent.name']}"
         self.add(node, parent)
         launched: dict[str, str] = {}
-        messages = [m for m in doc.get("messages") or [] if isinstance(m, Mapping)]
-        turns = {str(t.get("message_id")): t for t in per_turn(messages)}
+        messages = [m for m in doc.get("messages") or [] if isinstance(m, dict | Mapping)]
+        claude = is_claude(doc)
+        turns = {str(t.get("message_id")): t for t in _turns(doc, messages, claude)}
+        calls = tool_parts(messages) if claude else {}
         prompt: JsonObj | None = None
         for m in messages:
             info = _d(m.get("info"))
+            mid = str(info.get("id"))
             if info.get("role") == "user":
-                prompt = m
-            elif info.get("role") == "assistant" and str(info.get("id")) in turns:
-                launched |= self.turn(sid, key, m, turns[str(info.get("id"))], prompt, end)
+                if any(_d(p).get("type") == "text" for p in m.get("parts") or []):
+                    prompt = m  # a Claude Code tool result is a user message, not a prompt
+            elif info.get("role") == "assistant" and mid in turns:
+                launched |= self.turn(
+                    sid, key, m, turns[mid], prompt, end, calls.get(mid) if claude else None
+                )
                 prompt = None
         for f in doc.get("findings") or []:
             if isinstance(f, Mapping):
@@ -107,10 +128,18 @@ class _Builder:
         return launched
 
     def turn(
-        self, sid: str, parent: str, m: JsonObj, turn: JsonObj, prompt: JsonObj | None, fallback: int
+        self,
+        sid: str,
+        parent: str,
+        m: JsonObj,
+        turn: JsonObj,
+        prompt: JsonObj | None,
+        fallback: int,
+        tools: Sequence[JsonObj] | None,
     ) -> dict[str, str]:
+        """A turn's span and its tool calls' (``tools``: Claude Code's, made OpenCode-shaped)."""
         info = _d(m.get("info"))
-        parts = [p for p in m.get("parts") or [] if isinstance(p, Mapping)]
+        parts = [p for p in m.get("parts") or [] if isinstance(p, dict | Mapping)]
         start = ms_to_ns(turn.get("created"), fallback)
         end = ms_to_ns(turn.get("completed"), start)
         key = f"message:{sid}:{info.get('id')}"
@@ -122,7 +151,7 @@ class _Builder:
             node.status, node.status_message = "ERROR", str(turn.get("error_message") or turn["error"])
         self.add(node, parent)
         launched: dict[str, str] = {}
-        for p in parts:
+        for p in parts if tools is None else tools:
             if p.get("type") != "tool":
                 continue
             state = _d(p.get("state"))
@@ -136,6 +165,8 @@ class _Builder:
             if state.get("status") == "error":
                 tool.status, tool.status_message = "ERROR", str(state.get("error") or "tool error")[:500]
             self.add(tool, key)
+            if p.get("callID"):
+                self.calls[(sid, str(p["callID"]))] = tkey
             child = _d(state.get("metadata")).get("sessionId")
             if p.get("tool") == "task" and isinstance(child, str) and child:
                 launched.setdefault(child, tkey)
@@ -234,8 +265,10 @@ def tree_spans(
     launched: dict[str, str] = {}
     for sid, parent_sid in _order(by_id, top):
         parent = cycle_key if parent_sid is None else f"session:{parent_sid}"
-        if parent_sid is not None and launched.get(sid) in b.nodes:
-            parent = launched[sid]
+        call = launching_call(by_id[sid])
+        via = launched.get(sid) or (b.calls.get((parent_sid, call)) if parent_sid and call else None)
+        if parent_sid is not None and via in b.nodes:
+            parent = via
         launched |= b.session(by_id[sid], parent)
         if cycle is not None and parent_sid is None:
             b.nodes[f"session:{sid}"].attributes["octel.cycle.id"] = cycle.cycle_id
@@ -243,17 +276,20 @@ def tree_spans(
     for n in b.nodes.values():
         if n.parent is None:
             b.widen(n.key)
+    ids = {k: span_id(root, k) for k in b.nodes}  # once per span: a parent has many children
     return [
         SpanRecord(
             trace_id=tid,
-            span_id=span_id(root, n.key),
-            parent_span_id=span_id(root, n.parent) if n.parent is not None else None,
+            span_id=ids[n.key],
+            parent_span_id=ids[n.parent] if n.parent is not None else None,
             name=n.name,
             kind=n.kind,
             start_ns=n.start_ns,
             end_ns=n.end_ns,
             attributes=n.attributes,
-            events=tuple(replace(e, time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events),
+            events=tuple(replace(e, time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events)
+            if n.events
+            else (),
             status=n.status,
             status_message=n.status_message,
             session_id=n.session_id,

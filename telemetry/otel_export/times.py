@@ -10,17 +10,22 @@ __all__ = ["doc_window", "ms_to_ns"]
 
 
 def _num(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 else None
+    t = type(v)  # exact types: a bool is no time, and this runs for every span
+    return float(v) if (t is float or t is int) and v >= 0 else None  # type: ignore[operator, arg-type]
 
 
 def _d(v: object) -> Mapping[str, Any]:
+    if type(v) is dict:  # the common case, checked first: an ABC check costs more
+        return v
     return v if isinstance(v, Mapping) else {}
 
 
 def ms_to_ns(ms: object, fallback: int) -> int:
     """Milliseconds as nanoseconds; ``fallback`` (nanoseconds) when the time is missing."""
-    v = _num(ms)
-    return round(v * 1_000_000) if v is not None else fallback
+    t = type(ms)
+    if (t is float or t is int) and ms >= 0:  # type: ignore[operator]
+        return round(ms * 1_000_000)  # type: ignore[operator]
+    return fallback
 
 
 def _iso_ms(text: object) -> float | None:

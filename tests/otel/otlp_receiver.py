@@ -1,12 +1,15 @@
 """A minimal OTLP/HTTP (protobuf) trace receiver on 127.0.0.1, for tests and the benchmark.
 
-It decodes each request with the OpenTelemetry protobuf classes and keeps the spans; ``fail``
-makes the next N requests answer 503 (a backend that is briefly down), ``hang`` makes requests
-wait until released (a backend that does not answer).
+It decodes each request with the OpenTelemetry protobuf classes (gunzipped when the request says
+gzip) and keeps the spans; ``fail`` makes the next N requests answer ``fail_code`` (503: a backend
+that is briefly down), with ``Retry-After: retry_after`` when set; ``reject`` answers the next
+request 200 with a partial success refusing that many spans; clearing ``release`` makes requests
+wait until it is set again (a backend that does not answer).
 """
 
 from __future__ import annotations
 
+import gzip
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,6 +57,10 @@ class OTLPReceiver:
         self.span_count = 0
         self.headers: list[dict[str, str]] = []
         self.fail = 0
+        self.fail_code = 503
+        self.retry_after: str | None = None
+        self.reject = 0
+        self.bodies: list[bytes] = []  # the raw request bodies, as sent (before gunzip)
         self.release = threading.Event()
         self.release.set()
         self._lock = threading.Lock()
@@ -79,9 +86,13 @@ class OTLPReceiver:
         with self._lock:
             self.requests += 1
             self.headers.append(headers)
+            if self.keep:
+                self.bodies.append(body)
             if self.fail > 0:
                 self.fail -= 1
-                return 503
+                return self.fail_code
+        if headers.get("content-encoding") == "gzip":
+            body = gzip.decompress(body)
         req = ExportTraceServiceRequest()
         req.ParseFromString(body)
         got = []
@@ -118,12 +129,21 @@ def _handler(rx: OTLPReceiver) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            extra: dict[str, str] = {}
             if self.path != "/v1/traces":
                 code, data = 404, b""
             else:
                 code = rx.take(body, {k.lower(): v for k, v in self.headers.items()})
-                data = ExportTraceServiceResponse().SerializeToString() if code == 200 else b""
+                answer = ExportTraceServiceResponse()
+                if code == 200 and rx.reject:
+                    answer.partial_success.rejected_spans, rx.reject = rx.reject, 0
+                    answer.partial_success.error_message = "too old"
+                data = answer.SerializeToString() if code == 200 else b""
+                if code != 200 and rx.retry_after is not None:
+                    extra["Retry-After"] = rx.retry_after
             self.send_response(code)
+            for k, v in extra.items():
+                self.send_header(k, v)
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

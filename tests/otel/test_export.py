@@ -1,4 +1,4 @@
-"""Export through the OpenTelemetry SDK's OTLP/HTTP exporter: the CLI, retries, the background
+"""Export over OTLP/HTTP (protobuf): the CLI, retries, the background
 queue, counters in /metrics. The receiver is a local OTLP/HTTP endpoint (tests/otel/otlp_receiver.py)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from cli import app
 from telemetry.otel_export.background import BackgroundExporter
 from telemetry.otel_export.export import TreeExporter
 from telemetry.otel_export.mapping import tree_spans
-from telemetry.otel_export.sdk import make_exporter
+from telemetry.otel_export.otlp_http import OTLPConfig, OTLPSender
 from telemetry.otel_export.sources import load_tree
 from telemetry.otel_export.spans import trace_id
 from telemetry.services import ingest
@@ -145,7 +145,9 @@ def test_background_export_retries_and_never_blocks_archiving(cfg: Settings, ote
     cfg = cfg.model_copy(update={"otel_queue_trees": 1})  # export off: only this exporter sends
     otel_env.release.clear()  # the backend takes requests but does not answer yet
     otel_env.fail = 1  # … and then answers the first one with 503
-    bg = BackgroundExporter(cfg, exporter=make_exporter(timeout=5), attempts=3, backoff_seconds=0.05)
+    bg = BackgroundExporter(
+        cfg, sender=OTLPSender(OTLPConfig.from_env(timeout=5)), attempts=3, backoff_seconds=0.05
+    )
     try:
         root = archive(cfg, "subagent_tree")  # archiving itself does not wait for the backend
         assert bg.submit(root)
@@ -189,7 +191,7 @@ def test_archiving_with_export_on_queues_the_tree_and_metrics_count_it(
 
 def test_one_stuck_backend_holds_no_caller(cfg: Settings, otel_env: OTLPReceiver) -> None:
     otel_env.release.clear()
-    bg = BackgroundExporter(cfg, exporter=make_exporter(timeout=1), attempts=1)
+    bg = BackgroundExporter(cfg, sender=OTLPSender(OTLPConfig.from_env(timeout=1)), attempts=1)
     root = archive(cfg, "healthy")
     done = threading.Event()
 
