@@ -150,7 +150,7 @@ def decide(
             if act is None or f.get("verdict") != "stuck" or (aborting and act == "abort"):
                 continue
             key = f"stuck:{v.session_id}:{v.run_since}:{det}"
-            if key in done:
+            if key in done or any(i.key == key for i in out):
                 continue
             ev = {"detector": det, "verdict": "stuck", "score": f.get("score"),
                   "summary": str(f.get("summary") or f.get("explanation") or "")[:300]}  # fmt: skip
