@@ -16,8 +16,17 @@ from archiver.act import carry_out, views_of
 from archiver.actions import Intent, Rules, SessionView, decide, parse_on_stuck
 from archiver.live_board import LiveBoard
 
-STATES = ["busy", "retrying", "waiting_permission", "compacting", "running_tool", "idle", "errored",
-          "deleted", "unknown"]  # fmt: skip
+STATES = [
+    "busy",
+    "retrying",
+    "waiting_permission",
+    "compacting",
+    "running_tool",
+    "idle",
+    "errored",
+    "deleted",
+    "unknown",
+]
 DETECTORS = ["doom_loop", "permission_deadlock", "retry_cascade"]
 
 finding = st.fixed_dictionaries(
@@ -28,9 +37,7 @@ finding = st.fixed_dictionaries(
 @st.composite
 def views(draw: st.DrawFn) -> SessionView:
     sid = "ses_" + draw(st.text("abcdef0123456789", min_size=4, max_size=8))
-    asks = tuple(
-        (f"per_{sid}_{i}", draw(st.floats(0, 1000))) for i in range(draw(st.integers(0, 2)))
-    )
+    asks = tuple((f"per_{sid}_{i}", draw(st.floats(0, 1000))) for i in range(draw(st.integers(0, 2))))
     return SessionView(
         session_id=sid,
         state=draw(st.sampled_from(STATES)),
@@ -47,8 +54,11 @@ rules_st = st.builds(
     Rules,
     deny_asks_after=st.one_of(st.none(), st.floats(0, 600)),
     abort_retries_after=st.one_of(st.none(), st.integers(1, 8)),
-    on_stuck=st.lists(st.tuples(st.sampled_from(DETECTORS), st.sampled_from(["abort", "notify"])),
-                      max_size=2, unique_by=lambda p: p[0]).map(tuple),  # fmt: skip
+    on_stuck=st.lists(
+        st.tuples(st.sampled_from(DETECTORS), st.sampled_from(["abort", "notify"])),
+        max_size=2,
+        unique_by=lambda p: p[0],
+    ).map(tuple),
 )
 
 
@@ -61,7 +71,7 @@ def test_each_intent_is_justified_by_its_rule(vs: list[SessionView], rules: Rule
         assert v.state not in ("idle", "errored", "deleted", "unknown")
         if it.rule == "deny_asks_after":
             assert rules.deny_asks_after is not None and v.state == "waiting_permission"
-            asked = dict(v.asks)[it.request_id]
+            asked = dict(v.asks)[str(it.request_id)]
             assert now - asked >= rules.deny_asks_after and it.kind == "reject_ask"
         elif it.rule == "abort_retries_after":
             assert rules.abort_retries_after is not None and v.state == "retrying"
@@ -82,8 +92,11 @@ def test_what_was_done_is_never_decided_again(vs: list[SessionView], rules: Rule
     first = decide(vs, rules, now)
     assert decide(vs, rules, now, {it.key for it in first}) == []
     # and a later look still asks nothing new of the same sessions in the same states
-    assert all(it.key in {f.key for f in first} for it in decide(vs, rules, now + 1, set()) if
-               it.rule != "deny_asks_after")  # fmt: skip
+    assert all(
+        it.key in {f.key for f in first}
+        for it in decide(vs, rules, now + 1, set())
+        if it.rule != "deny_asks_after"
+    )
 
 
 @given(st.lists(views(), max_size=6), st.floats(0, 2000))
@@ -106,7 +119,10 @@ def test_an_ask_is_rejected_once_its_wait_reaches_the_rule(vs: list[SessionView]
 
 def test_on_stuck_items_parse_and_bad_ones_are_named() -> None:
     assert parse_on_stuck(["doom_loop=abort", "retry_cascade=notify,permission_deadlock=abort"]) == (
-        ("doom_loop", "abort"), ("permission_deadlock", "abort"), ("retry_cascade", "notify"))  # fmt: skip
+        ("doom_loop", "abort"),
+        ("permission_deadlock", "abort"),
+        ("retry_cascade", "notify"),
+    )
     for bad in ("doom_loop", "doom_loop=kill", "=abort"):
         with pytest.raises(ValueError, match="DETECTOR=abort"):
             parse_on_stuck([bad])
@@ -115,22 +131,31 @@ def test_on_stuck_items_parse_and_bad_ones_are_named() -> None:
 # -- the re-check before acting ------------------------------------------------------------
 
 BASE = "http://oc.test"
-ASK = {"type": "permission.asked", "properties": {"id": "per_1", "sessionID": "ses_a", "permission": "bash",
-                                                  "patterns": ["git push"]}}  # fmt: skip
+ASK = {
+    "type": "permission.asked",
+    "properties": {"id": "per_1", "sessionID": "ses_a", "permission": "bash", "patterns": ["git push"]},
+}
 
 
 def _board(*events: dict[str, Any]) -> LiveBoard:
     b = LiveBoard(BASE)
-    b.on_event({"type": "session.status", "id": "evt_1", "properties": {"sessionID": "ses_a",
-                                                                       "status": {"type": "busy"}}}, 1.0)  # fmt: skip
+    b.on_event(
+        {
+            "type": "session.status",
+            "id": "evt_1",
+            "properties": {"sessionID": "ses_a", "status": {"type": "busy"}},
+        },
+        1.0,
+    )
     for e in events:
         b.on_event(e, 2.0)
     b.snapshot(3.0)
     return b
 
 
-def _server(pending: list[Any], status: dict[str, Any], *, session: int = 200,
-            reply: tuple[int, str] = (200, "true")) -> tuple[httpx.AsyncClient, list[str]]:  # fmt: skip
+def _server(
+    pending: list[Any], status: dict[str, Any], *, session: int = 200, reply: tuple[int, str] = (200, "true")
+) -> tuple[httpx.AsyncClient, list[str]]:
     sent: list[str] = []
 
     def handle(req: httpx.Request) -> httpx.Response:
@@ -143,7 +168,9 @@ def _server(pending: list[Any], status: dict[str, Any], *, session: int = 200,
         if path == "/session/status":
             return httpx.Response(200, json=status)
         if session == 404:
-            return httpx.Response(404, json={"name": "NotFoundError", "data": {"message": "Session not found"}})
+            return httpx.Response(
+                404, json={"name": "NotFoundError", "data": {"message": "Session not found"}}
+            )
         return httpx.Response(200, json={"id": "ses_a"})
 
     return httpx.AsyncClient(transport=httpx.MockTransport(handle)), sent
@@ -179,8 +206,13 @@ def test_an_ask_answered_meanwhile_is_skipped_and_nothing_is_sent() -> None:
     got = _run(http, board, it)
     assert got.outcome == "skipped" and "no longer lists the ask" in got.detail and sent == []
     # the reply event arrives: the watcher's own state says so, before asking the server
-    board.on_event({"type": "permission.replied", "properties": {"sessionID": "ses_a", "requestID": "per_1",
-                                                                 "reply": "once"}}, 4.0)  # fmt: skip
+    board.on_event(
+        {
+            "type": "permission.replied",
+            "properties": {"sessionID": "ses_a", "requestID": "per_1", "reply": "once"},
+        },
+        4.0,
+    )
     http, sent = _server([{"id": "per_1", "sessionID": "ses_a"}], {"ses_a": {"type": "busy"}})
     got = _run(http, board, it)
     assert got.outcome == "skipped" and got.detail == "the ask was answered" and sent == []
@@ -188,10 +220,15 @@ def test_an_ask_answered_meanwhile_is_skipped_and_nothing_is_sent() -> None:
 
 def test_an_ask_replied_twice_is_gone_not_failed() -> None:
     board = _board(ASK)
-    http, sent = _server([{"id": "per_1", "sessionID": "ses_a"}], {"ses_a": {"type": "busy"}},
-                         reply=(404, '{"name":"PermissionNotFoundError"}'))  # fmt: skip
+    http, sent = _server(
+        [{"id": "per_1", "sessionID": "ses_a"}],
+        {"ses_a": {"type": "busy"}},
+        reply=(404, '{"name":"PermissionNotFoundError"}'),
+    )
     got = _run(http, board, _deny(board))
-    assert got.outcome == "gone" and got.status == 404 and "PermissionNotFound" in got.answer and len(sent) == 1
+    assert (
+        got.outcome == "gone" and got.status == 404 and "PermissionNotFound" in got.answer and len(sent) == 1
+    )
 
 
 def test_a_deleted_session_is_never_acted_on() -> None:
@@ -200,14 +237,22 @@ def test_a_deleted_session_is_never_acted_on() -> None:
     http, sent = _server([{"id": "per_1", "sessionID": "ses_a"}], {}, session=404)
     got = _run(http, board, it)
     assert got.outcome == "skipped" and "deleted" in got.detail and sent == []
-    board.on_event({"type": "session.deleted", "properties": {"sessionID": "ses_a", "info": {"id": "ses_a"}}}, 5)
+    board.on_event(
+        {"type": "session.deleted", "properties": {"sessionID": "ses_a", "info": {"id": "ses_a"}}}, 5
+    )
     http, sent = _server([{"id": "per_1", "sessionID": "ses_a"}], {"ses_a": {"type": "busy"}})
     assert _run(http, board, it).detail == "the session was deleted" and sent == []
 
 
 def test_a_retry_that_stopped_or_a_restarted_server_is_skipped() -> None:
-    retry = {"type": "session.status", "id": "evt_2", "properties": {
-        "sessionID": "ses_a", "status": {"type": "retry", "attempt": 4, "message": "Overloaded", "next": 1}}}  # fmt: skip
+    retry = {
+        "type": "session.status",
+        "id": "evt_2",
+        "properties": {
+            "sessionID": "ses_a",
+            "status": {"type": "retry", "attempt": 4, "message": "Overloaded", "next": 1},
+        },
+    }
     board = _board(retry)
     (it,) = decide(views_of(board, 10.0, findings=False), Rules(abort_retries_after=3), 10.0)
     assert it.kind == "abort" and it.evidence["attempt"] == 4

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
@@ -29,16 +28,34 @@ SERVER = "http://127.0.0.1:4096"
 
 
 def _seed(engine: Engine) -> None:
-    deny = Intent("deny_asks_after", "reject_ask", "ses_b", "ask:per_1",
-                  {"request_id": "per_1", "patterns": [f"curl -H 'key: {SECRET}'"], "waited_s": 301.0},
-                  "per_1")  # fmt: skip
+    deny = Intent(
+        "deny_asks_after",
+        "reject_ask",
+        "ses_b",
+        "ask:per_1",
+        {"request_id": "per_1", "patterns": [f"curl -H 'key: {SECRET}'"], "waited_s": 301.0},
+        "per_1",
+    )
     abort = Intent("abort_retries_after", "abort", "ses_c", "retry:ses_c:1", {"attempt": 3})
     red = Redactor(b"k" * 32, [SECRET])
     with session_scope(engine) as db:
-        record_action(db, SERVER, Carried(deny, "done", "POST /permission/per_1/reply reject", 200, "true"),
-                      redactor=red, at=time.time() - 7200, root_session_id="ses_a", watcher="h:1:x")  # fmt: skip
-        record_action(db, SERVER, Carried(abort, "skipped", "the server shows it busy, no longer retrying"),
-                      redactor=red, at=time.time(), root_session_id="ses_a")  # fmt: skip
+        record_action(
+            db,
+            SERVER,
+            Carried(deny, "done", "POST /permission/per_1/reply reject", 200, "true"),
+            redactor=red,
+            at=time.time() - 7200,
+            root_session_id="ses_a",
+            watcher="h:1:x",
+        )
+        record_action(
+            db,
+            SERVER,
+            Carried(abort, "skipped", "the server shows it busy, no longer retrying"),
+            redactor=red,
+            at=time.time(),
+            root_session_id="ses_a",
+        )
 
 
 def test_actions_are_stored_redacted_and_listed_newest_first(engine: Engine) -> None:
@@ -55,7 +72,7 @@ def test_actions_are_stored_redacted_and_listed_newest_first(engine: Engine) -> 
         assert [a.rule for a in recent] == ["abort_retries_after"]
 
 
-def test_cli_api_and_metrics_show_the_same_actions(settings: Settings, engine: Engine, tmp_path: Path) -> None:
+def test_cli_api_and_metrics_show_the_same_actions(settings: Settings, engine: Engine) -> None:
     _seed(engine)
     base = ["--data-dir", str(settings.data_dir), "--database-url", settings.db_url]
     r = CliRunner().invoke(cli_app, [*base, "actions", "list", "--json", "--since", "1h"])
