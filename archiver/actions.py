@@ -125,7 +125,7 @@ def decide(
     for v in views:
         if v.state in _QUIET:
             continue
-        aborting = False
+        abort_key = f"abort:{v.session_id}:{v.run_since}"  # one abort per run, whichever rule
         if rules.deny_asks_after is not None and v.state == _WAITING:
             for rid, at in _asks(v):
                 waited = now - at
@@ -138,22 +138,20 @@ def decide(
             rules.abort_retries_after is not None
             and v.state == "retrying"
             and v.retry_attempt >= rules.abort_retries_after
-            and (key := f"retry:{v.session_id}:{v.run_since}") not in done
+            and abort_key not in done
         ):
             ev = {"attempt": v.retry_attempt, "after_attempts": rules.abort_retries_after,
                   "message": v.retry_message[:300]}  # fmt: skip
-            out.append(Intent("abort_retries_after", "abort", v.session_id, key, ev))
-            aborting = True
+            out.append(Intent("abort_retries_after", "abort", v.session_id, abort_key, ev))
         for f in v.findings:
             det = str(f.get("detector"))
             act = stuck_rules.get(det)
-            if act is None or f.get("verdict") != "stuck" or (aborting and act == "abort"):
+            if act is None or f.get("verdict") != "stuck":
                 continue
-            key = f"stuck:{v.session_id}:{v.run_since}:{det}"
+            key = abort_key if act == "abort" else f"notify:{v.session_id}:{v.run_since}:{det}"
             if key in done or any(i.key == key for i in out):
                 continue
             ev = {"detector": det, "verdict": "stuck", "score": f.get("score"),
                   "summary": str(f.get("summary") or f.get("explanation") or "")[:300]}  # fmt: skip
             out.append(Intent("on_stuck", "abort" if act == "abort" else "notify", v.session_id, key, ev))
-            aborting = aborting or act == "abort"
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from typing import Any
 
 import httpx
@@ -113,6 +114,8 @@ def test_an_ask_is_rejected_once_its_wait_reaches_the_rule(vs: list[SessionView]
             continue
         for rid, at in v.asks:
             late = at + rules.deny_asks_after
+            while late - at < rules.deny_asks_after:  # the first float at which the wait has reached it
+                late = math.nextafter(late, math.inf)
             assert any(i.request_id == rid for i in decide([v], rules, late))
             assert not any(i.request_id == rid for i in decide([v], rules, late - 0.5))
 
