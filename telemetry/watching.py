@@ -115,30 +115,41 @@ async def act_loop(
     return handled
 
 
-async def _seed_takeover(watcher: Watcher, engine: Engine, claim: Claim, log: Log) -> None:
-    """A takeover: a tree the store holds an archive of counts as archived then; a tree no
-    archive holds that was last updated before the previous watcher began counts as one it
-    left alone (there before it started). What changed after either is archived now."""
-    with session_scope(engine, write=False) as db:
-        rows = db.exec(
-            select(SessionIndex.session_id, SessionIndex.archived_at).where(
-                col(SessionIndex.parent_session_id).is_(None), col(SessionIndex.source) == "opencode"
-            )
-        ).all()
-    archived = {root: as_utc(at).timestamp() for root, at in rows}
-    began = claim.previous_start.timestamp() if claim.previous_start else float("-inf")
+async def _seed_takeover(watcher: Watcher, engine: Engine, claim: Claim, now: float, log: Log) -> None:
+    """A takeover: a tree whose every session the store holds as the server has it now counts
+    as archived; so does a tree no archive holds that was quiet since before the previous
+    watcher began (it was there before, not ours to archive). Any other tree is archived once
+    quiet: it changed after its archive, or finished while nobody followed the server."""
     try:
         listed = await watcher.client.list_sessions()
     except FetchError as exc:
-        log(f"takeover: sessions not listed ({exc}); archiving what changed since the store's archives")
-        listed = []
+        log(f"takeover: sessions not listed ({exc}); archiving every tree that changes")
+        return
+    parent: dict[str, object] = {s["id"]: s.get("parentID") for s in listed if isinstance(s.get("id"), str)}
+    ids = sorted(parent)
+    stored: dict[str, float | None] = {}
+    with session_scope(engine, write=False) as db:
+        for i in range(0, len(ids), 500):
+            q = select(SessionIndex.session_id, SessionIndex.updated_at)
+            for got, u in db.exec(q.where(col(SessionIndex.session_id).in_(ids[i : i + 500]))).all():
+                stored[got] = as_utc(u).timestamp() * 1000 if u else None
+    began = claim.previous_start.timestamp() * 1000 if claim.previous_start else float("-inf")
+    latest: dict[str, float] = {}
+    changed: set[str] = set()
     for s in listed:
         sid, updated = s.get("id"), (s.get("time") or {}).get("updated")
-        old = isinstance(updated, int | float) and updated / 1000.0 < began
-        if isinstance(sid, str) and not s.get("parentID") and sid not in archived and old:
-            archived[sid] = began
-    for root, at in archived.items():
-        watcher.rec.archived[root] = at
+        if not isinstance(sid, str) or not isinstance(updated, int | float):
+            continue
+        root, hops = sid, 0
+        while isinstance(up := parent.get(root), str) and hops < 100:
+            root, hops = up, hops + 1
+        latest[root] = max(latest.get(root, updated), updated)
+        have = stored.get(sid)
+        if have is None or updated > have + 1:  # not archived, or changed since (1 ms: float rounding)
+            changed.add(root)
+    for root, last in latest.items():
+        if root not in changed or (root not in stored and last < began):
+            watcher.rec.archived[root] = now
 
 
 async def follow(
@@ -170,7 +181,7 @@ async def follow(
             if waiting_on != claim.holder:
                 log(f"{server} is followed by {claim.holder}; standing by to take over")
                 waiting_on = claim.holder
-            await _pause(stop, step)
+            await _pause(stop, min(step, claim.expires_in + 0.05))  # claim the moment it runs out
             continue
         waiting_on = None
         cfg = config
@@ -179,7 +190,7 @@ async def follow(
             cfg = replace(config, archive_existing=True)
         watcher = last = make(cfg)
         if claim.taken_from is not None:
-            await _seed_takeover(watcher, engine, claim, log)
+            await _seed_takeover(watcher, engine, claim, time.time(), log)
         await _term(watcher, run, stop, engine=engine, server=server, holder=holder,
                     lease_seconds=lease_seconds, log=log)  # fmt: skip
     with contextlib.suppress(SQLAlchemyError), session_scope(engine) as db:

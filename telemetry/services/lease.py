@@ -34,6 +34,7 @@ class Claim:
     holder: str  # who holds it now (us when held)
     taken_from: str | None = None  # a previous holder whose lease had run out
     previous_start: datetime | None = None  # when that holder began following
+    expires_in: float = 0.0  # not held: seconds until the holder's lease runs out
 
 
 def db_now(db: Session) -> datetime:
@@ -56,8 +57,8 @@ def claim_lease(db: Session, server: str, holder: str, seconds: float) -> Claim:
         row.renewed_at, row.expires_at = now, until
         db.add(row)
         return Claim(True, holder)
-    if as_utc(row.expires_at) > now:
-        return Claim(False, row.holder)
+    if (left := (as_utc(row.expires_at) - now).total_seconds()) > 0:
+        return Claim(False, row.holder, expires_in=left)
     before, began = row.holder, as_utc(row.acquired_at)
     row.holder, row.acquired_at, row.renewed_at, row.expires_at = holder, now, now, until
     db.add(row)
