@@ -193,6 +193,7 @@ async def follow(
             await _seed_takeover(watcher, engine, claim, time.time(), log)
         await _term(watcher, run, stop, engine=engine, server=server, holder=holder,
                     lease_seconds=lease_seconds, log=log)  # fmt: skip
+        await _pause(stop, 0.5)  # a term that ended by itself is not restarted in a tight loop
     with contextlib.suppress(SQLAlchemyError), session_scope(engine) as db:
         release_lease(db, server, holder)
     return last
