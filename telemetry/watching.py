@@ -10,8 +10,8 @@ writes an audit row for every one, done or skipped. It acts only while the lease
 lease every third of its period, and stops following (without acting any more) once it could
 not renew for two thirds of it, before any other watcher may take over. A watcher that takes
 over from one that died archives the trees that changed since the store's archive of them
-(the others it marks archived), so no tree is archived twice and none that finished in the gap
-is lost.
+(the others it marks archived), so a tree already archived as it is now is not archived again,
+and none that finished in the gap is lost.
 """
 
 from __future__ import annotations
