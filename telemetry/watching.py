@@ -64,7 +64,10 @@ def rules_from(
         if det not in known:
             raise ValueError(f"--on-stuck: no detector {det!r}; known: {', '.join(known)}")
     retries = settings.abort_retries_after if abort_retries_after is None else abort_retries_after
-    after = parse_duration(deny).total_seconds() if deny else None
+    try:
+        after = parse_duration(deny).total_seconds() if deny else None
+    except ValueError as exc:
+        raise ValueError(f"--deny-asks-after: {exc}") from None
     return Rules(deny_asks_after=after, abort_retries_after=retries, on_stuck=pairs)
 
 
