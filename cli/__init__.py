@@ -41,8 +41,9 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "db": (("cli.serve",), "The store's schema."),
     "export": (("cli.export",), "Send archived data to other tools."),
     "lost": (("cli.lost",), "Session trees octel could not archive in full, newest first: what …"),
+    "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
 }
-GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export"})
+GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions"})
 _VALUED = frozenset({"--data-dir", "--database-url", "--archive-dir"})  # root options with a value
 
 

@@ -17,6 +17,7 @@ from archiver.watch import WatchConfig
 from cli.app import app, err_console, fail, open_store, settings_of
 from telemetry.archiving import redactor_for, watch_servers
 from telemetry.services.live import row_dict
+from telemetry.watching import rules_from
 
 __all__ = ["watch_cmd"]
 
@@ -65,11 +66,25 @@ def watch_cmd(
     claude_quiet: Annotated[
         float, typer.Option(min=0, help="Seconds a Claude Code session must be quiet before it is archived.")
     ] = 30.0,
+    deny_asks_after: Annotated[
+        str | None,
+        typer.Option(metavar="DURATION", help="Reply reject to a permission ask unanswered this long (5m)."),
+    ] = None,
+    abort_retries_after: Annotated[
+        int | None,
+        typer.Option(metavar="N", min=1, help="Abort a session whose provider retry reached attempt N."),
+    ] = None,
+    on_stuck: Annotated[
+        list[str] | None,
+        typer.Option(metavar="DETECTOR=ACTION", help="abort or notify on a live stuck finding; repeatable."),
+    ] = None,
 ) -> None:
     """Follow OpenCode servers: keep a live row for every session (busy, retrying, waiting on an
     ask, compacting, running a tool, idle, errored, deleted, unknown), archive each root tree
     when it goes idle and again when it changes, recording status history and permission
-    asks/replies; probe long runs. With --claude-dir, follow Claude Code transcripts instead
+    asks/replies; probe long runs. Rules that act (reject an ask, abort) are opt-in and audited
+    (`octel actions list`). Watchers sharing a store follow each server one at a time (a lease);
+    another takes over when one dies. With --claude-dir, follow Claude Code transcripts instead
     (both with --server too)."""
     from cli.archive import _check_redaction, _check_server  # not at import: archive loads every command
     from telemetry.services.claude_import import watch_claude
@@ -92,6 +107,11 @@ def watch_cmd(
         abort_on_stuck=abort_stuck,
         archive_existing=archive_existing,
     )
+    try:
+        rules = rules_from(settings, deny_asks_after=deny_asks_after, abort_retries_after=abort_retries_after,
+                           on_stuck=on_stuck or ())  # fmt: skip
+    except ValueError as exc:
+        fail(str(exc), 2)
     redactor = redactor_for(settings)
 
     def log(msg: str) -> None:
@@ -118,7 +138,7 @@ def watch_cmd(
                 )  # fmt: skip
             ws = []
             if urls:
-                log(f"following {', '.join(urls)} (Ctrl-C stops)")
+                log(f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}")
                 ws = await watch_servers(
                     settings,
                     stop,
@@ -128,6 +148,8 @@ def watch_cmd(
                     config=config,
                     log=log,
                     on_change=changed if as_json else None,
+                    rules=rules,
+                    lease_seconds=settings.watch_lease_seconds,
                 )
             if claude is not None:
                 await claude

@@ -340,7 +340,15 @@ def _panels() -> list[Panel]:
             (f"60 * sum(rate(octel_otel_spans_exported_total{RI}))", "spans exported"),
             (f"60 * sum(rate(octel_otel_spans_dropped_total{RI}))", "spans dropped"),
             (f"60 * sum by (reason) (rate(octel_otel_trees_dropped_total{RI}))", "trees dropped {{reason}}"),
-            w=24,
+            w=12,
+        ),
+        _series(
+            "Watch actions",
+            "Actions of octel watch's opt-in rules per minute (asks rejected, sessions aborted, notices), "
+            "by rule and outcome; skipped ones found the session had moved on.",
+            "opm",
+            (f"60 * sum by (rule, outcome) (rate(octel_actions_total{RI}))", "{{rule}} {{outcome}}"),
+            w=12,
         ),
         _row("octel service"),
         _series(

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import select
 
+from archiver.actions import Rules
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
 from archiver.client import OpenCodeClient
 from archiver.live_board import LiveRow
@@ -40,6 +41,7 @@ from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex
+from telemetry.watching import act_loop, follow, holder_name
 
 __all__ = [
     "ArchiveOutcome",
@@ -202,10 +204,14 @@ async def watch_server(
     log: Callable[[str], None] = lambda _m: None,
     http: httpx.AsyncClient | None = None,
     on_change: Callable[[LiveRow], None] | None = None,
+    rules: Rules | None = None,
+    lease_seconds: float | None = None,
 ) -> Watcher:
     """Follow one OpenCode server until ``stop`` is set: keep its live rows, archive and index
     each root tree when it goes quiet (and again after it changes), store live findings, abort
-    when configured. ``on_change`` hears every row whose state changed."""
+    when configured. ``on_change`` hears every row whose state changed; ``rules`` act on live
+    sessions (audited); with ``lease_seconds``, follow only while this process holds the
+    server's lease in the store (`telemetry.watching`)."""
     url = server_url or settings.opencode_url
     aborted: dict[str, str] = {}
     own_http = http is None
@@ -228,7 +234,7 @@ async def watch_server(
                 if row is not None:
                     row.error_kind = aborted[root]
                     db.add(row)
-        res = out.result
+        res, watcher = out.result, terms[-1]
         if root_gone(res) and root not in watcher.mirror.handed:  # deleted while we read it
             watcher.mirror.handed.add(root)
             await on_rescue(root, watcher.mirror.snapshot(root, url), status, perms)
@@ -262,27 +268,32 @@ async def watch_server(
 
     async def on_forget(session_ids: list[str]) -> None:
         with session_scope(engine) as db:
-            forget_live(db, watcher.live.server, session_ids)
+            forget_live(db, server, session_ids)
 
-    config = with_mirror(config or WatchConfig(), settings.data_dir, settings.mirror_budget_bytes, url)
-    watcher = Watcher(
-        OpenCodeClient(client_http, url),
-        client_http,
-        on_archive,
-        config=config,
-        on_rescue=on_rescue,
-        on_findings=on_findings,
-        on_abort=on_abort,
-        on_live=on_live,
-        on_forget=on_forget,
-        log=log,
-    )
+    def make(cfg: WatchConfig) -> Watcher:
+        return Watcher(OpenCodeClient(client_http, url), client_http, on_archive, config=cfg,
+                       on_rescue=on_rescue, on_findings=on_findings, on_abort=on_abort, on_live=on_live,
+                       on_forget=on_forget, log=log)  # fmt: skip
+
+    async def run(w: Watcher, term: asyncio.Event) -> None:
+        terms.append(w)
+        todo = [act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
+                for r in ([rules] if rules is not None and rules.any else [])]  # fmt: skip
+        await asyncio.gather(w.run(term), *todo)
+
+    holder, terms = holder_name(), list[Watcher]()
+    server = OpenCodeClient(client_http, url).base_url
+    cfg = with_mirror(config or WatchConfig(), settings.data_dir, settings.mirror_budget_bytes, url)
     try:
-        await watcher.run(stop)
+        if lease_seconds is None:
+            await run(make(cfg), stop)
+        else:
+            await follow(make, cfg, stop, engine=engine, server=server, lease_seconds=lease_seconds,
+                         holder=holder, run=run, log=log)  # fmt: skip
     finally:
         if own_http:
             await client_http.aclose()
-    return watcher
+    return terms[-1] if terms else make(cfg)
 
 
 async def watch_servers(

@@ -13,7 +13,9 @@ from typing import Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from archiver.actions import parse_on_stuck
 from telemetry.otel_export.links import check_template
+from telemetry.timeutil import parse_duration
 
 __all__ = ["DEFAULT_PORT", "Settings", "settings_doc"]
 
@@ -114,6 +116,26 @@ class Settings(BaseSettings):
         description="Bytes of messages `octel watch` mirrors from each server's events in memory; past "
         "that the largest sessions are kept in files under `<data_dir>/mirror/` (mode 0600).",
     )
+    deny_asks_after: str = Field(
+        "",
+        description="`octel watch` replies `reject` to a permission ask unanswered this long (`5m`); "
+        "empty: never. Audited, like every action.",
+    )
+    abort_retries_after: int | None = Field(
+        None, ge=1, description="`octel watch` aborts a session whose provider retry reached this attempt."
+    )
+    on_stuck: str = Field(
+        "",
+        description="`octel watch` acts on a live stuck finding: `DETECTOR=abort` or `DETECTOR=notify`, "
+        "comma-separated.",
+    )
+    watch_lease_seconds: float = Field(
+        15.0,
+        ge=3,
+        le=3600,
+        description="Lease of a followed server in the store: watchers sharing one store follow each "
+        "server one at a time, and another takes over within this long after one dies.",
+    )
 
     @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod
@@ -126,6 +148,19 @@ class Settings(BaseSettings):
         for h in filter(None, (h.strip() for h in v.split(","))):
             if "*" in h[1:] or (h.startswith("*") and not h.startswith("*.")):
                 raise ValueError(f"{h!r} is not a host name or a pattern like *.example.org")
+        return v
+
+    @field_validator("deny_asks_after")
+    @classmethod
+    def _duration(cls, v: str) -> str:
+        if v.strip():
+            parse_duration(v)
+        return v.strip()
+
+    @field_validator("on_stuck")
+    @classmethod
+    def _on_stuck(cls, v: str) -> str:
+        parse_on_stuck([v])
         return v
 
     @field_validator("otel_trace_url")

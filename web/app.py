@@ -18,7 +18,19 @@ from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
 from telemetry.token import ensure_ingest_token
-from web import api_archived, api_costs, api_live, api_sessions, console, ingest, login, metrics, otlp, status
+from web import (
+    api_actions,
+    api_archived,
+    api_costs,
+    api_live,
+    api_sessions,
+    console,
+    ingest,
+    login,
+    metrics,
+    otlp,
+    status,
+)
 from web.caching import ETagMiddleware
 from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
@@ -94,6 +106,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(api_sessions.router)
     app.include_router(api_costs.router)
     app.include_router(api_live.router)
+    app.include_router(api_actions.router)
     app.include_router(console.router)
     app.include_router(metrics.router)
     app.include_router(login.router)

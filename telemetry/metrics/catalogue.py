@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from archiver.actions import OUTCOMES
 from archiver.metrics import TOKEN_KINDS
 from detectors.findings import VERDICTS
 
@@ -247,6 +248,15 @@ CATALOGUE: tuple[Metric, ...] = (
         ("detector", "verdict"),
         "aggregate",
         fill=("verdict", VERDICTS),
+    ),
+    Metric(
+        "octel_actions_total",
+        "counter",
+        "Actions of `octel watch` rules on live sessions, by rule (deny_asks_after, "
+        "abort_retries_after, on_stuck) and outcome (done, skipped, gone, failed, notified).",
+        ("rule", "outcome"),
+        "aggregate",
+        fill=("outcome", OUTCOMES),
     ),
     Metric(
         "octel_otel_spans_exported_total",

@@ -27,6 +27,7 @@ COMMANDS = [
     "doctor",
     "export otel",
     "serve",
+    "actions list",
 ]
 
 

@@ -130,6 +130,7 @@ def _seed_before_start(url: str, live_pid: int) -> None:
     bump(engine, "otel_spans_dropped_total", {}, 3)
     bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
     bump(engine, "trees_lost_total", {"reason": "incomplete"}, 1)
+    bump(engine, "actions_total", {"rule": "deny_asks_after", "outcome": "done"}, 1)
     seed_live(engine)  # an ask, a quiet busy session and a retry storm, twenty minutes old
     engine.dispose()
 
@@ -167,6 +168,7 @@ def _grow(octel: httpx.Client, url: str) -> None:
     bump(engine, "otel_spans_dropped_total", {}, 3)
     bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
     bump(engine, "trees_lost_total", {"reason": "incomplete"}, 1)
+    bump(engine, "actions_total", {"rule": "deny_asks_after", "outcome": "done"}, 1)
     engine.dispose()
 
 

@@ -4,6 +4,7 @@
 import { ApiError, clear, duration, el, errorBox, fact, getJSON, num, paramsObject, pct, pill, table, timeEl, usd, when } from "./util.js";
 import { drawTimeline } from "./timeline.js";
 import { drawLiveFindings, drawLiveHead, drawLiveTree } from "./live.js";
+import { drawActions, fetchActions } from "./actions.js";
 
 export function mount(root, route, ctx) {
   const id = route.arg;
@@ -13,12 +14,14 @@ export function mount(root, route, ctx) {
   const findings = el("div", { id: "findings" });
   const turns = el("div", { id: "turns" });
   const timeline = el("div", { id: "timeline" });
+  const actions = el("div", { id: "actions" });
   root.append(
     el("p.crumbs", {}, el("a", { href: "#/sessions" }, "Sessions"), " / ", el("code", {}, id || "")),
     now,
     head,
     el("section", { "aria-labelledby": "h-tree" }, el("h2", { id: "h-tree" }, "Tree"), tree),
     el("section", { "aria-labelledby": "h-findings" }, el("h2", { id: "h-findings" }, "Findings"), findings),
+    el("section", { "aria-labelledby": "h-actions" }, el("h2", { id: "h-actions" }, "Actions"), actions),
     el("section", { "aria-labelledby": "h-turns" }, el("h2", { id: "h-turns" }, "Turns"), turns),
     el("section", { "aria-labelledby": "h-timeline" }, el("h2", { id: "h-timeline" }, "Messages"), timeline),
   );
@@ -36,6 +39,7 @@ export function mount(root, route, ctx) {
       const found = (await getJSON("/api/live", { session_id: id })).items[0];
       const live = found ? await getJSON(`/api/live/${encodeURIComponent(id)}`) : null;
       const archived = !found || found.archived ? getJSON(`/api/sessions/${encodeURIComponent(id)}`) : null;
+      fetchActions(id).then((page) => drawActions(actions, page), () => clear(actions));
       handle.autoRefresh = live !== null && !["idle", "deleted"].includes(live.live.state);
       if (archived === null) {
         if (live === null) throw new ApiError(404, "not_found", `no archived or live session ${id}`);

@@ -1,0 +1,163 @@
+"""Carry out an intent of `archiver.actions` on a live OpenCode server, after checking it
+still holds.
+
+Between the decision and the request the session may move on: the ask answered (twice, even),
+the session deleted, the run finished, the server restarted (pending asks and statuses live in
+its memory). So before any request the watcher's own newest state is read again, then the
+server is asked (`GET /permission`, `GET /session/status`, `GET /session/{id}`), then the
+watcher's state once more (events arrive while we wait); only an intent that survives all
+three is sent. Every path returns a `Carried` saying what happened, for the audit row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+
+from archiver.actions import Intent, Outcome, SessionView
+from archiver.live import derive
+from archiver.live_board import LiveBoard
+
+__all__ = ["Carried", "carry_out", "views_of"]
+
+_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+_ANSWER_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Carried:
+    intent: Intent
+    outcome: Outcome
+    detail: str  # one sentence: what was checked or sent and why this outcome
+    status: int | None = None  # the server's HTTP status for the action request
+    answer: str = ""  # the start of its body
+
+
+def views_of(
+    board: LiveBoard, now: float, *, findings: bool, root_of: Callable[[str], str | None] = lambda _s: None
+) -> list[SessionView]:
+    """What the board shows of every session not quiet now (findings only when a rule uses
+    them: they cost a detector pass per session)."""
+    out = []
+    for sid in sorted(board.active):
+        s = board.sessions.get(sid)
+        if s is None:
+            continue
+        st = derive(s.facts)
+        found = tuple(s.probe.findings(now, tuple(s.facts.asks))) if findings else ()
+        asks = tuple(sorted((a.request_id, a.asked_at) for a in s.facts.asks.values()))
+        out.append(
+            SessionView(
+                session_id=sid,
+                state=st.state,
+                root_session_id=root_of(sid),
+                ask_id=st.ask.request_id if st.ask else None,
+                permission=st.ask.permission if st.ask else None,
+                patterns=st.ask.patterns if st.ask else (),
+                asked_at=st.ask.asked_at if st.ask else None,
+                retry_attempt=st.attempt,
+                retry_message=s.facts.retry_message,
+                findings=found,
+                asks=asks,
+                run_since=s.facts.busy_since,
+            )
+        )
+    return out
+
+
+def _moved_on(board: LiveBoard, it: Intent) -> str | None:
+    """Why the watcher's newest state says the intent no longer holds, or None."""
+    s = board.sessions.get(it.session_id)
+    if s is None:
+        return "the watcher no longer follows the session"
+    f = s.facts
+    st = derive(f)
+    if st.state == "deleted":
+        return "the session was deleted"
+    if st.state == "unknown":
+        return f"the watcher lost sight of the session ({st.reason})"
+    if it.kind == "reject_ask":
+        if it.request_id in f.replied:
+            return "the ask was answered"
+        if it.request_id not in f.asks:
+            return "the ask is no longer pending (its run ended)"
+    elif it.rule == "abort_retries_after" and st.state != "retrying":
+        return f"no longer retrying (now {st.state})"
+    elif st.state in ("idle", "errored"):
+        return f"the run is over (now {st.state})"
+    return None
+
+
+async def _get(http: httpx.AsyncClient, url: str) -> tuple[int, Any]:
+    r = await http.get(url, timeout=_TIMEOUT)
+    try:
+        return r.status_code, orjson.loads(r.content) if r.content else None
+    except orjson.JSONDecodeError:
+        return r.status_code, None
+
+
+async def _server_moved_on(http: httpx.AsyncClient, base: str, it: Intent) -> str | None:
+    code, _ = await _get(http, f"{base}/session/{it.session_id}")
+    if code == 404:
+        return "the server no longer has the session (deleted)"
+    if it.kind == "reject_ask":
+        code, pending = await _get(http, f"{base}/permission")
+        ids = {p.get("id") for p in pending} if code == 200 and isinstance(pending, list) else None
+        if ids is not None and it.request_id not in ids:
+            return "the server no longer lists the ask (answered, or the server restarted)"
+        return None
+    code, status = await _get(http, f"{base}/session/status")
+    if code == 200 and isinstance(status, dict):
+        now = status.get(it.session_id)
+        kind = now.get("type") if isinstance(now, dict) else "idle"
+        if it.rule == "abort_retries_after" and kind != "retry":
+            return f"the server shows it {kind}, no longer retrying"
+        if kind == "idle":
+            return "the server shows it idle (the run ended, or the server restarted)"
+    return None
+
+
+def _summary(r: httpx.Response) -> str:
+    return r.text[:_ANSWER_CHARS]
+
+
+async def carry_out(http: httpx.AsyncClient, base_url: str, board: LiveBoard, it: Intent) -> Carried:
+    """Re-check, then act; never raises for server trouble."""
+    base = base_url.rstrip("/")
+    if (why := _moved_on(board, it)) is not None:
+        return Carried(it, "skipped", why)
+    if it.kind == "notify":
+        return Carried(it, "notified", "logged and recorded; nothing sent to the server")
+    try:
+        why = await _server_moved_on(http, base, it)
+    except httpx.HTTPError as exc:
+        return Carried(it, "failed", f"could not re-check with the server ({type(exc).__name__}: {exc})")
+    if why is None:
+        why = _moved_on(board, it)  # events that arrived while we asked
+    if why is not None:
+        return Carried(it, "skipped", why)
+    if it.kind == "reject_ask":
+        url, body = f"{base}/permission/{it.request_id}/reply", {"reply": "reject", "message": _message(it)}
+        what = f"POST /permission/{it.request_id}/reply reject"
+    else:
+        what = f"POST /session/{it.session_id}/abort"
+        url, body = f"{base}/session/{it.session_id}/abort", None
+    try:
+        r = await http.post(url, json=body, timeout=_TIMEOUT)
+    except httpx.HTTPError as exc:
+        return Carried(it, "failed", f"{what}: {type(exc).__name__}: {exc}")
+    if r.status_code == 404:
+        return Carried(it, "gone", f"{what}: the server no longer knew it", r.status_code, _summary(r))
+    if 200 <= r.status_code < 300 and r.content.strip() in (b"true", b""):
+        return Carried(it, "done", what, r.status_code, _summary(r))
+    return Carried(it, "failed", f"{what}: unexpected answer", r.status_code, _summary(r))
+
+
+def _message(it: Intent) -> str:
+    waited = it.evidence.get("waited_s")
+    after = f" after {waited:.0f} s without an answer" if isinstance(waited, int | float) else ""
+    return f"octel: rejected{after} (rule deny_asks_after)"

@@ -1,0 +1,70 @@
+"""Read the audit trail of `octel watch`'s rules: newest first, by time and session. One typed
+model serves `GET /api/v1/actions` and `octel actions list --json`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlmodel import Session, col, select
+
+from telemetry.store.action_models import WatchAction
+from telemetry.timeutil import as_utc
+
+__all__ = ["MAX_ACTIONS", "ActionOut", "ActionPage", "list_actions"]
+
+MAX_ACTIONS = 1000
+
+
+class ActionOut(BaseModel):
+    id: int
+    at: datetime
+    server: str
+    session_id: str
+    root_session_id: str | None
+    rule: str
+    action: str
+    outcome: str
+    detail: str
+    evidence: dict[str, Any]
+    answer_status: int | None
+    answer: str | None
+    watcher: str | None
+
+
+class ActionPage(BaseModel):
+    items: list[ActionOut]
+
+
+def _out(r: WatchAction) -> ActionOut:
+    return ActionOut(
+        id=r.id or 0,
+        at=as_utc(r.at),
+        server=r.server,
+        session_id=r.session_id,
+        root_session_id=r.root_session_id,
+        rule=r.rule,
+        action=r.action,
+        outcome=r.outcome,
+        detail=r.detail,
+        evidence=r.evidence or {},
+        answer_status=r.answer_status,
+        answer=r.answer,
+        watcher=r.watcher,
+    )
+
+
+def list_actions(
+    db: Session, *, since: datetime | None = None, session_id: str | None = None, limit: int = 100
+) -> ActionPage:
+    """Actions newest first; `session_id` matches the session or its root."""
+    q = select(WatchAction)
+    if since is not None:
+        q = q.where(col(WatchAction.at) >= since)
+    if session_id:
+        mine = col(WatchAction.session_id) == session_id
+        q = q.where(mine | (col(WatchAction.root_session_id) == session_id))
+    q = q.order_by(col(WatchAction.at).desc(), col(WatchAction.id).desc())
+    q = q.limit(max(1, min(limit, MAX_ACTIONS)))
+    return ActionPage(items=[_out(r) for r in db.exec(q)])

@@ -1,0 +1,240 @@
+"""What `octel watch` adds around each server's `Watcher`: the opt-in rules that act on live
+sessions (audited), and the lease that lets several watchers share one store with one of them
+following each server.
+
+`act_loop` runs beside a watcher: every tick it asks `archiver.actions.decide` what the rules
+want from the live board, carries each intent out after re-checking it (`archiver.act`), and
+writes an audit row for every one, done or skipped. It acts only while the lease is held.
+
+`follow` holds the lease of a server and runs one watcher term while it does: it renews the
+lease every third of its period, and stops following (without acting any more) once it could
+not renew for two thirds of it, before any other watcher may take over. A watcher that takes
+over from one that died archives the trees that changed since the store's archive of them
+(the others it marks archived), so a tree already archived as it is now is not archived again,
+and none that finished in the gap is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import col, select
+
+from archiver.act import carry_out, views_of
+from archiver.actions import Rules, decide, parse_on_stuck
+from archiver.errors import FetchError
+from archiver.redact import Redactor
+from archiver.watch import WatchConfig, Watcher
+from detectors import REGISTRY
+from telemetry.services.actions import record_action
+from telemetry.services.lease import Claim, claim_lease, release_lease, renew_lease
+from telemetry.settings import Settings
+from telemetry.store.db import session_scope
+from telemetry.store.models import SessionIndex
+from telemetry.timeutil import as_utc, parse_duration
+
+__all__ = ["act_loop", "follow", "holder_name", "rules_from"]
+
+Log = Callable[[str], None]
+
+
+def rules_from(
+    settings: Settings,
+    *,
+    deny_asks_after: str | None = None,
+    abort_retries_after: int | None = None,
+    on_stuck: Sequence[str] = (),
+) -> Rules:
+    """The rules of `octel watch`: flags over settings; ValueError with one sentence for a bad
+    duration, item or detector name."""
+    deny = settings.deny_asks_after if deny_asks_after is None else deny_asks_after.strip()
+    pairs = parse_on_stuck(list(on_stuck) if on_stuck else [settings.on_stuck])
+    known = REGISTRY.names()
+    for det, _ in pairs:
+        if det not in known:
+            raise ValueError(f"--on-stuck: no detector {det!r}; known: {', '.join(known)}")
+    retries = settings.abort_retries_after if abort_retries_after is None else abort_retries_after
+    try:
+        after = parse_duration(deny).total_seconds() if deny else None
+    except ValueError as exc:
+        raise ValueError(f"--deny-asks-after: {exc}") from None
+    return Rules(deny_asks_after=after, abort_retries_after=retries, on_stuck=pairs)
+
+
+def holder_name() -> str:
+    """This watcher process, as a lease names it: host, pid and a random tail."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+async def _pause(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+
+
+async def act_loop(
+    watcher: Watcher,
+    rules: Rules,
+    stop: asyncio.Event,
+    *,
+    engine: Engine,
+    redactor: Redactor,
+    holder: str | None = None,
+    log: Log = lambda _m: None,
+    tick: float = 1.0,
+    clock: Callable[[], float] = time.time,
+) -> int:
+    """Until ``stop``: carry out what the rules decide; returns how many intents were handled."""
+    done: set[str] = set()
+    handled = 0
+    server = watcher.client.base_url
+    while not stop.is_set():
+        now = clock()
+        views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
+        for it in decide(views, rules, now, done):
+            if stop.is_set():
+                break
+            done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
+            res = await carry_out(watcher.http, server, watcher.live, it)
+            handled += 1
+            log(f"{it.rule} {it.kind} {it.session_id}: {res.outcome} ({res.detail})")
+            try:
+                with session_scope(engine) as db:
+                    root = watcher.rec.root_of(it.session_id)
+                    record_action(db, server, res, redactor=redactor, at=clock(), root_session_id=root,
+                                  watcher=holder)  # fmt: skip
+            except SQLAlchemyError as exc:
+                log(f"audit row of {it.rule} on {it.session_id} not stored: {exc}")
+        await _pause(stop, tick)
+    return handled
+
+
+async def _seed_takeover(watcher: Watcher, engine: Engine, claim: Claim, now: float, log: Log) -> None:
+    """A takeover: a tree whose every session the store holds as the server has it now counts
+    as archived; so does a tree no archive holds that was quiet since before the previous
+    watcher began (it was there before, not ours to archive). Any other tree is archived once
+    quiet: it changed after its archive, or finished while nobody followed the server."""
+    try:
+        listed = await watcher.client.list_sessions()
+    except FetchError as exc:
+        log(f"takeover: sessions not listed ({exc}); archiving every tree that changes")
+        return
+    parent: dict[str, object] = {s["id"]: s.get("parentID") for s in listed if isinstance(s.get("id"), str)}
+    ids = sorted(parent)
+    stored: dict[str, float | None] = {}
+    with session_scope(engine, write=False) as db:
+        for i in range(0, len(ids), 500):
+            q = select(SessionIndex.session_id, SessionIndex.updated_at)
+            for got, u in db.exec(q.where(col(SessionIndex.session_id).in_(ids[i : i + 500]))).all():
+                stored[got] = as_utc(u).timestamp() * 1000 if u else None
+    began = claim.previous_start.timestamp() * 1000 if claim.previous_start else float("-inf")
+    latest: dict[str, float] = {}
+    changed: set[str] = set()
+    for s in listed:
+        sid, updated = s.get("id"), (s.get("time") or {}).get("updated")
+        if not isinstance(sid, str) or not isinstance(updated, int | float):
+            continue
+        root, hops = sid, 0
+        while isinstance(up := parent.get(root), str) and hops < 100:
+            root, hops = up, hops + 1
+        latest[root] = max(latest.get(root, updated), updated)
+        have = stored.get(sid)
+        if have is None or updated > have + 1:  # not archived, or changed since (1 ms: float rounding)
+            changed.add(root)
+    for root, last in latest.items():
+        if root not in changed or (root not in stored and last < began):
+            watcher.rec.archived[root] = now
+
+
+async def follow(
+    make: Callable[[WatchConfig], Watcher],
+    config: WatchConfig,
+    stop: asyncio.Event,
+    *,
+    engine: Engine,
+    server: str,
+    lease_seconds: float,
+    holder: str,
+    run: Callable[[Watcher, asyncio.Event], Coroutine[Any, Any, None]],
+    log: Log = lambda _m: None,
+) -> Watcher | None:
+    """Follow ``server`` whenever this watcher holds its lease, until ``stop``; returns the
+    last watcher that ran."""
+    last: Watcher | None = None
+    waiting_on: str | None = None
+    step = lease_seconds / 3
+    while not stop.is_set():
+        try:
+            with session_scope(engine) as db:
+                claim: Claim = claim_lease(db, server, holder, lease_seconds)
+        except SQLAlchemyError as exc:
+            log(f"lease of {server} not claimed (store: {type(exc).__name__}); trying again")
+            await _pause(stop, step)
+            continue
+        if not claim.held:
+            if waiting_on != claim.holder:
+                log(f"{server} is followed by {claim.holder}; standing by to take over")
+                waiting_on = claim.holder
+            await _pause(stop, min(step, claim.expires_in + 0.05))  # claim the moment it runs out
+            continue
+        waiting_on = None
+        cfg = config
+        if claim.taken_from is not None:
+            log(f"took {server} over from {claim.taken_from}, whose lease ran out")
+            cfg = replace(config, archive_existing=True)
+        watcher = last = make(cfg)
+        if claim.taken_from is not None:
+            await _seed_takeover(watcher, engine, claim, time.time(), log)
+        await _term(watcher, run, stop, engine=engine, server=server, holder=holder,
+                    lease_seconds=lease_seconds, log=log)  # fmt: skip
+        await _pause(stop, 0.5)  # a term that ended by itself is not restarted in a tight loop
+    with contextlib.suppress(SQLAlchemyError), session_scope(engine) as db:
+        release_lease(db, server, holder)
+    return last
+
+
+async def _term(
+    watcher: Watcher,
+    run: Callable[[Watcher, asyncio.Event], Coroutine[Any, Any, None]],
+    stop: asyncio.Event,
+    *,
+    engine: Engine,
+    server: str,
+    holder: str,
+    lease_seconds: float,
+    log: Log,
+) -> None:
+    """One term of following: run the watcher while the lease is renewed."""
+    term = asyncio.Event()
+    task = asyncio.create_task(run(watcher, term))
+    renewed = time.monotonic()
+    try:
+        while not stop.is_set() and not task.done():
+            await _pause(stop, lease_seconds / 3)
+            if stop.is_set():
+                break
+            try:
+                with session_scope(engine) as db:
+                    ok = renew_lease(db, server, holder, lease_seconds)
+            except SQLAlchemyError as exc:
+                if time.monotonic() - renewed > lease_seconds * 2 / 3:
+                    log(f"lease of {server} not renewed ({type(exc).__name__}); stopping to follow it")
+                    return
+                continue
+            if not ok:
+                log(f"lease of {server} was taken by another watcher; stopping to follow it")
+                return
+            renewed = time.monotonic()
+    finally:
+        term.set()
+        with contextlib.suppress(Exception):
+            await task
