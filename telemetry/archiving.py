@@ -30,7 +30,6 @@ from archiver.live_board import LiveRow
 from archiver.redact import Redactor, load_key, secret_values
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
-from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
 from telemetry.settings import Settings
@@ -106,6 +105,10 @@ def _stored_label(engine: Engine, root_id: str) -> str | None:
 def _export_later(settings: Settings, root_id: str) -> None:
     """Queue the tree for OTLP export when it is configured; never waits, never raises."""
     try:
+        # imported here: the OpenTelemetry SDK costs a command that never exports (an import
+        # of transcripts, say) a second of start-up
+        from telemetry.otel_export.background import background_for
+
         bg = background_for(settings)
         if bg is not None:
             bg.submit(root_id)

@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from archiver.archive import ArchiveResult, now_iso, write_documents
+from archiver.batch import Prepared, prepare
 from archiver.claude.document import build_claude_documents
 from archiver.claude.tree import ClaudeTree
 from archiver.redact import Redactor
 
-__all__ = ["archive_claude_tree"]
+__all__ = ["archive_claude_tree", "prepare_claude_tree"]
 
 
 def archive_claude_tree(
@@ -37,3 +38,21 @@ def archive_claude_tree(
     except Exception as exc:  # the archiver never breaks its caller
         result.write_errors.append(f"{type(exc).__name__}: {exc}")
     return result
+
+
+def prepare_claude_tree(
+    tree: ClaudeTree, redactor: Redactor, *, label: str | None = None, compress: bool = False
+) -> Prepared:
+    """The tree's documents built, serialised and redacted, ready for ``archiver.batch.write_batch``
+    (the bulk path of an import: no I/O here); never raises."""
+    archived_at = now_iso()
+    result = ArchiveResult(tree.root_id, archived_at)
+    try:
+        result.sessions_found = len(tree.sessions)
+        result.messages = sum(len(s.messages) for s in tree.sessions)
+        result.walk_errors = [e.to_dict() for e in tree.errors]
+        docs = build_claude_documents(tree, archived_at=archived_at, label=label)
+        return prepare(docs, redactor, result, compress=compress)
+    except Exception as exc:  # the archiver never breaks its caller
+        result.write_errors.append(f"{type(exc).__name__}: {exc}")
+        return Prepared(result)
