@@ -29,8 +29,9 @@ from sqlalchemy.engine import Engine
 
 from archiver.archive import ArchiveResult, remove_superseded
 from archiver.batch import Prepared, write_batch
-from archiver.claude.archive import archive_claude_tree, prepare_claude_tree
-from archiver.claude.layout import find_sessions, is_stream_json, load_tree, session_files
+from archiver.claude.archive import archive_claude_tree
+from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, load_tree, session_files
+from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
 from archiver.files import remove_stale_parts, write_atomic
@@ -182,20 +183,25 @@ def import_claude(
             os.makedirs(settings.data_dir, exist_ok=True)
             write_atomic(state_path, orjson.dumps(state))
 
-    pending_files = 0
-    for i, files in enumerate(sessions):
-        if progress is not None:
-            progress(i, len(sessions))
+    todo: dict[str, tuple[str, list[list[Any]]]] = {}
+    work: list[SessionFiles] = []
+    for files in sessions:
         key, sig = key_of(files), signature(files)
         if state.get(key) == sig:
             report.unchanged += 1
-            continue
-        if quiet_seconds and any(now - s[2] / 1e9 < quiet_seconds for s in sig):
+        elif quiet_seconds and any(now - s[2] / 1e9 < quiet_seconds for s in sig):
             report.still_writing += 1
             if near_cleanup(sig, days, now):
                 report.near_cleanup.append(files.session_id)
-            continue
-        prepared = prepare_claude_tree(load_tree(files), redactor, label=label)
+        else:
+            todo[key] = (key, sig)
+            work.append(files)
+    pending_files = 0
+    trees = prepared_trees(work, redactor, label=label, workers=workers_for(len(work)))
+    for i, (files, prepared) in enumerate(trees):
+        if progress is not None:
+            progress(report.sessions - len(work) + i, report.sessions)
+        key, sig = todo[key_of(files)]
         batch.append((key, sig, files.session_id, prepared))
         pending_files += len(prepared.files)
         if pending_files >= _BATCH:
