@@ -14,7 +14,7 @@ written, the index commits, and only then are the older files of the same sessio
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,11 +27,11 @@ from sqlmodel import select
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
 from archiver.client import OpenCodeClient
 from archiver.live_board import LiveRow
-from archiver.redact import Redactor, load_key, secret_values
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
+from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
@@ -75,12 +75,6 @@ class ArchiveOutcome:
             },
             "errors": self.errors,
         }
-
-
-def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redactor:
-    """Configured values (setting, file, extra) and the HMAC key kept in the data folder."""
-    values = secret_values(settings.redact_values, settings.redact_file) + list(extra_values)
-    return Redactor(load_key(settings.redact_key), values)
 
 
 def _record_failures(engine: Engine, result: ArchiveResult) -> None:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy.engine import Engine
@@ -35,14 +35,17 @@ from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
 from archiver.files import remove_stale_parts, write_atomic
-from telemetry.archiving import ArchiveOutcome, redactor_for
 from telemetry.queries.turns import archive_location
 from telemetry.services.claude_state import cleanup_days, key_of, load_state, near_cleanup, signature
 from telemetry.services.index_batch import index_batch
 from telemetry.services.indexing import index_records
+from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.aggregates import coalesced
 from telemetry.store.db import session_scope
+
+if TYPE_CHECKING:  # the archiving API loads the OpenCode client and watcher: only when used
+    from telemetry.archiving import ArchiveOutcome
 
 __all__ = [
     "ClaudeImportReport",
@@ -85,6 +88,8 @@ def archive_claude(
     compress: bool = False,
 ) -> ArchiveOutcome:
     """Archive and index one Claude Code tree; never raises."""
+    from telemetry.archiving import ArchiveOutcome
+
     outcome = ArchiveOutcome(tree.root_id)
     try:
         redactor = redactor_for(settings, secret_values)
