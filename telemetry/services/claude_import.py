@@ -109,19 +109,21 @@ def archive_run(
     text: str,
     session_id: str | None,
     *,
-    claude_dir: Path,
+    claude_dir: Path | None,
     settings: Settings,
     engine: Engine,
     label: str | None = None,
 ) -> ArchiveOutcome | None:
     """Archive the conversation behind a CLI run: its transcript when ``claude_dir`` holds it
     (full usage, subagents' own files), else the stream-json text itself; None when there is
-    neither (a ``--output-format json`` result whose transcript is elsewhere)."""
+    neither (a ``--output-format json`` result whose transcript is elsewhere). A server, which
+    cannot see the dispatcher's transcripts, passes no ``claude_dir``."""
     data = text.encode()
     stream = tree_from_stream(data) if is_stream_json(data) else None
     if stream is not None and not any(s.messages for s in stream.sessions):
         stream = None if not stream.results else stream  # a bare result line: no conversation
-    files = session_files(claude_dir, session_id or (stream.root_id if stream else ""))
+    sid = session_id or (stream.root_id if stream else "")
+    files = session_files(claude_dir, sid) if claude_dir is not None else None
     if files is not None:
         tree = load_tree(files)
         if stream is not None:
