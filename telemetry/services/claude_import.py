@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from sqlalchemy.engine import Engine
 
-from archiver.archive import ArchiveResult, remove_superseded
+from archiver.archive import ArchiveResult
 from archiver.batch import Prepared, write_batch
-from archiver.claude.archive import archive_claude_tree
+from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, load_tree, session_files
 from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
@@ -38,7 +38,6 @@ from archiver.files import remove_stale_parts, write_atomic
 from telemetry.queries.turns import archive_location
 from telemetry.services.claude_state import cleanup_days, key_of, load_state, near_cleanup, signature
 from telemetry.services.index_batch import index_batch
-from telemetry.services.indexing import index_records
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.aggregates import coalesced
@@ -93,13 +92,14 @@ def archive_claude(
     outcome = ArchiveOutcome(tree.root_id)
     try:
         redactor = redactor_for(settings, secret_values)
-        outcome.result = archive_claude_tree(
-            tree, settings.archives, redactor, label=label, compress=compress
-        )
+        prepared = prepare_claude_tree(tree, redactor, label=label, compress=compress)
+        outcome.result = prepared.result
+        write_batch([prepared], settings.archives, compress=compress)
         if outcome.result.records:
             with session_scope(engine) as db:
-                outcome.indexed = index_records(db, outcome.result.records, redactor=redactor)
-        remove_superseded(outcome.result)  # only once the index names the new files
+                indexed = index_batch(db, outcome.result.records, redactor=redactor, redacted=True)
+            outcome.indexed = indexed.stats
+            _remove_replaced(settings, indexed.replaced.values())  # the index names the new files now
     except Exception as exc:  # callers get an outcome, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
     return outcome
@@ -176,11 +176,7 @@ def import_claude(
             report.indexed_new += indexed.stats.new
             report.indexed_updated += indexed.stats.updated
             replaced = indexed.replaced
-        for old in replaced.values():  # the index names the new files now: the older ones can go
-            path = archive_location(settings.archives, old)
-            if path is not None:
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        _remove_replaced(settings, replaced.values())  # the index names the new files now
         done: dict[str, list[list[Any]]] = {}
         for key, sig, sid, p in batch:
             _report_tree(report, p.result, sid, sig, days, now, done, key)
@@ -218,6 +214,15 @@ def import_claude(
     if progress is not None:
         progress(len(sessions), len(sessions))
     return report
+
+
+def _remove_replaced(settings: Settings, paths: Iterable[str]) -> None:
+    """Remove the files index rows named before they were re-archived (after the commit)."""
+    for old in paths:
+        path = archive_location(settings.archives, old)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def _report_tree(
