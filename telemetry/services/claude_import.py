@@ -160,7 +160,6 @@ def import_claude(
     sessions = find_sessions(config_dir)
     report.sessions = len(sessions)
     days = cleanup_days(config_dir)
-    redactor = redactor_for(settings)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []
     if settings.archives.is_dir():
         remove_stale_parts(settings.archives)  # once per run: what writers that died left
@@ -199,6 +198,11 @@ def import_claude(
         else:
             todo[key] = (key, sig)
             work.append(files)
+    if not work:  # nothing changed: not even the redactor (its patterns take a second) is built
+        if progress is not None:
+            progress(len(sessions), len(sessions))
+        return report
+    redactor = redactor_for(settings)
     pending_files = 0
     trees = prepared_trees(work, redactor, label=label, workers=workers_for(len(work)))
     for i, (files, prepared) in enumerate(trees):
