@@ -11,6 +11,7 @@ in this process.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import threading
@@ -58,8 +59,13 @@ def prepared_trees(
         return
     # fork starts a worker in milliseconds; with other threads running (a progress bar, a
     # server) a forked child could inherit a lock held mid-way, so then forkserver
-    ctx = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(redactor,)) as pool:
+    fork = threading.active_count() == 1
+    ctx = multiprocessing.get_context("fork" if fork else "forkserver")
+    # a forked worker inherits the redactor as it is; one started afresh builds it again (its
+    # patterns and scanner database take a second to compile)
+    _init(redactor)
+    init = None if fork else functools.partial(_init, redactor)
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=init) as pool:
         waiting: deque[tuple[SessionFiles, Future[Prepared]]] = deque()
         for files in sessions:
             waiting.append((files, pool.submit(_prepare, files, label)))

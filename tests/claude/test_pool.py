@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from claude_lines import FIXTURES
 
+from archiver.claude import pool
 from archiver.claude.layout import find_sessions
 from archiver.claude.pool import prepared_trees, workers_for
 from archiver.redact import Redactor
@@ -22,7 +24,11 @@ def _plain(data: bytes) -> dict[str, Any]:
     return dict(doc)
 
 
-def test_workers_prepare_what_this_process_prepares(tmp_path: Path) -> None:
+@pytest.mark.parametrize("threads", [1, 2], ids=["forked", "forkserver"])
+def test_workers_prepare_what_this_process_prepares(
+    tmp_path: Path, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pool.threading, "active_count", lambda: threads)
     runs = ["a_text_answer", "c_doom_loop", "d_subagent_tree", "e_retry_529"]
     for i, run in enumerate(runs):
         for project in (FIXTURES / run / "json" / "projects").iterdir():
