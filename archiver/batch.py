@@ -44,6 +44,8 @@ __all__ = ["Prepared", "prepare", "write_batch"]
 
 # fsyncs in flight at once: enough for the file system to commit many files in one go
 _SYNC_THREADS = 16
+# files open at once (each stays open and locked until it is renamed): well under any fd limit
+_OPEN = 128
 
 
 @dataclass
@@ -167,14 +169,16 @@ def write_batch(
         for p in pending:
             p.owner.write_errors.append(str(ArchiveWriteError(str(p.path), exc.strerror or str(exc))))
         return
-    try:
-        for p in pending:
-            _start(p, compress, max_bytes)
-        with ThreadPoolExecutor(min(_SYNC_THREADS, len(pending))) as pool:
-            list(pool.map(_sync, pending))
-    finally:
-        for p in pending:  # renamed when synced, else removed: no temporary file stays behind
-            _finish(p)
+    with ThreadPoolExecutor(min(_SYNC_THREADS, len(pending))) as pool:
+        for i in range(0, len(pending), _OPEN):
+            part = pending[i : i + _OPEN]
+            try:
+                for p in part:
+                    _start(p, compress, max_bytes)
+                list(pool.map(_sync, part))
+            finally:
+                for p in part:  # renamed when synced, else removed: no temporary file stays behind
+                    _finish(p)
     try:
         sync_folder(archive_dir)
     except OSError as exc:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from archiver_fakes import recorded_permissions, recorded_status, tree_from_fixture
 
+from archiver import batch
 from archiver.archive import ArchiveResult
 from archiver.batch import prepare, write_batch
 from archiver.document import build_documents
@@ -58,3 +60,14 @@ def test_one_file_too_large_fails_its_own_tree_only(tmp_path: Path) -> None:
     assert bad.write_errors and "more than the limit" in bad.write_errors[0]
     assert len(bad.files) + len(bad.write_errors) == len(large)
     assert sorted(tmp_path.iterdir()) == sorted(ok.files + bad.files)
+
+
+def test_a_batch_larger_than_the_open_file_limit_is_written_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batch, "_OPEN", 2)
+    docs = _docs("subagent_tree")
+    results = [ArchiveResult(f"r{i}", AT) for i in range(3)]
+    write_batch([prepare(docs, RED, r) for r in results], tmp_path / "a")
+    assert all(not r.write_errors and len(r.files) == len(docs) for r in results)
+    assert not list((tmp_path / "a").glob(".tmp-*"))
