@@ -133,6 +133,9 @@ class Redactor:
     def engine(self) -> str:
         return self._scanner.engine
 
+    def __reduce__(self) -> tuple[Any, ...]:  # a worker process builds the same redactor again
+        return (Redactor, (self._key, self.values))
+
     def placeholder(self, rule: str, secret: bytes) -> bytes:
         digest = hmac.new(self._key, secret, hashlib.sha256).hexdigest()[:12]
         return f"[REDACTED:{rule}:{digest}]".encode()
@@ -233,8 +236,7 @@ class Redactor:
         return orjson.loads(res.data), res.counts
 
     def redact_str(self, s: str) -> str:
-        out: str = self.redact_obj(s)[0]
-        return out
+        return str(self.redact_obj(s)[0])
 
 
 class RedactKeyError(ValueError):

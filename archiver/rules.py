@@ -28,6 +28,9 @@ class Rule:
     caseless: bool
     anchors: tuple[bytes, ...]
     check: Callable[[bytes], bool] | None = None
+    # a rule without anchors: a pattern whose matches are the only stretches of text where a
+    # match can lie (the pattern then runs only there, with the text around it in view)
+    regions: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ def _token_rules() -> list[Rule]:
             False,
             (),
             _random_like,
+            rb"[A-Za-z0-9/+]{40,}",
         ),
     ]
 

@@ -38,6 +38,7 @@ class Scanner:
         self._search = [re.compile(r.pattern) for r in rules]
         # anchored scan: the same patterns tried only where an anchor was found
         self._match = [re.compile(r.pattern, re.IGNORECASE if r.caseless else 0) for r in rules]
+        self._regions = [re.compile(r.regions) if r.regions else None for r in rules]
         self._hs = _anchor_database(rules) if engine != "re" else None
         self._anchors = [(i, len(a)) for i, r in enumerate(rules) for a in r.anchors]
         self._hs_lock = threading.Lock()
@@ -54,10 +55,17 @@ class Scanner:
         rule, pat = self._rules[i], self._search[i]
         hay = lowered if rule.caseless and lowered is not None else text
         out: list[tuple[int, int, int]] = []
-        pos = 0
-        while (m := pat.search(hay, pos)) is not None:
-            out.append((i, *m.span(rule.group)))
-            pos = m.start() + 1
+        regions = self._regions[i]
+        # (start, end) of the stretches to search; the byte after each stays in view, for
+        # a lookahead, and a lookbehind sees what lies before its start anyway
+        spans = (
+            ((0, len(hay)),) if regions is None else ((m.start(), m.end() + 1) for m in regions.finditer(hay))
+        )
+        for start, end in spans:
+            pos = start
+            while (m := pat.search(hay, pos, end)) is not None:
+                out.append((i, *m.span(rule.group)))
+                pos = m.start() + 1
         return out
 
     def _spans_re(self, text: bytes) -> list[tuple[int, int, int]]:

@@ -10,7 +10,8 @@ window; subagent files come along), then runs, each as a fresh process:
   cost and index every session;
 - the same import again over the unchanged folder.
 
-Reported: the three times, octel's import against ccusage (target: at most 1x) and the re-import
+Reported: the three times (and the CPU time of each, worker processes included, which a shared
+machine's load does not inflate), octel's import against ccusage (target: at most 1x) and the re-import
 against the first import (target: at least 10x faster), and the totals by day and model of both
 tools side by side (tokens must be equal; costs are compared and any difference explained).
 
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -83,10 +85,16 @@ def generate(folder: Path, sessions: int, seed: int = 7) -> int:
     return total
 
 
+CPU: list[float] = []  # CPU seconds (user + system, worker processes included) of each _timed run
+
+
 def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=3600)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:3])} failed ({done.returncode}): {done.stderr[-2000:]}")
     return took, done.stdout
@@ -158,6 +166,14 @@ def main() -> None:
             "octel_reimport_s": round(t_again, 2),
             "import_vs_ccusage": round(t_first / t_cc, 2),
             "reimport_speedup": round(t_first / t_again, 1),
+            # on a shared machine wall time includes waiting for a core; CPU time does not
+            "cpu_s": {
+                "ccusage": round(CPU[0], 2),
+                "octel_import": round(CPU[1], 2),
+                "octel_reimport": round(CPU[2], 2),
+            },
+            "cpu_import_vs_ccusage": round(CPU[1] / CPU[0], 2),
+            "cpu_reimport_speedup": round(CPU[1] / CPU[2], 1),
             "import_report": {k: v for k, v in json.loads(first).items() if k != "problems"},
             "reimport_archived": json.loads(again)["archived"],
             "day_model_rows": len(keys),
@@ -174,6 +190,8 @@ def main() -> None:
         print(f"ccusage daily --json     {t_cc:7.2f} s   (baseline)")
         print(f"octel import claude      {t_first:7.2f} s   {t_first / t_cc:.2f}x ccusage (target <= 1x)")
         print(f"octel import, unchanged  {t_again:7.2f} s   {t_first / t_again:.1f}x faster (target >= 10x)")
+        print(f"CPU seconds: ccusage {CPU[0]:.2f}, octel import {CPU[1]:.2f} ({CPU[1] / CPU[0]:.2f}x), "
+              f"re-import {CPU[2]:.2f} ({CPU[1] / CPU[2]:.1f}x less)")  # fmt: skip
         print(f"day x model rows: {len(keys)}, with token differences: {len(token_diff)}")
         for x in KEYS:
             a, b = report["tokens_total"][x]

@@ -44,6 +44,14 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
 }
 GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions"})
+# a group's subcommand -> the modules that define it, when loading them alone is enough
+SUBCOMMANDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "import": {
+        "claude": ("cli.import_claude",),
+        "archives": ("cli.archive",),
+        "dispatch-db": ("cli.imports",),
+    },
+}
 _VALUED = frozenset({"--data-dir", "--database-url", "--archive-dir"})  # root options with a value
 
 
@@ -56,6 +64,15 @@ def command_in(argv: Sequence[str]) -> str | None:
         elif not a.startswith("-"):
             return a
     return None
+
+
+def _modules_for(name: str, args: Sequence[str]) -> tuple[str, ...]:
+    """The modules a command line needs: one subcommand's own, or (for the group's help)
+    every module of the group."""
+    rest = list(args[list(args).index(name) + 1 :])
+    sub = command_in(rest)
+    own = SUBCOMMANDS.get(name, {}).get(sub or "")
+    return own if own is not None else COMMANDS[name][0]
 
 
 def _load(modules: Sequence[str]) -> None:
@@ -89,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     name = command_in(args)
     if name in COMMANDS:
-        _load(COMMANDS[name][0])
+        _load(_modules_for(name, args))
     else:  # no command, root --help, or an unknown one (click names it)
         _stubs(app)
     app(args, prog_name="octel")

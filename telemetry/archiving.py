@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,13 +29,12 @@ from archiver.actions import Rules
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
 from archiver.client import OpenCodeClient
 from archiver.live_board import LiveRow
-from archiver.redact import Redactor, load_key, secret_values
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
-from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
 from telemetry.services.lost import archive_from_mirror, root_gone, with_mirror
+from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
@@ -82,12 +81,6 @@ class ArchiveOutcome:
         }
 
 
-def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redactor:
-    """Configured values (setting, file, extra) and the HMAC key kept in the data folder."""
-    values = secret_values(settings.redact_values, settings.redact_file) + list(extra_values)
-    return Redactor(load_key(settings.redact_key), values)
-
-
 def _record_failures(engine: Engine, result: ArchiveResult) -> None:
     kinds = [str(e.get("error_kind")) for e in result.walk_errors]
     kinds += ["write"] * len(result.write_errors)
@@ -111,6 +104,10 @@ def _stored_label(engine: Engine, root_id: str) -> str | None:
 def _export_later(settings: Settings, root_id: str) -> None:
     """Queue the tree for OTLP export when it is configured; never waits, never raises."""
     try:
+        # imported here: the OpenTelemetry SDK costs a command that never exports (an import
+        # of transcripts, say) a second of start-up
+        from telemetry.otel_export.background import background_for
+
         bg = background_for(settings)
         if bg is not None:
             bg.submit(root_id)

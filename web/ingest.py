@@ -15,9 +15,10 @@ from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.ingest_models import CycleBegun, CycleFinished, HeartbeatStored, RunStored
 from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
+from telemetry.services.claude_import import archive_run
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
-from web.deps import EngineDep, RedactorDep, require_token
+from web.deps import EngineDep, RedactorDep, SettingsDep, require_token
 from web.errors import WRITE_ERROR_RESPONSES, ApiError
 
 __all__ = ["router"]
@@ -93,8 +94,10 @@ def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -
 
 @router.post("/agent-runs", status_code=201, response_model=RunStored, responses=_retry(RunStored))
 def agent_run(
-    p: ingest.AgentRunIn, engine: EngineDep, redactor: RedactorDep, response: Response
+    p: ingest.AgentRunIn, engine: EngineDep, redactor: RedactorDep, settings: SettingsDep, response: Response
 ) -> dict[str, Any]:
+    """Store one Claude Code CLI run; given stream-json, archive its conversation too."""
+
     def run(db: Session) -> tuple[dict[str, Any], bool]:
         r, created = ingest.add_agent_run(db, p, utcnow(), redactor=redactor)
         return {
@@ -105,8 +108,15 @@ def agent_run(
             "subtype": r.subtype,
             "is_error": r.is_error,
             "cost_usd": r.cost_usd,
+            "session_id": r.session_id,
         }, created
 
     row, created = _write(engine, run)
     response.status_code = 201 if created else 200
-    return {"run": row, "created": created}
+    kept = None
+    if isinstance(p.result, str):  # stream-json: keep the conversation, as `octel runs add` does
+        got = archive_run(p.result, row.pop("session_id"), claude_dir=None, settings=settings,
+                          engine=engine, label=p.task)  # fmt: skip
+        kept = got.to_dict() if got is not None else None
+    row.pop("session_id", None)
+    return {"run": row, "created": created, "archive": kept}

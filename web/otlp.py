@@ -8,17 +8,16 @@ that is not an export request is a 400 naming the field.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
+from sqlalchemy.engine import Engine
+from starlette.concurrency import run_in_threadpool
 
 from archiver.redact import Redactor
-from telemetry.archiving import redactor_for
 from telemetry.services.otlp_claude import OtlpError, apply, decode, observations
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
-from web.deps import EngineDep, SettingsDep, require_token
+from web.deps import EngineDep, RedactorDep, require_token
 from web.errors import ApiError
 
 __all__ = ["router"]
@@ -36,18 +35,8 @@ _BODY = {
 }
 
 
-def _redactor(request: Request, settings: SettingsDep) -> Redactor:
-    cached: Redactor | None = getattr(request.app.state, "otlp_redactor", None)
-    if cached is None:
-        cached = request.app.state.otlp_redactor = redactor_for(settings)
-    return cached
-
-
-async def _receive(request: Request, signal: str, engine: Any, redactor: Redactor) -> Response:
-    body = await request.body()
-    if len(body) > _MAX_BODY:
-        raise ApiError(413, "too_large", f"body: more than {_MAX_BODY} bytes")
-    ctype = request.headers.get("content-type", "application/json")
+def _store(body: bytes, ctype: str, signal: str, engine: Engine, redactor: Redactor) -> None:
+    """Decode and store one export request (blocking: runs in the thread pool)."""
     try:
         found = observations(decode(body, ctype, signal), signal)
     except OtlpError as e:
@@ -56,20 +45,27 @@ async def _receive(request: Request, signal: str, engine: Any, redactor: Redacto
     if found:
         with session_scope(engine) as db:
             apply(db, found, utcnow(), redactor)
+
+
+async def _receive(request: Request, signal: str, engine: Engine, redactor: Redactor) -> Response:
+    body = await request.body()
+    if len(body) > _MAX_BODY:
+        raise ApiError(413, "too_large", f"body: more than {_MAX_BODY} bytes")
+    ctype = request.headers.get("content-type", "application/json")
+    # decoding and the database are blocking work: off the event loop, which serves every request
+    await run_in_threadpool(_store, body, ctype, signal, engine, redactor)
     if "protobuf" in ctype:  # an empty Export*ServiceResponse
         return Response(b"", media_type="application/x-protobuf")
     return JSONResponse({})
 
 
 @router.post("/metrics", openapi_extra=_BODY)
-async def otlp_metrics(
-    request: Request, engine: EngineDep, redactor: Redactor = Depends(_redactor)
-) -> Response:
+async def otlp_metrics(request: Request, engine: EngineDep, redactor: RedactorDep) -> Response:
     """Claude Code metrics: `claude_code.cost.usage` and `claude_code.token.usage` per session."""
     return await _receive(request, "metrics", engine, redactor)
 
 
 @router.post("/logs", openapi_extra=_BODY)
-async def otlp_logs(request: Request, engine: EngineDep, redactor: Redactor = Depends(_redactor)) -> Response:
+async def otlp_logs(request: Request, engine: EngineDep, redactor: RedactorDep) -> Response:
     """Claude Code events: `api_request`, `api_error`, `tool_result` per session."""
     return await _receive(request, "logs", engine, redactor)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any
+
+from pydantic import BaseModel, Field
 
 from telemetry.queries.fleet_models import CycleRecord
 
@@ -44,3 +46,6 @@ class StoredRun(BaseModel):
 class RunStored(BaseModel):
     run: StoredRun
     created: bool
+    archive: dict[str, Any] | None = Field(
+        None, description="the run's conversation as archived (the archive outcome), when stream-json held it"
+    )

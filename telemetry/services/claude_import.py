@@ -6,6 +6,11 @@ re-run opens only the sessions whose files changed (a session grows by appended 
 archive is whole documents, so a changed session is read again from its start). Archiving the
 same session again replaces its files and updates its one index row, so losing the state file
 costs time, never a double count.
+
+An import goes in batches: the trees of a batch are built and redacted, their files written
+and fsynced together and read back (``archiver.batch``), indexed in one transaction
+(``index_batch``), and only then are the older files of those sessions (named by their index
+rows) removed and the batch remembered in the state file.
 """
 
 from __future__ import annotations
@@ -17,40 +22,41 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy.engine import Engine
 
-from archiver.archive import ArchiveResult, remove_superseded
-from archiver.claude.archive import archive_claude_tree
+from archiver.archive import ArchiveResult
+from archiver.batch import Prepared, write_batch
+from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, load_tree, session_files
+from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
-from archiver.files import write_atomic
-from archiver.record import SessionRecord
-from telemetry.archiving import ArchiveOutcome, redactor_for
-from telemetry.services.indexing import index_records
+from archiver.files import remove_stale_parts, write_atomic
+from telemetry.queries.turns import archive_location
+from telemetry.services.claude_state import cleanup_days, key_of, load_state, near_cleanup, signature
+from telemetry.services.index_batch import index_batch
+from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.aggregates import coalesced
 from telemetry.store.db import session_scope
+
+if TYPE_CHECKING:  # the archiving API loads the OpenCode client and watcher: only when used
+    from telemetry.archiving import ArchiveOutcome
 
 __all__ = [
     "ClaudeImportReport",
     "archive_claude",
     "archive_run",
-    "cleanup_days",
     "import_claude",
-    "near_cleanup",
     "watch_claude",
 ]
 
 STATE_FILE = "claude-import-state.json"
-_DAY = 86_400.0
-# warn this many days before Claude Code's cleanup would delete a transcript
-_WARN_DAYS = 5
-# sessions indexed in one transaction (and remembered in the state file together)
-_BATCH = 200
+# archive files written, synced and indexed together (one transaction, one state-file write)
+_BATCH = 256
 
 
 @dataclass
@@ -81,16 +87,19 @@ def archive_claude(
     compress: bool = False,
 ) -> ArchiveOutcome:
     """Archive and index one Claude Code tree; never raises."""
+    from telemetry.archiving import ArchiveOutcome
+
     outcome = ArchiveOutcome(tree.root_id)
     try:
         redactor = redactor_for(settings, secret_values)
-        outcome.result = archive_claude_tree(
-            tree, settings.archives, redactor, label=label, compress=compress
-        )
+        prepared = prepare_claude_tree(tree, redactor, label=label, compress=compress)
+        outcome.result = prepared.result
+        write_batch([prepared], settings.archives, compress=compress)
         if outcome.result.records:
             with session_scope(engine) as db:
-                outcome.indexed = index_records(db, outcome.result.records, redactor=redactor)
-        remove_superseded(outcome.result)  # only once the index names the new files
+                indexed = index_batch(db, outcome.result.records, redactor=redactor, redacted=True)
+            outcome.indexed = indexed.stats
+            _remove_replaced(settings, indexed.replaced.values())  # the index names the new files now
     except Exception as exc:  # callers get an outcome, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
     return outcome
@@ -100,19 +109,21 @@ def archive_run(
     text: str,
     session_id: str | None,
     *,
-    claude_dir: Path,
+    claude_dir: Path | None,
     settings: Settings,
     engine: Engine,
     label: str | None = None,
 ) -> ArchiveOutcome | None:
     """Archive the conversation behind a CLI run: its transcript when ``claude_dir`` holds it
     (full usage, subagents' own files), else the stream-json text itself; None when there is
-    neither (a ``--output-format json`` result whose transcript is elsewhere)."""
+    neither (a ``--output-format json`` result whose transcript is elsewhere). A server, which
+    cannot see the dispatcher's transcripts, passes no ``claude_dir``."""
     data = text.encode()
     stream = tree_from_stream(data) if is_stream_json(data) else None
     if stream is not None and not any(s.messages for s in stream.sessions):
         stream = None if not stream.results else stream  # a bare result line: no conversation
-    files = session_files(claude_dir, session_id or (stream.root_id if stream else ""))
+    sid = session_id or (stream.root_id if stream else "")
+    files = session_files(claude_dir, sid) if claude_dir is not None else None
     if files is not None:
         tree = load_tree(files)
         if stream is not None:
@@ -130,45 +141,6 @@ def archive_run(
     return archive_claude(tree, settings=settings, engine=engine, label=label)
 
 
-def _signature(files: SessionFiles) -> list[list[Any]]:
-    out: list[list[Any]] = []
-    for p in files.paths():
-        try:
-            st = p.stat()
-        except OSError:
-            continue
-        out.append([str(p), st.st_size, st.st_mtime_ns])
-    return out
-
-
-def _key(files: SessionFiles) -> str:
-    return f"{files.project}/{files.session_id}"
-
-
-def _load_state(path: Path) -> dict[str, Any]:
-    try:
-        state = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    return state if isinstance(state, dict) else {}
-
-
-def cleanup_days(config_dir: Path) -> int:
-    """Claude Code's ``cleanupPeriodDays`` (30 when its settings do not say)."""
-    try:
-        conf = orjson.loads((config_dir / "settings.json").read_bytes())
-        days = conf.get("cleanupPeriodDays") if isinstance(conf, dict) else None
-    except (OSError, orjson.JSONDecodeError):
-        days = None
-    return days if isinstance(days, int) and not isinstance(days, bool) and days > 0 else 30
-
-
-def near_cleanup(sig: Iterable[Sequence[Any]], days: int, now: float) -> bool:
-    """The session was last written long enough ago that the CLI will soon delete it."""
-    newest = max((int(s[2]) for s in sig), default=None)
-    return newest is not None and now - newest / 1e9 > (days - _WARN_DAYS) * _DAY
-
-
 def import_claude(
     config_dir: Path,
     *,
@@ -184,64 +156,101 @@ def import_claude(
     now = time.time() if now is None else now
     report = ClaudeImportReport(str(config_dir))
     state_path = settings.data_dir / STATE_FILE
-    state = _load_state(state_path)
+    state = load_state(state_path)
     sessions = find_sessions(config_dir)
     report.sessions = len(sessions)
     days = cleanup_days(config_dir)
-    redactor = redactor_for(settings)
-    pending: list[SessionRecord] = []
-    written: list[ArchiveResult] = []
-    done: dict[str, list[list[Any]]] = {}
+    batch: list[tuple[str, list[list[Any]], str, Prepared]] = []
+    if settings.archives.is_dir():
+        remove_stale_parts(settings.archives)  # once per run: what writers that died left
 
     def flush() -> None:
-        """Index what was archived since the last flush in one transaction, then remember it."""
-        if pending:
+        """Write, read back and index what was prepared since the last flush, then remember it."""
+        write_batch([p for *_, p in batch], settings.archives)
+        records = [r for *_, p in batch for r in p.result.records]
+        replaced: dict[str, str] = {}
+        if records:
             with session_scope(engine) as db, coalesced(db):
-                stats = index_records(db, pending, redactor=redactor)
-            report.indexed_new += stats.new
-            report.indexed_updated += stats.updated
-            pending.clear()
-        for result in written:  # the index names the new files now: the older ones can go
-            remove_superseded(result)
-        written.clear()
+                indexed = index_batch(db, records, redactor=redactor, redacted=True)
+            report.indexed_new += indexed.stats.new
+            report.indexed_updated += indexed.stats.updated
+            replaced = indexed.replaced
+        _remove_replaced(settings, replaced.values())  # the index names the new files now
+        done: dict[str, list[list[Any]]] = {}
+        for key, sig, sid, p in batch:
+            _report_tree(report, p.result, sid, sig, days, now, done, key)
+        batch.clear()
         if done or not state_path.exists():
             state.update(done)
-            done.clear()
             os.makedirs(settings.data_dir, exist_ok=True)
             write_atomic(state_path, orjson.dumps(state))
 
-    for i, files in enumerate(sessions):
-        if progress is not None:
-            progress(i, len(sessions))
-        key, sig = _key(files), _signature(files)
+    todo: dict[str, tuple[str, list[list[Any]]]] = {}
+    work: list[SessionFiles] = []
+    for files in sessions:
+        key, sig = key_of(files), signature(files)
         if state.get(key) == sig:
             report.unchanged += 1
-            continue
-        if quiet_seconds and any(now - s[2] / 1e9 < quiet_seconds for s in sig):
+        elif quiet_seconds and any(now - s[2] / 1e9 < quiet_seconds for s in sig):
             report.still_writing += 1
             if near_cleanup(sig, days, now):
                 report.near_cleanup.append(files.session_id)
-            continue
-        result = archive_claude_tree(load_tree(files), settings.archives, redactor, label=label)
-        report.problems.extend(result.walk_errors)
-        report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
-        pending.extend(result.records)
-        written.append(result)
-        report.files_written += len(result.files)
-        if result.write_errors:
-            if near_cleanup(sig, days, now):
-                report.near_cleanup.append(files.session_id)
-            continue  # tried again next time
-        report.archived += 1
-        if any(r.cost_mismatch for r in result.records):
-            report.cost_mismatches.append(files.session_id)
-        done[key] = sig
-        if len(pending) >= _BATCH:
+        else:
+            todo[key] = (key, sig)
+            work.append(files)
+    if not work:  # nothing changed: not even the redactor (its patterns take a second) is built
+        if progress is not None:
+            progress(len(sessions), len(sessions))
+        return report
+    redactor = redactor_for(settings)
+    pending_files = 0
+    trees = prepared_trees(work, redactor, label=label, workers=workers_for(len(work)))
+    for i, (files, prepared) in enumerate(trees):
+        if progress is not None:
+            progress(report.sessions - len(work) + i, report.sessions)
+        key, sig = todo[key_of(files)]
+        batch.append((key, sig, files.session_id, prepared))
+        pending_files += len(prepared.files)
+        if pending_files >= _BATCH:
             flush()
+            pending_files = 0
     flush()
     if progress is not None:
         progress(len(sessions), len(sessions))
     return report
+
+
+def _remove_replaced(settings: Settings, paths: Iterable[str]) -> None:
+    """Remove the files index rows named before they were re-archived (after the commit)."""
+    for old in paths:
+        path = archive_location(settings.archives, old)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _report_tree(
+    report: ClaudeImportReport,
+    result: ArchiveResult,
+    session_id: str,
+    sig: list[list[Any]],
+    days: int,
+    now: float,
+    done: dict[str, list[list[Any]]],
+    key: str,
+) -> None:
+    """Count one tree of a flushed batch; remember it as done unless a file failed."""
+    report.problems.extend(result.walk_errors)
+    report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
+    report.files_written += len(result.files)
+    if result.write_errors:
+        if near_cleanup(sig, days, now):
+            report.near_cleanup.append(session_id)
+        return  # tried again next time
+    report.archived += 1
+    if any(r.cost_mismatch for r in result.records):
+        report.cost_mismatches.append(session_id)
+    done[key] = sig
 
 
 async def watch_claude(

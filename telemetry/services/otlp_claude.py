@@ -202,6 +202,7 @@ def apply(db: Session, found: list[Observation], now: datetime, redactor: Redact
         key = f"otel:{sid}"
         lock_key(db, "agent_run", key)
         row = db.exec(select(AgentRun).where(AgentRun.run_key == key)).first()
+        created = row is None
         if row is None:
             row = AgentRun(
                 run_key=key, agent="claude-code", session_id=sid, subtype="otel", created_at=now, raw={}
@@ -234,6 +235,9 @@ def apply(db: Session, found: list[Observation], now: datetime, redactor: Redact
         row.raw, _ = redactor.redact_obj(raw)
         db.add(row)
         labels = {"agent": "claude-code", "model": row.model or ""}
+        if created:  # a session's telemetry counts as one run, once, with the outcome known then
+            outcome = "error" if row.is_error else "success"
+            aggregates.bump(db, "agent_runs_total", {**labels, "outcome": outcome}, 1)
         if row.cost_usd > before_cost:
             aggregates.bump(db, "agent_run_cost_usd_total", labels, row.cost_usd - before_cost)
         for kind, v in tokens.items():

@@ -8,16 +8,24 @@ it in one pass; numbers, times and flags are left as they are.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from sqlmodel import SQLModel
 
-from archiver.redact import Redactor
+from archiver.redact import Redactor, load_key, secret_values
+from telemetry.settings import Settings
 
-__all__ = ["clip_to_columns", "redact_model", "redact_values"]
+__all__ = ["clip_to_columns", "redact_model", "redact_values", "redactor_for"]
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redactor:
+    """Configured values (setting, file, extra) and the HMAC key kept in the data folder."""
+    values = secret_values(settings.redact_values, settings.redact_file) + list(extra_values)
+    return Redactor(load_key(settings.redact_key), values)
 
 
 def redact_values(redactor: Redactor, values: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportM
 from sqlmodel import select
 
 from telemetry.settings import Settings
+from telemetry.store.aggregates import read_all
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.models import AgentRun
 from web.app import create_app
@@ -74,6 +75,9 @@ def test_metrics_and_events_become_one_run_per_session(client: TestClient, proto
     _post_all(client, protobuf)  # an exporter retrying the same batches
     (again,) = _runs(client)
     assert again.cost_usd == run.cost_usd and again.num_turns == 2
+    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+        runs = [(labels, v) for m, labels, v in read_all(db) if m == "agent_runs_total"]
+    assert runs == [({"agent": "claude-code", "model": "claude-opus-5-5", "outcome": "success"}, 1.0)]
 
 
 def test_api_errors_and_failed_tools_are_kept(client: TestClient) -> None:

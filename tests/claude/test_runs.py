@@ -8,10 +8,13 @@ from typing import Any
 
 import pytest
 from claude_lines import FIXTURES
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from archiver.files import read_archive
 from cli import app
+from telemetry.settings import Settings
+from web.app import create_app
 
 
 def _add(tmp_path: Path, *args: str) -> dict[str, Any]:
@@ -67,3 +70,25 @@ def test_a_run_and_its_archived_sessions_are_costed_once(tmp_path: Path, archive
     costs = _costs(tmp_path)
     assert costs["totals"]["cost_usd"] == pytest.approx(0.174432)
     assert {r["source"] for r in costs["rows"]} == {"claude"}
+
+
+def test_the_ingest_api_keeps_a_stream_json_conversation(settings: Settings, auth: dict[str, str]) -> None:
+    text = (FIXTURES / "d2_subagent_background" / "stream-json.stdout.jsonl").read_text()
+    plain = json.loads((FIXTURES / "a_text_answer" / "json.stdout.json").read_text())
+    with TestClient(create_app(settings)) as client:
+        r = client.post("/api/v1/agent-runs", json={"task": "t1", "result": text}, headers=auth)
+        assert r.status_code == 201, r.text
+        kept = r.json()["archive"]
+        assert kept["ok"] and kept["sessions"] == 2
+        root = client.get(f"/api/sessions/{kept['root_session_id']}")
+        assert root.status_code == 200 and root.json()["session"]["label"] == "t1"
+        again = client.post("/api/v1/agent-runs", json={"task": "t1", "result": text}, headers=auth)
+        assert again.status_code == 200 and again.json()["archive"]["ok"]
+        assert (
+            client.post("/api/v1/agent-runs", json={"result": plain}, headers=auth).json()["archive"] is None
+        )
+        bad = client.post(
+            "/api/v1/agent-runs", json={"result": text[: len(text) // 2] + "\n{oops"}, headers=auth
+        )
+        assert bad.status_code == 422 and bad.json()["error"]["fields"][0]["field"] == "body.result"
+    assert len(list(settings.archives.iterdir())) == 2
