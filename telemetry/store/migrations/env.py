@@ -7,6 +7,7 @@ from sqlalchemy import engine_from_config, pool
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
+import telemetry.store.archive_docs  # the archive documents table
 import telemetry.store.live_models  # registers the live table too
 import telemetry.store.models  # noqa: F401  (registers the tables on the metadata)
 
