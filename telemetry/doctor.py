@@ -146,8 +146,8 @@ def _archive_index(engine: Engine, s: Settings) -> Check:
     if health.missing:
         first = health.missing[0][1]
         problems.append(
-            f"{len(health.missing)} of {health.rows} index rows name a file that is not in the "
-            f"archive folder (first: {first})"
+            f"{len(health.missing)} of {health.rows} index rows name a document that is not in the "
+            f"archive store, {s.archive_store_kind} (first: {first})"
         )
     if health.stale_parts:
         problems.append(f"{health.stale_parts} temporary .part files in the archive folder")
@@ -158,7 +158,8 @@ def _archive_index(engine: Engine, s: Settings) -> Check:
             "; ".join(problems),
             "run `octel doctor --repair`",
         )
-    return Check("archive index", "ok", f"{health.rows} index rows, each with its file in the archive folder")
+    where = "file in the archive folder" if s.archive_store_kind == "files" else "document in the database"
+    return Check("archive index", "ok", f"{health.rows} index rows, each with its {where}")
 
 
 def _opencode(s: Settings, client: httpx.Client) -> Check:
@@ -234,7 +235,10 @@ def run_checks(
                 checks.append(_archive_index(engine, settings))
         finally:
             engine.dispose()
-    checks.append(_folder(settings.archives))
+    if settings.archive_store_kind == "files":
+        checks.append(_folder(settings.archives))
+    else:
+        checks.append(Check("archive store", "ok", "archive documents are kept in the database"))
     checks.append(_opencode(settings, client))
     checks.append(_token(settings))
     return checks

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from telemetry.archive_store import archive_store
 from telemetry.otel_export.mapping import tree_spans
 from telemetry.otel_export.sdk import make_exporter, readable_spans, resource_for
 from telemetry.otel_export.sources import load_tree
@@ -137,7 +138,7 @@ class TreeExporter:
     def _load(self, root: str) -> TreeExport:
         out = TreeExport(root, f"{trace_id(root):032x}")
         with Session(self.engine) as db:
-            tree = load_tree(db, self.settings.archives, root)
+            tree = load_tree(db, archive_store(self.settings, self.engine), root)
         out.problems = tree.problems
         if not tree.docs:
             out.error = "no readable archive of this tree"

@@ -29,6 +29,7 @@ from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
 from archiver.files import write_atomic
 from archiver.record import SessionRecord
+from telemetry.archive_store import archive_store
 from telemetry.archiving import ArchiveOutcome, redactor_for
 from telemetry.services.indexing import index_records
 from telemetry.settings import Settings
@@ -84,13 +85,14 @@ def archive_claude(
     outcome = ArchiveOutcome(tree.root_id)
     try:
         redactor = redactor_for(settings, secret_values)
-        outcome.result = archive_claude_tree(
-            tree, settings.archives, redactor, label=label, compress=compress
-        )
+        store = archive_store(settings, engine)
+        outcome.result = archive_claude_tree(tree, store, redactor, label=label, compress=compress)
         if outcome.result.records:
             with session_scope(engine) as db:
+                store.flush(db)  # the database store: documents in the index's transaction
                 outcome.indexed = index_records(db, outcome.result.records, redactor=redactor)
-        remove_superseded(outcome.result)  # only once the index names the new files
+            outcome.result.write_errors += store.confirm()
+        remove_superseded(outcome.result)  # only once the index names the new documents
     except Exception as exc:  # callers get an outcome, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
     return outcome
@@ -189,6 +191,7 @@ def import_claude(
     report.sessions = len(sessions)
     days = cleanup_days(config_dir)
     redactor = redactor_for(settings)
+    store = archive_store(settings, engine)  # one writer for the whole import
     pending: list[SessionRecord] = []
     written: list[ArchiveResult] = []
     done: dict[str, list[list[Any]]] = {}
@@ -197,7 +200,9 @@ def import_claude(
         """Index what was archived since the last flush in one transaction, then remember it."""
         if pending:
             with session_scope(engine) as db, coalesced(db):
+                store.flush(db)  # the database store: documents in the index's transaction
                 stats = index_records(db, pending, redactor=redactor)
+            report.problems.extend({"error_kind": "write", "message": m} for m in store.confirm())
             report.indexed_new += stats.new
             report.indexed_updated += stats.updated
             pending.clear()
@@ -222,12 +227,12 @@ def import_claude(
             if near_cleanup(sig, days, now):
                 report.near_cleanup.append(files.session_id)
             continue
-        result = archive_claude_tree(load_tree(files), settings.archives, redactor, label=label)
+        result = archive_claude_tree(load_tree(files), store, redactor, label=label)
         report.problems.extend(result.walk_errors)
         report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
         pending.extend(result.records)
         written.append(result)
-        report.files_written += len(result.files)
+        report.files_written += len(result.written)
         if result.write_errors:
             if near_cleanup(sig, days, now):
                 report.near_cleanup.append(files.session_id)
