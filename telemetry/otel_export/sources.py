@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from archiver.store import ArchiveStore
 from telemetry.otel_export.mapping import CycleFacts
 from telemetry.queries.turns import open_archive
+from telemetry.store.archive_docs import reading_in
 from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -92,7 +93,7 @@ def load_tree(db: Session, store: ArchiveStore | Path, root: str) -> LoadedTree:
         select(SessionIndex).where(SessionIndex.root_session_id == root).order_by(col(SessionIndex.depth))
     ).all()
     for row in rows:
-        doc, problem = open_archive(store, row.archive_path)
+        doc, problem = open_archive(reading_in(store, db), row.archive_path)
         if doc is None:
             out.problems.append(problem or f"archive file {row.archive_path} is not readable")
             continue

@@ -19,6 +19,7 @@ from telemetry.queries.finding_text import describe_all
 from telemetry.queries.models import SessionDetail, TurnRow
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import DocReader, open_archive, read_doc, turns_of
+from telemetry.store.archive_docs import reading_in
 
 __all__ = ["iso_ms", "session_detail", "turn_view"]
 
@@ -83,7 +84,7 @@ def session_detail(
     if got is None:
         return None
     path = got["session"]["archive_path"]
-    doc, error = open_archive(store, path, read)
+    doc, error = open_archive(reading_in(store, db), path, read)
     walk_errors = doc.get("walk_errors") if doc is not None else None
     redaction = doc.get("redaction") if doc is not None else None
     msgs = doc.get("messages") if doc is not None else None

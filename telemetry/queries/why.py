@@ -24,6 +24,7 @@ from telemetry import vocabulary as words
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import open_archive, turns_of
+from telemetry.store.archive_docs import reading_in
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
@@ -236,7 +237,7 @@ def why(db: Session, ident: str, store: ArchiveStore | Path) -> dict[str, Any] |
     perms: list[Mapping[str, Any]] = []
     problem = None
     if sess is not None:
-        doc, problem = open_archive(store, sess["archive_path"])
+        doc, problem = open_archive(reading_in(store, db), sess["archive_path"])
         if doc is None:
             problem = f"{problem}, so per-turn evidence is missing"
         else:

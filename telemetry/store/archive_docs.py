@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 import zstandard
-from sqlalchemy import BigInteger, Column, LargeBinary, delete, update
+from sqlalchemy import BigInteger, Column, LargeBinary, case, delete, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, col, select
 
@@ -37,7 +37,7 @@ from telemetry.store.locks import lock_key
 from telemetry.store.models import _ts
 from telemetry.timeutil import utcnow
 
-__all__ = ["ArchiveDocument", "DatabaseStore", "decode", "encode"]
+__all__ = ["ArchiveDocument", "DatabaseStore", "decode", "encode", "reading_in"]
 
 ZSTD_LEVEL = 3
 _CHUNK = 1 << 20
@@ -106,6 +106,13 @@ class _Held:
     digest: str
 
 
+def reading_in(store: Any, db: Session) -> Any:
+    """``store``, reading through the caller's open transaction ``db`` when it is the database
+    store: a session page reads its index row and its document in one snapshot, over one
+    connection (no second checkout, which costs a round trip or two on PostgreSQL)."""
+    return DatabaseStore(store.engine, store.max_bytes, db) if isinstance(store, DatabaseStore) else store
+
+
 class DatabaseStore:
     """Archive documents in the ``archive_document`` table of the store at ``engine``.
 
@@ -114,40 +121,38 @@ class DatabaseStore:
 
     kind = "database"
 
-    def __init__(self, engine: Engine, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, engine: Engine, max_bytes: int = DEFAULT_MAX_BYTES, db: Session | None = None) -> None:
         self.engine = engine
         self.max_bytes = max_bytes
+        self._db = db  # reads go through this open transaction when given
         self._held: dict[str, _Held] = {}
         self._flushed: dict[str, _Held] = {}
 
     def where(self, name: str) -> str:
         return f"database:{name}"
 
+    def _first(self, stmt: Any) -> Any:
+        if self._db is not None:
+            return self._db.connection().execute(stmt).first()
+        with self.engine.connect() as conn:
+            return conn.execute(stmt).first()
+
     def stat(self, name: str) -> Stored | None:
-        with session_scope(self.engine, write=False) as db:
-            row = db.exec(
-                select(ArchiveDocument.stored_size, ArchiveDocument.content_hash, ArchiveDocument.id).where(
-                    ArchiveDocument.name == name
-                )
-            ).first()
+        t = ArchiveDocument.__table__.c  # type: ignore[attr-defined]
+        row = self._first(select(t.stored_size, t.content_hash, t.id).where(t.name == name))
         return Stored(name, row[0], (name, row[1], row[2])) if row is not None else None
 
     def read(self, name: str) -> bytes:
-        with session_scope(self.engine, write=False) as db:
-            head = db.exec(
-                select(ArchiveDocument.id, ArchiveDocument.size, ArchiveDocument.codec).where(
-                    ArchiveDocument.name == name
-                )
-            ).first()
-            if head is None:
-                raise ArchiveMissing(f"archive {name} is not in the database (pruned?)")
-            doc_id, size, codec = head
-            if size > self.max_bytes:  # refused before the document is fetched
-                raise ArchiveTooLarge(f"{name}: {size} bytes, more than the limit of {self.max_bytes}")
-            blob = db.exec(select(ArchiveDocument.data).where(ArchiveDocument.id == doc_id)).first()
-        if blob is None:
+        # one round trip; a document past the limit is refused without fetching it
+        t = ArchiveDocument.__table__.c  # type: ignore[attr-defined]
+        blob = case((t.size <= self.max_bytes, t.data), else_=None)
+        row = self._first(select(t.size, t.codec, blob).where(t.name == name))
+        if row is None:
             raise ArchiveMissing(f"archive {name} is not in the database (pruned?)")
-        return decode(codec, bytes(blob), name, self.max_bytes, expected=size)
+        size, codec, data = row
+        if data is None:
+            raise ArchiveTooLarge(f"{name}: {size} bytes, more than the limit of {self.max_bytes}")
+        return decode(codec, bytes(data), name, self.max_bytes, expected=size)
 
     def names(self, session_id: str | None = None) -> list[str]:
         q = select(ArchiveDocument.name)
