@@ -87,7 +87,8 @@ def _octel(settings: Settings, *args: str) -> Any:
     return runner.invoke(app, [*root, *args])
 
 
-def test_the_default_follows_the_engine(tmp_path: Path) -> None:
+def test_the_default_follows_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OCTEL_ARCHIVE_STORE", raising=False)
     s = Settings(data_dir=tmp_path, _env_file=None)  # type: ignore[call-arg]
     assert s.archive_store_kind == "files"
     pg = s.model_copy(update={"database_url": "postgresql+psycopg://u@h/db"})
