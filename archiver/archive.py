@@ -191,6 +191,8 @@ def write_documents(
     ``FolderStore``); a document that cannot be written is a ``write_errors`` entry."""
     store = as_store(store, max_bytes)
     result.store = store
+    # gzip is a file format: the database store compresses every document its own way
+    compress = compress and isinstance(store, FolderStore)
     total: Counter[str] = Counter()
     if isinstance(store, FolderStore):
         store.remove_stale()
