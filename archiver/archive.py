@@ -2,15 +2,16 @@
 
 The result lists the files written, the index records (``SessionRecord``), redaction counts
 and every error; a caller decides from ``complete`` whether it is safe to delete the tree.
-A file counts as written only once it has been read back, parsed and validated against its
-schema. Older files of the same sessions are listed in ``superseded``: a caller that indexes
-removes them after its index commit (``remove_superseded``), so a crash at any moment leaves
-every index row pointing at a file that exists.
+Documents go to an ``archiver.store.ArchiveStore`` (a folder, or the database). A file counts
+as written only once it has been read back, parsed and validated against its schema (the
+database store validates before its transaction and reads back after it: ``confirm``). Older
+files of the same sessions are listed in ``superseded``: a caller that indexes removes them
+after its index commit (``remove_superseded``), so a crash at any moment leaves every index
+row pointing at a document that exists.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 from collections import Counter
@@ -26,18 +27,14 @@ from archiver.document import build_documents
 from archiver.errors import ArchiveWriteError
 from archiver.files import (
     DEFAULT_MAX_BYTES,
-    archive_files_of,
     archive_name,
     content_hash,
-    find_archives,
     parse_archive,
     read_plain,
-    remove_stale_parts,
-    sync_folder,
-    write_atomic,
 )
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
+from archiver.store import ArchiveStore, FolderStore, as_store
 from archiver.validate import check_archive
 from archiver.walk import TreeSnapshot, walk_tree
 
@@ -67,7 +64,8 @@ def now_iso() -> str:
 class ArchiveResult:
     root_session_id: str
     archived_at: str
-    files: list[Path] = field(default_factory=list)
+    # names of the documents written (read back and valid), in the store below
+    written: list[str] = field(default_factory=list)
     records: list[SessionRecord] = field(default_factory=list)
     walk_errors: list[dict[str, Any]] = field(default_factory=list)
     write_errors: list[str] = field(default_factory=list)
@@ -78,9 +76,20 @@ class ArchiveResult:
     deleted: bool = False
     delete_error: str | None = None
     # existing archives kept because this walk could not fetch their session's messages
-    kept: list[Path] = field(default_factory=list)
-    # older files of the sessions written: removed once the new ones are indexed
-    superseded: list[Path] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    # older documents of the sessions written: removed once the new ones are indexed
+    superseded: list[str] = field(default_factory=list)
+    store: ArchiveStore | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def files(self) -> list[Path]:
+        """The files written, when the store is a folder."""
+        if not isinstance(self.store, FolderStore):
+            return []
+        return [self.store.folder / n for n in self.written]
+
+    def where(self, names: list[str]) -> list[str]:
+        return [self.store.where(n) for n in names] if self.store is not None else list(names)
 
     @property
     def complete(self) -> bool:
@@ -89,7 +98,7 @@ class ArchiveResult:
             self.sessions_found > 0
             and not self.walk_errors
             and not self.write_errors
-            and len(self.files) == self.sessions_found
+            and len(self.written) == self.sessions_found
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,8 +108,8 @@ class ArchiveResult:
             "complete": self.complete,
             "sessions": self.sessions_found,
             "messages": self.messages,
-            "files": [str(p) for p in self.files],
-            "kept": [str(p) for p in self.kept],
+            "files": self.where(self.written),
+            "kept": self.where(self.kept),
             "walk_errors": self.walk_errors,
             "write_errors": self.write_errors,
             "redaction": self.redaction,
@@ -130,26 +139,22 @@ def _messages_failed(doc: Mapping[str, Any]) -> bool:
 
 
 def _keep_older(
-    doc: Mapping[str, Any],
-    archive_dir: Path,
-    listing: list[Path],
-    redactor: Redactor,
-    result: ArchiveResult,
+    doc: Mapping[str, Any], store: ArchiveStore, redactor: Redactor, result: ArchiveResult
 ) -> bool:
     """Keep the session's existing archive instead of replacing it with ``doc``, whose messages
     could not be fetched, when that archive has its messages; its record is indexed again
     (unchanged values move no counter). False when there is no such archive to keep."""
     sid = str(doc["session_id"])
-    for older in reversed(archive_files_of(listing, sid)):
+    for older in reversed(store.names(sid)):
         try:
-            plain = read_plain(older)
-            old_doc = parse_archive(plain, older.name)
+            plain = store.read(older)
+            old_doc = parse_archive(plain, older)
         except (OSError, ValueError):
             continue
         if _messages_failed(old_doc):
             continue
         result.kept.append(older)
-        record = record_from_doc(old_doc, older.name, content_hash(plain))
+        record = record_from_doc(old_doc, older, content_hash(plain))
         result.records.append(redact_record(record, redactor))
         return True
     return False
@@ -175,58 +180,58 @@ def verify_written(path: Path, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) 
 
 def write_documents(
     docs: Sequence[Mapping[str, Any]],
-    archive_dir: Path,
+    store: ArchiveStore | Path,
     redactor: Redactor,
     result: ArchiveResult,
     *,
     compress: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> None:
+    """Redact, name and ``put`` each document into ``store`` (a folder given as a path is a
+    ``FolderStore``); a document that cannot be written is a ``write_errors`` entry."""
+    store = as_store(store, max_bytes)
+    result.store = store
+    # gzip is a file format: the database store compresses every document its own way
+    compress = compress and isinstance(store, FolderStore)
     total: Counter[str] = Counter()
-    remove_stale_parts(archive_dir)
-    listing = find_archives(archive_dir)
+    if isinstance(store, FolderStore):
+        store.remove_stale()
     for doc in docs:
-        if _messages_failed(doc) and _keep_older(doc, archive_dir, listing, redactor, result):
+        if _messages_failed(doc) and _keep_older(doc, store, redactor, result):
             continue
         data, counts = serialise(doc, redactor)
         total.update(counts)
         # the name is built from redacted values: no secret may reach a path or the index
         named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})
+        sid = str(doc["session_id"])
         name = archive_name(
-            str(doc["archived_at"]),
-            int(doc["depth"]),
-            named["label"],
-            named["agent"],
-            str(doc["session_id"]),
-            compress=compress,
+            str(doc["archived_at"]), int(doc["depth"]), named["label"], named["agent"], sid, compress=compress
         )
-        path = archive_dir / name
+        older = store.names(sid)
         try:
-            write_atomic(path, data, compress=compress, sync_dir=False, max_bytes=max_bytes)
-            verify_written(path, data, max_bytes)
+            store.put(name, sid, data, compress=compress)
         except ArchiveWriteError as exc:
             result.write_errors.append(str(exc))
             continue
         except (OSError, ValueError) as exc:
-            result.write_errors.append(f"archive {path} failed its read-back: {exc}")
+            result.write_errors.append(f"archive {store.where(name)} failed its read-back: {exc}")
             continue
-        result.superseded += [p for p in archive_files_of(listing, str(doc["session_id"])) if p.name != name]
-        result.files.append(path)
+        result.superseded += [n for n in older if n != name]
+        result.written.append(name)
         record = record_from_doc(doc, name, content_hash(data))
         result.records.append(redact_record(record, redactor))
-    if result.files:
+    if result.written and isinstance(store, FolderStore):
         try:
-            sync_folder(archive_dir)
-        except OSError as exc:
-            result.write_errors.append(f"cannot sync folder {archive_dir}: {exc}")
+            store.sync()
+        except ArchiveWriteError as exc:
+            result.write_errors.append(f"cannot sync folder {store.folder}: {exc.reason}")
     result.redaction = dict(sorted(total.items()))
 
 
 def remove_superseded(result: ArchiveResult) -> None:
-    """Remove the older files of the sessions written (call after the index commit)."""
-    for p in result.superseded:
-        with contextlib.suppress(FileNotFoundError):
-            p.unlink()
+    """Remove the older documents of the sessions written (call after the index commit)."""
+    if result.superseded and result.store is not None:
+        result.store.remove(result.superseded)
     result.superseded = []
 
 
@@ -244,7 +249,7 @@ async def delete_tree(client: OpenCodeClient, result: ArchiveResult) -> None:
 async def archive_tree(
     client: OpenCodeClient,
     root_id: str,
-    archive_dir: Path,
+    store: ArchiveStore | Path,
     redactor: Redactor,
     *,
     label: str | None = None,
@@ -257,8 +262,9 @@ async def archive_tree(
     keep_superseded: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> ArchiveResult:
-    """Walk ``root_id`` and write one archive file per session into ``archive_dir``. A caller
-    that indexes passes ``keep_superseded`` and removes the older files after its commit."""
+    """Walk ``root_id`` and write one archive document per session into ``store``. A caller
+    that indexes passes ``keep_superseded`` and removes the older documents after its commit
+    (and, for the database store, flushes them into its index transaction)."""
     archived_at = now_iso()
     result = ArchiveResult(root_id, archived_at)
     try:
@@ -274,7 +280,7 @@ async def archive_tree(
             status_history=status_history,
             permission_events=permission_events,
         )
-        write_documents(docs, archive_dir, redactor, result, compress=compress, max_bytes=max_bytes)
+        write_documents(docs, store, redactor, result, compress=compress, max_bytes=max_bytes)
     except Exception as exc:  # the archiver never breaks its caller
         result.write_errors.append(f"{type(exc).__name__}: {exc}")
         return result

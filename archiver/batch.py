@@ -147,7 +147,7 @@ def _read_back(p: _Pending, max_bytes: int) -> None:
     except (OSError, ValueError) as exc:
         p.owner.write_errors.append(f"archive {p.path} failed its read-back: {exc}")
         return
-    p.owner.files.append(p.path)
+    p.owner.written.append(p.path.name)
     p.owner.records.append(record_from_doc(doc, p.path.name, content_hash(p.data)))
 
 

@@ -62,7 +62,9 @@ def archive_cmd(
         bool,
         typer.Option("--delete-after", help="Delete the tree on the server once every session is archived."),
     ] = False,
-    compress: Annotated[bool, typer.Option("--gzip", help="Write .json.gz files.")] = False,
+    compress: Annotated[
+        bool, typer.Option("--gzip", help="Write .json.gz files (the database store compresses anyway).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Archive a session tree from OpenCode: every subagent, redacted, indexed in the store."""
@@ -135,7 +137,8 @@ def import_archives_cmd(
 ) -> None:
     """Index existing archive files into the store, file by file (re-importing updates, never
     duplicates). A bad file is reported and skipped; files from outside the archive folder
-    are copied into it, redacted."""
+    are copied into it, redacted (with OCTEL_ARCHIVE_STORE=database every file is loaded into
+    the database)."""
     if not folder.is_dir():
         fail(f"{folder} is not a folder", 2)
     settings = settings_of(ctx)

@@ -21,15 +21,14 @@ from rich.progress import track
 from rich.table import Table
 
 from archiver.convert import Converted
-from cli.app import app, console, err_console, fail, settings_of
+from cli.app import app, console, err_console, fail
 from cli.detect_eval import corpus_sets, load_corpus, print_evaluations
-from cli.detect_load import CorpusError, load_stream
+from cli.detect_load import CorpusError, load_stored, load_stream
 from cli.output import Output, emit, output_options
-from cli.tables import read_store
+from cli.tables import archives_of, read_store
 from detectors import Finding, Thresholds, dominant, score, worst_verdict
 from detectors.evaluation import evaluate
 from telemetry.queries.sessions import get_session
-from telemetry.queries.turns import archive_location
 
 __all__ = ["CorpusError", "detect", "load_corpus", "load_stream"]
 
@@ -178,10 +177,10 @@ def detect(
 def _stored_session(ctx: typer.Context, session_id: str) -> Converted:
     with read_store(ctx) as db:
         got = get_session(db, session_id)
-    if got is None:
-        fail(f"{session_id!r} is neither a file, a folder nor an archived session id", 2)
-    stored = got["session"]["archive_path"]
-    path = archive_location(settings_of(ctx).archives, stored)
-    if path is None or not path.is_file():
-        fail(f"the archive of session {session_id} is not there ({stored})")
-    return load_stream(path, session_id)
+        if got is None:
+            fail(f"{session_id!r} is neither a file, a folder nor an archived session id", 2)
+        stored = got["session"]["archive_path"]
+        store = archives_of(ctx, db)
+        if store.stat(stored) is None:
+            fail(f"the archive of session {session_id} is not there ({stored})")
+        return load_stored(store, stored, session_id)

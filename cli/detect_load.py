@@ -12,8 +12,9 @@ from archiver.claude.layout import is_claude_file, tree_of_file
 from archiver.convert import Converted
 from archiver.convert_read import NotASession, read_session
 from archiver.files import read_plain
+from archiver.store import ArchiveStore
 
-__all__ = ["CorpusError", "load_stream", "read_json"]
+__all__ = ["CorpusError", "load_stored", "load_stream", "read_json"]
 
 
 class CorpusError(ValueError):
@@ -27,6 +28,19 @@ def _read_text(path: Path) -> str:
         return read_plain(path).decode("utf-8", errors="replace")
     except (OSError, EOFError, ValueError) as e:
         raise CorpusError(f"cannot read {path}: {e}") from None
+
+
+def load_stored(store: ArchiveStore, name: str, session_id: str | None = None) -> Converted:
+    """The normalised stream of an archived session, read through the archive store (within
+    its size limit, like a file)."""
+    try:
+        text = store.read(name).decode("utf-8", errors="replace")
+    except (OSError, EOFError, ValueError) as e:
+        raise CorpusError(f"cannot read {store.where(name)}: {e}") from None
+    try:
+        return read_session(text, session_id)
+    except NotASession as e:
+        raise CorpusError(f"{store.where(name)} is not a session: {e}") from None
 
 
 def read_json(path: Path) -> Any:

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from cli.app import app, console, err_console, fail, open_store, print_json, settings_of
+from telemetry.archive_store import archive_store
 from telemetry.services.prune import plan_prune, prune
 from telemetry.store.db import session_scope
 from telemetry.timeutil import parse_duration, utcnow
@@ -51,7 +52,9 @@ def prune_cmd(
     settings = settings_of(ctx)
     with open_store(settings) as engine:
         if dry_run:
-            report = prune(engine, settings.archives, cutoff, keep_failures=keep_failures, dry_run=True)
+            report = prune(
+                engine, archive_store(settings, engine), cutoff, keep_failures=keep_failures, dry_run=True
+            )
         else:
             with session_scope(engine, write=False) as db:
                 plan = plan_prune(db, cutoff, keep_failures)
@@ -64,7 +67,7 @@ def prune_cmd(
                 }
                 report = prune(
                     engine,
-                    settings.archives,
+                    archive_store(settings, engine),
                     cutoff,
                     keep_failures=keep_failures,
                     progress=lambda what, n: bar.advance(tasks[what], n),

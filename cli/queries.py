@@ -11,7 +11,7 @@ from cli.app import app, console, fail, settings_of
 from cli.live import print_live_list, print_live_session, print_live_tree
 from cli.output import Output, emit, output_options
 from cli.session_view import session_view, tree_view
-from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
+from cli.tables import archives_of, dash, money, num, print_page, read_store, seconds, when, window
 from telemetry.otel_export.links import trace_ref
 from telemetry.queries.models import SessionPage, TreeNode
 from telemetry.queries.paging import CursorError
@@ -117,7 +117,7 @@ def sessions_show(ctx: typer.Context, session_id: str, output: Output = Output.t
     """One session: its record, per-turn table (from the archive file), findings and tree.
     `--jsonl` and `--csv` print the per-turn rows."""
     with read_store(ctx) as db:
-        got = session_detail(db, session_id, settings_of(ctx).archives)
+        got = session_detail(db, session_id, archives_of(ctx, db))
         if got is None and print_live_session(db, session_id, output):
             return
     if got is None:

@@ -10,13 +10,26 @@ from typing import Any
 import typer
 from rich.markup import escape
 from rich.table import Table
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from archiver.store import ArchiveStore
 from cli.app import console, fail, open_store, settings_of
 from telemetry.store.db import session_scope
 from telemetry.timeutil import since_value, utcnow
 
-__all__ = ["dash", "money", "num", "print_page", "ratio", "read_store", "seconds", "when", "window"]
+__all__ = [
+    "archives_of",
+    "dash",
+    "money",
+    "num",
+    "print_page",
+    "ratio",
+    "read_store",
+    "seconds",
+    "when",
+    "window",
+]
 
 
 def window(since: str | None, until: str | None, now: datetime | None = None) -> tuple[datetime | None, ...]:
@@ -45,6 +58,14 @@ def read_store(ctx: typer.Context) -> Iterator[Session]:
     """A read transaction on the configured store (upgraded first, so a new store is usable)."""
     with open_store(settings_of(ctx)) as engine, session_scope(engine, write=False) as db:
         yield db
+
+
+def archives_of(ctx: typer.Context, db: Session) -> ArchiveStore:
+    """The configured archive store (`OCTEL_ARCHIVE_STORE`) of the store `db` reads."""
+    from telemetry.archive_store import archive_store
+
+    bind = db.get_bind()
+    return archive_store(settings_of(ctx), bind if isinstance(bind, Engine) else bind.engine)
 
 
 def dash(v: Any) -> str:

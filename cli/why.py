@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from cli.app import app, console, fail, settings_of
+from cli.app import app, console, fail
 from cli.output import Output, emit, output_options
-from cli.tables import read_store
+from cli.tables import archives_of, read_store
 from telemetry.queries.fleet_models import WhyAnswer
 from telemetry.queries.live import why_live
 from telemetry.queries.why import why
@@ -44,7 +44,7 @@ def why_cmd(
         live = why_live(db, ident, utcnow())
         # a session still running is explained by what it does now, not by an older archive
         running = live is not None and live["code"] == "running"
-        got = live if running else why(db, ident, settings_of(ctx).archives) or live
+        got = live if running else why(db, ident, archives_of(ctx, db)) or live
     if got is None:
         fail(f"no session or cycle {ident!r}")
     answer = WhyAnswer.model_validate(got)

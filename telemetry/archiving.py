@@ -9,6 +9,8 @@ Deleting after archiving happens only when every session of the tree was fetched
 written, read back and found valid, and indexed; otherwise the tree stays on the server and
 ``outcome.delete_error`` says why. The order survives a crash at any moment: new files are
 written, the index commits, and only then are the older files of the same sessions removed.
+With the database store (``OCTEL_ARCHIVE_STORE=database``) the documents commit in the index's
+own transaction and are read back after it, before the tree may be deleted.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from archiver.client import OpenCodeClient
 from archiver.live_board import LiveRow
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
+from telemetry.archive_store import archive_store
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
 from telemetry.services.lost import archive_from_mirror, root_gone, with_mirror
@@ -136,16 +139,19 @@ async def archive_session_tree_async(
     try:
         redactor = redactor_for(settings, secret_values)
         url = server_url or settings.opencode_url
+        engine = engine or make_engine(settings.db_url)
+        if own_engine and settings.archive_store_kind == "database":
+            upgrade(engine)  # the documents go into a table of the store
         if label is None:
-            engine = engine or make_engine(settings.db_url)
             label = _stored_label(engine, root_id)
+        store = archive_store(settings, engine)
         client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
         try:
             client = OpenCodeClient(client_http, url)
             result = await archive_tree(
                 client,
                 root_id,
-                settings.archives,
+                store,
                 redactor,
                 label=label,
                 compress=compress,
@@ -156,14 +162,14 @@ async def archive_session_tree_async(
                 max_bytes=settings.archive_max_bytes,
             )
             outcome.result = result
-            if engine is None:
-                engine = make_engine(settings.db_url)
-            if own_engine:
+            if own_engine and settings.archive_store_kind == "files":
                 upgrade(engine)
             if result.records:
                 with session_scope(engine) as db:
+                    store.flush(db)  # the database store: documents in the index's transaction
                     outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
-            remove_superseded(result)  # only once the index names the new files
+                result.write_errors += store.confirm()  # read back before anything is deleted
+            remove_superseded(result)  # only once the index names the new documents
             _record_failures(engine, result)
             if result.records:
                 _export_later(settings, root_id)

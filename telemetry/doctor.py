@@ -152,8 +152,8 @@ def _archive_index(engine: Engine, s: Settings) -> Check:
     if health.missing:
         first = health.missing[0][1]
         problems.append(
-            f"{len(health.missing)} of {health.rows} index rows name a file that is not in the "
-            f"archive folder (first: {first})"
+            f"{len(health.missing)} of {health.rows} index rows name a document that is not in the "
+            f"archive store, {s.archive_store_kind} (first: {first})"
         )
     if health.stale_parts:
         problems.append(f"{health.stale_parts} temporary .part files in the archive folder")
@@ -164,7 +164,8 @@ def _archive_index(engine: Engine, s: Settings) -> Check:
             "; ".join(problems),
             "run `octel doctor --repair`",
         )
-    return Check("archive index", "ok", f"{health.rows} index rows, each with its file in the archive folder")
+    where = "file in the archive folder" if s.archive_store_kind == "files" else "document in the database"
+    return Check("archive index", "ok", f"{health.rows} index rows, each with its {where}")
 
 
 def _lost(engine: Engine) -> Check:
@@ -252,7 +253,10 @@ def run_checks(
                 checks += [_archive_index(engine, settings), _lost(engine)]
         finally:
             engine.dispose()
-    checks.append(_folder(settings.archives))
+    if settings.archive_store_kind == "files":
+        checks.append(_folder(settings.archives))
+    else:
+        checks.append(Check("archive store", "ok", "archive documents are kept in the database"))
     checks.append(_opencode(settings, client))
     if export_configured(settings):  # no line for a feature nobody set up
         checks.append(Check("otlp endpoint", *probe_endpoint(client)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -36,6 +36,11 @@ class Settings(BaseSettings):
     )
     archive_dir: Path | None = Field(
         None, description="Where archive files go; default `<data_dir>/archives`."
+    )
+    archive_store: Literal["files", "database"] | None = Field(
+        None,
+        description="Where archive documents live: `files` (the archive folder) or `database` (compressed, "
+        "beside their index rows); default `database` when the store is PostgreSQL, else `files`.",
     )
     host: str = Field("127.0.0.1", description="Address `octel serve` listens on.")
     port: int = Field(DEFAULT_PORT, ge=1, le=65535, description="Port `octel serve` listens on.")
@@ -175,6 +180,13 @@ class Settings(BaseSettings):
     @property
     def archives(self) -> Path:
         return self.archive_dir or self.data_dir / "archives"
+
+    @property
+    def archive_store_kind(self) -> Literal["files", "database"]:
+        """`archive_store`, or its default for the store's engine."""
+        if self.archive_store is not None:
+            return self.archive_store
+        return "database" if self.db_url.startswith("postgresql") else "files"
 
     @property
     def redact_key(self) -> Path:

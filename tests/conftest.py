@@ -29,6 +29,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 # Starlette's TestClient sends `Host: testserver`; the server answers only the hosts it is told.
 os.environ.setdefault("OCTEL_ALLOWED_HOSTS", "testserver")
+# Tests that look at archive files keep the folder store on PostgreSQL too (where the default
+# is the database); the database store's own tests ask for it by name
+# (tests/archiver/test_database_store.py, the end-to-end test).
+os.environ.setdefault("OCTEL_ARCHIVE_STORE", "files")
 
 
 @pytest.fixture(scope="session")

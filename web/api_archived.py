@@ -1,10 +1,11 @@
-"""Archive files from the web: the legacy `/api/sessions/archived` endpoints and safe reading.
+"""Archive documents from the web: the legacy `/api/sessions/archived` endpoints and safe reading.
 
 A file name from a request is checked against an allowlist first (the characters the archiver
-writes: letters, digits, `.`, `_`, `-`, ending in `.json` or `.json.gz`, no separator), then resolved
-with symlinks followed and required to sit inside the resolved archive folder. The name is
-never decoded again after the framework's one URL decoding, so `%2e%2e%2f` stays a `%` and
-fails the allowlist. Anything else is a 404 with the error envelope.
+writes: letters, digits, `.`, `_`, `-`, ending in `.json` or `.json.gz`, no separator), then read
+through the app's archive store (in the folder: resolved with symlinks followed and required to
+sit inside the resolved archive folder). The name is never decoded again after the framework's
+one URL decoding, so `%2e%2e%2f` stays a `%` and fails the allowlist. Anything else is a 404
+with the error envelope.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Annotated, Any
 from cachetools import LRUCache
 from fastapi import APIRouter, Query, Request
 
-from archiver.files import DEFAULT_MAX_BYTES, parse_archive, read_plain
+from archiver.files import DEFAULT_MAX_BYTES, parse_archive
+from archiver.store import ArchiveMissing, ArchiveStore
+from telemetry.archive_store import archive_store
 from telemetry.queries.models import ArchivedItem, ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
 from web.deps import ReadDbDep, SettingsDep
@@ -27,6 +30,7 @@ __all__ = [
     "ARCHIVED_LIMIT",
     "ArchiveCache",
     "archive_cache",
+    "archive_store_of",
     "resolve_name",
     "router",
     "valid_name",
@@ -58,14 +62,15 @@ def resolve_name(root: Path, name: str) -> Path | None:
 
 
 class ArchiveCache:
-    """Recently parsed archives, keyed by path, size and mtime, least recently used first out
-    once their JSON passes `max_bytes` in all: paging a timeline reads one file once, a
-    rewritten file is read again, and memory stays bounded. An archive larger than the whole
-    budget is parsed for its request and not kept."""
+    """Recently parsed archives, keyed by the store's version of each (a file's path, size and
+    mtime; a database row's hash), least recently used first out once their JSON passes
+    `max_bytes` in all: paging a timeline reads one document once, a rewritten one is read
+    again, and memory stays bounded. An archive larger than the whole budget is parsed for its
+    request and not kept."""
 
     def __init__(self, max_bytes: int, archive_max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        self._archive_max = archive_max_bytes  # no single file is read past it (ArchiveTooLarge)
-        self._docs: LRUCache[tuple[str, int, int], tuple[int, dict[str, Any]]] = LRUCache(
+        self._archive_max = archive_max_bytes  # no single document is read past it (ArchiveTooLarge)
+        self._docs: LRUCache[Any, tuple[int, dict[str, Any]]] = LRUCache(
             maxsize=max_bytes, getsizeof=lambda entry: entry[0]
         )
         self._lock = threading.Lock()  # sync routes run in a thread pool
@@ -74,15 +79,20 @@ class ArchiveCache:
     def bytes_held(self) -> int:
         return int(self._docs.currsize)
 
-    def read(self, path: Path) -> dict[str, Any]:
-        st = path.stat()
-        key = (str(path), st.st_size, st.st_mtime_ns)
+    def read(self, store: ArchiveStore, name: str) -> dict[str, Any]:
+        st = store.stat(name)
+        if st is None:
+            store.read(name)  # says why: outside the folder, or not there
+            raise ArchiveMissing(f"archive {name} is not there (pruned or moved?)")
+        key = (store.kind, st.version)
         with self._lock:
             entry = self._docs.get(key)
         if entry is not None:
             return entry[1]
-        plain = read_plain(path, self._archive_max)
-        doc = parse_archive(plain, path.name)  # any version, brought to the newest layout
+        plain = store.read(name)
+        if len(plain) > self._archive_max:
+            raise ValueError(f"{name}: more than the limit of {self._archive_max} bytes")
+        doc = parse_archive(plain, name)  # any version, brought to the newest layout
         if 0 < len(plain) <= self._docs.maxsize:
             with self._lock:
                 self._docs[key] = (len(plain), doc)
@@ -96,6 +106,15 @@ def archive_cache(request: Request) -> ArchiveCache:
         cache = ArchiveCache(settings.archive_cache_bytes, settings.archive_max_bytes)
         request.app.state.archive_cache = cache
     return cache
+
+
+def archive_store_of(request: Request) -> ArchiveStore:
+    """The app's archive store (`OCTEL_ARCHIVE_STORE`), made once: readers share it."""
+    store: ArchiveStore | None = getattr(request.app.state, "archive_store", None)
+    if store is None:
+        store = archive_store(request.app.state.settings, request.app.state.engine)
+        request.app.state.archive_store = store
+    return store
 
 
 def _not_found(name: str) -> ApiError:
@@ -119,12 +138,11 @@ def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)
 def archived_detail(
     request: Request, settings: SettingsDep, file: Annotated[str, Query(description="an archive file name")]
 ) -> dict[str, Any]:
-    """The archive document in the file `file` of the archive folder."""
-    path = resolve_name(settings.archives, file)
-    if path is None:
+    """The archive document named `file` (its file name in the archive folder)."""
+    if not valid_name(file):
         raise _not_found(file)
     try:
-        return archive_cache(request).read(path)
+        return archive_cache(request).read(archive_store_of(request), file)
     except FileNotFoundError:
         raise _not_found(file) from None
     except (OSError, ValueError, EOFError) as e:

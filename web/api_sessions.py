@@ -25,7 +25,7 @@ from telemetry.queries.sessions import (
 from telemetry.queries.timeline import message_page, message_position
 from telemetry.queries.turns import open_archive
 from telemetry.timeutil import Since
-from web.api_archived import archive_cache
+from web.api_archived import archive_cache, archive_store_of
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError, invalid_request
 
@@ -86,7 +86,7 @@ def _not_found(session_id: str) -> ApiError:
 @router.get("/{session_id}", response_model=SessionDetail)
 def session(session_id: str, request: Request, db: ReadDbDep, settings: SettingsDep) -> SessionDetail:
     """One session: its record, findings, subtree (nested, rolled up) and per-turn metrics."""
-    got = session_detail(db, session_id, settings.archives, archive_cache(request).read)
+    got = session_detail(db, session_id, archive_store_of(request), archive_cache(request).read)
     if got is None:
         raise _not_found(session_id)
     got.trace = trace_ref(
@@ -109,7 +109,7 @@ def messages(
     path = archive_path_of(db, session_id)
     if path is None:
         raise _not_found(session_id)
-    doc, error = open_archive(settings.archives, path, archive_cache(request).read)
+    doc, error = open_archive(archive_store_of(request), path, archive_cache(request).read)
     if doc is None:
         raise ApiError(404, "archive_missing", f"the archive of {session_id!r} cannot be read: {error}")
     if at:

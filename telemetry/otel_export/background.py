@@ -147,7 +147,9 @@ def background_for(settings: Settings) -> BackgroundExporter | None:
     """This process's background exporter for the settings' store, or None when export is off."""
     if not settings.otel_export:
         return None
-    key = (settings.db_url, str(settings.archives), settings.otel_service_name, settings.otel_content)
+    # the archives: the folder, or the database itself
+    where = str(settings.archives) if settings.archive_store_kind == "files" else "database"
+    key = (settings.db_url, where, settings.otel_service_name, settings.otel_content)
     with _shared_lock:
         bg = _shared.get(key)
         if bg is None:

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from telemetry.archive_store import archive_store
 from telemetry.otel_export.mapping import tree_spans
 from telemetry.otel_export.otlp_http import OTLPSender
 from telemetry.otel_export.resource import encoder_for
@@ -77,6 +78,7 @@ class TreeExporter:
     ) -> None:
         self.settings = settings
         self.engine = engine
+        self.store = archive_store(settings, engine)
         self.sender = sender or OTLPSender()
         self.attempts = max(1, attempts)
         self.backoff = backoff_seconds
@@ -156,7 +158,7 @@ class TreeExporter:
 
     def _load(self, db: Session, root: str) -> TreeExport:
         out = TreeExport(root, f"{trace_id(root):032x}")
-        tree = load_tree(db, self.settings.archives, root)
+        tree = load_tree(db, self.store, root)
         out.problems = tree.problems
         if not tree.docs:
             out.error = "no readable archive of this tree"

@@ -10,8 +10,10 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from archiver.store import ArchiveStore
 from telemetry.otel_export.mapping import CycleFacts
 from telemetry.queries.turns import open_archive
+from telemetry.store.archive_docs import reading_in
 from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -84,14 +86,14 @@ def cycle_of(db: Session, root: str, cycle_id: str | None) -> CycleFacts | None:
     )  # fmt: skip
 
 
-def load_tree(db: Session, archive_dir: Path, root: str) -> LoadedTree:
+def load_tree(db: Session, store: ArchiveStore | Path, root: str) -> LoadedTree:
     """The archive documents of every indexed session of a tree, and its cycle."""
     out = LoadedTree(root)
     rows = db.exec(
         select(SessionIndex).where(SessionIndex.root_session_id == root).order_by(col(SessionIndex.depth))
     ).all()
     for row in rows:
-        doc, problem = open_archive(archive_dir, row.archive_path)
+        doc, problem = open_archive(reading_in(store, db), row.archive_path)
         if doc is None:
             out.problems.append(problem or f"archive file {row.archive_path} is not readable")
             continue

@@ -1,24 +1,25 @@
 """One session as the CLI (`octel sessions show`) and the web (`/api/sessions/{id}`) both show it.
 
 The record, findings and subtree come from the store; the per-turn rows, what the walk could not
-fetch and what redaction replaced come from the archive file, found by the one archive-path rule
-(`telemetry.queries.turns.archive_location`). The web passes its cache as `read`.
+fetch and what redaction replaced come from the archive document, read through the archive
+store (`telemetry.queries.turns.open_archive`). The web passes its cache as `read`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session
 
-from archiver.files import read_archive
+from archiver.store import ArchiveStore
 from telemetry.queries.finding_text import describe_all
 from telemetry.queries.models import SessionDetail, TurnRow
 from telemetry.queries.sessions import get_session
-from telemetry.queries.turns import open_archive, turns_of
+from telemetry.queries.turns import DocReader, open_archive, read_doc, turns_of
+from telemetry.store.archive_docs import reading_in
 
 __all__ = ["iso_ms", "session_detail", "turn_view"]
 
@@ -75,15 +76,15 @@ def turn_view(t: Mapping[str, Any]) -> TurnRow:
 def session_detail(
     db: Session,
     session_id: str,
-    archive_dir: Path,
-    read: Callable[[Path], dict[str, Any]] = read_archive,
+    store: ArchiveStore | Path,
+    read: DocReader = read_doc,
 ) -> SessionDetail | None:
     """The session's record, findings, subtree, per-turn rows and archive state; None if unknown."""
     got = get_session(db, session_id)
     if got is None:
         return None
     path = got["session"]["archive_path"]
-    doc, error = open_archive(archive_dir, path, read)
+    doc, error = open_archive(reading_in(store, db), path, read)
     walk_errors = doc.get("walk_errors") if doc is not None else None
     redaction = doc.get("redaction") if doc is not None else None
     msgs = doc.get("messages") if doc is not None else None

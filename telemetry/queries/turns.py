@@ -1,8 +1,11 @@
-"""A session's archive file, found and read by one rule, and the per-turn entries in it.
+"""A session's archive document, found and read through the archive store, and the per-turn
+entries in it.
 
-`archive_location` is the one place that turns an index row's `archive_path` into a file: the
-CLI, the web API, `octel why`, `octel detect` and pruning all go through it. `read_archive`
-reads every archive version (plain or gzip) and upgrades it to the newest layout.
+Every reader (the CLI, the web API, `octel why`, `octel detect`, the trace export, pruning)
+names a document by its index row's `archive_path` and reads it through an
+`archiver.store.ArchiveStore` (the folder or the database): none opens a path itself. In the
+folder, `archive_location` is the one containment rule. `read_doc` reads every archive version
+(plain, gzip or compressed in the database) and upgrades it to the newest layout.
 """
 
 from __future__ import annotations
@@ -11,41 +14,33 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from archiver.files import read_archive
+from archiver.files import parse_archive
 from archiver.metrics import per_turn
+from archiver.store import ArchiveMissing, ArchiveStore, as_store, locate
 
-__all__ = ["ArchiveRead", "archive_location", "open_archive", "turns_of"]
+__all__ = ["ArchiveRead", "DocReader", "archive_location", "open_archive", "read_doc", "turns_of"]
 
 ArchiveRead = tuple[dict[str, Any] | None, str | None]
+DocReader = Callable[[ArchiveStore, str], dict[str, Any]]
 
 
 def archive_location(archive_dir: Path, archive_path: str) -> Path | None:
-    """Where an index row's archive lives, or None when the path leaves the archive folder.
-
-    The one containment rule every reader follows: the path is resolved (symlinks followed)
-    under the resolved archive folder and must stay inside it, absolute or not (`octel import
-    archives` copies files from other folders into the archive folder, so no row needs more).
-    """
-    p = Path(archive_path)
-    try:
-        base = archive_dir.resolve()
-        target = (base / p).resolve()
-    except (OSError, RuntimeError):  # a symlink loop, an unreadable folder
-        return None
-    return target if target.is_relative_to(base) else None
+    """Where an index row's archive lies in the archive folder, or None when the path leaves
+    it (`archiver.store.locate`: resolved, symlinks followed, absolute or not)."""
+    return locate(archive_dir, archive_path)
 
 
-def open_archive(
-    archive_dir: Path, archive_path: str, read: Callable[[Path], dict[str, Any]] = read_archive
-) -> ArchiveRead:
+def read_doc(store: ArchiveStore, name: str) -> dict[str, Any]:
+    """The document named ``name`` in the newest layout, whatever version wrote it."""
+    return parse_archive(store.read(name), name)
+
+
+def open_archive(store: ArchiveStore | Path, archive_path: str, read: DocReader = read_doc) -> ArchiveRead:
     """(document, None), or (None, why it cannot be read): outside the folder, gone, unreadable."""
-    path = archive_location(archive_dir, archive_path)
-    if path is None:
-        return None, f"archive file {archive_path} is outside the archive folder"
-    if not path.is_file():
-        return None, f"archive file {archive_path} is not there (pruned or moved?)"
     try:
-        return read(path), None
+        return read(as_store(store), archive_path), None
+    except ArchiveMissing as e:
+        return None, str(e)
     except (OSError, ValueError, EOFError) as e:  # orjson.JSONDecodeError is a ValueError
         return None, f"cannot read archive {archive_path}: {e}"
 

@@ -18,11 +18,13 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from archiver.convert import permissions_from_opencode, status_from_opencode
+from archiver.store import ArchiveStore
 from detectors import REGISTRY
 from telemetry import vocabulary as words
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import open_archive, turns_of
+from telemetry.store.archive_docs import reading_in
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
@@ -215,7 +217,7 @@ def _latest_cycle_for(db: Session, session_id: str, cycle_id: str | None) -> Cyc
     return db.exec(stmt).first()
 
 
-def why(db: Session, ident: str, archive_dir: Path) -> dict[str, Any] | None:
+def why(db: Session, ident: str, store: ArchiveStore | Path) -> dict[str, Any] | None:
     """The verdict for a session id or a cycle id; None when neither is known."""
     got = get_session(db, ident)
     cyc: Cycle | None
@@ -235,7 +237,7 @@ def why(db: Session, ident: str, archive_dir: Path) -> dict[str, Any] | None:
     perms: list[Mapping[str, Any]] = []
     problem = None
     if sess is not None:
-        doc, problem = open_archive(archive_dir, sess["archive_path"])
+        doc, problem = open_archive(reading_in(store, db), sess["archive_path"])
         if doc is None:
             problem = f"{problem}, so per-turn evidence is missing"
         else:

@@ -1,11 +1,16 @@
-"""Index archive files already on disk (`octel import archives DIR`), file by file.
+"""Load archive files already on disk into the configured archive store and index them
+(`octel import archives DIR`), file by file.
 
 Each file is read within the size limit, parsed, upgraded to the newest layout and validated
 (JSON Schema and bounds) before it is indexed, in a savepoint of its own: a bad file (or a
 row the store refuses) is reported with its reason and skipped, and the rest is indexed.
-Only regular files inside DIR are read, symlinks resolved; a file from a folder outside the
-archive folder is written into it (redacted, read back) so every index row names a file
-inside the archive folder, the one place readers look.
+Only regular files inside DIR are read, symlinks resolved. A file already inside the archive
+folder (the folder store) is indexed where it is; any other is put into the store (a file
+from another folder is copied into the archive folder; with the database store every file
+becomes a row, written in its index row's savepoint), redacted and read back, so every index
+row names a document of the store, the one place readers look. A document in the newest
+layout that redaction leaves alone is stored byte for byte, so files → database → files gives
+back the same bytes.
 """
 
 from __future__ import annotations
@@ -18,19 +23,13 @@ from typing import Any
 import orjson
 from sqlalchemy.engine import Engine
 
-from archiver.archive import serialise, verify_written
-from archiver.files import (
-    archive_name,
-    contained,
-    content_hash,
-    parse_archive,
-    read_plain,
-    remove_stale_parts,
-    write_atomic,
-)
+from archiver.archive import serialise
+from archiver.files import archive_name, contained, content_hash, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
+from archiver.store import ArchiveStore, FolderStore
 from archiver.validate import check_archive
+from telemetry.archive_store import archive_store
 from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records
 from telemetry.settings import Settings
@@ -78,12 +77,12 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def _copy_in(
-    doc: dict[str, Any], archives: Path, redactor: Redactor, settings: Settings
-) -> tuple[str, bytes]:
-    """Write ``doc`` into the archive folder under the archiver's own name, redacted, and
-    read it back; returns (name, bytes written)."""
-    data, _ = serialise(doc, redactor)
+def _copy_in(doc: dict[str, Any], plain: bytes, store: ArchiveStore, redactor: Redactor) -> tuple[str, bytes]:
+    """Put ``doc`` into the store under the archiver's own name, redacted (its own bytes when
+    it is in the newest layout and holds nothing to redact); returns (name, bytes put)."""
+    data = plain if orjson.loads(plain) == doc and redactor.redact_json(plain) == plain else b""
+    if not data:
+        data, _ = serialise(doc, redactor)
     named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})
     name = archive_name(
         str(doc.get("archived_at") or "unknown-time"),
@@ -92,14 +91,17 @@ def _copy_in(
         named["agent"],
         str(doc["session_id"]),
     )
-    path = archives / name
-    write_atomic(path, data, max_bytes=settings.archive_max_bytes)
-    verify_written(path, data, settings.archive_max_bytes)
+    store.put(name, str(doc["session_id"]), data)  # the folder reads it back; the database validates
     return name, data
 
 
 def _load(
-    path: Path, folder: Path, settings: Settings, redactor: Redactor, report: ImportReport
+    path: Path,
+    folder: Path,
+    settings: Settings,
+    redactor: Redactor,
+    report: ImportReport,
+    store: ArchiveStore,
 ) -> SessionRecord:
     """The index record of one file; ValueError or OSError says why it cannot be indexed."""
     real = contained(folder, path.relative_to(folder))
@@ -108,30 +110,38 @@ def _load(
     plain = read_plain(real, settings.archive_max_bytes)
     doc = parse_archive(plain, path.name)
     check_archive(doc)
-    archives = settings.archives
-    if _inside(real, archives):
-        rel = str(real.relative_to(archives.resolve()))
+    if isinstance(store, FolderStore) and _inside(real, store.folder):
+        rel = str(real.relative_to(store.folder.resolve()))
         return record_from_doc(doc, rel, content_hash(plain))
-    archives.mkdir(parents=True, exist_ok=True)
-    name, data = _copy_in(doc, archives, redactor, settings)
+    name, data = _copy_in(doc, plain, store, redactor)
     report.copied += 1
     return record_from_doc(orjson.loads(data), name, content_hash(data))
 
 
 def _index(
-    engine: Engine, batch: list[tuple[Path, SessionRecord]], redactor: Redactor, report: ImportReport
+    engine: Engine,
+    batch: list[tuple[Path, SessionRecord]],
+    redactor: Redactor,
+    report: ImportReport,
+    store: ArchiveStore,
 ) -> None:
-    """Index a batch in one transaction, each file in a savepoint of its own."""
+    """Index a batch in one transaction, each file (its document and its row) in a savepoint
+    of its own; then read back what the database store wrote."""
+    done: dict[str, Path] = {}
     with session_scope(engine) as db:
         for path, rec in batch:
             try:
                 with db.begin_nested():
+                    store.flush(db, [rec.archive_path])
                     report.stats.add(index_records(db, [rec], redactor=redactor))
                 report.roots.setdefault(rec.root_session_id)
+                done[rec.archive_path] = path
             except Exception as exc:  # the store refused this row: report it, keep the rest
                 report.skipped.append(
                     {"file": str(path), "error": f"cannot index: {type(exc).__name__}: {exc}"[:300]}
                 )
+    for problem in store.confirm(done):
+        report.skipped.append({"file": "", "error": problem[:300]})
 
 
 def import_archives(
@@ -141,22 +151,25 @@ def import_archives(
     redactor: Redactor,
     progress: Callable[[int], None] = lambda _n: None,
 ) -> ImportReport:
-    """Index every archive file in ``folder``; never stops at a bad file."""
-    remove_stale_parts(settings.archives)
+    """Load every archive file in ``folder`` into the store and index it; never stops at a
+    bad file."""
+    store = archive_store(settings, engine)
+    if isinstance(store, FolderStore):
+        store.remove_stale()
     files = archive_candidates(folder)
     report = ImportReport(files=len(files))
     batch: list[tuple[Path, SessionRecord]] = []
     for path in files:
         try:
-            batch.append((path, _load(path, folder, settings, redactor, report)))
+            batch.append((path, _load(path, folder, settings, redactor, report, store)))
         except Exception as exc:  # whatever is wrong with one file, the others are indexed
             report.skipped.append({"file": str(path), "error": f"{type(exc).__name__}: {exc}"[:300]})
         if len(batch) >= _BATCH:
-            _index(engine, batch, redactor, report)
+            _index(engine, batch, redactor, report, store)
             batch = []
         progress(1)
     if batch:
-        _index(engine, batch, redactor, report)
+        _index(engine, batch, redactor, report, store)
     bg = background_for(settings)  # trace export, when configured: queued, never waited for
     if bg is not None:
         for root in report.roots:

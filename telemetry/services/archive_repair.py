@@ -1,9 +1,10 @@
-"""Index rows against the archive folder: find rows whose file is gone (or not inside the
-folder), and repair them (`octel doctor --repair`).
+"""Index rows against the archive store: find rows whose document is gone (or, in the folder,
+not inside it), and repair them (`octel doctor --repair`).
 
-A row whose file is missing is pointed at another valid archive file of the same session
-when the folder holds one (the newest), and removed otherwise, with its findings; counters
-are left as they are (they never go down). Temporary files of dead writers are removed too.
+A row whose document is missing is pointed at another valid archive document of the same
+session when the store holds one (the newest), and removed otherwise, with its findings;
+counters are left as they are (they never go down). Temporary files of dead writers are
+removed too. With the database store the check is one query (rows without a document).
 """
 
 from __future__ import annotations
@@ -12,22 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import col, delete, select
+from sqlmodel import col, delete, func, select
 
-from archiver.files import (
-    archive_files_of,
-    contained,
-    content_hash,
-    find_archives,
-    parse_archive,
-    read_plain,
-    remove_stale_parts,
-)
+from archiver.files import content_hash, parse_archive
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
+from archiver.store import ArchiveStore, FolderStore
 from archiver.validate import check_archive
+from telemetry.archive_store import archive_store
 from telemetry.services.indexing import index_records
 from telemetry.settings import Settings
+from telemetry.store.archive_docs import ArchiveDocument
 from telemetry.store.db import session_scope
 from telemetry.store.models import Finding, SessionIndex
 
@@ -49,41 +45,46 @@ class IndexHealth:
 
 
 def check_index(engine: Engine, settings: Settings) -> IndexHealth:
-    """Rows whose archive file is not a regular file inside the archive folder."""
+    """Rows whose archive document is not in the store (in the folder: not a regular file
+    inside it)."""
+    store = archive_store(settings, engine)
+    rows_q = select(SessionIndex.session_id, SessionIndex.archive_path)
     with session_scope(engine, write=False) as db:
-        rows = list(db.exec(select(SessionIndex.session_id, SessionIndex.archive_path)))
-    health = IndexHealth(rows=len(rows))
-    health.missing = [(sid, path) for sid, path in rows if contained(settings.archives, path) is None]
-    if settings.archives.is_dir():
-        health.stale_parts = sum(1 for _ in settings.archives.glob(".tmp-*.part"))
+        if isinstance(store, FolderStore):
+            rows = list(db.exec(rows_q))
+            health = IndexHealth(rows=len(rows))
+            health.missing = [(sid, path) for sid, path in rows if store.stat(path) is None]
+        else:
+            health = IndexHealth(rows=db.exec(select(func.count()).select_from(SessionIndex)).one())
+            stored = select(ArchiveDocument.name).where(ArchiveDocument.name == SessionIndex.archive_path)
+            health.missing = list(db.exec(rows_q.where(~stored.exists())))
+    if isinstance(store, FolderStore) and store.folder.is_dir():
+        health.stale_parts = sum(1 for _ in store.folder.glob(".tmp-*.part"))
     return health
 
 
-def _newest_valid(settings: Settings, listing: list[Any], session_id: str) -> SessionRecord | None:
-    for path in reversed(archive_files_of(listing, session_id)):
-        real = contained(settings.archives, path.name)
-        if real is None:
-            continue
+def _newest_valid(store: ArchiveStore, session_id: str) -> SessionRecord | None:
+    for name in reversed(store.names(session_id)):
         try:
-            plain = read_plain(real, settings.archive_max_bytes)
-            doc = parse_archive(plain, path.name)
+            plain = store.read(name)
+            doc = parse_archive(plain, name)
             check_archive(doc)
         except (OSError, ValueError):
             continue
-        return record_from_doc(doc, path.name, content_hash(plain))
+        return record_from_doc(doc, name, content_hash(plain))
     return None
 
 
 def repair_index(engine: Engine, settings: Settings, redactor: Redactor) -> dict[str, Any]:
-    """Point each row with a missing file at the session's newest valid file, or remove it;
-    remove the temporary files of dead writers. Returns what was done."""
-    parts = remove_stale_parts(settings.archives) if settings.archives.is_dir() else []
+    """Point each row with a missing document at the session's newest valid one, or remove
+    it; remove the temporary files of dead writers. Returns what was done."""
+    store = archive_store(settings, engine)
+    parts = store.remove_stale() if isinstance(store, FolderStore) else 0
     health = check_index(engine, settings)
-    listing = find_archives(settings.archives)
     repointed: list[str] = []
     removed: list[str] = []
     for sid, _path in health.missing:
-        record = _newest_valid(settings, listing, sid)
+        record = _newest_valid(store, sid)
         with session_scope(engine) as db:
             if record is not None:
                 index_records(db, [record], redactor=redactor)
@@ -92,4 +93,4 @@ def repair_index(engine: Engine, settings: Settings, redactor: Redactor) -> dict
                 db.exec(delete(Finding).where(col(Finding.session_id) == sid))
                 db.exec(delete(SessionIndex).where(col(SessionIndex.session_id) == sid))
                 removed.append(sid)
-    return {"repointed": repointed, "removed": removed, "stale_parts_removed": len(parts)}
+    return {"repointed": repointed, "removed": removed, "stale_parts_removed": parts}

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,15 +28,17 @@ import orjson
 from sqlalchemy.engine import Engine
 
 from archiver.archive import ArchiveResult
-from archiver.batch import Prepared, write_batch
+from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, load_tree, session_files
 from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
-from archiver.files import remove_stale_parts, write_atomic
-from telemetry.queries.turns import archive_location
+from archiver.files import write_atomic
+from archiver.store import FolderStore
+from telemetry.archive_store import archive_store
 from telemetry.services.claude_state import cleanup_days, key_of, load_state, near_cleanup, signature
+from telemetry.services.claude_write import remove_replaced, write_prepared
 from telemetry.services.index_batch import index_batch
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
@@ -94,12 +96,15 @@ def archive_claude(
         redactor = redactor_for(settings, secret_values)
         prepared = prepare_claude_tree(tree, redactor, label=label, compress=compress)
         outcome.result = prepared.result
-        write_batch([prepared], settings.archives, compress=compress)
+        store = archive_store(settings, engine)
+        write_prepared([prepared], store, compress=compress)
         if outcome.result.records:
             with session_scope(engine) as db:
+                store.flush(db)  # the database store: documents in the index's transaction
                 indexed = index_batch(db, outcome.result.records, redactor=redactor, redacted=True)
             outcome.indexed = indexed.stats
-            _remove_replaced(settings, indexed.replaced.values())  # the index names the new files now
+            outcome.result.write_errors += store.confirm()  # read back before anything counts
+            remove_replaced(store, indexed.replaced.values())  # the index names the new ones now
     except Exception as exc:  # callers get an outcome, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
     return outcome
@@ -161,21 +166,24 @@ def import_claude(
     report.sessions = len(sessions)
     days = cleanup_days(config_dir)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []
-    if settings.archives.is_dir():
-        remove_stale_parts(settings.archives)  # once per run: what writers that died left
+    store = archive_store(settings, engine)  # one writer for the whole import
+    if isinstance(store, FolderStore):
+        store.remove_stale()  # once per run: what writers that died left
 
     def flush() -> None:
         """Write, read back and index what was prepared since the last flush, then remember it."""
-        write_batch([p for *_, p in batch], settings.archives)
+        write_prepared([p for *_, p in batch], store)
         records = [r for *_, p in batch for r in p.result.records]
         replaced: dict[str, str] = {}
         if records:
             with session_scope(engine) as db, coalesced(db):
+                store.flush(db)  # the database store: documents in the index's transaction
                 indexed = index_batch(db, records, redactor=redactor, redacted=True)
+            report.problems.extend({"error_kind": "write", "message": m} for m in store.confirm())
             report.indexed_new += indexed.stats.new
             report.indexed_updated += indexed.stats.updated
             replaced = indexed.replaced
-        _remove_replaced(settings, replaced.values())  # the index names the new files now
+        remove_replaced(store, replaced.values())  # the index names the new documents now
         done: dict[str, list[list[Any]]] = {}
         for key, sig, sid, p in batch:
             _report_tree(report, p.result, sid, sig, days, now, done, key)
@@ -220,15 +228,6 @@ def import_claude(
     return report
 
 
-def _remove_replaced(settings: Settings, paths: Iterable[str]) -> None:
-    """Remove the files index rows named before they were re-archived (after the commit)."""
-    for old in paths:
-        path = archive_location(settings.archives, old)
-        if path is not None:
-            with contextlib.suppress(OSError):
-                path.unlink()
-
-
 def _report_tree(
     report: ClaudeImportReport,
     result: ArchiveResult,
@@ -242,7 +241,7 @@ def _report_tree(
     """Count one tree of a flushed batch; remember it as done unless a file failed."""
     report.problems.extend(result.walk_errors)
     report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
-    report.files_written += len(result.files)
+    report.files_written += len(result.written)
     if result.write_errors:
         if near_cleanup(sig, days, now):
             report.near_cleanup.append(session_id)

@@ -6,10 +6,10 @@ cutoff and nothing in it is kept), so a tree view is never left with holes. With
 failed cycle; failed cycles and Claude runs that ended in an error stay too. Cycles still in
 flight always stay.
 
-The `aggregate` table is never touched: the counters `/metrics` exposes only go up. Archive files
-are deleted before their index rows, so a crash in between leaves index rows whose file is gone
-(shown as pruned, and removed by the next run) rather than files nothing points at. Files outside
-the archive folder are left alone.
+The `aggregate` table is never touched: the counters `/metrics` exposes only go up. Archive
+documents (files, or rows of the database store) are deleted before their index rows, so a crash
+in between leaves index rows whose document is gone (shown as pruned, and removed by the next
+run) rather than documents nothing points at. Files outside the archive folder are left alone.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
-from telemetry.queries.turns import archive_location
+from archiver.store import ArchiveStore, FolderStore, as_store, locate
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 from telemetry.vocabulary import LIKE_PATTERNS
@@ -116,26 +116,18 @@ def _chunks(items: list[Any], size: int = _BATCH) -> Iterator[list[Any]]:
         yield items[i : i + size]
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
-
-
-def _files(plan: PrunePlan, archive_dir: Path) -> tuple[list[Path], int, int, int]:
-    """Files to delete, their bytes, how many are already gone, how many lie outside the folder."""
+def _files(plan: PrunePlan, store: ArchiveStore) -> tuple[list[str], int, int, int]:
+    """Documents to delete, their bytes, how many are already gone, how many lie outside the
+    archive folder."""
     out, size, missing, outside = [], 0, 0, 0
     for _sid, rel in plan.sessions:
-        p = archive_location(archive_dir, rel)
-        if p is None or not _inside(p, archive_dir):
+        if isinstance(store, FolderStore) and locate(store.folder, rel) is None:
             outside += 1
-        elif not p.is_file():
+        elif (st := store.stat(rel)) is None:
             missing += 1
         else:
-            out.append(p)
-            size += p.stat().st_size
+            out.append(rel)
+            size += st.size
     return out, size, missing, outside
 
 
@@ -149,7 +141,7 @@ def _delete_rows(db: Session, model: Any, column: Any, values: Iterable[Any]) ->
 
 def prune(
     engine: Engine,
-    archive_dir: Path,
+    archives: ArchiveStore | Path,
     cutoff: datetime,
     *,
     keep_failures: bool = True,
@@ -157,13 +149,14 @@ def prune(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Remove what `plan_prune` lists (unless `dry_run`) and report it; counters stay as they are."""
+    store = as_store(archives)
     with session_scope(engine, write=False) as db:
         plan = plan_prune(db, cutoff, keep_failures)
         findings = 0
         for chunk in _chunks([s for s, _ in plan.sessions]):
             stmt = select(func.count()).where(col(Finding.session_id).in_(chunk))
             findings += db.exec(stmt).one()
-    files, size, missing, outside = _files(plan, archive_dir)
+    files, size, missing, outside = _files(plan, store)
     report: dict[str, Any] = {
         "cutoff": cutoff.isoformat(),
         "dry_run": dry_run,
@@ -183,16 +176,9 @@ def prune(
     if dry_run:
         report["sample_sessions"] = [s for s, _ in plan.sessions[:20]]
         return report
-    by_session = {s: archive_location(archive_dir, p) for s, p in plan.sessions}
     wanted = set(files)
     for chunk in _chunks(plan.sessions):
-        for sid, _rel in chunk:
-            path = by_session[sid]
-            if path in wanted:
-                try:
-                    path.unlink(missing_ok=True)
-                except OSError as e:
-                    report["errors"].append(f"{path}: {e.strerror or e}")
+        report["errors"] += store.remove([rel for _sid, rel in chunk if rel in wanted])
         ids = [s for s, _ in chunk]
         with session_scope(engine) as db:
             _delete_rows(db, Finding, col(Finding.session_id), ids)

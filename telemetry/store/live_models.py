@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from telemetry.store.models import _json, _ts
+from telemetry.store.models import _big, _json, _ts
 
 __all__ = ["LiveSession"]
 
@@ -51,11 +51,11 @@ class LiveSession(SQLModel, table=True):
     tool_since: datetime | None = _ts(nullable=True)
     last_activity_at: datetime | None = _ts(nullable=True)
     turns: int = 0
-    tokens_input: int = 0
-    tokens_output: int = 0
-    tokens_reasoning: int = 0
-    tokens_cache_read: int = 0
-    tokens_cache_write: int = 0
+    tokens_input: int = _big()
+    tokens_output: int = _big()
+    tokens_reasoning: int = _big()
+    tokens_cache_read: int = _big()
+    tokens_cache_write: int = _big()
     cost_usd: float = 0.0
     verdict: str = Field(default="healthy", max_length=20)
     worst_detector: str | None = Field(default=None, max_length=100)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, MetaData, UniqueConstraint, false
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Index, Integer, MetaData, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -34,7 +34,18 @@ NAMING = {
 SQLModel.metadata = MetaData(naming_convention=NAMING)
 
 
-def _counted(default: float) -> Any:
+# Token counts, byte sizes and durations in milliseconds pass 2**31 in a long-lived fleet:
+# BIGINT on PostgreSQL (SQLite's INTEGER already holds 64 bits).
+BIG = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def _big(default: int = 0) -> Any:
+    return Field(default=default, sa_type=BIG)
+
+
+def _counted(default: float, big: bool = False) -> Any:
+    if big:
+        return Field(default=default, sa_type=BIG, sa_column_kwargs={"server_default": "0"})
     return Field(default=default, sa_column_kwargs={"server_default": "0"})
 
 
@@ -135,13 +146,13 @@ class SessionIndex(SQLModel, table=True):
     turn_count: int = 0
     message_count: int = 0
     in_flight: bool = False
-    tokens_input: int = 0
-    tokens_output: int = 0
-    tokens_reasoning: int = 0
-    tokens_cache_read: int = 0
-    tokens_cache_write: int = 0
+    tokens_input: int = _big()
+    tokens_output: int = _big()
+    tokens_reasoning: int = _big()
+    tokens_cache_read: int = _big()
+    tokens_cache_write: int = _big()
     cost_usd: float = 0.0
-    subtree_tokens: int = 0
+    subtree_tokens: int = _big()
     subtree_cost_usd: float = 0.0
     subtree_session_count: int = 1
     verdict: str = Field(default="healthy", max_length=20)
@@ -153,11 +164,11 @@ class SessionIndex(SQLModel, table=True):
     schema_version: int = 2
     content_hash: str = Field(max_length=128)
     # the highest usage of this session ever added to the counters (never lowered)
-    counted_tokens_input: int = _counted(0)
-    counted_tokens_output: int = _counted(0)
-    counted_tokens_reasoning: int = _counted(0)
-    counted_tokens_cache_read: int = _counted(0)
-    counted_tokens_cache_write: int = _counted(0)
+    counted_tokens_input: int = _counted(0, big=True)
+    counted_tokens_output: int = _counted(0, big=True)
+    counted_tokens_reasoning: int = _counted(0, big=True)
+    counted_tokens_cache_read: int = _counted(0, big=True)
+    counted_tokens_cache_write: int = _counted(0, big=True)
     counted_cost_usd: float = _counted(0.0)
 
 
@@ -215,13 +226,13 @@ class AgentRun(SQLModel, table=True):
     is_error: bool = False
     exit_code: int | None = None
     num_turns: int | None = None
-    duration_ms: int | None = None
-    duration_api_ms: int | None = None
+    duration_ms: int | None = Field(default=None, sa_type=BIG)
+    duration_api_ms: int | None = Field(default=None, sa_type=BIG)
     cost_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_creation_tokens: int = 0
+    input_tokens: int = _big()
+    output_tokens: int = _big()
+    cache_read_tokens: int = _big()
+    cache_creation_tokens: int = _big()
     model_usage: dict[str, Any] | None = _json()
     raw: dict[str, Any] | None = _json()
     created_at: datetime = _ts()

@@ -162,7 +162,7 @@ def test_rearchive_replaces_the_older_file(tmp_path: Path) -> None:
     later = [{**d, "archived_at": "2026-11-30T10:00:00.000Z"} for d in docs]
     result = _write(later, tmp_path)
     # the older file stays until the caller has indexed the new one, then goes
-    assert len(find_archives(tmp_path)) == 2 and [p.name[:9] for p in result.superseded] == ["20261129T"]
+    assert len(find_archives(tmp_path)) == 2 and [n[:9] for n in result.superseded] == ["20261129T"]
     remove_superseded(result)
     names = [p.name for p in find_archives(tmp_path)]
     assert len(names) == 1 and names[0].startswith("20261130T")

@@ -21,6 +21,7 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 import archiver.archive
+import archiver.store
 from archiver.files import ArchiveTooLarge, contained, read_plain, write_atomic
 from archiver.validate import ArchiveInvalid, check_archive
 from cli import app
@@ -92,7 +93,7 @@ def test_delete_after_waits_for_a_valid_read_back(tmp_path: Path, monkeypatch: p
     def bad(doc: Any) -> None:
         raise ArchiveInvalid("messages.0: 'parts' is a required property")
 
-    monkeypatch.setattr(archiver.archive, "check_archive", bad)
+    monkeypatch.setattr(archiver.store, "check_archive", bad)
     out = _run(fake, settings, delete_after=True)
     assert not out.ok and deleted == [] and out.result is not None
     assert "failed its read-back" in out.result.write_errors[0] and "parts" in out.result.write_errors[0]
@@ -104,12 +105,12 @@ def test_delete_after_waits_for_a_valid_read_back(tmp_path: Path, monkeypatch: p
 
 def test_a_torn_file_fails_its_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
-    real = archiver.archive.write_atomic
+    real = archiver.store.write_atomic
 
     def torn(path: Path, data: bytes, **kw: Any) -> None:
         real(path, data[: len(data) // 2], **kw)
 
-    monkeypatch.setattr(archiver.archive, "write_atomic", torn)
+    monkeypatch.setattr(archiver.store, "write_atomic", torn)
     out = _run(tree([]), settings, delete_after=True)
     assert not out.ok and out.result is not None and not out.result.deleted
     assert "differs from what was written" in out.result.write_errors[0]

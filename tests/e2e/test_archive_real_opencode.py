@@ -11,11 +11,19 @@ import pytest
 from driver import run_prompt
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
+from sqlmodel import select
 
 from archiver.archive import ArchiveResult, archive_tree
 from archiver.client import OpenCodeClient
 from archiver.files import find_archives, read_archive
 from archiver.redact import Redactor
+from telemetry.archive_store import archive_store
+from telemetry.archiving import archive_session_tree
+from telemetry.queries.session_detail import session_detail
+from telemetry.settings import Settings
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import SessionIndex
 
 pytestmark = pytest.mark.opencode
 
@@ -115,3 +123,46 @@ def test_archive_of_a_two_level_subagent_tree(opencode: OpenCode, fake_llm: Fake
     assert len(find_archives(tmp_path)) == 3
     with httpx.Client(base_url=opencode.url, timeout=15.0) as http:
         assert all(http.get(f"/session/{sid}").status_code == 404 for sid in expected)
+
+
+@pytest.mark.parametrize(
+    "store_url", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+def test_a_real_tree_archived_into_the_database_store(
+    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path, store_url: str
+) -> None:
+    """`OCTEL_ARCHIVE_STORE=database`: the real tree lands in rows beside its index rows, no
+    file is written, secrets are gone, and the tree is deleted only after the read-back."""
+    script = orjson.loads(orjson.dumps(SCRIPT).replace(b"{dir}", str(opencode.project).encode()))
+    fake_llm.load(script)
+    with httpx.Client(base_url=opencode.url, timeout=15.0) as http:
+        run = run_prompt(http, f"Investigate the project using subagents; my key is {SECRET}.")
+    settings = Settings(
+        data_dir=tmp_path / "data", database_url=store_url, archive_store="database", _env_file=None
+    )  # type: ignore[call-arg]
+    engine = make_engine(store_url)
+    upgrade(engine)
+    try:
+        outcome = archive_session_tree(
+            run["root"],
+            settings=settings,
+            engine=engine,
+            server_url=opencode.url,
+            secret_values=[SECRET],
+            delete_after=True,
+        )
+        assert outcome.ok and outcome.result is not None and outcome.result.deleted, outcome.to_dict()
+        assert not settings.archives.exists() or find_archives(settings.archives) == []
+        store = archive_store(settings, engine)
+        with session_scope(engine, write=False) as db:
+            rows = {r.session_id: r.archive_path for r in db.exec(select(SessionIndex))}
+            assert set(rows) == set(run["ids"])
+            for sid, name in rows.items():
+                plain = store.read(name)
+                assert SECRET.encode() not in plain and TOKEN.encode() not in plain
+                detail = session_detail(db, sid, store)
+                assert detail is not None and detail.archive.available and detail.per_turn
+    finally:
+        engine.dispose()
+    with httpx.Client(base_url=opencode.url, timeout=15.0) as http:
+        assert all(http.get(f"/session/{sid}").status_code == 404 for sid in run["ids"])

@@ -11,6 +11,9 @@ from typing import Any
 from console_seed import Store, archive_with_failures
 from fastapi.testclient import TestClient
 
+from telemetry.archive_store import archive_store
+from telemetry.store.db import make_engine
+
 
 def _all(client: TestClient, **params: Any) -> list[dict[str, Any]]:
     r = client.get("/api/sessions", params={"limit": 500, **params})
@@ -168,7 +171,9 @@ def test_unknown_and_unreadable(client: TestClient, store: Store) -> None:
     _error(client.get("/api/sessions/ses_nope/messages"), 404, "not_found")
     sid = store.seeded.scenarios["healthy"]
     _error(client.get(f"/api/sessions/{sid}/messages", params={"at": "prt_nope"}), 422, "invalid_request")
-    (store.settings.archives / store.seeded.sessions[sid]["file"]).unlink()
+    eng = make_engine(store.settings.db_url)  # gone from whichever archive store it is in
+    assert archive_store(store.settings, eng).remove([store.seeded.sessions[sid]["file"]]) == []
+    eng.dispose()
     body = client.get(f"/api/sessions/{sid}").json()  # the record still shows; the turns cannot
     assert body["archive"]["available"] is False and "pruned or moved" in body["archive"]["error"]
     assert body["per_turn"] is None

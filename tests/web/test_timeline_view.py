@@ -11,6 +11,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
+from archiver.store import FolderStore
 from telemetry.queries.session_detail import turn_view
 from telemetry.queries.timeline import message_view as _message_view
 from web.api_archived import ArchiveCache
@@ -75,12 +76,12 @@ def test_classic_message_summary() -> None:
 def test_cache_reads_a_rewritten_archive_again(tmp_path: Path) -> None:
     path = tmp_path / "a.json"
     path.write_bytes(orjson.dumps({"schema_version": 2, "session_id": "s", "messages": []}))
-    cache = ArchiveCache(max_bytes=10_000)
-    first = cache.read(path)
-    assert cache.read(path) is first  # a page turn does not parse the file again
+    cache, store = ArchiveCache(max_bytes=10_000), FolderStore(tmp_path)
+    first = cache.read(store, path.name)
+    assert cache.read(store, path.name) is first  # a page turn does not parse the file again
     path.write_bytes(orjson.dumps({"schema_version": 2, "session_id": "s", "messages": [{"x": 1}]}))
     os.utime(path, ns=(1, 1))  # even when the clock does not move, size and mtime change the key
-    assert cache.read(path)["messages"] == [{"x": 1}]
+    assert cache.read(store, path.name)["messages"] == [{"x": 1}]
 
 
 def test_cache_holds_at_most_its_bytes(tmp_path: Path) -> None:
@@ -89,14 +90,14 @@ def test_cache_holds_at_most_its_bytes(tmp_path: Path) -> None:
         p.write_bytes(orjson.dumps({"schema_version": 2, "session_id": name, "pad": "x" * size}))
         return p
 
-    cache = ArchiveCache(max_bytes=3_000)
+    cache, store = ArchiveCache(max_bytes=3_000), FolderStore(tmp_path)
     small = [archive(f"s{i}.json", 900) for i in range(5)]
     for p in small:
-        cache.read(p)
+        cache.read(store, p.name)
         assert cache.bytes_held <= 3_000
     assert cache.bytes_held > 1_800  # it does keep what fits
-    assert cache.read(small[-1]) is cache.read(small[-1])  # the newest stayed
+    assert cache.read(store, small[-1].name) is cache.read(store, small[-1].name)  # the newest stayed
     big = archive("big.json", 5_000)  # larger than the whole budget: served, never kept
-    assert cache.read(big)["session_id"] == "big.json"
-    assert cache.read(big) is not cache.read(big)
+    assert cache.read(store, big.name)["session_id"] == "big.json"
+    assert cache.read(store, big.name) is not cache.read(store, big.name)
     assert cache.bytes_held <= 3_000

@@ -1,7 +1,7 @@
 """lost trees: a session tree octel could not archive in full, what was lost and why
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-30
 """
 
@@ -10,7 +10,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

@@ -7,14 +7,14 @@ over the table); an index holding the four columns answers from the index alone 
 scan on PostgreSQL, a covering index on SQLite).
 
 Revision ID: 0010
-Revises: 0006
+Revises: 0009
 Create Date: 2026-11-30
 """
 
 from alembic import op
 
 revision = "0010"
-down_revision = "0006"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
