@@ -70,6 +70,7 @@ def _times(n: Any) -> str:
 def _call(signature: str) -> str:
     """`bash {"command": "git status"}` as `git status` (bash): the part a person recognises."""
     tool, _, raw = signature.partition(" ")
+    tool = _short(tool, 40) or "a tool"  # evidence is stored data: one line, whatever it holds
     try:
         args = json.loads(raw) if raw else {}
     except ValueError:
@@ -88,7 +89,8 @@ def _short(s: str, n: int = 80) -> str:
 
 
 def _doom(ev: Mapping[str, Any]) -> str:
-    sigs = [s for s in ev.get("signature") or [] if isinstance(s, str)]
+    given = ev.get("signature")
+    sigs = [s for s in given if isinstance(s, str)] if isinstance(given, list) else []
     reps = ev.get("repetitions")
     if len(sigs) <= 1:
         what = _call(sigs[0]) if sigs else "the same tool call"

@@ -83,3 +83,11 @@ def test_any_evidence_gives_one_sentence_and_only_string_ids(name: str, evidence
     s = got["sentence"]
     assert isinstance(s, str) and s.endswith(".") and "\n" not in s and s[:1] == s[:1].upper()
     assert all(isinstance(x["id"], str) and x["label"] for x in got["evidence_links"])
+
+
+def test_a_signature_of_odd_shape_still_gives_one_line() -> None:
+    for evidence in ({"signature": {"\n": None}}, {"signature": ["\n\n {}"]}, {"signature": "x\ny"}):
+        got = describe(
+            {"detector": "doom_loop", "evidence": evidence, "start_index": 0}, Locator(_messages())
+        )
+        assert "\n" not in got["sentence"] and got["sentence"].endswith("."), evidence
