@@ -38,6 +38,7 @@ from archiver.files import (
 )
 from archiver.record import record_from_doc
 from archiver.redact import Redactor
+from archiver.store import FolderStore
 from archiver.validate import check_archive
 
 __all__ = ["Prepared", "prepare", "write_batch"]
@@ -160,6 +161,9 @@ def write_batch(
 ) -> None:
     """Write every prepared file of ``batch`` into ``archive_dir``; each tree's result gets its
     files, its index records and its errors. Never raises for one file's failure."""
+    for b in batch:  # the results name their files in this folder
+        if b.result.store is None:
+            b.result.store = FolderStore(archive_dir, max_bytes)
     pending = [_Pending(b.result, archive_dir / name, data) for b in batch for name, data in b.files]
     if not pending:
         return

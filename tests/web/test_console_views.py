@@ -114,9 +114,11 @@ def test_focus_stays_on_its_row_across_a_refresh(ui: Page) -> None:
     _loaded(ui, "#/sessions")
     for _ in range(3):
         ui.page.keyboard.press("j")
-    third = ui.page.locator("#sessions tbody tr").nth(2)
+    rows = ui.page.locator("main tbody tr")  # the live table's rows come first, then the archived
+    third = rows.nth(2)
     expect(third).to_be_focused()
     href = third.get_attribute("data-href")
+    assert href
     ui.page.keyboard.press("r")
     expect(ui.page.locator("#updated")).to_contain_text("updated")
     ui.page.wait_for_timeout(300)
