@@ -76,4 +76,4 @@ def test_development_set(dev: Evaluation) -> None:
 
 
 # What the detectors reach today (docs/detectors.md has the table); a change that loses ground fails.
-RECALL, NAMED, LAG = 0.95, 0.95, 3.0
+RECALL, NAMED, LAG = 0.95, 0.95, 2.7
