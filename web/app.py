@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from sqlalchemy.engine import Engine
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from telemetry.archiving import redactor_for
 from telemetry.settings import Settings
@@ -22,6 +21,7 @@ from web import api_archived, api_costs, api_live, api_sessions, console, ingest
 from web.caching import ETagMiddleware
 from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
+from web.hosts import HostCheck
 
 __all__ = ["create_app", "exposure_warning"]
 
@@ -102,6 +102,6 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.add_middleware(GZipMiddleware, minimum_size=1000)
     app.add_middleware(Guard, settings=settings)
     app.add_middleware(metrics.RequestMetricsMiddleware)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.hosts)
+    app.add_middleware(HostCheck, allowed_hosts=settings.hosts)
     app.add_middleware(SecurityHeaders)
     return app
