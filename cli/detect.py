@@ -22,12 +22,13 @@ from rich.table import Table
 
 from archiver.convert import Converted
 from cli.app import app, console, err_console, fail
-from cli.detect_eval import corpus_sets, load_corpus, print_evaluations
+from cli.detect_eval import compare, corpus_sets, load_corpus, print_evaluations, set_title
 from cli.detect_load import CorpusError, load_stored, load_stream
 from cli.output import Output, emit, output_options
 from cli.tables import archives_of, read_store
 from detectors import Finding, Thresholds, dominant, score, worst_verdict
-from detectors.evaluation import evaluate
+from detectors.baselines import BaselineScore
+from detectors.evaluation import Evaluation, evaluate
 from telemetry.queries.sessions import get_session
 
 __all__ = ["CorpusError", "detect", "load_corpus", "load_stream"]
@@ -130,6 +131,9 @@ def detect(
     evaluate_corpus: Annotated[
         bool, typer.Option("--eval", help="TARGET is a labelled corpus: print precision, recall, delay.")
     ] = False,
+    baselines: Annotated[
+        bool, typer.Option("--baselines", help="With --eval: also run OpenHands' and OpenCode's stuck rules.")
+    ] = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also list healthy detectors.")] = False,
     session: Annotated[
         str | None, typer.Option(help="Which session of a recorded run (default: root).")
@@ -152,10 +156,12 @@ def detect(
             if not sets:
                 fail(f"no *.label.json files in {target} or its folders", 2)
             evals = {name: evaluate(runs, thresholds=th) for name, runs in sets.items()}
-            docs = {name: ev.to_dict() for name, ev in evals.items()}
+            titles = {name: set_title(path / name) if len(sets) > 1 else set_title(path) for name in sets}
+            compared = {name: compare(evals[name], runs) for name, runs in sets.items()} if baselines else {}
+            docs = {name: _eval_doc(ev, titles[name], compared.get(name)) for name, ev in evals.items()}
             answer = next(iter(docs.values())) if len(docs) == 1 else {"sets": docs}
             rows = [{"set": name, **d.to_dict()} for name, ev in evals.items() for d in ev.detectors]
-            emit(output, answer, rows, lambda: print_evaluations(evals))
+            emit(output, answer, rows, lambda: print_evaluations(evals, titles, compared))
             return
         if path.is_dir():
             files = _session_files(path)
@@ -172,6 +178,13 @@ def detect(
         fail(str(e), 2)
     rows = [{"source": r["source"], **f} for r in results for f in r["findings"]]
     emit(output, results if path.is_dir() else results[0], rows, lambda: _print_results(results))
+
+
+def _eval_doc(ev: Evaluation, title: str, compared: list[BaselineScore] | None) -> dict[str, Any]:
+    doc = {"title": title, **ev.to_dict()}
+    if compared is not None:
+        doc["baselines"] = [b.to_dict() for b in compared]
+    return doc
 
 
 def _stored_session(ctx: typer.Context, session_id: str) -> Converted:

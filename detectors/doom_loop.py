@@ -3,7 +3,10 @@
 Calls are compared by tool and canonical input, across messages, whatever text sits between
 them. A completed file change (edit, write, patch) ends every run: test -> fix -> test is
 progress. A run that includes a wait (bash `sleep`), or the same call answered differently
-each time (numbers and paths aside), is polling and gets far higher limits.
+each time (numbers and paths aside), is polling and gets far higher limits. A cycle whose
+calls all got the same answers as the round before is stuck after two rounds (six calls at
+least): nothing in it is moving. Edits that undo each other are counted too: an edit undone
+and then made again is going round in circles, whatever sits between.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections import deque
 from typing import Any
 
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
-from detectors.digest import Call, Turn, output_shape
+from detectors.digest import Call, Turn, output_shape, undo_of
 from detectors.findings import Finding, Verdict, grade
 from detectors.thresholds import Thresholds
 
@@ -61,12 +64,38 @@ class DoomLoop(Detector):
         self._serial = 0
         self._best = Episode()
         self._best_run: tuple[int, int] = (0, 0)
+        # Edits made so far, and how often one was undone or redone since the last new change.
+        self._applied: set[str] = set()
+        self._flips = 0
+        self._flip_start = -1
+        self._flip_ids: list[str] = []
 
     def feed(self, turn: Turn) -> None:
+        for sig in turn.edits:
+            self._edit(sig, turn)
         if turn.file_change:
             self._reset()
+            self._flips = 0
         for call in turn.calls:
             self._call(call, turn)
+
+    def _edit(self, sig: str, turn: Turn) -> None:
+        undo = undo_of(sig)
+        if undo is None:
+            return
+        if sig in self._applied or undo in self._applied:  # a revert, or a change made again
+            if self._flips == 0:
+                self._flip_start, self._flip_ids = turn.index, []
+            self._flips += 1
+            _add(self._flip_ids, turn.id)
+            n, th = self._flips, self.th
+            v, s = grade(n, th.doom_flip_stuck, th.doom_flip_stuck)
+            if (s, n) > (self._best.score, self._best.count):
+                self._best_run = (0, -1)
+            ev = {"signal": "undo_redo", "flips": n, "edit": sig.replace("\x00", " ", 1)[:300],
+                  "message_ids": list(self._flip_ids)}  # fmt: skip
+            self._best.offer(v, s, n, self._flip_start, lambda: ev)
+        self._applied.add(sig)
 
     def _reset(self) -> None:
         self._recent.clear()
@@ -92,6 +121,8 @@ class DoomLoop(Detector):
                     else:
                         run.output, run.streak, run.streak_start = shape, 1, turn.index
                         run.varied = True
+                elif output_shape(call.output_head) != output_shape(recent[n - p][0].output_head):
+                    run.varied = True  # an answer moved since the last round
                 _add(run.ids, turn.id)
                 _add(run.parts, call.part_id)
             else:
@@ -140,6 +171,8 @@ class DoomLoop(Detector):
             else:  # a longer cycle is a surer sign: fewer turns round it make it stuck
                 stuck = th.doom_cycle_stuck if p == 2 else min(th.doom_cycle_stuck, th.doom_long_cycle_stuck)
                 verdict, score = grade(reps, min(th.doom_cycle_suspect, stuck), stuck)
+                if not run.varied and reps >= 2 and run.length + p >= th.doom_same_cycle_calls:
+                    verdict, score = "stuck", 1.0  # two rounds, every answer as before
             if (score, count) > (self._best.score, self._best.count):
                 self._best_run = (p, run.serial)
             ev = functools.partial(self._evidence, run, count, p)
@@ -159,6 +192,8 @@ class DoomLoop(Detector):
 
     def finding(self) -> Finding:
         p, serial = self._best_run
+        if serial < 0:  # the worst episode is edits going back and forth
+            return self._best.finding(self.name, active=self._flips > 0)
         run = self._runs[p] if 0 < p < len(self._runs) else None
         active = run is not None and run.length > 0 and run.serial == serial
         return self._best.finding(self.name, active=active)

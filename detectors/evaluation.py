@@ -22,7 +22,7 @@ from detectors.model import Message, PermissionEvent, StatusSample
 from detectors.probe import Probe
 from detectors.thresholds import Thresholds
 
-__all__ = ["DetectorScore", "Evaluation", "LabelledRun", "RunResult", "evaluate"]
+__all__ = ["HEALTHY", "DetectorScore", "Evaluation", "LabelledRun", "RunResult", "evaluate", "turns_between"]
 
 HEALTHY = "healthy"
 
@@ -53,6 +53,7 @@ class RunResult:
     first_stuck: dict[str, int] = field(default_factory=dict)  # detector -> messages seen then
     named: str | None = None  # the dominant finding's detector
     lag: float | None = None  # messages from the pattern's start to stuck (caught runs)
+    stuck_turn: dict[str, int] = field(default_factory=dict)  # detector -> assistant turn it said stuck
 
     @property
     def correct(self) -> bool:
@@ -72,6 +73,7 @@ class DetectorScore:
     # Mean over detected runs: messages seen after the pattern began, and share of the run seen.
     delay_messages: float | None
     delay_fraction: float | None
+    max_delay_messages: float | None = None  # the longest of those lags
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -120,6 +122,7 @@ class Evaluation:
                     "named": r.named,
                     "first_fired": r.first_fired,
                     "first_stuck": r.first_stuck,
+                    "stuck_turn": r.stuck_turn,
                     "lag": r.lag,
                     "messages": r.messages,
                     "correct": r.correct,
@@ -156,7 +159,7 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
     if run.label in stuck:
         own = next(f for f in final if f.detector == run.label)
         start = run.pattern_start if run.pattern_start >= 0 else own.start_index
-        lag = float(_turns_between(run.messages, start, first_stuck[run.label]))
+        lag = float(turns_between(run.messages, start, first_stuck[run.label]))
     return RunResult(
         run.name,
         run.label,
@@ -168,10 +171,11 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
         {d: first_stuck[d] for d in stuck},
         named.detector if named is not None else None,
         lag,
+        {d: turns_between(run.messages, -1, first_stuck[d]) for d in stuck},
     )
 
 
-def _turns_between(messages: Sequence[Message], start: int, seen: int) -> int:
+def turns_between(messages: Sequence[Message], start: int, seen: int) -> int:
     """Assistant turns after message `start` among the first `seen` messages: how many more
     answers of the model a watcher read before the detector called the run stuck."""
     return sum(1 for m in messages[max(0, start + 1) : seen] if m.role == "assistant")
@@ -219,6 +223,7 @@ def evaluate(
                 _ratio(detected, detected + fn),
                 _mean(delays),
                 _mean(fractions),
+                max(delays) if delays else None,
             )
         )
     stuck = [r for r in results if r.label != HEALTHY]

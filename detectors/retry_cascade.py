@@ -2,7 +2,8 @@
 
 Four signals, the worst wins: a run of failing tool calls; one tool failing the same way with
 whatever arguments (until it succeeds or a file changes); model steps that end in a provider
-error; and the provider retry attempts recorded in the status history.
+error; and the provider retry attempts recorded in the status history. Retries after which the
+run ended on a provider error (the client gave up) are stuck however few they were.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class RetryCascade(Detector):
         self._attempt = 0
         self._retry_msg = ""
         self._quiet: tuple[int, str] = (-1, "")  # the last assistant step, when it was empty
+        self._ended_on_error = False  # the last assistant step is a provider error
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
@@ -87,8 +89,10 @@ class RetryCascade(Detector):
                 p = self._provider
                 v, s = grade(p.n, self.th.provider_error_suspect, self.th.provider_error_stuck)
                 self._best.offer(v, s, p.n, p.start, lambda: self._ev("provider_errors", p, turn))
+                self._ended_on_error = True
             elif turn.active:
                 self._provider = None
+                self._ended_on_error = False
         if turn.retry_attempt:
             self._attempt = max(self._attempt, turn.retry_attempt)
         if turn.role == "assistant" and not turn.active:
@@ -133,10 +137,13 @@ class RetryCascade(Detector):
         if self._attempt:
             th = self.th
             v, s = grade(self._attempt, th.retry_attempt_suspect, th.retry_attempt_stuck)
-            if s > f.score:
+            gave_up = self._ended_on_error and self._attempt >= th.retry_attempt_suspect
+            if gave_up:  # retried, then the run ended on the provider's error: it never came back
+                v, s = "stuck", 1.0
+            if s > f.score or (gave_up and f.verdict != "stuck"):
                 # OpenCode stores no trace of a retry: the step being retried is the empty one
                 index, mid = self._quiet
                 ev = {"signal": "retries", "attempt": self._attempt, "message": self._retry_msg,
-                      "message_ids": [mid] if mid else []}  # fmt: skip
+                      "gave_up": gave_up, "message_ids": [mid] if mid else []}  # fmt: skip
                 return Finding(self.name, v, s, ev, index)
         return f

@@ -73,7 +73,7 @@ class Thresholds:
     empty_turn_suspect: int = _t(3, "turns with no text and no tool call in a row before suspect")
     empty_turn_stuck: int = _t(3, "turns with no text and no tool call in a row before stuck")
     monologue_suspect: int = _t(2, "the same text in a row (no tool call between) before suspect")
-    monologue_stuck: int = _t(3, "the same text in a row before stuck")
+    monologue_stuck: int = _t(2, "the same text in a row before stuck")
     compaction_suspect: int = _t(2, "compactions or overflows without a file change before suspect")
     compaction_stuck: int = _t(2, "compactions or overflows without a file change before stuck")
     no_progress_min_steps: int = _t(12, "steps with tool calls and no file change before judging")
@@ -86,6 +86,10 @@ class Thresholds:
     stale_poll_stuck: int = _t(12, "polls in a row with nothing new before stuck")
     no_progress_long_steps: int = _t(20, "steps without a file change that make a long run")
     no_progress_long_share: float = _t(0.15, "share of calls with no new fact that makes a long run stuck")
+    doom_flip_stuck: int = _t(2, "edits undone and made again (A to B, back to A, to B again) before stuck")
+    doom_same_cycle_calls: int = _t(
+        6, "calls round a cycle (two rounds at least) whose answers never change, before stuck"
+    )
     stale_poll_patience_s: float = _t(
         120.0, "seconds slept in such polls past which only the poll_repeat limits apply"
     )

@@ -2,6 +2,7 @@
 
     python tests/corpus/record_real.py                 # all runs -> tests/corpus/real/{dev,heldout}
     python tests/corpus/record_real.py --only doom_00 ok_poll_01 --out /tmp/x
+    python tests/corpus/record_real.py --fresh         # the fresh held-out set -> real/fresh
 
 Runs go `--workers` at a time on one server (about 10 minutes on two cores). Each recorded run
 is written as compact JSON with a `NAME.label.json` beside it: the label, other detectors that
@@ -10,6 +11,10 @@ may fairly fire, a note, and `pattern_start`, the message index where the stuck 
 The split is made once, by name, before any tuning: within each label, runs are ordered by the
 SHA-256 of their name and every third (positions 0, 3, 6, ...) is held out, so each pattern
 keeps at least a third of its runs out of the development set. Tune thresholds on `dev/` only.
+
+`--fresh` records the second held-out set (`real_fresh*.py`, all of it held out, written after
+the first held-out set had been looked at) into `fresh/`, and writes `fresh/MANIFEST.sha256`
+(`sha256sum -c` format) so that any later change to a frozen file shows.
 """
 
 from __future__ import annotations
@@ -32,13 +37,16 @@ for _p in (_HERE, _HERE.parent, _HERE.parent / "e2e"):
         sys.path.insert(0, str(_p))
 
 from opencode_harness import find_or_install, opencode_server  # noqa: E402
+from real_fresh import fresh_stuck_runs  # noqa: E402
+from real_fresh_ok import fresh_healthy_runs  # noqa: E402
 from real_healthy import healthy_runs  # noqa: E402
 from real_recorder import RoutingLLM, record_all  # noqa: E402
 from real_stuck import stuck_runs  # noqa: E402
 
-__all__ = ["OUT", "all_runs", "label_of", "record", "split"]
+__all__ = ["FRESH", "OUT", "all_runs", "fresh_runs", "label_of", "manifest", "record", "split"]
 
 OUT = _HERE / "real"
+FRESH = "fresh"
 
 
 def all_runs(project: str) -> list[dict[str, Any]]:
@@ -46,6 +54,19 @@ def all_runs(project: str) -> list[dict[str, Any]]:
     names = [r["name"] for r in runs]
     assert len(set(names)) == len(names), "run names must be unique"
     return runs
+
+
+def fresh_runs(project: str) -> list[dict[str, Any]]:
+    runs = fresh_stuck_runs(project) + fresh_healthy_runs(project)
+    names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project)]
+    assert len(set(names)) == len(names), "run names must be unique"
+    return runs
+
+
+def manifest(folder: Path) -> str:
+    """`sha256sum` lines for every file of a set, sorted by name."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != "MANIFEST.sha256")
+    return "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in files)
 
 
 def split(runs: list[dict[str, Any]]) -> dict[str, str]:
@@ -85,7 +106,7 @@ def save(out: Path, where: dict[str, str], run: dict[str, Any], doc: dict[str, A
 
 
 def record(
-    out: Path, only: list[str] | None = None, workers: int = 8, redo: bool = False
+    out: Path, only: list[str] | None = None, workers: int = 8, redo: bool = False, fresh: bool = False
 ) -> list[dict[str, Any]]:
     """Record the runs (all, or those named) into `out/dev` and `out/heldout`, each as it ends;
     runs already there are kept unless `redo`, so a stopped recording resumes."""
@@ -95,8 +116,8 @@ def record(
     llm = RoutingLLM().start()
     try:
         with tempfile.TemporaryDirectory() as tmp, opencode_server(binary, Path(tmp), llm.url) as oc:
-            runs = all_runs(str(oc.project))
-            where = split(runs)
+            runs = fresh_runs(str(oc.project)) if fresh else all_runs(str(oc.project))
+            where = {r["name"]: FRESH for r in runs} if fresh else split(runs)
             if only:
                 runs = [r for r in runs if r["name"] in set(only)]
             if not redo:
@@ -114,14 +135,17 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--redo", action="store_true", help="record runs already in --out again")
     ap.add_argument("--part", default="1/1", help="K/N: record only every N-th run, from the K-th")
+    ap.add_argument("--fresh", action="store_true", help="the fresh held-out set, into OUT/fresh")
     args = ap.parse_args()
     # stopped from outside: still stop the server (the harness does it on the way out)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     t = time.monotonic()
     k, n = (int(x) for x in args.part.split("/"))
-    only = args.only or [r["name"] for r in all_runs("")[k - 1 :: n]]
+    only = args.only or [r["name"] for r in (fresh_runs("") if args.fresh else all_runs(""))[k - 1 :: n]]
     try:
-        runs = record(args.out, only, args.workers, args.redo)
+        runs = record(args.out, only, args.workers, args.redo, args.fresh)
+        if args.fresh:
+            (args.out / FRESH / "MANIFEST.sha256").write_text(manifest(args.out / FRESH))
     except BaseException:
         os._exit(1)  # the server is stopped by now; do not wait for runs still being driven
     print(f"recorded {len(runs)} runs in {time.monotonic() - t:.0f} s into {args.out}", flush=True)

@@ -115,6 +115,24 @@ def test_eval_reports_each_set_of_a_split_corpus(run: CliRunner, tmp_path: Path)
     assert code == 0 and "dev" in out and "heldout" in out and "right pattern named" in " ".join(out.split())
 
 
+def test_eval_with_baselines_names_each_set_and_compares(run: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    for n in ("doom_0", "ok_build_0"):
+        shutil.copy(CORPUS / f"{n}.json", tmp_path / "c")
+        shutil.copy(CORPUS / f"{n}.label.json", tmp_path / "c")
+    (tmp_path / "c" / "about.json").write_text('{"title": "a tiny set"}')
+    code, out, _ = invoke(run, tmp_path, "--eval", str(tmp_path / "c"), "--baselines", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["title"] == "a tiny set"
+    rows = {b["name"]: b for b in doc["baselines"]}
+    assert set(rows) == {"octel", "openhands", "opencode_guard"}
+    assert rows["octel"]["flagged"] == 1 and rows["octel"]["stuck_runs"] == 1
+    assert all(b["healthy_runs"] == 1 for b in rows.values())
+    code, out, _ = invoke(run, tmp_path, "--eval", str(tmp_path / "c"), "--baselines")
+    assert code == 0 and "a tiny set" in out and "openhands" in out and "opencode_guard" in out
+
+
 def test_thresholds_on_the_command_line(run: CliRunner, tmp_path: Path) -> None:
     f = str(FIXTURES / "doom_loop.json")
     _, out, _ = invoke(run, tmp_path, f, "--json", "-t", "doom_repeat_stuck=7", "-t", "doom_repeat_suspect=7")

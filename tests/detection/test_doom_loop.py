@@ -156,3 +156,32 @@ def test_outputs_that_differ_only_in_numbers_are_the_same_answer() -> None:
     for i in range(6):
         s.step(bash("pytest -q", exit=1, output=f"1 failed in 0.{50 + i}s at /tmp/run{i}"))
     assert doom(s).verdict == "stuck"
+
+
+def test_an_edit_undone_and_made_again_is_stuck() -> None:
+    there = call("edit", {"filePath": "a.py", "oldString": "x", "newString": "y"})
+    back = call("edit", {"filePath": "a.py", "oldString": "y", "newString": "x"})
+    s = Stream().user().step(there).step(bash("pytest", exit=1)).step(back)
+    assert doom(s).verdict != "stuck"  # one revert is a change of mind
+    s.step(bash("pytest", exit=1)).step(there)
+    f = doom(s)
+    assert f.verdict == "stuck" and f.evidence["signal"] == "undo_redo" and f.evidence["flips"] == 2
+    assert f.start_index == 3
+
+
+def test_a_revert_then_a_different_edit_is_not_a_loop() -> None:
+    there = call("edit", {"filePath": "a.py", "oldString": "x", "newString": "y"})
+    back = call("edit", {"filePath": "a.py", "oldString": "y", "newString": "x"})
+    s = Stream().user().step(there).step(back).step(edit("a.py", 7)).step(there)
+    assert doom(s).verdict == "healthy"
+
+
+def test_a_cycle_whose_answers_never_change_is_stuck_after_two_rounds() -> None:
+    s = Stream().user()
+    for _ in range(2):
+        s.step(read("/a.py")).step(call("grep", {"pattern": "x"})).step(bash("make", exit=2))
+    assert doom(s).verdict == "stuck"
+    moving = Stream().user()
+    for k in range(2):
+        moving.step(read("/a.py")).step(call("grep", {"pattern": "x"})).step(bash("make", output=f"{k} of 9"))
+    assert doom(moving).verdict != "stuck"

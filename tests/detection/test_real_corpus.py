@@ -20,6 +20,8 @@ sys.path.insert(0, str(REAL.parent))
 
 import record_real  # noqa: E402
 
+SPLIT = ("dev", "heldout")  # the first recording; `fresh/` is the second held-out set
+
 
 @pytest.fixture(scope="module")
 def heldout() -> Evaluation:
@@ -32,7 +34,9 @@ def dev() -> Evaluation:
 
 
 def test_the_corpus_is_large_and_covers_every_pattern() -> None:
-    labels = Counter(json.loads(p.read_text())["label"] for p in REAL.glob("*/*.label.json"))
+    labels = Counter(
+        json.loads(p.read_text())["label"] for s in SPLIT for p in REAL.glob(f"{s}/*.label.json")
+    )
     assert sum(labels.values()) >= 150
     assert labels["healthy"] >= 60
     for name in REGISTRY.names():
@@ -41,10 +45,11 @@ def test_the_corpus_is_large_and_covers_every_pattern() -> None:
 
 def test_the_split_is_the_recorded_one_and_holds_out_a_third() -> None:
     where = record_real.split(record_real.all_runs("/p"))
-    for p in REAL.glob("*/*.label.json"):
-        assert where[p.name.removesuffix(".label.json")] == p.parent.name, p
+    for s in SPLIT:
+        for p in REAL.glob(f"{s}/*.label.json"):
+            assert where[p.name.removesuffix(".label.json")] == p.parent.name, p
     held = sum(1 for _ in REAL.glob("heldout/*.label.json"))
-    assert held * 3 >= sum(1 for _ in REAL.glob("*/*.label.json"))
+    assert held * 3 >= sum(1 for s in SPLIT for _ in REAL.glob(f"{s}/*.label.json"))
 
 
 def test_every_label_has_its_session_and_a_pattern_start() -> None:
@@ -71,4 +76,4 @@ def test_development_set(dev: Evaluation) -> None:
 
 
 # What the detectors reach today (docs/detectors.md has the table); a change that loses ground fails.
-RECALL, NAMED, LAG = 0.95, 0.95, 3.0
+RECALL, NAMED, LAG = 0.95, 0.95, 2.7

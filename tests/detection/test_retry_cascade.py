@@ -5,7 +5,7 @@ from __future__ import annotations
 from detstreams import Stream, bash, call, edit, read
 
 from detectors import Finding, dominant, score
-from detectors.model import Retry, StatusSample
+from detectors.model import Message, Retry, StatusSample
 
 NOT_FOUND = "Could not find oldString in the file."
 
@@ -74,7 +74,13 @@ def test_retry_attempts_from_the_status_history() -> None:
     samples = tuple(StatusSample("retry", attempt=a, t=float(a)) for a in (1, 2, 3, 4, 5))
     f = cascade(s, samples)
     assert f.verdict == "stuck"
-    assert f.evidence == {"signal": "retries", "attempt": 5, "message": "", "message_ids": []}
+    assert f.evidence == {
+        "signal": "retries",
+        "attempt": 5,
+        "message": "",
+        "gave_up": False,
+        "message_ids": [],
+    }
     assert f.start_index == -1  # no empty step to pin it on
     assert cascade(s, samples[:3]).verdict == "suspect"
     assert cascade(s, samples[:2]).verdict == "healthy"
@@ -116,3 +122,14 @@ def test_retry_parts_count_like_status_retries() -> None:
 def test_a_poll_failing_while_it_waits_is_not_a_cascade() -> None:
     s = Stream().user().repeat(10, bash("sleep 2 && curl -sf localhost:3000/health", exit=7))
     assert cascade(s).verdict == "healthy"
+
+
+def test_retries_after_which_the_run_ended_on_a_provider_error_are_stuck() -> None:
+    s = Stream().user()
+    for a in (1, 2, 3):
+        s.messages.append(Message(f"sys_{a}", "system", len(s.messages), (Retry(f"r{a}", a, "Overloaded"),)))
+    s.step(error="APIError")
+    f = cascade(s)
+    assert f.verdict == "stuck" and f.evidence["gave_up"] is True and f.evidence["attempt"] == 3
+    s.step(bash("ls"), text="Back.")  # it came back: three retries alone are only suspect
+    assert cascade(s).verdict == "suspect"

@@ -1,0 +1,81 @@
+"""The second held-out set (`tests/corpus/real/fresh/`, frozen by its manifest) and the runs
+recorded from the real Claude Code CLI (`tests/corpus/claude/`): their shape, that nothing in
+the frozen set changed, and what the detectors reach on them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cli.detect_eval import load_corpus
+from detectors import REGISTRY
+from detectors.evaluation import Evaluation, evaluate
+
+CORPUS = Path(__file__).parents[1] / "corpus"
+FRESH = CORPUS / "real" / "fresh"
+CLAUDE = CORPUS / "claude"
+for _p in (CORPUS, CORPUS.parent, CORPUS.parent / "e2e", CORPUS.parent / "claude"):
+    sys.path.insert(0, str(_p))
+
+import record_claude  # noqa: E402
+import record_real  # noqa: E402
+
+
+def test_the_fresh_set_is_frozen() -> None:
+    lines = (FRESH / "MANIFEST.sha256").read_text().splitlines()
+    listed = dict(reversed(line.split("  ", 1)) for line in lines)
+    on_disk = {p.name for p in FRESH.iterdir() if p.name not in ("MANIFEST.sha256", "about.json")}
+    assert set(listed) == on_disk
+    for name, digest in listed.items():
+        assert hashlib.sha256((FRESH / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_the_fresh_set_covers_every_pattern_with_new_runs() -> None:
+    labels = Counter(json.loads(p.read_text())["label"] for p in FRESH.glob("*.label.json"))
+    assert sum(labels.values()) >= 60 and labels["healthy"] >= 25
+    for name in REGISTRY.names():
+        assert labels[name] >= 4, name
+    names = {p.name.removesuffix(".label.json") for p in FRESH.glob("*.label.json")}
+    assert names == {r["name"] for r in record_real.fresh_runs("/p")}
+    assert not names & {r["name"] for r in record_real.all_runs("/p")}
+
+
+def test_the_claude_runs_are_split_like_the_others() -> None:
+    where = record_real.split(record_claude.claude_runs())
+    files = list(CLAUDE.glob("*/*.label.json"))
+    assert len(files) == len(where)
+    for p in files:
+        assert where[p.name.removesuffix(".label.json")] == p.parent.name, p
+        label = json.loads(p.read_text())
+        assert (p.parent / label["session"]).is_file() and label["session"].endswith(".jsonl")
+    labels = Counter(json.loads(p.read_text())["label"] for p in files)
+    assert labels["doom_loop"] >= 6 and labels["retry_cascade"] >= 6 and labels["healthy"] >= 10
+
+
+def _check(ev: Evaluation, recall: float, named: float, lag: float) -> None:
+    assert ev.false_alarms == ()
+    missed = [r.name for r in ev.runs if not r.correct]
+    assert ev.stuck_recall is not None and ev.stuck_recall >= recall, missed
+    assert ev.named_share is not None and ev.named_share >= named
+    assert ev.mean_lag is not None and ev.mean_lag <= lag
+
+
+@pytest.mark.parametrize(
+    "folder", [FRESH, CLAUDE / "dev", CLAUDE / "heldout"], ids=["fresh", "claude-dev", "claude-heldout"]
+)
+def test_what_the_detectors_reach(folder: Path) -> None:
+    recall, named, lag = TARGETS[folder.relative_to(CORPUS).as_posix()]
+    _check(evaluate(load_corpus(folder)), recall, named, lag)
+
+
+# What the detectors reach (docs/detectors.md has the tables); a change that loses ground fails.
+TARGETS = {
+    "real/fresh": (0.95, 0.95, 2.3),
+    "claude/dev": (1.0, 1.0, 2.0),
+    "claude/heldout": (1.0, 1.0, 2.0),
+}
