@@ -16,5 +16,8 @@ def archive_store(settings: Settings, engine: Engine) -> ArchiveStore:
     """A new store object (a writer needs its own: the database store holds what it puts
     until its transaction)."""
     if settings.archive_store_kind == "database":
-        return DatabaseStore(engine, settings.archive_max_bytes)
+        # files written before the switch stay readable (never removed by `doctor --repair`)
+        folder = settings.archives
+        fallback = FolderStore(folder, settings.archive_max_bytes) if folder.is_dir() else None
+        return DatabaseStore(engine, settings.archive_max_bytes, fallback=fallback)
     return FolderStore(settings.archives, settings.archive_max_bytes)

@@ -164,6 +164,15 @@ def _archive_index(engine: Engine, s: Settings) -> Check:
             "; ".join(problems),
             "run `octel doctor --repair`",
         )
+    if health.in_folder:
+        return Check(
+            "archive index",
+            "warn",
+            f"{health.in_folder} of {health.rows} index rows name a file of the archive folder, not a "
+            "document in the database (written before OCTEL_ARCHIVE_STORE=database); they are read "
+            "from the folder",
+            f"run `octel import archives {s.archives}` to move them into the database",
+        )
     where = "file in the archive folder" if s.archive_store_kind == "files" else "document in the database"
     return Check("archive index", "ok", f"{health.rows} index rows, each with its {where}")
 

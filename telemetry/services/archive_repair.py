@@ -23,7 +23,7 @@ from archiver.validate import check_archive
 from telemetry.archive_store import archive_store
 from telemetry.services.indexing import index_records
 from telemetry.settings import Settings
-from telemetry.store.archive_docs import ArchiveDocument
+from telemetry.store.archive_docs import ArchiveDocument, DatabaseStore
 from telemetry.store.db import session_scope
 from telemetry.store.models import Finding, SessionIndex
 
@@ -35,12 +35,14 @@ class IndexHealth:
     rows: int = 0
     missing: list[tuple[str, str]] = field(default_factory=list)  # (session id, archive path)
     stale_parts: int = 0
+    in_folder: int = 0  # database store: rows whose document is still a file of the folder
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "rows": self.rows,
             "missing": [{"session_id": s, "archive_path": p} for s, p in self.missing],
             "stale_parts": self.stale_parts,
+            "in_folder": self.in_folder,
         }
 
 
@@ -57,7 +59,11 @@ def check_index(engine: Engine, settings: Settings) -> IndexHealth:
         else:
             health = IndexHealth(rows=db.exec(select(func.count()).select_from(SessionIndex)).one())
             stored = select(ArchiveDocument.name).where(ArchiveDocument.name == SessionIndex.archive_path)
-            health.missing = list(db.exec(rows_q.where(~stored.exists())))
+            absent = list(db.exec(rows_q.where(~stored.exists())))
+            old = store.fallback if isinstance(store, DatabaseStore) else None
+            # a row whose file is still in the folder of before is read from there, not missing
+            health.in_folder = sum(1 for _, p in absent if old is not None and old.stat(p) is not None)
+            health.missing = [(s, p) for s, p in absent if old is None or old.stat(p) is None]
     if isinstance(store, FolderStore) and store.folder.is_dir():
         health.stale_parts = sum(1 for _ in store.folder.glob(".tmp-*.part"))
     return health

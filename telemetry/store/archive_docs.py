@@ -30,7 +30,7 @@ from sqlmodel import Field, Session, SQLModel, col, select
 
 from archiver.errors import ArchiveWriteError
 from archiver.files import DEFAULT_MAX_BYTES, ArchiveTooLarge, content_hash, parse_archive
-from archiver.store import ArchiveMissing, Stored
+from archiver.store import ArchiveMissing, FolderStore, Stored
 from archiver.validate import check_archive
 from telemetry.store.db import session_scope
 from telemetry.store.locks import lock_key
@@ -110,7 +110,9 @@ def reading_in(store: Any, db: Session) -> Any:
     """``store``, reading through the caller's open transaction ``db`` when it is the database
     store: a session page reads its index row and its document in one snapshot, over one
     connection (no second checkout, which costs a round trip or two on PostgreSQL)."""
-    return DatabaseStore(store.engine, store.max_bytes, db) if isinstance(store, DatabaseStore) else store
+    if isinstance(store, DatabaseStore):
+        return DatabaseStore(store.engine, store.max_bytes, db, store.fallback)
+    return store
 
 
 class DatabaseStore:
@@ -121,10 +123,19 @@ class DatabaseStore:
 
     kind = "database"
 
-    def __init__(self, engine: Engine, max_bytes: int = DEFAULT_MAX_BYTES, db: Session | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        db: Session | None = None,
+        fallback: FolderStore | None = None,
+    ) -> None:
         self.engine = engine
         self.max_bytes = max_bytes
         self._db = db  # reads go through this open transaction when given
+        # a store that kept files before it moved to the database: rows still naming a file
+        # there are read from it until `octel import archives` brings them in
+        self.fallback = fallback
         self._held: dict[str, _Held] = {}
         self._flushed: dict[str, _Held] = {}
 
@@ -140,7 +151,9 @@ class DatabaseStore:
     def stat(self, name: str) -> Stored | None:
         t = ArchiveDocument.__table__.c  # type: ignore[attr-defined]
         row = self._first(select(t.stored_size, t.content_hash, t.id).where(t.name == name))
-        return Stored(name, row[0], (name, row[1], row[2])) if row is not None else None
+        if row is None:
+            return self.fallback.stat(name) if self.fallback is not None else None
+        return Stored(name, row[0], (name, row[1], row[2]))
 
     def read(self, name: str) -> bytes:
         # one round trip; a document past the limit is refused without fetching it
@@ -148,6 +161,8 @@ class DatabaseStore:
         blob = case((t.size <= self.max_bytes, t.data), else_=None)
         row = self._first(select(t.size, t.codec, blob).where(t.name == name))
         if row is None:
+            if self.fallback is not None and self.fallback.stat(name) is not None:
+                return self.fallback.read(name)
             raise ArchiveMissing(f"archive {name} is not in the database (pruned?)")
         size, codec, data = row
         if data is None:

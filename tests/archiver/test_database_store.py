@@ -284,3 +284,27 @@ def test_a_folder_store_and_the_cli_archive_command(tmp_path: Path, store_url: s
     body = orjson.loads(res.output)
     assert body["complete"] and all(f.startswith("database:") for f in body["files"])
     assert FolderStore(s.archives).names() == []
+
+
+def test_a_store_that_kept_files_before_loses_nothing_when_it_moves_to_the_database(
+    db_settings: Settings, engine: Engine
+) -> None:
+    files_settings = db_settings.model_copy(update={"archive_store": "files"})
+    assert _run(tree([1]), files_settings, engine).ok  # archived as files, indexed in this store
+    names = sorted(p.name for p in files_settings.archives.iterdir())
+    # now the database store (the PostgreSQL default): the rows name files it does not hold
+    health = check_index(engine, db_settings)
+    assert health.missing == [] and health.in_folder == 2
+    with session_scope(engine, write=False) as db:
+        detail = session_detail(db, "ses_root", archive_store(db_settings, engine))
+        assert detail is not None and detail.archive.available and detail.per_turn
+    checks = {c["name"]: c for c in orjson.loads(_octel(db_settings, "doctor", "--json").output)["checks"]}
+    assert (
+        checks["archive index"]["status"] == "warn"
+        and "octel import archives" in checks["archive index"]["fix"]
+    )
+    # repair removes nothing; the import moves the files into the database
+    assert repair_index(engine, db_settings, redactor_for(db_settings))["removed"] == []
+    import_archives(engine, files_settings.archives, db_settings, redactor_for(db_settings))
+    assert sorted(DatabaseStore(engine).names()) == names
+    assert check_index(engine, db_settings).in_folder == 0
