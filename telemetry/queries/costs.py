@@ -21,7 +21,12 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
 from archiver.metrics import TOKEN_KINDS
-from telemetry.queries.top_spend import most_expensive_sessions, most_expensive_trees, session_window
+from telemetry.queries.top_spend import (
+    most_expensive_sessions,
+    most_expensive_trees,
+    session_window,
+    time_window,
+)
 from telemetry.store.models import AgentRun, Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -49,15 +54,6 @@ def _day(db: Session, ts: Any) -> ColumnElement[Any]:
     if db.get_bind().dialect.name == "postgresql":
         return func.to_char(func.timezone("UTC", ts), "YYYY-MM-DD")
     return func.strftime("%Y-%m-%d", ts)  # SQLite stores UTC text; strftime reads it
-
-
-def _window(expr: Any, since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
-    out: list[ColumnElement[bool]] = []
-    if since is not None:
-        out.append(expr >= since)
-    if until is not None:
-        out.append(expr < until)
-    return out
 
 
 def _ratio(cache_read: float, inp: float) -> float | None:
@@ -121,7 +117,7 @@ def _runs_part(db: Session, since: datetime | None, until: datetime | None) -> A
         col(r.cache_read_tokens).label("t_cache_read"),
         col(r.cache_creation_tokens).label("t_cache_write"),
         col(r.cost_usd).label("cost"),
-    ).where(*_window(col(r.created_at), since, until), ~archived)
+    ).where(*time_window(col(r.created_at), since, until), ~archived)
 
 
 def cost_breakdown(

@@ -18,10 +18,11 @@ from telemetry.queries.sessions import session_dict
 from telemetry.store.models import AgentRun, SessionIndex
 from telemetry.timeutil import as_utc
 
-__all__ = ["most_expensive_sessions", "most_expensive_trees", "session_window"]
+__all__ = ["most_expensive_sessions", "most_expensive_trees", "session_window", "time_window"]
 
 
-def _window(expr: Any, since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
+def time_window(expr: Any, since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
+    """`since <= expr < until`, each bound only when given."""
     out: list[ColumnElement[bool]] = []
     if since is not None:
         out.append(expr >= since)
@@ -35,7 +36,7 @@ def session_window(since: datetime | None, until: datetime | None) -> list[Colum
     was created, so `archived_at >= since` holds for every session in the window: the
     redundant condition lets the database range-scan the archived_at index."""
     at = func.coalesce(col(SessionIndex.created_at), col(SessionIndex.archived_at))
-    out = _window(at, since, until)
+    out = time_window(at, since, until)
     if since is not None:
         out.append(col(SessionIndex.archived_at) >= since)
     return out
@@ -45,7 +46,7 @@ def _runs(db: Session, since: datetime | None, until: datetime | None, limit: in
     r = AgentRun
     stmt = (
         select(r)
-        .where(*_window(col(r.created_at), since, until))
+        .where(*time_window(col(r.created_at), since, until))
         .order_by(col(r.cost_usd).desc(), col(r.id).desc())
         .limit(limit)
     )
