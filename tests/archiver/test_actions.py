@@ -15,19 +15,9 @@ from hypothesis import strategies as st
 
 from archiver.act import carry_out, views_of
 from archiver.actions import Intent, Rules, SessionView, decide, parse_on_stuck
+from archiver.live import STATES
 from archiver.live_board import LiveBoard
 
-STATES = [
-    "busy",
-    "retrying",
-    "waiting_permission",
-    "compacting",
-    "running_tool",
-    "idle",
-    "errored",
-    "deleted",
-    "unknown",
-]
 DETECTORS = ["doom_loop", "permission_deadlock", "retry_cascade"]
 
 finding = st.fixed_dictionaries(
