@@ -156,6 +156,21 @@ class FakeOpenCode:
         return httpx.Response(404, text="Not Found")
 
 
+def recording_deletes(fake: FakeOpenCode) -> list[str]:
+    """Answer every DELETE of ``fake`` with success and return the list its paths go into."""
+    deleted: list[str] = []
+    orig = fake.handle
+
+    def handle(req: httpx.Request) -> httpx.Response:
+        if req.method == "DELETE":
+            deleted.append(req.url.path)
+            return httpx.Response(200, json=True)
+        return orig(req)
+
+    fake.handle = handle  # type: ignore[method-assign]
+    return deleted
+
+
 def status(code: int, body: Any = None) -> Fault:
     return lambda req: httpx.Response(code, json=body if body is not None else {"error": code})
 

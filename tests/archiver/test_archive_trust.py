@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from archiver_fakes import FakeOpenCode, LoopbackServer, tree
+from archiver_fakes import FakeOpenCode, LoopbackServer, recording_deletes, tree
 from fastapi.testclient import TestClient
 from sqlmodel import select
 from typer.testing import CliRunner
@@ -79,16 +79,7 @@ def _run(fake: FakeOpenCode, settings: Settings, **kw: Any) -> ArchiveOutcome:
 def test_delete_after_waits_for_a_valid_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
     fake = tree([1])
-    deleted: list[str] = []
-    orig = fake.handle
-
-    def handle(req: httpx.Request) -> httpx.Response:
-        if req.method == "DELETE":
-            deleted.append(req.url.path)
-            return httpx.Response(200, json=True)
-        return orig(req)
-
-    fake.handle = handle  # type: ignore[method-assign]
+    deleted = recording_deletes(fake)
 
     def bad(doc: Any) -> None:
         raise ArchiveInvalid("messages.0: 'parts' is a required property")

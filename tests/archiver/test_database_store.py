@@ -15,7 +15,7 @@ import httpx
 import orjson
 import pytest
 import zstandard
-from archiver_fakes import FakeOpenCode, LoopbackServer, tree
+from archiver_fakes import FakeOpenCode, LoopbackServer, recording_deletes, tree
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import settings as hsettings
@@ -61,20 +61,6 @@ def _run(fake: FakeOpenCode, settings: Settings, engine: Engine | None = None, *
     return asyncio.run(go())
 
 
-def _deleting(fake: FakeOpenCode) -> list[str]:
-    deleted: list[str] = []
-    orig = fake.handle
-
-    def handle(req: httpx.Request) -> httpx.Response:
-        if req.method == "DELETE":
-            deleted.append(req.url.path)
-            return httpx.Response(200, json=True)
-        return orig(req)
-
-    fake.handle = handle  # type: ignore[method-assign]
-    return deleted
-
-
 def _docs(engine: Engine) -> list[ArchiveDocument]:
     with session_scope(engine, write=False) as db:
         return list(db.exec(select(ArchiveDocument).order_by(ArchiveDocument.session_id)))
@@ -101,7 +87,7 @@ def test_archive_writes_rows_not_files_and_every_reader_finds_them(
     db_settings: Settings, engine: Engine
 ) -> None:
     fake = tree([2])
-    deleted = _deleting(fake)
+    deleted = recording_deletes(fake)
     out = _run(fake, db_settings, engine, delete_after=True, label="nightly")
     assert out.ok and out.result is not None and out.result.deleted, out.to_dict()
     assert deleted == ["/session/ses_root"]
@@ -157,7 +143,7 @@ def test_delete_waits_for_a_valid_document(
     db_settings: Settings, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = tree([])
-    deleted = _deleting(fake)
+    deleted = recording_deletes(fake)
 
     def bad(doc: Any) -> None:
         raise ArchiveInvalid("messages.0: 'parts' is a required property")

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from archiver_fakes import FakeOpenCode, raises, status, tree
+from archiver_fakes import FakeOpenCode, raises, recording_deletes, status, tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
@@ -162,16 +162,7 @@ def test_delete_after_only_when_complete(tmp_path: Path, engine: Engine) -> None
     settings = _settings(tmp_path, engine)
     fake = tree([1])
     fake.fault("/session/ses_d1_0/message", *[raises(httpx.ConnectError)] * 4)
-    deleted: list[str] = []
-    orig = fake.handle
-
-    def handle(req: httpx.Request) -> httpx.Response:
-        if req.method == "DELETE":
-            deleted.append(req.url.path)
-            return httpx.Response(200, json=True)
-        return orig(req)
-
-    fake.handle = handle  # type: ignore[method-assign]
+    deleted = recording_deletes(fake)
     out = _run(fake, settings, engine, delete_after=True)
     assert not out.ok and deleted == [] and out.result is not None
     assert out.result.delete_error and "not archived in full" in out.result.delete_error
