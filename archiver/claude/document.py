@@ -89,6 +89,8 @@ def _doc(tree: ClaudeTree, s: ClaudeSession, turns: list[JsonObj], own: JsonObj,
             "results": results,
             "skipped_lines": dict(sorted(tree.skipped.items())) if s.depth == 0 else {},
             "unknown_types": dict(sorted(tree.unknown_types.items())) if s.depth == 0 else {},
+            # only a Workflow run's agents carry it: other documents stay as they were
+            **({"workflow": s.workflow} if s.workflow is not None else {}),
         },
     }
 

@@ -3,7 +3,8 @@
 ``<config dir>/projects/<munged cwd>/``:
 - ``<sessionId>.jsonl``: the session;
 - ``<sessionId>/subagents/agent-<agentId>.jsonl`` with ``agent-<agentId>.meta.json`` (2.1), also
-  deeper, under a workflow run's folder (``subagents/<id>/workflows/…``, beside its ``journal.jsonl``);
+  deeper, in a ``Workflow`` run's folder (``subagents/workflows/<runId>/``, other versions nest
+  it deeper) beside the run's ``journal.jsonl`` (read by ``workflow``);
 - ``agent-<8 hex>.jsonl`` beside the session files (2.0.x): the owning session is the
   ``sessionId`` inside the file;
 - 1.0.x kept subagents inside the session file as sidechain lines (read by ``tree``).
@@ -21,6 +22,7 @@ import orjson
 
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
+from archiver.claude.workflow import JournalFile
 from archiver.errors import WalkError
 
 __all__ = [
@@ -48,6 +50,8 @@ class SessionFiles:
     main: Path | None = None
     # (agent id, transcript, meta file or None)
     subagents: list[tuple[str, Path, Path | None]] = field(default_factory=list)
+    # the journal.jsonl of each Workflow run
+    journals: list[Path] = field(default_factory=list)
 
     def paths(self) -> Iterator[Path]:
         if self.main is not None:
@@ -56,6 +60,7 @@ class SessionFiles:
             yield path
             if meta is not None:
                 yield meta
+        yield from self.journals
 
 
 def _agent_id(path: Path) -> str:
@@ -81,6 +86,13 @@ def _owner(path: Path) -> str | None:
     return None
 
 
+def _run_of(path: Path) -> str | None:
+    """The Workflow run a subagent file belongs to: the folder it sits in, when that is not the
+    ``subagents`` folder itself (nor a project folder, for 2.0.x files)."""
+    folder = path.parent
+    return folder.name if folder.name != "subagents" and "subagents" in folder.parts else None
+
+
 def _with_meta(path: Path) -> Path | None:
     meta = path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")
     return meta if meta.is_file() else None
@@ -102,6 +114,7 @@ def _project_sessions(folder: Path) -> list[SessionFiles]:
         elif entry.is_dir() and (entry / "subagents").is_dir():
             for sub in sorted((entry / "subagents").rglob("agent-*.jsonl")):
                 get(entry.name).subagents.append((_agent_id(sub), sub, _with_meta(sub)))
+            get(entry.name).journals.extend(sorted((entry / "subagents").rglob("journal.jsonl")))
     return list(found.values())
 
 
@@ -136,8 +149,12 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
         data = read(path)
         if data is None:
             continue
-        subs.append(SubagentFile(str(path), agent_id, data, read(meta) if meta is not None else None))
-    tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""))
+        meta_data = read(meta) if meta is not None else None
+        subs.append(SubagentFile(str(path), agent_id, data, meta_data, _run_of(path)))
+    journals = [
+        JournalFile(str(p), p.parent.name, data) for p in files.journals if (data := read(p)) is not None
+    ]
+    tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""), journals=journals)
     tree.errors.extend(errors)
     return tree
 
@@ -196,4 +213,5 @@ def _with_subagents(files: SessionFiles) -> SessionFiles:
     sub = files.main.with_suffix("") / "subagents" if files.main is not None else None
     if sub is not None and sub.is_dir():
         files.subagents = [(_agent_id(p), p, _with_meta(p)) for p in sorted(sub.rglob("agent-*.jsonl"))]
+        files.journals = sorted(sub.rglob("journal.jsonl"))
     return files

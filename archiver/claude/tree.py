@@ -2,8 +2,9 @@
 
 The main transcript is the root (depth 0); each subagent is a child of the session that holds
 the Agent (``Task``) call that launched it, found through, in order: the meta file's
-``toolUseId``, a tool result's ``toolUseResult.agentId``, or (1.0.x sidechains kept inside the
-main file) the call whose prompt is the sidechain's first message. A subagent whose launching
+``toolUseId``, a tool result's ``toolUseResult.agentId`` (a ``Workflow`` run's agents: its
+``runId``), or (1.0.x sidechains kept inside the main file) the call whose prompt is the
+sidechain's first message. A subagent whose launching
 call cannot be found hangs under the root and is reported. A message id already counted in an
 earlier session (a sidechain that replays its parent's messages) keeps its text but not its
 usage, so nothing is counted twice.
@@ -11,15 +12,15 @@ usage, so nothing is counted twice.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from archiver.claude.lines import read_lines
 from archiver.claude.messages import Built, build_messages
+from archiver.claude.model import ClaudeSession, ClaudeTree, JsonObj, SubagentFile
+from archiver.claude.workflow import JournalFile, attach_runs
 from archiver.errors import WalkError
 
 __all__ = [
@@ -32,46 +33,6 @@ __all__ = [
     "first_prompt",
     "place_subagents",
 ]
-
-JsonObj = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class SubagentFile:
-    """One subagent transcript: its name, its bytes and its meta file's bytes (None: missing)."""
-
-    name: str
-    agent_id: str
-    data: bytes
-    meta: bytes | None = None
-
-
-@dataclass
-class ClaudeSession:
-    session_id: str
-    parent_id: str | None
-    depth: int
-    agent: str | None
-    title: str | None
-    messages: list[JsonObj]
-    record: JsonObj
-    tool_use_id: str | None = None
-    path: str | None = None
-
-
-@dataclass
-class ClaudeTree:
-    root_id: str
-    sessions: list[ClaudeSession] = field(default_factory=list)
-    errors: list[WalkError] = field(default_factory=list)
-    # stream-json `result` messages, or the transcript's last `cost-state` line
-    results: list[JsonObj] = field(default_factory=list)
-    cost_state: JsonObj | None = None
-    origin: str = "transcript"
-    cli_version: str | None = None
-    skipped: Counter[str] = field(default_factory=Counter)
-    unknown_types: Counter[str] = field(default_factory=Counter)
-    unpriced_models: set[str] = field(default_factory=set)
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -127,14 +88,15 @@ def _split_sidechains(lines: list[JsonObj]) -> tuple[list[JsonObj], dict[str, li
 
 
 def _calls(sessions: Iterable[ClaudeSession]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
-    """tool_use id -> session, agentId -> tool_use id, Agent prompt -> tool_use id."""
+    """tool_use id -> session; agentId (or a Workflow's runId) -> tool_use id; Agent prompt ->
+    tool_use id."""
     owner: dict[str, str] = {}
     by_agent: dict[str, str] = {}
     by_prompt: dict[str, str] = {}
     for s in sessions:
         for m in s.messages:
-            claude = _d(_d(m.get("info")).get("claude"))
-            agent = _d(claude.get("toolUseResult")).get("agentId")
+            launched = _d(_d(_d(m.get("info")).get("claude")).get("toolUseResult"))
+            agent = launched.get("agentId") or launched.get("runId")
             for p in m.get("parts") or []:
                 if p.get("type") == "tool_use" and p.get("id"):
                     owner[str(p["id"])] = s.session_id
@@ -164,8 +126,10 @@ def build_tree(
     subagents: Sequence[SubagentFile] = (),
     *,
     main_name: str = "",
+    journals: Sequence[JournalFile] = (),
 ) -> ClaudeTree:
-    """The tree of one session from its transcript bytes (None: the main file is missing)."""
+    """The tree of one session from its transcript bytes (None: the main file is missing) and
+    the journals of its workflow runs."""
     tree = ClaudeTree(session_id)
     read = read_lines(main or b"", name=main_name, session_id=session_id)
     tree.errors.extend(read.errors)
@@ -185,8 +149,13 @@ def build_tree(
     tree.cli_version = root.record.get("version")
     tree.sessions.append(root)
     pending: list[tuple[ClaudeSession, JsonObj]] = []
+    seen: set[str] = set()
     for sub in subagents:
         sid = f"{session_id}.agent-{sub.agent_id}"
+        if sid in seen:  # one agent's transcript in two places: read once, never counted twice
+            tree.errors.append(WalkError("duplicate", "session", sid, "agent transcript met again", sub.name))
+            continue
+        seen.add(sid)
         r = read_lines(sub.data, name=sub.name, session_id=sid)
         tree.errors.extend(r.errors)
         b = build_messages(r.objects, sid)
@@ -195,7 +164,13 @@ def build_tree(
         title = str(meta.get("description") or "") or first_prompt(b.messages)
         s = ClaudeSession(sid, None, 1, meta.get("agentType"), title, b.messages, {}, path=sub.name)
         s.record = _record(sid, r.objects, b.messages, title) | {"agentId": sub.agent_id, "meta": meta}
+        if sub.run_id is not None:
+            # not in the journal (yet): the run is known, how the call ended is not
+            s.workflow = {"run_id": sub.run_id, "key": None, "label": None, "phase": None, "status": None}
+            s.workflow["result"] = None
         pending.append((s, meta))
+    missing = attach_runs(tree, [s for s, _ in pending], journals)
+    pending.extend((s, {}) for s in missing)
     for first_uuid, lines in chains.items():
         sid = f"{session_id}.sidechain-{first_uuid[:8]}"
         b = build_messages(lines, sid)
@@ -214,7 +189,8 @@ def place_subagents(tree: ClaudeTree, pending: list[tuple[ClaudeSession, JsonObj
     by_id = {s.session_id: s for s, _ in pending}
     for s, meta in pending:
         agent_id = str(s.record.get("agentId") or "")
-        call = meta.get("toolUseId") or by_agent.get(agent_id)
+        run = str((s.workflow or {}).get("run_id") or "")
+        call = meta.get("toolUseId") or by_agent.get(agent_id) or (by_agent.get(run) if run else None)
         if not call and s.agent == "sidechain":
             call = by_prompt.get(s.title or "")
         s.tool_use_id = str(call) if call else None

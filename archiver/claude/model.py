@@ -1,0 +1,55 @@
+"""The shapes the Claude readers build: one session file in, one tree of sessions out (data only)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from archiver.errors import WalkError
+
+__all__ = ["ClaudeSession", "ClaudeTree", "JsonObj", "SubagentFile"]
+
+JsonObj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SubagentFile:
+    """One subagent transcript: its name, its bytes, its meta file's bytes (None: missing) and,
+    for an agent a ``Workflow`` script launched, the run it belongs to (its folder's name)."""
+
+    name: str
+    agent_id: str
+    data: bytes
+    meta: bytes | None = None
+    run_id: str | None = None
+
+
+@dataclass
+class ClaudeSession:
+    session_id: str
+    parent_id: str | None
+    depth: int
+    agent: str | None
+    title: str | None
+    messages: list[JsonObj]
+    record: JsonObj
+    tool_use_id: str | None = None
+    path: str | None = None
+    # a Workflow run's agent: the run id and what its journal says (label, phase, status, result)
+    workflow: JsonObj | None = None
+
+
+@dataclass
+class ClaudeTree:
+    root_id: str
+    sessions: list[ClaudeSession] = field(default_factory=list)
+    errors: list[WalkError] = field(default_factory=list)
+    # stream-json `result` messages, or the transcript's last `cost-state` line
+    results: list[JsonObj] = field(default_factory=list)
+    cost_state: JsonObj | None = None
+    origin: str = "transcript"
+    cli_version: str | None = None
+    skipped: Counter[str] = field(default_factory=Counter)
+    unknown_types: Counter[str] = field(default_factory=Counter)
+    unpriced_models: set[str] = field(default_factory=set)
