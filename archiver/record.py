@@ -6,7 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SessionRecord", "record_from_doc"]
+__all__ = ["SOURCE_KINDS", "SessionRecord", "record_from_doc", "source_label"]
+
+# Which agent wrote a session (the archive's `source.kind`): a fixed set, so a metric label too.
+SOURCE_KINDS = ("opencode", "claude_code")
+
+
+def source_label(kind: str | None) -> str:
+    """The `source` metric label of a session: one of SOURCE_KINDS, never free text (a kind no
+    version writes reads as `opencode`, as documents without one do)."""
+    return kind if kind in SOURCE_KINDS else "opencode"
 
 
 @dataclass(frozen=True)

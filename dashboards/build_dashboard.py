@@ -19,6 +19,8 @@ SCHEMA_VERSION = 39
 DS = {"type": "prometheus", "uid": "${datasource}"}
 RI = "[$__rate_interval]"
 FAILED = 'terminal_state=~"failed|error|errored|crashed|timeout|timed_out|aborted"'
+# The session metrics' `source` (which agent wrote the session), chosen by the `source` variable.
+SRC = 'source=~"$source"'
 
 Panel = dict[str, Any]
 
@@ -71,10 +73,10 @@ def _quantile(q: float, bucket: str, by: str) -> str:
     return f"histogram_quantile({q}, sum by ({by}, le) ({_rate(bucket)}))"
 
 
-def _cache_ratio(tokens: str) -> str:
+def _cache_ratio(tokens: str, extra: str = "") -> str:
     """Cache reads over every prompt token: input excludes cache reads and writes."""
-    hits = "sum by (agent) (" + _rate(tokens, '{kind="cache_read"}') + ")"
-    prompt = "sum by (agent) (" + _rate(tokens, '{kind=~"input|cache_read|cache_write"}') + ")"
+    hits = "sum by (agent) (" + _rate(tokens, '{kind="cache_read"' + extra + "}") + ")"
+    prompt = "sum by (agent) (" + _rate(tokens, '{kind=~"input|cache_read|cache_write"' + extra + "}") + ")"
     return f"{hits} / {prompt}"
 
 
@@ -263,26 +265,41 @@ def _panels() -> list[Panel]:
         _row("Cost and tokens"),
         _series(
             "Cost burn by agent and model",
-            "US dollars per hour, OpenCode sessions and Claude Code runs (alert above the budget).",
+            "US dollars per hour of archived sessions of the chosen sources (opencode, claude_code), "
+            "and of Claude Code CLI runs (alert above the budget).",
             "currencyUSD",
-            (f"3600 * sum by (agent, model) (rate(octel_session_cost_usd_total{RI}))", "{{agent}} {{model}}"),
+            (
+                f"3600 * sum by (agent, model, source) (rate(octel_session_cost_usd_total{{{SRC}}}{RI}))",
+                "{{agent}} {{model}} {{source}}",
+            ),
             (
                 f"3600 * sum by (agent, model) (rate(octel_agent_run_cost_usd_total{RI}))",
-                "{{agent}} {{model}} (claude)",
+                "{{agent}} {{model}} (claude run)",
             ),
         ),
         _series(
+            "Cost burn by source",
+            "US dollars per hour of archived sessions by source, and of Claude Code CLI runs. A run "
+            "whose conversation was kept is in both its run and its claude_code sessions.",
+            "currencyUSD",
+            (
+                f"3600 * sum by (source) (rate(octel_session_cost_usd_total{{{SRC}}}{RI}))",
+                "{{source}} sessions",
+            ),
+            (f"3600 * sum(rate(octel_agent_run_cost_usd_total{RI}))", "claude_code runs"),
+        ),
+        _series(
             "Tokens by kind",
-            "Tokens per second by kind: input, output, reasoning, cache_read, cache_write.",
+            "Tokens per second by kind (input, output, reasoning, cache_read, cache_write) and source.",
             "suffix: tok/s",
-            (f"sum by (kind) (rate(octel_session_tokens_total{RI}))", "{{kind}}"),
-            (f"sum by (kind) (rate(octel_agent_run_tokens_total{RI}))", "{{kind}} (claude)"),
+            (f"sum by (kind, source) (rate(octel_session_tokens_total{{{SRC}}}{RI}))", "{{kind}} {{source}}"),
+            (f"sum by (kind) (rate(octel_agent_run_tokens_total{RI}))", "{{kind}} (claude run)"),
         ),
         _series(
             "Tokens by agent and model",
             "Tokens per second of every kind, by agent and model.",
             "suffix: tok/s",
-            (f"sum by (agent, model) (rate(octel_session_tokens_total{RI}))", "{{agent}} {{model}}"),
+            (f"sum by (agent, model) (rate(octel_session_tokens_total{{{SRC}}}{RI}))", "{{agent}} {{model}}"),
             (
                 f"sum by (agent, model) (rate(octel_agent_run_tokens_total{RI}))",
                 "{{agent}} {{model}} (claude)",
@@ -300,7 +317,7 @@ def _panels() -> list[Panel]:
             "Cache-read tokens over all prompt tokens (input + cache read + cache write), by agent.",
             "percentunit",
             (
-                _cache_ratio("octel_session_tokens_total"),
+                _cache_ratio("octel_session_tokens_total", "," + SRC),
                 "{{agent}}",
             ),
             (
@@ -319,9 +336,12 @@ def _panels() -> list[Panel]:
         ),
         _series(
             "Sessions archived",
-            "Sessions archived for the first time per minute, by agent.",
+            "Sessions archived for the first time per minute, by agent and source.",
             "opm",
-            (f"60 * sum by (agent) (rate(octel_sessions_archived_total{RI}))", "{{agent}}"),
+            (
+                f"60 * sum by (agent, source) (rate(octel_sessions_archived_total{{{SRC}}}{RI}))",
+                "{{agent}} {{source}}",
+            ),
             w=8,
         ),
         _series(
@@ -410,7 +430,21 @@ def build() -> dict[str, Any]:
                     "refresh": 1,
                     "regex": "",
                     "options": [],
-                }
+                },
+                {
+                    # a fixed set (archiver.record.SOURCE_KINDS); All also keeps series counted
+                    # before the label existed (source="")
+                    "name": "source",
+                    "label": "Source",
+                    "type": "custom",
+                    "query": "opencode,claude_code",
+                    "multi": True,
+                    "includeAll": True,
+                    "allValue": ".*",
+                    "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+                    "hide": 0,
+                    "options": [],
+                },
             ]
         },
         "annotations": {"list": []},

@@ -2,7 +2,7 @@
 
 Names follow Prometheus conventions: the `octel_` prefix, base units (`_seconds`, `_usd` for
 money), `_total` only on counters, `_timestamp_seconds` rather than an age. Labels are bounded
-sets (driver, host, agent, model, kind, state, detector, verdict, route template), never ids,
+sets (driver, host, agent, model, kind, state, detector, verdict, route template, source), never ids,
 paths or free text.
 
 `source` says where a metric comes from: `aggregate` (a write-time counter; this entry is its
@@ -205,8 +205,8 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric(
         "octel_sessions_archived_total",
         "counter",
-        "OpenCode sessions archived for the first time, by agent.",
-        ("agent",),
+        "Sessions archived for the first time, by agent and source (opencode, claude_code).",
+        ("agent", "source"),
         "aggregate",
     ),
     Metric(
@@ -228,17 +228,17 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric(
         "octel_session_tokens_total",
         "counter",
-        "Tokens of archived OpenCode sessions, by agent, model and kind "
-        "(input, output, reasoning, cache_read, cache_write).",
-        ("agent", "model", "kind"),
+        "Tokens of archived sessions, by agent, model, kind "
+        "(input, output, reasoning, cache_read, cache_write) and source (opencode, claude_code).",
+        ("agent", "model", "kind", "source"),
         "aggregate",
     ),
     Metric(
         "octel_session_cost_usd_total",
         "counter",
-        "Cost in US dollars of archived OpenCode sessions (own cost, children counted once), "
-        "by agent and model.",
-        ("agent", "model"),
+        "Cost in US dollars of archived sessions (own cost, children counted once), "
+        "by agent, model and source (opencode, claude_code).",
+        ("agent", "model", "source"),
         "aggregate",
     ),
     Metric(

@@ -19,7 +19,7 @@ from sqlalchemy import bindparam, delete, insert, select, update
 from sqlmodel import Session
 
 from archiver.archive import redact_record
-from archiver.record import SessionRecord
+from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
 from telemetry.store.aggregates import bump
@@ -100,7 +100,7 @@ def index_batch(
         high = SimpleNamespace(**{m: before[m] for m in _MARKS}) if before else None
         marks = _bump_usage(db, r, high)  # type: ignore[arg-type]
         if r.session_id not in old and r.session_id not in rows:
-            bump(db, "sessions_archived_total", {"agent": r.agent or ""}, 1)
+            bump(db, "sessions_archived_total", {"agent": r.agent or "", "source": source_label(r.source)}, 1)
             out.stats.new += 1
         else:
             out.stats.updated += 1

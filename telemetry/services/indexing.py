@@ -18,7 +18,7 @@ from sqlmodel import Session, col, delete, select
 
 from archiver.archive import redact_record
 from archiver.metrics import TOKEN_KINDS
-from archiver.record import SessionRecord
+from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.store.aggregates import bump
 from telemetry.store.locks import lock_key
@@ -102,7 +102,7 @@ def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> dict
     """Bump the usage counters by what this record adds above the highest value ever counted
     for the session (a lower reading, then a higher one again, never counts twice); returns
     the new high-water marks."""
-    labels = {"agent": r.agent or "", "model": r.model or ""}
+    labels = {"agent": r.agent or "", "model": r.model or "", "source": source_label(r.source)}
     marks: dict[str, Any] = {}
     for kind in TOKEN_KINDS:
         new_v = getattr(r, f"tokens_{kind}")
@@ -196,7 +196,7 @@ def index_records(
         if old is None:
             db.add(SessionIndex(**values))
             stats.new += 1
-            bump(db, "sessions_archived_total", {"agent": r.agent or ""}, 1)
+            bump(db, "sessions_archived_total", {"agent": r.agent or "", "source": source_label(r.source)}, 1)
         else:
             for k, v in values.items():
                 setattr(old, k, v)

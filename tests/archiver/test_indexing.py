@@ -71,8 +71,8 @@ def test_archive_and_index_a_tree(tmp_path: Path, engine: Engine) -> None:
     assert (settings.archives / root.archive_path).is_file()
     assert root.content_hash.startswith("sha256:") and root.schema_version == 3
     c = _counters(engine)
-    assert c[("sessions_archived_total", (("agent", "build"),))] == 1
-    assert c[("sessions_archived_total", (("agent", "general"),))] == 3
+    assert c[("sessions_archived_total", (("agent", "build"), ("source", "opencode")))] == 1
+    assert c[("sessions_archived_total", (("agent", "general"), ("source", "opencode")))] == 3
     assert (settings.data_dir / "redact.key").is_file()
 
 
@@ -90,9 +90,12 @@ def test_rearchive_updates_rows_and_counts_only_growth(tmp_path: Path, engine: E
         rows = list(db.exec(select(SessionIndex)))
     assert len(rows) == 2
     after = _counters(engine)
-    key = ("session_tokens_total", (("agent", "build"), ("kind", "input"), ("model", "p/m")))
+    key = (
+        "session_tokens_total",
+        (("agent", "build"), ("kind", "input"), ("model", "p/m"), ("source", "opencode")),
+    )
     assert after[key] - before.get(key, 0) == 10
-    assert after[("sessions_archived_total", (("agent", "build"),))] == 1
+    assert after[("sessions_archived_total", (("agent", "build"), ("source", "opencode")))] == 1
     assert len(list(settings.archives.iterdir())) == 2
 
 
@@ -240,7 +243,10 @@ def test_a_failed_rearchive_keeps_the_complete_archive_and_counts_nothing_twice(
     fake = tree([1])
     assert _run(fake, settings, engine).ok
     first = sorted(p.name for p in settings.archives.iterdir())
-    key = ("session_tokens_total", (("agent", "build"), ("kind", "input"), ("model", "p/m")))
+    key = (
+        "session_tokens_total",
+        (("agent", "build"), ("kind", "input"), ("model", "p/m"), ("source", "opencode")),
+    )
     counted = _counters(engine)[key]
     fake.fault("/session/ses_root/message", *[status(500)] * 10)
     out = _run(fake, settings, engine)

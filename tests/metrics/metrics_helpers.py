@@ -81,10 +81,13 @@ def seed_session(
         row = db.exec(select(SessionIndex).where(SessionIndex.session_id == session_id)).one()
         for kind, n in tokens.items():
             setattr(row, f"tokens_{kind}", n)
-        aggregates.bump(db, "sessions_archived_total", {"agent": agent}, 1)
+        src = {"source": "opencode"}
+        aggregates.bump(db, "sessions_archived_total", {"agent": agent, **src}, 1)
         for kind, n in tokens.items():
-            aggregates.bump(db, "session_tokens_total", {"agent": agent, "model": model, "kind": kind}, n)
-        aggregates.bump(db, "session_cost_usd_total", {"agent": agent, "model": model}, cost)
+            aggregates.bump(
+                db, "session_tokens_total", {"agent": agent, "model": model, "kind": kind, **src}, n
+            )
+        aggregates.bump(db, "session_cost_usd_total", {"agent": agent, "model": model, **src}, cost)
         for detector, verdict in findings.items():
             db.add(Finding(session_id=session_id, detector=detector, verdict=verdict, detected_at=now))
             aggregates.bump(db, "findings_total", {"detector": detector, "verdict": verdict}, 1)
@@ -122,6 +125,20 @@ def dashboard_exprs() -> list[str]:
     """Every query of every panel of the dashboard."""
     doc = json.loads(DASHBOARD.read_text())
     return [t["expr"] for p in doc["panels"] if p["type"] != "row" for t in p["targets"]]
+
+
+def dashboard_variables() -> dict[str, str]:
+    """Each query variable of the dashboard (not the data source) and the value Grafana puts
+    in a query when "All" is chosen."""
+    doc = json.loads(DASHBOARD.read_text())
+    return {v["name"]: v["allValue"] for v in doc["templating"]["list"] if v["type"] != "datasource"}
+
+
+def grafana_expr(expr: str, interval: str = "1m") -> str:
+    """A dashboard query as Grafana sends it with every variable at "All"."""
+    for name, value in dashboard_variables().items():
+        expr = expr.replace(f"${name}", value)
+    return expr.replace("$__rate_interval", interval)
 
 
 def seed_live(engine: Engine, server: str = "http://oc:4096", minutes_ago: float = 20.0) -> None:

@@ -95,11 +95,11 @@ def test_values_after_ingestion_through_the_api(client: TestClient, auth: dict[s
     assert value(s, "octel_agent_run_cost_usd_total", **sonnet) == pytest.approx(0.25)
     assert value(s, "octel_agent_run_tokens_total", **sonnet, kind="cache_read") == 30
     assert value(s, "octel_agent_run_tokens_total", **sonnet, kind="cache_write") == 40
-    gpt = {"agent": "build", "model": "gpt-5"}
+    gpt = {"agent": "build", "model": "gpt-5", "source": "opencode"}
     assert value(s, "octel_session_tokens_total", **gpt, kind="reasoning") == 5
     assert value(s, "octel_session_tokens_total", **gpt, kind="cache_read") == 900
     assert value(s, "octel_session_cost_usd_total", **gpt) == pytest.approx(1.5)
-    assert value(s, "octel_sessions_archived_total", agent="build") == 1
+    assert value(s, "octel_sessions_archived_total", agent="build", source="opencode") == 1
     assert value(s, "octel_findings_total", detector="doom_loop", verdict="stuck") == 1
     assert value(s, "octel_findings_total", detector="doom_loop", verdict="suspect") == 0
     assert value(s, "octel_archive_failures_total", error_kind="timeout") == 2

@@ -11,9 +11,17 @@ from typing import Any
 
 import pytest
 import yaml
-from metrics_helpers import DASHBOARD, DASHBOARDS, dashboard_exprs, metric_families
+from metrics_helpers import (
+    DASHBOARD,
+    DASHBOARDS,
+    dashboard_exprs,
+    dashboard_variables,
+    grafana_expr,
+    metric_families,
+)
 from realparts import require, which
 
+from archiver.record import SOURCE_KINDS
 from telemetry.metrics.catalogue import CATALOGUE, by_name
 
 PROVISIONING = DASHBOARDS / "grafana" / "provisioning"
@@ -59,6 +67,19 @@ def test_classic_model_with_a_pinned_schema_and_a_datasource_variable() -> None:
     variables = {v["name"]: v for v in d["templating"]["list"]}
     assert variables["datasource"]["type"] == "datasource"
     assert variables["datasource"]["query"] == "prometheus"
+
+
+def test_source_variable_offers_exactly_the_source_kinds() -> None:
+    """The session metrics' `source` label is a fixed set: the variable lists it, "All" also
+    keeps series counted before the label existed (`source=""`), and every query that reads a
+    session metric filters by it."""
+    (source,) = [v for v in _dashboard()["templating"]["list"] if v["name"] == "source"]
+    assert tuple(source["query"].split(",")) == SOURCE_KINDS and source["includeAll"] and source["multi"]
+    assert dashboard_variables() == {"source": ".*"}
+    for expr in dashboard_exprs():
+        assert set(re.findall(r"\$(\w+)", expr)) <= {"__rate_interval", *dashboard_variables()}, expr
+        if "octel_session_" in expr or "octel_sessions_" in expr:
+            assert 'source=~"$source"' in expr, expr
 
 
 def test_every_panel_uses_the_datasource_variable() -> None:
@@ -127,8 +148,7 @@ def test_every_query_parses_in_promtool(tmp_path: Path) -> None:
     require(exe is not None, "promtool", "apt-get install prometheus")
     assert exe is not None
     rules = [
-        {"record": f"octel_dashboard:query_{i}", "expr": e.replace("$__rate_interval", "1m")}
-        for i, e in enumerate(_exprs())
+        {"record": f"octel_dashboard:query_{i}", "expr": grafana_expr(e)} for i, e in enumerate(_exprs())
     ]
     path = tmp_path / "dashboard-queries.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))

@@ -20,7 +20,16 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from metrics_helpers import RULES, alert_rules, bump, claude_result, dashboard_exprs, seed_live, seed_session
+from metrics_helpers import (
+    RULES,
+    alert_rules,
+    bump,
+    claude_result,
+    dashboard_exprs,
+    grafana_expr,
+    seed_live,
+    seed_session,
+)
 from realparts import free_port, require, which
 
 from archiver.redact import Redactor
@@ -242,7 +251,7 @@ def test_dashboard_and_alerts_against_a_real_prometheus(tmp_path: Path, sleeper:
         time.sleep(3)  # a few more scrapes and rule evaluations past the change
 
         for expr in dashboard_exprs():
-            result = _query(prom, expr.replace("$__rate_interval", "1m"))
+            result = _query(prom, grafana_expr(expr))
             assert _finite(result), f"dashboard query returned no data: {expr}"
         for rule in alert_rules():
             assert _query(prom, rule["expr"]), f"{rule['alert']}: expression returned no data"

@@ -1,0 +1,94 @@
+"""`source` on the session metrics: Claude Code and OpenCode sessions split in /metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
+from metrics_helpers import parse, value
+
+from archiver.claude.layout import find_sessions, load_tree
+from archiver.record import SOURCE_KINDS, SessionRecord, source_label
+from archiver.redact import Redactor
+from telemetry.services.claude_import import archive_claude
+from telemetry.services.indexing import index_records
+from telemetry.settings import Settings
+from telemetry.store.db import session_scope
+from web.app import create_app
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude"
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def _opencode_record() -> SessionRecord:
+    return SessionRecord(
+        session_id="ses_oc",
+        root_session_id="ses_oc",
+        parent_session_id=None,
+        depth=0,
+        label=None,
+        agent="build",
+        model="p/m",
+        title="t",
+        directory=None,
+        opencode_version=None,
+        created_ms=1.0,
+        updated_ms=2.0,
+        archived_at="2026-11-29T10:00:00.000Z",
+        duration_s=None,
+        turn_count=1,
+        message_count=2,
+        in_flight=False,
+        tokens_input=40,
+        tokens_output=0,
+        tokens_reasoning=0,
+        tokens_cache_read=0,
+        tokens_cache_write=0,
+        cost_usd=0.5,
+        subtree_tokens=40,
+        subtree_cost_usd=0.5,
+        subtree_session_count=1,
+        verdict="healthy",
+        worst_detector=None,
+        finding_count=0,
+        walk_error_count=0,
+        error_kind=None,
+        archive_path="ses_oc.json",
+        schema_version=3,
+        content_hash="0" * 64,
+        source="opencode",
+    )
+
+
+def test_claude_and_opencode_sessions_split_by_source(client: TestClient, settings: Settings) -> None:
+    engine = client.app.state.engine  # type: ignore[attr-defined]
+    (files,) = find_sessions(FIXTURES / "d_subagent_tree" / "json")
+    assert archive_claude(load_tree(files), settings=settings, engine=engine).ok
+    with session_scope(engine) as db:
+        index_records(db, [_opencode_record()], redactor=Redactor(b"0" * 32))
+    samples, _ = parse(client.get("/metrics").text)
+    claude = {k: v for k, v in samples.items() if ("source", "claude_code") in k[1]}
+    archived = sum(v for (n, _), v in claude.items() if n == "octel_sessions_archived_total")
+    assert archived == 2  # the session and its subagent
+    cost = sum(v for (n, _), v in claude.items() if n == "octel_session_cost_usd_total")
+    assert cost == pytest.approx(0.174432)  # the fixture's own cost, from its cost-state
+    assert (
+        value(samples, "octel_session_cost_usd_total", agent="build", model="p/m", source="opencode") == 0.5
+    )
+    sources = {dict(k[1]).get("source") for k in samples if k[0].startswith("octel_session")}
+    assert sources == set(SOURCE_KINDS)
+
+
+@given(st.text(max_size=30) | st.none())
+def test_source_label_is_one_of_a_fixed_set(kind: str | None) -> None:
+    assert source_label(kind) in SOURCE_KINDS
+    assert source_label(kind) == (kind if kind in SOURCE_KINDS else "opencode")
