@@ -152,7 +152,9 @@ class TopSpend(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    source: Literal["opencode", "claude"]
+    source: Literal["opencode", "claude_code", "claude"] = Field(
+        description="a session: who wrote it (opencode, claude_code); claude: a Claude CLI run"
+    )
     session_id: str | None
     run_key: str | None = None
     agent: str | None

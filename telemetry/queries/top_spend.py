@@ -1,8 +1,9 @@
 """The most expensive sessions and trees of a window, OpenCode sessions and Claude CLI runs
 together: a Claude run is its own one-session tree, so the lists rank all spend alike.
 
-Each item says its `source` (`opencode` or `claude`); a run carries its `run_key`, its task as
-the title and, when its conversation was archived, the `session_id` it was linked to.
+Each item says its `source`: a session who wrote it (`opencode`, `claude_code`), a Claude CLI run
+`claude`; a run carries its `run_key`, its task as the title and, when its conversation was
+archived, the `session_id` it was linked to.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def most_expensive_sessions(
         .order_by(col(SessionIndex.cost_usd).desc(), col(SessionIndex.id).desc())
         .limit(limit)
     )
-    sessions = [{"source": "opencode", **session_dict(s)} for s in db.exec(stmt).all()]
+    sessions = [session_dict(s) for s in db.exec(stmt).all()]  # `source` as the index says
     return _ranked(sessions + _runs(db, since, until, limit), "cost_usd", limit)
 
 
@@ -127,7 +128,7 @@ def most_expensive_trees(
     for s, cost, n, tokens in db.exec(stmt).all():
         out.append(
             {
-                "source": "opencode",
+                "source": s.source,
                 "session_id": s.session_id,
                 "agent": s.agent,
                 "model": s.model,

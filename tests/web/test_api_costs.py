@@ -80,3 +80,22 @@ def test_bad_cost_requests_use_the_envelope(client: TestClient) -> None:
         assert r.status_code == 422, params
         assert r.json()["error"]["fields"][0]["field"] == field
     assert client.get("/api/costs", params={"top": 0}).json()["error"]["code"] == "invalid_request"
+
+
+def test_claude_sessions_rank_with_their_own_source(client: TestClient, store: Store) -> None:
+    """A Claude Code session among the most expensive is a session (`claude_code`, linkable),
+    not a run (`claude`), and the answer stays valid (it was a 500)."""
+    from pathlib import Path
+
+    from archiver.claude.layout import find_sessions, load_tree
+    from telemetry.services.claude_import import archive_claude
+
+    fixtures = Path(__file__).parents[1] / "fixtures" / "claude" / "d_subagent_tree" / "json"
+    (files,) = find_sessions(fixtures)
+    engine = client.app.state.engine  # type: ignore[attr-defined]
+    assert archive_claude(load_tree(files), settings=store.settings, engine=engine).ok
+    body = _costs(client, since="30d", top=100)
+    for top in ("top_sessions", "top_trees"):
+        mine = [t for t in body[top] if t["session_id"] == files.session_id]
+        assert [t["source"] for t in mine] == ["claude_code"], top
+    assert {t["source"] for t in body["top_sessions"]} == {"opencode", "claude_code", "claude"}

@@ -266,7 +266,7 @@ def test_costs_one_row_per_day_a_stacked_chart_and_claude_runs_ranked(ui: Page) 
     days = ui.page.locator("#by-day tbody tr")
     expect(days).to_have_count(1)
     expect(days.first).to_contain_text("OpenCode")
-    expect(days.first).to_contain_text("Claude CLI")
+    expect(days.first).to_contain_text("Claude Code")
     bars = ui.page.locator("#spend-chart svg rect.spend")
     assert bars.count() >= 2  # several agents stacked on the one day
     boxes = bars.evaluate_all("rs => rs.map(r => { const b = r.getBBox(); return [b.x, b.y, b.height]; })")

@@ -1,5 +1,5 @@
 // Costs: spend over a window (a bar per day, stacked by agent or model), by agent, model,
-// driver and day (one row per key, OpenCode sessions and Claude CLI runs inside it), cache-hit
+// driver and day (one row per key, OpenCode's and Claude Code's spend inside it), cache-hit
 // ratio, and the most expensive sessions and trees, Claude CLI runs among them.
 
 import { clear, el, fact, getJSON, num, pct, usd } from "./util.js";
@@ -9,7 +9,8 @@ import { spendChart } from "./chart.js";
 const WINDOWS = [["", "last 7 days"], ["24h", "last 24 hours"], ["30d", "last 30 days"], ["90d", "last 90 days"]];
 const STACKS = [["", "by agent"], ["model", "by model"]];
 const GROUPS = [["agent", "By agent"], ["model", "By model"], ["driver", "By driver"], ["day", "By day"]];
-const SOURCE = { opencode: "OpenCode", claude: "Claude CLI" };
+// `claude` is Claude Code: its archived sessions and the CLI runs whose conversation is not kept
+const SOURCE = { opencode: "OpenCode", claude: "Claude Code" };
 
 export function mount(root, route, ctx) {
   const bar = filterBar(route, ctx, [
@@ -59,7 +60,7 @@ function drawTotals(node, data) {
 function sourcesLine(r) {
   if (!r.sources || r.sources.length < 2) {
     const only = r.sources && r.sources[0];
-    return only && only.source === "claude" ? el("span.src", { title: "Claude Code CLI runs" }, "Claude CLI") : null;
+    return only && only.source === "claude" ? el("span.src", { title: "Claude Code sessions and CLI runs" }, SOURCE.claude) : null;
   }
   return el("span.sources", {}, r.sources.map((x) => `${SOURCE[x.source] || x.source} ${usd(x.cost_usd)} (${num(x.count)})`).join(" · "));
 }
