@@ -4,8 +4,8 @@ The main transcript is the root (depth 0); each subagent is a child of the sessi
 the Agent (``Task``) call that launched it, found through, in order: the meta file's
 ``toolUseId``, a tool result's ``toolUseResult.agentId`` (a ``Workflow`` run's agents: its
 ``runId``), or (1.0.x sidechains kept inside the main file) the call whose prompt is the
-sidechain's first message. A subagent whose launching
-call cannot be found hangs under the root and is reported. A message id already counted in an
+sidechain's first message. A subagent whose launching call cannot be found hangs under the
+root and is reported. A message id already counted in an
 earlier session (a sidechain that replays its parent's messages) keeps its text but not its
 usage, so nothing is counted twice.
 """
@@ -165,9 +165,9 @@ def build_tree(
         s = ClaudeSession(sid, None, 1, meta.get("agentType"), title, b.messages, {}, path=sub.name)
         s.record = _record(sid, r.objects, b.messages, title) | {"agentId": sub.agent_id, "meta": meta}
         if sub.run_id is not None:
-            # not in the journal (yet): the run is known, how the call ended is not
-            s.workflow = {"run_id": sub.run_id, "key": None, "label": None, "phase": None, "status": None}
-            s.workflow["result"] = None
+            # until its journal says more (or when it says nothing): the run, nothing of the call
+            blank = dict.fromkeys(("key", "label", "phase", "status", "result"))
+            s.workflow = {"run_id": sub.run_id, **blank}
         pending.append((s, meta))
     missing = attach_runs(tree, [s for s, _ in pending], journals)
     pending.extend((s, {}) for s in missing)
