@@ -183,7 +183,9 @@ def write_batch(
         if b.result.store is None:
             b.result.store = FolderStore(archive_dir, max_bytes)
     pending = [
-        _Pending(b.result, archive_dir / name, data, b.checked.get(name)) for b in batch for name, data in b.files
+        _Pending(b.result, archive_dir / name, data, b.checked.get(name))
+        for b in batch
+        for name, data in b.files
     ]
     if not pending:
         return

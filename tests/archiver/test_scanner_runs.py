@@ -11,7 +11,7 @@ from archiver.rules import builtin_rules
 from archiver.scanner import class_runs
 
 # bytes inside and outside the AWS-secret class, and the JSON escapes around them
-_ALPHABET = b"aZ09/+=-\\\"n _"
+_ALPHABET = b'aZ09/+=-\\"n _'
 
 
 @settings(max_examples=300, deadline=None)
