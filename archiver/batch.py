@@ -61,6 +61,8 @@ class Prepared:
     files: list[tuple[str, bytes]] = field(default_factory=list)
     # file name -> the index record of its bytes, parsed and validated when they were made
     checked: dict[str, SessionRecord] = field(default_factory=dict)
+    # what the reader keeps to read only what its sources gain next time (no text)
+    resume: dict[str, Any] | None = None
 
 
 def _checked(name: str, data: bytes) -> SessionRecord:
@@ -72,13 +74,19 @@ def _checked(name: str, data: bytes) -> SessionRecord:
 
 
 def prepare(
-    docs: Sequence[Mapping[str, Any]], redactor: Redactor, result: ArchiveResult, *, compress: bool = False
+    docs: Sequence[Mapping[str, Any]],
+    redactor: Redactor,
+    result: ArchiveResult,
+    *,
+    compress: bool = False,
+    before: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Prepared:
-    """Serialise and redact each document of one tree and name its file (no I/O)."""
+    """Serialise and redact each document of one tree and name its file (no I/O). ``before``:
+    by session id, the redaction counts of text in it that an earlier archive redacted."""
     out = Prepared(result)
     total: Counter[str] = Counter()
     for doc in docs:
-        data, counts = serialise(doc, redactor)
+        data, counts = serialise(doc, redactor, (before or {}).get(str(doc["session_id"])))
         total.update(counts)
         # the name is built from redacted values: no secret may reach a path or the index
         named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})

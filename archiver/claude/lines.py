@@ -14,7 +14,7 @@ import orjson
 
 from archiver.errors import WalkError
 
-__all__ = ["ReadLines", "read_lines"]
+__all__ = ["ReadLines", "read_lines", "split_sidechains"]
 
 
 @dataclass
@@ -25,13 +25,18 @@ class ReadLines:
     errors: list[WalkError] = field(default_factory=list)
     # bytes up to the end of the last complete line: where the next incremental read begins
     consumed: int = 0
+    # the lines in those bytes (so a read that resumes there numbers its lines on)
+    lines: int = 0
 
 
-def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) -> ReadLines:
-    """Every JSON object line of ``data``; never raises."""
+def read_lines(
+    data: bytes, *, name: str = "", session_id: str | None = None, lines_before: int = 0
+) -> ReadLines:
+    """Every JSON object line of ``data`` (the part of a file after ``lines_before`` lines);
+    never raises."""
     out = ReadLines()
     pos = 0
-    number = 0
+    number = lines_before
     size = len(data)
     while pos < size:
         end = data.find(b"\n", pos)
@@ -42,7 +47,7 @@ def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) ->
         next_pos = stop + 1 if whole else size
         if not raw:
             if whole:
-                out.consumed = next_pos
+                out.consumed, out.lines = next_pos, number - lines_before
             pos = next_pos
             continue
         try:
@@ -55,7 +60,7 @@ def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) ->
                 )
                 break
             out.errors.append(WalkError("malformed", "line", session_id, f"line {number}: {exc}", name))
-            out.consumed = next_pos
+            out.consumed, out.lines = next_pos, number - lines_before
             pos = next_pos
             continue
         if not isinstance(obj, dict):
@@ -65,6 +70,25 @@ def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) ->
         else:
             out.objects.append(obj)
         # a complete object without its newline is still whole: the CLI writes line and newline at once
-        out.consumed = next_pos
+        out.consumed, out.lines = next_pos, number - lines_before
         pos = next_pos
     return out
+
+
+def split_sidechains(
+    lines: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Main lines, and the sidechain lines of a 1.0.x main file grouped by their chain's first uuid."""
+    main: list[dict[str, Any]] = []
+    chains: dict[str, list[dict[str, Any]]] = {}
+    root_of: dict[str, str] = {}
+    for ln in lines:
+        if not ln.get("isSidechain") or ln.get("agentId"):
+            main.append(ln)
+            continue
+        uid, parent = str(ln.get("uuid")), ln.get("parentUuid")
+        root = root_of.get(str(parent)) if parent else None
+        root = root or uid
+        root_of[uid] = root
+        chains.setdefault(root, []).append(ln)
+    return main, chains

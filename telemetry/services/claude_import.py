@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,12 +28,14 @@ from sqlalchemy.engine import Engine
 from archiver.archive import ArchiveResult
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
-from archiver.claude.layout import find_sessions, is_stream_json, load_tree, session_files
+from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, load_tree, session_files
 from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
+from archiver.redact import Redactor
 from archiver.store import FolderStore
 from telemetry.archive_store import archive_store
+from telemetry.services.claude_grown import grown_trees
 from telemetry.services.claude_state import (
     ROWS_SQL,
     STATE_FILE,
@@ -174,7 +177,8 @@ def import_claude(
         remove_replaced(store, replaced.values())  # the index names the new documents now
         done: dict[str, Any] = {}
         for key, sig, sid, p in batch:
-            _report_tree(report, p.result, sid, sig, days, now, done, key)
+            if _report_tree(report, p.result, sid, sig, days, now):
+                done[key] = {"sig": sig, "resume": p.resume}
         batch.clear()
         if done or not state_path.exists():
             state.update(done)
@@ -182,17 +186,21 @@ def import_claude(
 
     todo = plan(report, sessions, state, days=days, now=now, quiet_seconds=quiet_seconds)
     keys = {key_of(files): (key, sig) for files, key, sig in todo.todo}
-    work = [files for files, _, _ in todo.todo]
-    if not work:  # nothing changed: not even the redactor (its patterns take a second) is built
+    if not todo.todo:  # nothing changed: not even the redactor is built
         if progress is not None:
             progress(len(sessions), len(sessions))
         return report
     redactor = redactor_for(settings)
     pending_files = 0
-    trees = prepared_trees(work, redactor, label=label, workers=workers_for(len(work)))
-    for i, (files, prepared) in enumerate(trees):
+    whole: list[SessionFiles] = []  # sessions that cannot be resumed: read whole, in workers
+    grown = grown_trees(
+        todo.todo, state, engine=engine, store=store, redactor=redactor, label=label, whole=whole
+    )
+    for i, (files, prepared) in enumerate(
+        itertools.chain(_counted(grown, report), _lazy_pool(whole, redactor, label))
+    ):
         if progress is not None:
-            progress(report.sessions - len(work) + i, report.sessions)
+            progress(report.sessions - len(todo.todo) + i, report.sessions)
         key, sig = keys[key_of(files)]
         batch.append((key, sig, files.session_id, prepared))
         pending_files += len(prepared.files)
@@ -203,6 +211,21 @@ def import_claude(
     if progress is not None:
         progress(len(sessions), len(sessions))
     return report
+
+
+def _counted(
+    grown: Iterator[tuple[SessionFiles, Prepared]], report: ClaudeImportReport
+) -> Iterator[tuple[SessionFiles, Prepared]]:
+    for item in grown:
+        report.resumed += 1
+        yield item
+
+
+def _lazy_pool(
+    whole: list[SessionFiles], redactor: Redactor, label: str | None
+) -> Iterator[tuple[SessionFiles, Prepared]]:
+    """The pool over ``whole``, started once the grown sessions have filled it."""
+    yield from prepared_trees(whole, redactor, label=label, workers=workers_for(len(whole)))
 
 
 def _rows(engine: Engine) -> int:
@@ -217,21 +240,19 @@ def _report_tree(
     sig: list[list[Any]],
     days: int,
     now: float,
-    done: dict[str, Any],
-    key: str,
-) -> None:
-    """Count one tree of a flushed batch; remember it as done unless a file failed."""
+) -> bool:
+    """Count one tree of a flushed batch; whether it is done (no file failed)."""
     report.problems.extend(result.walk_errors)
     report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
     report.files_written += len(result.written)
     if result.write_errors:
         if near_cleanup(sig, days, now):
             report.near_cleanup.append(session_id)
-        return  # tried again next time
+        return False  # tried again next time
     report.archived += 1
     if any(r.cost_mismatch for r in result.records):
         report.cost_mismatches.append(session_id)
-    done[key] = {"sig": sig}
+    return True
 
 
 async def watch_claude(
