@@ -7,6 +7,7 @@ next time. A bad line elsewhere is reported as ``malformed`` and skipped; readin
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,13 +28,24 @@ class ReadLines:
     consumed: int = 0
     # the lines in those bytes (so a read that resumes there numbers its lines on)
     lines: int = 0
+    # whole lines of a ``skip`` type, counted by type and never parsed
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+_TYPE_FIRST = b'{"type":"'
 
 
 def read_lines(
-    data: bytes, *, name: str = "", session_id: str | None = None, lines_before: int = 0
+    data: bytes,
+    *,
+    name: str = "",
+    session_id: str | None = None,
+    lines_before: int = 0,
+    skip: frozenset[bytes] = frozenset(),
 ) -> ReadLines:
     """Every JSON object line of ``data`` (the part of a file after ``lines_before`` lines);
-    never raises."""
+    never raises. A whole line that starts ``{"type":"X"`` with X in ``skip`` (bookkeeping the
+    CLI writes, a third of a transcript's bytes) is counted under ``skipped``, not parsed."""
     out = ReadLines()
     pos = 0
     number = lines_before
@@ -45,6 +57,13 @@ def read_lines(
         raw = data[pos:stop].strip()
         number += 1
         next_pos = stop + 1 if whole else size
+        if skip and whole and raw.startswith(_TYPE_FIRST):
+            kind = raw[9 : raw.find(b'"', 9)]
+            if kind in skip:
+                out.skipped[kind.decode()] += 1
+                out.consumed, out.lines = next_pos, number - lines_before
+                pos = next_pos
+                continue
         if not raw:
             if whole:
                 out.consumed, out.lines = next_pos, number - lines_before

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from archiver.claude.lines import read_lines, split_sidechains
-from archiver.claude.messages import Built, Prior, build_messages
+from archiver.claude.messages import BOOKKEEPING, Built, Prior, build_messages
 from archiver.claude.resume import CannotResume, SessionPrior, TreePrior
 from archiver.errors import WalkError
 
@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 JsonObj = dict[str, Any]
+# bookkeeping lines nothing reads (``messages.BOOKKEEPING`` but the cost state): counted unparsed
+_SKIP = frozenset(t.encode() for t in BOOKKEEPING - {"cost-state"})
 
 
 @dataclass(frozen=True)
@@ -179,9 +181,10 @@ def build_tree(
         tree.unknown_types.update(prior.unknown_types)
     mine = was.get(session_id)
     read = read_lines(
-        main or b"", name=main_name, session_id=session_id, lines_before=mine.lines if mine else 0
+        main or b"", name=main_name, session_id=session_id, lines_before=mine.lines if mine else 0, skip=_SKIP
     )
     tree.errors.extend(read.errors)
+    tree.skipped.update(read.skipped)
     if main is None:
         tree.errors.append(
             WalkError("orphan", "session", session_id, "subagent files without their session file", main_name)
@@ -204,8 +207,11 @@ def build_tree(
     for sub in subagents:
         sid = f"{session_id}.agent-{sub.agent_id}"
         sp = was.get(sid)
-        r = read_lines(sub.data, name=sub.name, session_id=sid, lines_before=sp.lines if sp else 0)
+        r = read_lines(
+            sub.data, name=sub.name, session_id=sid, lines_before=sp.lines if sp else 0, skip=_SKIP
+        )
         tree.errors.extend(r.errors)
+        tree.skipped.update(r.skipped)
         b = build_messages(r.objects, sid, Prior(sp.messages, sp.usage) if sp else None)
         absorb(tree, b)
         tree.reads[sub.name] = (sid, r.consumed, r.lines, b.usage)
