@@ -160,10 +160,13 @@ def _keep_older(
     return False
 
 
-def serialise(doc: Mapping[str, Any], redactor: Redactor) -> tuple[bytes, dict[str, int]]:
-    """The redacted JSON bytes of a document, its redaction counts appended as the last key."""
+def serialise(
+    doc: Mapping[str, Any], redactor: Redactor, before: Mapping[str, int] | None = None
+) -> tuple[bytes, dict[str, int]]:
+    """The redacted JSON bytes of a document, its redaction counts appended as the last key
+    (``before``: the counts of text in it that was redacted when an earlier archive was made)."""
     body = orjson.dumps({k: v for k, v in doc.items() if k != "redaction"})
-    counts: Counter[str] = Counter()
+    counts: Counter[str] = Counter(before or {})
     red = redactor.redact_json(body, counts)
     counts_d = dict(sorted(counts.items()))
     return red[:-1] + b',"redaction":' + orjson.dumps(counts_d) + b"}", counts_d

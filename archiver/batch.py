@@ -6,8 +6,11 @@
 fsynced), but the fsyncs of a whole batch run side by side in threads, so the file system
 commits them together instead of one journal commit per file, and the folder is fsynced once.
 Nothing in a batch counts as written before that folder fsync and its read-back: each file
-is read back, compared and validated, and its index record is taken from the document read
-back, which is the redacted one.
+is read back and compared byte for byte with the document that was parsed and validated (and
+its index record taken from) when it was prepared, which is the redacted one. Validation is a
+function of the bytes, so validating them where they were made (a worker process, side by side
+with the others) and comparing them on the way back checks what is on disk; a document that
+fails is never written.
 
 No folder is listed here: a caller that replaces older files of the same sessions finds them
 through its index (one row per session names its file) and removes them after its commit.
@@ -36,7 +39,7 @@ from archiver.files import (
     read_plain,
     sync_folder,
 )
-from archiver.record import record_from_doc
+from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
 from archiver.store import FolderStore
 from archiver.validate import check_archive
@@ -56,16 +59,34 @@ class Prepared:
     result: ArchiveResult
     # (file name, redacted JSON bytes) per document, root first
     files: list[tuple[str, bytes]] = field(default_factory=list)
+    # file name -> the index record of its bytes, parsed and validated when they were made
+    checked: dict[str, SessionRecord] = field(default_factory=dict)
+    # what the reader keeps to read only what its sources gain next time (no text)
+    resume: dict[str, Any] | None = None
+
+
+def _checked(name: str, data: bytes) -> SessionRecord:
+    """The index record of one serialised document once it parses and is valid; raises
+    ``ValueError`` saying what is wrong."""
+    doc = parse_archive(data, name)
+    check_archive(doc)
+    return record_from_doc(doc, name, content_hash(data))
 
 
 def prepare(
-    docs: Sequence[Mapping[str, Any]], redactor: Redactor, result: ArchiveResult, *, compress: bool = False
+    docs: Sequence[Mapping[str, Any]],
+    redactor: Redactor,
+    result: ArchiveResult,
+    *,
+    compress: bool = False,
+    before: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Prepared:
-    """Serialise and redact each document of one tree and name its file (no I/O)."""
+    """Serialise and redact each document of one tree and name its file (no I/O). ``before``:
+    by session id, the redaction counts of text in it that an earlier archive redacted."""
     out = Prepared(result)
     total: Counter[str] = Counter()
     for doc in docs:
-        data, counts = serialise(doc, redactor)
+        data, counts = serialise(doc, redactor, (before or {}).get(str(doc["session_id"])))
         total.update(counts)
         # the name is built from redacted values: no secret may reach a path or the index
         named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})
@@ -77,6 +98,11 @@ def prepare(
             str(doc["session_id"]),
             compress=compress,
         )
+        try:
+            out.checked[name] = _checked(name, data)
+        except ValueError as exc:  # never written: the tree reports it
+            result.write_errors.append(f"archive {name} failed its check: {exc}")
+            continue
         out.files.append((name, data))
     result.redaction = dict(sorted(total.items()))
     return out
@@ -87,6 +113,7 @@ class _Pending:
     owner: ArchiveResult
     path: Path
     data: bytes
+    record: SessionRecord | None = None
     fd: int = -1
     tmp: str = ""
     synced: bool = False
@@ -138,18 +165,17 @@ def _finish(p: _Pending) -> None:
 
 
 def _read_back(p: _Pending, max_bytes: int) -> None:
-    """Read the file back, compare, parse and validate; record what the index gets."""
+    """Read the file back and compare it with the checked bytes; record what the index gets."""
     try:
         plain = read_plain(p.path, max_bytes)
         if plain != p.data:
             raise ValueError("the file read back differs from what was written")
-        doc = parse_archive(plain, p.path.name)
-        check_archive(doc)
+        record = p.record if p.record is not None else _checked(p.path.name, plain)
     except (OSError, ValueError) as exc:
         p.owner.write_errors.append(f"archive {p.path} failed its read-back: {exc}")
         return
     p.owner.written.append(p.path.name)
-    p.owner.records.append(record_from_doc(doc, p.path.name, content_hash(p.data)))
+    p.owner.records.append(record)
 
 
 def write_batch(
@@ -164,7 +190,11 @@ def write_batch(
     for b in batch:  # the results name their files in this folder
         if b.result.store is None:
             b.result.store = FolderStore(archive_dir, max_bytes)
-    pending = [_Pending(b.result, archive_dir / name, data) for b in batch for name, data in b.files]
+    pending = [
+        _Pending(b.result, archive_dir / name, data, b.checked.get(name))
+        for b in batch
+        for name, data in b.files
+    ]
     if not pending:
         return
     try:

@@ -8,7 +8,8 @@ window; subagent files come along), then runs, each as a fresh process:
   users run today) over the folder: the baseline;
 - `octel import claude DIR --json` into an empty data folder (SQLite): archive, redact, score,
   cost and index every session;
-- the same import again over the unchanged folder.
+- the same import again over the unchanged folder;
+- the same import after a tenth of the sessions grew by one answer (read from where they stopped).
 
 Reported: the three times (and the CPU time of each, worker processes included, which a shared
 machine's load does not inflate), octel's import against ccusage (target: at most 1x) and the re-import
@@ -130,6 +131,23 @@ def _octel_totals(data: Path) -> dict[tuple[str, str], dict[str, float]]:
     return dict(got)
 
 
+def _grow(folder: Path, n: int) -> int:
+    """Append one answer to the main transcript of ``n`` sessions, as a running CLI would."""
+    mains = sorted(folder.glob("projects/*/*.jsonl"))[:n]
+    for main in mains:
+        sid = main.stem
+        line = {
+            "type": "assistant", "uuid": f"grow-{sid}", "sessionId": sid,
+            "timestamp": "2026-10-15T12:00:00.000Z",
+            "message": {"id": f"msg_grow_{sid}", "model": MODELS[0], "role": "assistant",
+                        "content": [{"type": "text", "text": "one more answer"}],
+                        "usage": {"input_tokens": 10, "output_tokens": 5}},
+        }  # fmt: skip
+        with main.open("ab") as fh:
+            fh.write(json.dumps(line).encode() + b"\n")
+    return len(mains)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=3000)
@@ -152,6 +170,8 @@ def main() -> None:
         t_first, first = _timed(octel, env)
         t_again, again = _timed(octel, env)
         cc, oc = _ccusage_totals(cc_out), _octel_totals(data)
+        grown_n = _grow(cfg, max(1, args.sessions // 10))
+        t_grown, grown = _timed(octel, env)
         keys = sorted(set(cc) | set(oc))
         token_diff = [
             k for k in keys if any(cc.get(k, {}).get(x, 0) != oc.get(k, {}).get(x, 0) for x in KEYS)
@@ -166,11 +186,15 @@ def main() -> None:
             "octel_reimport_s": round(t_again, 2),
             "import_vs_ccusage": round(t_first / t_cc, 2),
             "reimport_speedup": round(t_first / t_again, 1),
+            "grown_sessions": grown_n,
+            "octel_grown_reimport_s": round(t_grown, 2),
+            "grown_reimport_resumed": json.loads(grown)["resumed"],
             # on a shared machine wall time includes waiting for a core; CPU time does not
             "cpu_s": {
                 "ccusage": round(CPU[0], 2),
                 "octel_import": round(CPU[1], 2),
                 "octel_reimport": round(CPU[2], 2),
+                "octel_grown_reimport": round(CPU[3], 2),
             },
             "cpu_import_vs_ccusage": round(CPU[1] / CPU[0], 2),
             "cpu_reimport_speedup": round(CPU[1] / CPU[2], 1),
@@ -190,6 +214,8 @@ def main() -> None:
         print(f"ccusage daily --json     {t_cc:7.2f} s   (baseline)")
         print(f"octel import claude      {t_first:7.2f} s   {t_first / t_cc:.2f}x ccusage (target <= 1x)")
         print(f"octel import, unchanged  {t_again:7.2f} s   {t_first / t_again:.1f}x faster (target >= 10x)")
+        print(f"octel import, {grown_n} grown {t_grown:7.2f} s   "
+              f"({json.loads(grown)['resumed']} read from where they stopped)")  # fmt: skip
         print(f"CPU seconds: ccusage {CPU[0]:.2f}, octel import {CPU[1]:.2f} ({CPU[1] / CPU[0]:.2f}x), "
               f"re-import {CPU[2]:.2f} ({CPU[1] / CPU[2]:.1f}x less)")  # fmt: skip
         print(f"day x model rows: {len(keys)}, with token differences: {len(token_diff)}")

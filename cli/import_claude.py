@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from archiver.claude.layout import default_config_dir
 from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
-from telemetry.services.claude_import import import_claude
+from telemetry.services.claude_state import ClaudeImportReport, unchanged_report
+
+if TYPE_CHECKING:
+    from telemetry.settings import Settings
 
 __all__ = ["import_claude_cmd"]
 
@@ -37,6 +38,19 @@ def import_claude_cmd(
     if not folder.is_dir():
         fail(f"{folder} is not a folder; give Claude Code's config folder (with projects/ in it)", 2)
     settings = settings_of(ctx)
+    # nothing changed since the last import into this store: say so without loading the
+    # archive writer or opening the store (a re-run is the common case under `watch`, cron)
+    report = unchanged_report(folder, settings.data_dir, settings.db_url)
+    if report is None:
+        report = _import(folder, settings, label)
+    _print(report, folder, as_json)
+
+
+def _import(folder: Path, settings: Settings, label: str | None) -> ClaudeImportReport:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from telemetry.services.claude_import import import_claude
+
     with open_store(settings) as engine:
         columns = (TextColumn("sessions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         # the bar goes to stderr, and only to a terminal, so --json and pipes stay clean
@@ -51,6 +65,12 @@ def import_claude_cmd(
                 label=label,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
+    return report
+
+
+def _print(report: ClaudeImportReport, folder: Path, as_json: bool) -> None:
+    from rich.markup import escape
+
     if as_json:
         print_json(report.to_dict())
         return

@@ -14,12 +14,14 @@ A subagent whose session file is gone still forms a tree (with an empty root, re
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from archiver.claude.resume import FINGERPRINT_BYTES, fingerprint, resume_entry, tree_prior
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 from archiver.claude.workflow import JournalFile
@@ -31,7 +33,9 @@ __all__ = [
     "find_sessions",
     "is_claude_file",
     "is_stream_json",
+    "load_grown",
     "load_tree",
+    "resume_state",
     "session_files",
     "tree_of_file",
 ]
@@ -157,6 +161,76 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
     tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""), journals=journals)
     tree.errors.extend(errors)
     return tree
+
+
+def _fingerprint(path: Path, offset: int) -> str | None:
+    """``resume.fingerprint`` of a file read up to ``offset``; None when it is shorter."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(min(offset, FINGERPRINT_BYTES))
+            start = max(0, offset - FINGERPRINT_BYTES)
+            fh.seek(start)
+            before = fh.read(offset - start)
+    except OSError:
+        return None
+    return fingerprint(head, before) if len(before) == offset - start else None
+
+
+def resume_state(tree: ClaudeTree, bases: dict[str, tuple[int, int]] | None = None) -> dict[str, Any] | None:
+    """What a later import keeps to read only what this tree's files gain (None when it cannot:
+    1.0.x sidechains, a file unreadable)."""
+    if any(s.agent == "sidechain" for s in tree.sessions) or not tree.reads:
+        return None
+    bases = bases or {}
+    prints: dict[str, str] = {}
+    for name, (_, consumed, _, _) in tree.reads.items():
+        got = _fingerprint(Path(name), bases.get(name, (0, 0))[0] + consumed)
+        if got is None:
+            return None
+        prints[name] = got
+    return resume_entry(tree.reads, bases, prints)
+
+
+def _tail(path: Path, offset: int) -> bytes:
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        return fh.read()
+
+
+def load_grown(
+    files: SessionFiles, entry: Mapping[str, Any], docs: Sequence[Mapping[str, Any]]
+) -> tuple[ClaudeTree, dict[str, tuple[int, int]]] | None:
+    """The tree of a session whose files grew since the read ``entry`` (``resume_state``) and
+    its archived documents ``docs`` hold, reading each file only from where it stopped; with
+    where each read began. None when the files cannot continue that read: read them whole."""
+    known: Mapping[str, Any] = entry.get("files") or {}
+    if files.main is None or not isinstance(known, Mapping):
+        return None
+    paths = [files.main, *(p for _, p, _ in files.subagents)]
+    if set(known) - {str(p) for p in paths}:  # a file went away
+        return None
+    bases: dict[str, tuple[int, int]] = {}
+    tails: dict[str, bytes] = {}
+    try:
+        for path in paths:
+            _, offset, lines, print_ = known.get(str(path)) or ("", 0, 0, "")
+            if offset and _fingerprint(path, int(offset)) != print_:
+                return None  # rewritten, or shorter than what was read
+            bases[str(path)] = (int(offset), int(lines))
+            tails[str(path)] = _tail(path, int(offset))
+        prior = tree_prior(docs, entry)
+        subs = [
+            SubagentFile(
+                str(path), agent_id, tails[str(path)], meta.read_bytes() if meta is not None else None
+            )
+            for agent_id, path, meta in files.subagents
+        ]
+        tree = build_tree(
+            files.session_id, tails[str(files.main)], subs, main_name=str(files.main), prior=prior
+        )
+    except (OSError, ValueError, TypeError, KeyError):  # CannotResume included
+        return None
+    return tree, bases
 
 
 def is_claude_file(path: Path) -> bool:

@@ -7,6 +7,7 @@ next time. A bad line elsewhere is reported as ``malformed`` and skipped; readin
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ import orjson
 
 from archiver.errors import WalkError
 
-__all__ = ["ReadLines", "read_lines"]
+__all__ = ["ReadLines", "read_lines", "split_sidechains"]
 
 
 @dataclass
@@ -25,13 +26,29 @@ class ReadLines:
     errors: list[WalkError] = field(default_factory=list)
     # bytes up to the end of the last complete line: where the next incremental read begins
     consumed: int = 0
+    # the lines in those bytes (so a read that resumes there numbers its lines on)
+    lines: int = 0
+    # whole lines of a ``skip`` type, counted by type and never parsed
+    skipped: Counter[str] = field(default_factory=Counter)
 
 
-def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) -> ReadLines:
-    """Every JSON object line of ``data``; never raises."""
+_TYPE_FIRST = b'{"type":"'
+
+
+def read_lines(
+    data: bytes,
+    *,
+    name: str = "",
+    session_id: str | None = None,
+    lines_before: int = 0,
+    skip: frozenset[bytes] = frozenset(),
+) -> ReadLines:
+    """Every JSON object line of ``data`` (the part of a file after ``lines_before`` lines);
+    never raises. A whole line that starts ``{"type":"X"`` with X in ``skip`` (bookkeeping the
+    CLI writes, a third of a transcript's bytes) is counted under ``skipped``, not parsed."""
     out = ReadLines()
     pos = 0
-    number = 0
+    number = lines_before
     size = len(data)
     while pos < size:
         end = data.find(b"\n", pos)
@@ -40,9 +57,16 @@ def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) ->
         raw = data[pos:stop].strip()
         number += 1
         next_pos = stop + 1 if whole else size
+        if skip and whole and raw.startswith(_TYPE_FIRST):
+            kind = raw[9 : raw.find(b'"', 9)]
+            if kind in skip:
+                out.skipped[kind.decode()] += 1
+                out.consumed, out.lines = next_pos, number - lines_before
+                pos = next_pos
+                continue
         if not raw:
             if whole:
-                out.consumed = next_pos
+                out.consumed, out.lines = next_pos, number - lines_before
             pos = next_pos
             continue
         try:
@@ -55,7 +79,7 @@ def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) ->
                 )
                 break
             out.errors.append(WalkError("malformed", "line", session_id, f"line {number}: {exc}", name))
-            out.consumed = next_pos
+            out.consumed, out.lines = next_pos, number - lines_before
             pos = next_pos
             continue
         if not isinstance(obj, dict):
@@ -65,6 +89,25 @@ def read_lines(data: bytes, *, name: str = "", session_id: str | None = None) ->
         else:
             out.objects.append(obj)
         # a complete object without its newline is still whole: the CLI writes line and newline at once
-        out.consumed = next_pos
+        out.consumed, out.lines = next_pos, number - lines_before
         pos = next_pos
     return out
+
+
+def split_sidechains(
+    lines: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Main lines, and the sidechain lines of a 1.0.x main file grouped by their chain's first uuid."""
+    main: list[dict[str, Any]] = []
+    chains: dict[str, list[dict[str, Any]]] = {}
+    root_of: dict[str, str] = {}
+    for ln in lines:
+        if not ln.get("isSidechain") or ln.get("agentId"):
+            main.append(ln)
+            continue
+        uid, parent = str(ln.get("uuid")), ln.get("parentUuid")
+        root = root_of.get(str(parent)) if parent else None
+        root = root or uid
+        root_of[uid] = root
+        chains.setdefault(root, []).append(ln)
+    return main, chains

@@ -25,7 +25,7 @@ import orjson
 
 from archiver.claude.prices import Usage, cost_of
 
-__all__ = ["BOOKKEEPING", "CONVERSATION", "Built", "build_messages", "iso_ms", "usage_of"]
+__all__ = ["BOOKKEEPING", "CONVERSATION", "Built", "Prior", "build_messages", "iso_ms", "usage_of"]
 
 JsonObj = dict[str, Any]
 
@@ -126,6 +126,29 @@ class Built:
     skipped: Counter[str] = field(default_factory=Counter)
     unknown_types: Counter[str] = field(default_factory=Counter)
     unpriced_models: set[str] = field(default_factory=set)
+    # each answer's counted usage and line cost, by message id: what a later read of the
+    # lines the file gains needs to merge a message split across the two reads (no text)
+    usage: dict[str, list[Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Prior:
+    """What an earlier read of the start of the same file built: its messages (as archived,
+    already redacted) and ``Built.usage``. The lines read now continue it."""
+
+    messages: list[JsonObj]
+    usage: dict[str, list[Any]]
+
+
+def _resume(prior: Prior, turns: dict[str, _Turn], out: Built) -> None:
+    for m in prior.messages:
+        info = m["info"]
+        info.pop("replayed", None)  # decided again over the whole tree
+        got = prior.usage.get(str(info.get("id"))) if info.get("role") == "assistant" else None
+        if got is not None:
+            cost = got[5] if len(got) > 5 and isinstance(got[5], int | float) else None
+            turns[str(info["id"])] = _Turn(m, Usage(*(int(x) for x in got[:5])), cost)
+        out.messages.append(m)
 
 
 def _info(line: Mapping[str, Any], session_id: str, role: str, mid: str, ts: float | None) -> JsonObj:
@@ -225,10 +248,13 @@ def _other(line: Mapping[str, Any], session_id: str, kind: str, out: Built) -> N
     out.messages.append({"info": info, "parts": [part]})
 
 
-def build_messages(lines: Iterable[Mapping[str, Any]], session_id: str) -> Built:
-    """The conversation of one session (or subagent) file, in file order."""
+def build_messages(lines: Iterable[Mapping[str, Any]], session_id: str, prior: Prior | None = None) -> Built:
+    """The conversation of one session (or subagent) file, in file order; with ``prior``,
+    of the lines that follow what an earlier read built (the result holds both)."""
     out = Built()
     turns: dict[str, _Turn] = {}
+    if prior is not None:
+        _resume(prior, turns, out)
     for line in lines:
         kind = line.get("type")
         if kind == "assistant":
@@ -239,6 +265,7 @@ def build_messages(lines: Iterable[Mapping[str, Any]], session_id: str) -> Built
             out.skipped[str(kind)] += 1
         else:
             out.unknown_types[str(kind)] += 1
-    for turn in turns.values():
+    for mid, turn in turns.items():
         _finish_turn(turn, out)
+        out.usage[mid] = [*_tuple(turn.usage), turn.line_cost]
     return out

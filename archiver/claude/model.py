@@ -53,3 +53,8 @@ class ClaudeTree:
     skipped: Counter[str] = field(default_factory=Counter)
     unknown_types: Counter[str] = field(default_factory=Counter)
     unpriced_models: set[str] = field(default_factory=set)
+    # file name -> (session id, bytes consumed, lines consumed, Built.usage): where a later
+    # read of what the file gains starts, and what it merges into (no text)
+    reads: dict[str, tuple[str, int, int, dict[str, list[Any]]]] = field(default_factory=dict)
+    # session id -> redaction counts of text an earlier read archived (``TreePrior.redaction``)
+    redacted_before: dict[str, dict[str, int]] = field(default_factory=dict)

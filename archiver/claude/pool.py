@@ -21,10 +21,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
-from archiver.claude.layout import SessionFiles, load_tree
+from archiver.claude.layout import SessionFiles, load_tree, resume_state
 from archiver.redact import Redactor
 
-__all__ = ["prepared_trees", "workers_for"]
+__all__ = ["prepare_whole", "prepared_trees", "workers_for"]
 
 # fewer sessions than this are not worth starting processes for
 _MIN_SESSIONS = 64
@@ -38,7 +38,15 @@ def _init(redactor: Redactor) -> None:
 
 
 def _prepare(files: SessionFiles, label: str | None) -> Prepared:
-    return prepare_claude_tree(load_tree(files), _REDACTOR[0], label=label)
+    return prepare_whole(files, _REDACTOR[0], label)
+
+
+def prepare_whole(files: SessionFiles, redactor: Redactor, label: str | None) -> Prepared:
+    """One session's files read whole, prepared, with what a later read resumes from."""
+    tree = load_tree(files)
+    prepared = prepare_claude_tree(tree, redactor, label=label)
+    prepared.resume = resume_state(tree)
+    return prepared
 
 
 def workers_for(sessions: int, cpus: int | None = None) -> int:
@@ -55,7 +63,7 @@ def prepared_trees(
     """Each session with its prepared tree, in the order given."""
     if workers <= 0:
         for files in sessions:
-            yield files, prepare_claude_tree(load_tree(files), redactor, label=label)
+            yield files, prepare_whole(files, redactor, label)
         return
     # fork starts a worker in milliseconds; with other threads running (a progress bar, a
     # server) a forked child could inherit a lock held mid-way, so then forkserver
@@ -81,4 +89,4 @@ def _result(
     try:
         return files, fut.result()
     except Exception:  # a worker that died (out of memory, killed): this process does it
-        return files, prepare_claude_tree(load_tree(files), redactor, label=label)
+        return files, prepare_whole(files, redactor, label)

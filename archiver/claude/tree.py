@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
-from archiver.claude.lines import read_lines
-from archiver.claude.messages import Built, build_messages
+from archiver.claude.lines import read_lines, split_sidechains
+from archiver.claude.messages import BOOKKEEPING, Built, Prior, build_messages
 from archiver.claude.model import ClaudeSession, ClaudeTree, JsonObj, SubagentFile
+from archiver.claude.resume import CannotResume, SessionPrior, TreePrior
 from archiver.claude.workflow import JournalFile, attach_runs
 from archiver.errors import WalkError
 
@@ -33,6 +34,9 @@ __all__ = [
     "first_prompt",
     "place_subagents",
 ]
+
+# bookkeeping lines nothing reads (``messages.BOOKKEEPING`` but the cost state): counted unparsed
+_SKIP = frozenset(t.encode() for t in BOOKKEEPING - {"cost-state"})
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -50,10 +54,22 @@ def first_prompt(messages: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def _record(
-    sid: str, lines: Sequence[Mapping[str, Any]], messages: list[JsonObj], title: str | None
+    sid: str,
+    lines: Sequence[Mapping[str, Any]],
+    messages: list[JsonObj],
+    title: str | None,
+    prior: SessionPrior | None = None,
 ) -> JsonObj:
     stamps = [t for m in messages for t in (_d(_d(m["info"]).get("time")).get("created"),) if t is not None]
-    first = next((ln for ln in lines if ln.get("type") in ("user", "assistant")), {})
+    # the envelope of the file's first message, which an earlier read saw when it had one
+    had = prior is not None and any(
+        _d(m.get("info")).get("role") in ("user", "assistant") for m in prior.messages
+    )
+    first = (
+        {"cwd": prior.record.get("directory"), **prior.record}
+        if prior is not None and had
+        else next((ln for ln in lines if ln.get("type") in ("user", "assistant")), {})
+    )
     return {
         "id": sid,
         "title": title,
@@ -68,23 +84,6 @@ def absorb(tree: ClaudeTree, built: Built) -> None:
     tree.skipped.update(built.skipped)
     tree.unknown_types.update(built.unknown_types)
     tree.unpriced_models |= built.unpriced_models
-
-
-def _split_sidechains(lines: list[JsonObj]) -> tuple[list[JsonObj], dict[str, list[JsonObj]]]:
-    """Main lines, and the sidechain lines of a 1.0.x main file grouped by their chain's first uuid."""
-    main: list[JsonObj] = []
-    chains: dict[str, list[JsonObj]] = {}
-    root_of: dict[str, str] = {}
-    for ln in lines:
-        if not ln.get("isSidechain") or ln.get("agentId"):
-            main.append(ln)
-            continue
-        uid, parent = str(ln.get("uuid")), ln.get("parentUuid")
-        root = root_of.get(str(parent)) if parent else None
-        root = root or uid
-        root_of[uid] = root
-        chains.setdefault(root, []).append(ln)
-    return main, chains
 
 
 def _calls(sessions: Iterable[ClaudeSession]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
@@ -127,24 +126,40 @@ def build_tree(
     *,
     main_name: str = "",
     journals: Sequence[JournalFile] = (),
+    prior: TreePrior | None = None,
 ) -> ClaudeTree:
     """The tree of one session from its transcript bytes (None: the main file is missing) and
-    the journals of its workflow runs."""
+    the journals of its workflow runs. With ``prior``, the bytes are what each file gained since
+    the read ``prior`` holds, and the tree is the whole one, as a read of the whole files would
+    build it."""
     tree = ClaudeTree(session_id)
-    read = read_lines(main or b"", name=main_name, session_id=session_id)
+    was = prior.sessions if prior is not None else {}
+    if prior is not None:
+        tree.redacted_before = prior.redaction
+        tree.errors.extend(prior.errors)
+        tree.skipped.update(prior.skipped)
+        tree.unknown_types.update(prior.unknown_types)
+    mine = was.get(session_id)
+    read = read_lines(
+        main or b"", name=main_name, session_id=session_id, lines_before=mine.lines if mine else 0, skip=_SKIP
+    )
     tree.errors.extend(read.errors)
+    tree.skipped.update(read.skipped)
     if main is None:
         tree.errors.append(
             WalkError("orphan", "session", session_id, "subagent files without their session file", main_name)
         )
-    main_lines, chains = _split_sidechains(read.objects)
+    main_lines, chains = split_sidechains(read.objects)
+    if chains and prior is not None:
+        raise CannotResume(f"{main_name}: sidechain lines")
     states = [ln for ln in main_lines if ln.get("type") == "cost-state"]
-    tree.cost_state = dict(states[-1]) if states else None
-    built = build_messages(main_lines, session_id)
+    tree.cost_state = dict(states[-1]) if states else (prior.cost_state if prior is not None else None)
+    built = build_messages(main_lines, session_id, Prior(mine.messages, mine.usage) if mine else None)
     absorb(tree, built)
+    tree.reads[main_name] = (session_id, read.consumed, read.lines, built.usage)
     root = ClaudeSession(session_id, None, 0, None, None, built.messages, {})
     root.title = first_prompt(built.messages)
-    root.record = _record(session_id, main_lines, built.messages, root.title)
+    root.record = _record(session_id, main_lines, built.messages, root.title, mine)
     root.path = main_name or None
     tree.cli_version = root.record.get("version")
     tree.sessions.append(root)
@@ -156,14 +171,19 @@ def build_tree(
             tree.errors.append(WalkError("duplicate", "session", sid, "agent transcript met again", sub.name))
             continue
         seen.add(sid)
-        r = read_lines(sub.data, name=sub.name, session_id=sid)
+        sp = was.get(sid)
+        r = read_lines(
+            sub.data, name=sub.name, session_id=sid, lines_before=sp.lines if sp else 0, skip=_SKIP
+        )
         tree.errors.extend(r.errors)
-        b = build_messages(r.objects, sid)
+        tree.skipped.update(r.skipped)
+        b = build_messages(r.objects, sid, Prior(sp.messages, sp.usage) if sp else None)
         absorb(tree, b)
+        tree.reads[sub.name] = (sid, r.consumed, r.lines, b.usage)
         meta = _meta(sub, sid, tree)
         title = str(meta.get("description") or "") or first_prompt(b.messages)
         s = ClaudeSession(sid, None, 1, meta.get("agentType"), title, b.messages, {}, path=sub.name)
-        s.record = _record(sid, r.objects, b.messages, title) | {"agentId": sub.agent_id, "meta": meta}
+        s.record = _record(sid, r.objects, b.messages, title, sp) | {"agentId": sub.agent_id, "meta": meta}
         if sub.run_id is not None:
             # until its journal says more (or when it says nothing): the run, nothing of the call
             blank = dict.fromkeys(("key", "label", "phase", "status", "result"))

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import string
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from telemetry.otel_export.spans import span_id, trace_id
-from telemetry.queries.models import TraceRef
+
+if TYPE_CHECKING:  # the settings check templates at every start: the read models load when used
+    from telemetry.queries.models import TraceRef
 
 __all__ = ["PLACEHOLDERS", "check_template", "trace_ref"]
 
@@ -33,6 +36,8 @@ def check_template(template: str) -> str:
 
 def trace_ref(root_session_id: str, session_id: str, template: str, project: str) -> TraceRef:
     """The trace id, the session's invoke_agent span id, and the link (None without a template)."""
+    from telemetry.queries.models import TraceRef
+
     tid = f"{trace_id(root_session_id):032x}"
     sid = f"{span_id(root_session_id, f'session:{session_id}'):016x}"
     url = None

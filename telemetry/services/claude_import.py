@@ -1,11 +1,10 @@
 """Archive and index Claude Code sessions: one tree, or every transcript under a config folder.
 
-`import_claude` is incremental and idempotent. A state file in the data folder keeps, per
-session, the size and modification time of each of its files when it was last archived; a
-re-run opens only the sessions whose files changed (a session grows by appended lines, and its
-archive is whole documents, so a changed session is read again from its start). Archiving the
-same session again replaces its files and updates its one index row, so losing the state file
-costs time, never a double count.
+`import_claude` is incremental and idempotent. A state file in the data folder
+(``claude_state``) keeps, per session, the size, modification time and inode of each of its
+files when it was last archived; a re-run opens only the sessions whose files changed.
+Archiving the same session again replaces its files and updates its one index row, so losing
+the state file costs time, never a double count.
 
 An import goes in batches: the trees of a batch are built and redacted, their files written
 and fsynced together and read back (``archiver.batch``), indexed in one transaction
@@ -17,10 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import itertools
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +32,22 @@ from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, 
 from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
-from archiver.files import write_atomic
+from archiver.redact import Redactor
 from archiver.store import FolderStore
 from telemetry.archive_store import archive_store
-from telemetry.services.claude_state import cleanup_days, key_of, load_state, near_cleanup, signature
+from telemetry.services.claude_grown import grown_trees
+from telemetry.services.claude_state import (
+    ROWS_SQL,
+    STATE_FILE,
+    ClaudeImportReport,
+    cleanup_days,
+    key_of,
+    load_state,
+    near_cleanup,
+    plan,
+    save_state,
+    store_identity,
+)
 from telemetry.services.claude_write import remove_replaced, write_prepared
 from telemetry.services.index_batch import index_batch
 from telemetry.services.redaction import redactor_for
@@ -56,27 +66,8 @@ __all__ = [
     "watch_claude",
 ]
 
-STATE_FILE = "claude-import-state.json"
 # archive files written, synced and indexed together (one transaction, one state-file write)
 _BATCH = 256
-
-
-@dataclass
-class ClaudeImportReport:
-    config_dir: str
-    sessions: int = 0
-    archived: int = 0
-    unchanged: int = 0
-    still_writing: int = 0
-    files_written: int = 0
-    indexed_new: int = 0
-    indexed_updated: int = 0
-    cost_mismatches: list[str] = field(default_factory=list)
-    near_cleanup: list[str] = field(default_factory=list)
-    problems: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def archive_claude(
@@ -161,9 +152,9 @@ def import_claude(
     now = time.time() if now is None else now
     report = ClaudeImportReport(str(config_dir))
     state_path = settings.data_dir / STATE_FILE
-    state = load_state(state_path)
+    store_id = store_identity(settings.db_url)
+    state = load_state(state_path, store_id, _rows(engine))
     sessions = find_sessions(config_dir)
-    report.sessions = len(sessions)
     days = cleanup_days(config_dir)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []
     store = archive_store(settings, engine)  # one writer for the whole import
@@ -184,39 +175,33 @@ def import_claude(
             report.indexed_updated += indexed.stats.updated
             replaced = indexed.replaced
         remove_replaced(store, replaced.values())  # the index names the new documents now
-        done: dict[str, list[list[Any]]] = {}
+        done: dict[str, Any] = {}
         for key, sig, sid, p in batch:
-            _report_tree(report, p.result, sid, sig, days, now, done, key)
+            if _report_tree(report, p.result, sid, sig, days, now):
+                done[key] = {"sig": sig, "resume": p.resume}
         batch.clear()
         if done or not state_path.exists():
             state.update(done)
-            os.makedirs(settings.data_dir, exist_ok=True)
-            write_atomic(state_path, orjson.dumps(state))
+            save_state(state_path, store_id, _rows(engine), state)
 
-    todo: dict[str, tuple[str, list[list[Any]]]] = {}
-    work: list[SessionFiles] = []
-    for files in sessions:
-        key, sig = key_of(files), signature(files)
-        if state.get(key) == sig:
-            report.unchanged += 1
-        elif quiet_seconds and any(now - s[2] / 1e9 < quiet_seconds for s in sig):
-            report.still_writing += 1
-            if near_cleanup(sig, days, now):
-                report.near_cleanup.append(files.session_id)
-        else:
-            todo[key] = (key, sig)
-            work.append(files)
-    if not work:  # nothing changed: not even the redactor (its patterns take a second) is built
+    todo = plan(report, sessions, state, days=days, now=now, quiet_seconds=quiet_seconds)
+    keys = {key_of(files): (key, sig) for files, key, sig in todo.todo}
+    if not todo.todo:  # nothing changed: not even the redactor is built
         if progress is not None:
             progress(len(sessions), len(sessions))
         return report
     redactor = redactor_for(settings)
     pending_files = 0
-    trees = prepared_trees(work, redactor, label=label, workers=workers_for(len(work)))
-    for i, (files, prepared) in enumerate(trees):
+    whole: list[SessionFiles] = []  # sessions that cannot be resumed: read whole, in workers
+    grown = grown_trees(
+        todo.todo, state, engine=engine, store=store, redactor=redactor, label=label, whole=whole
+    )
+    for i, (files, prepared) in enumerate(
+        itertools.chain(_counted(grown, report), _lazy_pool(whole, redactor, label))
+    ):
         if progress is not None:
-            progress(report.sessions - len(work) + i, report.sessions)
-        key, sig = todo[key_of(files)]
+            progress(report.sessions - len(todo.todo) + i, report.sessions)
+        key, sig = keys[key_of(files)]
         batch.append((key, sig, files.session_id, prepared))
         pending_files += len(prepared.files)
         if pending_files >= _BATCH:
@@ -228,6 +213,26 @@ def import_claude(
     return report
 
 
+def _counted(
+    grown: Iterator[tuple[SessionFiles, Prepared]], report: ClaudeImportReport
+) -> Iterator[tuple[SessionFiles, Prepared]]:
+    for item in grown:
+        report.resumed += 1
+        yield item
+
+
+def _lazy_pool(
+    whole: list[SessionFiles], redactor: Redactor, label: str | None
+) -> Iterator[tuple[SessionFiles, Prepared]]:
+    """The pool over ``whole``, started once the grown sessions have filled it."""
+    yield from prepared_trees(whole, redactor, label=label, workers=workers_for(len(whole)))
+
+
+def _rows(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.exec_driver_sql(ROWS_SQL).scalar_one())
+
+
 def _report_tree(
     report: ClaudeImportReport,
     result: ArchiveResult,
@@ -235,21 +240,19 @@ def _report_tree(
     sig: list[list[Any]],
     days: int,
     now: float,
-    done: dict[str, list[list[Any]]],
-    key: str,
-) -> None:
-    """Count one tree of a flushed batch; remember it as done unless a file failed."""
+) -> bool:
+    """Count one tree of a flushed batch; whether it is done (no file failed)."""
     report.problems.extend(result.walk_errors)
     report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
     report.files_written += len(result.written)
     if result.write_errors:
         if near_cleanup(sig, days, now):
             report.near_cleanup.append(session_id)
-        return  # tried again next time
+        return False  # tried again next time
     report.archived += 1
     if any(r.cost_mismatch for r in result.records):
         report.cost_mismatches.append(session_id)
-    done[key] = sig
+    return True
 
 
 async def watch_claude(

@@ -1,34 +1,82 @@
 """What ``octel import claude`` remembers between runs, and the cleanup age it warns about.
 
-A state file in the data folder keeps, per session, the size and modification time of each of
-its files when it was last archived: a re-run opens only the sessions whose files changed.
+A state file in the data folder keeps, per session, the size, modification time and inode of
+each of its files when it was last archived, and what a later run needs to read only what the
+files gained since (``archiver.claude.resume``: offsets, fingerprints, counted usage; never
+text). It names the store it belongs to and how many Claude Code index rows that store held
+when it was written: the state of another store, or of a store that holds fewer rows than it
+did (deleted, replaced by an older copy), is not trusted, and every session is read again.
+
+This module loads nothing heavy (no SQLAlchemy, no archive writer): `octel import claude` on
+an unchanged folder answers from it alone (``unchanged_report``).
 """
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from archiver.claude.layout import SessionFiles
+from archiver.claude.layout import SessionFiles, find_sessions
 
-__all__ = ["cleanup_days", "key_of", "load_state", "near_cleanup", "signature"]
+__all__ = [
+    "ROWS_SQL",
+    "STATE_FILE",
+    "ClaudeImportReport",
+    "Plan",
+    "cleanup_days",
+    "key_of",
+    "load_state",
+    "near_cleanup",
+    "plan",
+    "save_state",
+    "signature",
+    "store_identity",
+    "unchanged_report",
+]
 
+STATE_FILE = "claude-import-state.json"
+_VERSION = 2
 _DAY = 86_400.0
 # warn this many days before Claude Code's cleanup would delete a transcript
 _WARN_DAYS = 5
+_PASSWORD = re.compile(r"(//[^:/@]*):[^@/]*@")
+
+
+@dataclass
+class ClaudeImportReport:
+    config_dir: str
+    sessions: int = 0
+    archived: int = 0
+    unchanged: int = 0
+    still_writing: int = 0
+    files_written: int = 0
+    indexed_new: int = 0
+    indexed_updated: int = 0
+    # sessions read from where their files stopped last time, not from their start
+    resumed: int = 0
+    cost_mismatches: list[str] = field(default_factory=list)
+    near_cleanup: list[str] = field(default_factory=list)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 def signature(files: SessionFiles) -> list[list[Any]]:
+    """[path, size, mtime_ns, inode] of each file of a session: equal when none changed."""
     out: list[list[Any]] = []
     for p in files.paths():
         try:
             st = p.stat()
         except OSError:
             continue
-        out.append([str(p), st.st_size, st.st_mtime_ns])
+        out.append([str(p), st.st_size, st.st_mtime_ns, st.st_ino])
     return out
 
 
@@ -36,12 +84,62 @@ def key_of(files: SessionFiles) -> str:
     return f"{files.project}/{files.session_id}"
 
 
-def load_state(path: Path) -> dict[str, Any]:
+def _sqlite_path(db_url: str) -> Path | None:
+    if not db_url.startswith("sqlite:///"):
+        return None
+    return Path(db_url.removeprefix("sqlite:///").split("?", 1)[0]).resolve()
+
+
+def store_identity(db_url: str) -> str:
+    """The store the state belongs to: its URL without a password (a SQLite file's full path)."""
+    path = _sqlite_path(db_url)
+    return f"sqlite:///{path}" if path is not None else _PASSWORD.sub(r"\1:***@", db_url)
+
+
+# what the store must still hold for the state to be trusted
+ROWS_SQL = "SELECT count(*) FROM session_index WHERE source = 'claude_code'"
+
+
+def load_state(path: Path, store: str, rows: int) -> dict[str, Any]:
+    """Each session's remembered entry (``sig``, ``resume``), or nothing when the file is
+    missing, unreadable, of an older layout, of another store, or of more index rows than
+    the store now holds (``rows``)."""
     try:
         state = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return {}
-    return state if isinstance(state, dict) else {}
+    if not isinstance(state, dict) or state.get("version") != _VERSION or state.get("store") != store:
+        return {}
+    saved, sessions = state.get("rows"), state.get("sessions")
+    if not isinstance(saved, int) or rows < saved or not isinstance(sessions, dict):
+        return {}
+    return sessions
+
+
+def save_state(path: Path, store: str, rows: int, sessions: dict[str, Any]) -> None:
+    from archiver.files import write_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {"version": _VERSION, "store": store, "rows": rows, "sessions": sessions}
+    write_atomic(path, orjson.dumps(state))
+
+
+def _sqlite_rows(db_url: str) -> int | None:
+    """The store's Claude Code index rows, read with the standard library's SQLite (no
+    SQLAlchemy); None for another engine or a file that cannot be read."""
+    import sqlite3
+
+    path = _sqlite_path(db_url)
+    if path is None or not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            return int(db.execute(ROWS_SQL).fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
 
 
 def cleanup_days(config_dir: Path) -> int:
@@ -58,3 +156,49 @@ def near_cleanup(sig: Iterable[Sequence[Any]], days: int, now: float) -> bool:
     """The session was last written long enough ago that the CLI will soon delete it."""
     newest = max((int(s[2]) for s in sig), default=None)
     return newest is not None and now - newest / 1e9 > (days - _WARN_DAYS) * _DAY
+
+
+@dataclass
+class Plan:
+    """What one run has to do: the sessions to read, with their key and signature."""
+
+    todo: list[tuple[SessionFiles, str, list[list[Any]]]] = field(default_factory=list)
+
+
+def plan(
+    report: ClaudeImportReport,
+    sessions: Sequence[SessionFiles],
+    state: dict[str, Any],
+    *,
+    days: int,
+    now: float,
+    quiet_seconds: float = 0.0,
+) -> Plan:
+    """Compare each session's files with the state: unchanged, still being written (with
+    ``quiet_seconds``), or to read; counted into ``report``."""
+    out = Plan()
+    report.sessions = len(sessions)
+    for files in sessions:
+        key, sig = key_of(files), signature(files)
+        entry = state.get(key)
+        if isinstance(entry, dict) and entry.get("sig") == sig:
+            report.unchanged += 1
+        elif quiet_seconds and any(now - s[2] / 1e9 < quiet_seconds for s in sig):
+            report.still_writing += 1
+            if near_cleanup(sig, days, now):
+                report.near_cleanup.append(files.session_id)
+        else:
+            out.todo.append((files, key, sig))
+    return out
+
+
+def unchanged_report(config_dir: Path, data_dir: Path, db_url: str) -> ClaudeImportReport | None:
+    """The report of an import that has nothing to do (every session's files as the state of
+    this store remembers them), found without opening the store; None when there is work."""
+    rows = _sqlite_rows(db_url)
+    state = load_state(data_dir / STATE_FILE, store_identity(db_url), rows) if rows is not None else {}
+    if not state:
+        return None
+    report = ClaudeImportReport(str(config_dir))
+    todo = plan(report, find_sessions(config_dir), state, days=cleanup_days(config_dir), now=time.time())
+    return report if not todo.todo else None

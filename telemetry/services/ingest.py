@@ -240,9 +240,7 @@ def heartbeat(
     return row
 
 
-def add_agent_run(
-    db: Session, p: AgentRunIn, now: datetime, *, redactor: Redactor
-) -> tuple[AgentRun, bool]:
+def add_agent_run(db: Session, p: AgentRunIn, now: datetime, *, redactor: Redactor) -> tuple[AgentRun, bool]:
     """Store one Claude CLI run; (row, created). Raises ClaudeResultError on a bad result."""
     p = redact_model(redactor, p, AgentRun)
     cols = clip_to_columns(parse_claude_result(p.result), AgentRun)  # from the redacted result

@@ -71,3 +71,25 @@ def test_a_batch_larger_than_the_open_file_limit_is_written_whole(
     write_batch([prepare(docs, RED, r) for r in results], tmp_path / "a")
     assert all(not r.write_errors and len(r.files) == len(docs) for r in results)
     assert not list((tmp_path / "a").glob(".tmp-*"))
+
+
+def test_a_document_that_fails_its_check_is_never_written(tmp_path: Path) -> None:
+    docs = _docs("subagent_tree")
+    docs[0] = copy.deepcopy(docs[0]) | {"title": 5}
+    result = ArchiveResult(docs[0]["root_session_id"], AT)
+    prepared = prepare(docs, RED, result)
+    write_batch([prepared], tmp_path)
+    assert len(result.write_errors) == 1 and "failed its check" in result.write_errors[0]
+    assert "title" in result.write_errors[0]
+    assert len(result.files) == len(result.records) == len(docs) - 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in result.files)
+
+
+def test_a_file_changed_on_disk_fails_its_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = _docs("healthy")
+    result = ArchiveResult(docs[0]["root_session_id"], AT)
+    real = batch.read_plain
+    monkeypatch.setattr(batch, "read_plain", lambda path, limit: real(path, limit) + b" ")
+    write_batch([prepare(docs, RED, result)], tmp_path)
+    assert not result.records and len(result.write_errors) == len(docs)
+    assert all("differs from what was written" in e for e in result.write_errors)

@@ -18,7 +18,7 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 from cli import app
-from telemetry.services.claude_state import near_cleanup
+from telemetry.services.claude_state import near_cleanup, unchanged_report
 from telemetry.store.aggregates import bump, coalesced, read_all
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
@@ -81,6 +81,31 @@ def test_losing_the_state_file_costs_time_not_double_counts(tmp_path: Path) -> N
     (tmp_path / "data" / "claude-import-state.json").unlink()
     again = _import(tmp_path, str(cfg))
     assert again["archived"] == 1 and again["indexed_new"] == 0 and len(_rows(tmp_path)) == 2
+
+
+def test_the_state_of_another_store_is_not_trusted(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "a_text_answer", "d_subagent_tree")
+    _import(tmp_path, str(cfg))
+    assert _import(tmp_path, str(cfg))["unchanged"] == 2
+    for f in (tmp_path / "data").glob("octel.db*"):  # the store is gone; its state file stays
+        f.unlink()
+    again = _import(tmp_path, str(cfg))
+    assert (again["archived"], again["unchanged"], again["indexed_new"]) == (2, 0, 3)
+    assert len(_rows(tmp_path)) == 3
+
+
+def test_an_unchanged_folder_is_answered_from_the_state_alone(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "a_text_answer", "d_subagent_tree")
+    data = tmp_path / "data"
+    assert unchanged_report(cfg, data, f"sqlite:///{data / 'octel.db'}") is None  # nothing imported yet
+    _import(tmp_path, str(cfg))
+    quick = unchanged_report(cfg, data, f"sqlite:///{data / 'octel.db'}")
+    assert quick is not None and (quick.sessions, quick.unchanged, quick.archived) == (2, 2, 0)
+    assert _import(tmp_path, str(cfg)) == quick.to_dict()
+    (main,) = (cfg / "projects").glob("*-0/*.jsonl")
+    with main.open("ab") as fh:
+        fh.write(json.dumps(user(main.stem, "more")).encode() + b"\n")
+    assert unchanged_report(cfg, data, f"sqlite:///{data / 'octel.db'}") is None
 
 
 def test_default_folder_is_claude_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from pytest_alembic import Config as PytestAlembicConfig
 from pytest_alembic.tests import (  # the plugin's built-in tests, collected here
     test_model_definitions_match_ddl,
@@ -13,6 +14,7 @@ from pytest_alembic.tests import (  # the plugin's built-in tests, collected her
     test_up_down_consistency,
     test_upgrade,
 )
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from telemetry.store import migrate
@@ -52,3 +54,25 @@ def test_upgrade_is_idempotent_and_reaches_head(alembic_engine: Engine) -> None:
     upgrade(alembic_engine)
     upgrade(alembic_engine)
     assert current_revision(alembic_engine) == head_revision()
+
+
+def test_the_head_read_from_the_files_is_alembics() -> None:
+    assert migrate.script_heads() == {head_revision()}
+
+
+def test_a_store_at_head_is_not_upgraded_again(
+    alembic_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not migrate.at_head(alembic_engine)  # a new store: no version table yet
+    upgrade(alembic_engine)
+    assert migrate.at_head(alembic_engine)
+    ran: list[str] = []
+    monkeypatch.setattr(command, "upgrade", lambda cfg, rev: ran.append(rev))
+    upgrade(alembic_engine)
+    assert ran == []
+    below = ScriptDirectory.from_config(migrate.alembic_config()).get_revision("head").down_revision
+    with alembic_engine.begin() as conn:  # one revision behind: Alembic runs again
+        conn.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": str(below)})
+    assert not migrate.at_head(alembic_engine)
+    upgrade(alembic_engine)
+    assert ran == ["head"]

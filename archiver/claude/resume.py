@@ -1,0 +1,150 @@
+"""Read only what a Claude Code session's files gained since the last import (pure).
+
+An import keeps, per file, where its read stopped (the byte after the last complete line and
+how many lines that was) and a fingerprint of the file (its first 4 KiB and the 4 KiB before
+that point); per session, each answer's counted usage by message id. No text: the state file
+holds numbers, ids and hashes. A later run whose files still start with the same bytes and are
+no shorter reads each from where it stopped; the new lines are parsed, then merged into the
+session's archived documents (already redacted) as ``tree.build_tree(..., prior=...)`` does, so
+the tree is the one a read of the whole files builds: the same messages, the same totals, a
+message whose blocks straddle the two reads counted once. A file rewritten (another
+fingerprint, or shorter), a document missing, or 1.0.x sidechain lines make the tree read whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from archiver.errors import WalkError
+
+__all__ = [
+    "FINGERPRINT_BYTES",
+    "CannotResume",
+    "SessionPrior",
+    "TreePrior",
+    "fingerprint",
+    "resume_entry",
+    "tree_prior",
+]
+
+JsonObj = dict[str, Any]
+# how much of a file's start, and of the bytes before where its read stopped, is hashed
+FINGERPRINT_BYTES = 4096
+
+
+@dataclass
+class SessionPrior:
+    """One session as an earlier read left it: its archived (redacted) messages and record,
+    its counted usage by message id, and the lines of its file read then."""
+
+    messages: list[JsonObj]
+    usage: dict[str, list[Any]]
+    record: JsonObj
+    lines: int
+
+
+@dataclass
+class TreePrior:
+    """What an earlier read of a tree's files built."""
+
+    sessions: dict[str, SessionPrior]
+    skipped: Counter[str] = field(default_factory=Counter)
+    unknown_types: Counter[str] = field(default_factory=Counter)
+    cost_state: JsonObj | None = None
+    # the line errors of the earlier reads: a malformed line stays reported
+    errors: list[WalkError] = field(default_factory=list)
+    # session id -> the redaction counts of its archived document (its text is not counted again)
+    redaction: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+class CannotResume(ValueError):
+    """The files cannot continue the earlier read: the tree is read whole."""
+
+
+def fingerprint(head: bytes, before: bytes) -> str:
+    """The hash of a file's first bytes and of the bytes before where its read stopped."""
+    h = hashlib.sha256(len(head).to_bytes(4, "big") + head)
+    h.update(before)
+    return h.hexdigest()[:32]
+
+
+def resume_entry(
+    reads: Mapping[str, tuple[str, int, int, dict[str, list[Any]]]],
+    bases: Mapping[str, tuple[int, int]],
+    fingerprints: Mapping[str, str],
+) -> JsonObj:
+    """The state kept for a tree: per file [session id, offset, lines, fingerprint] (offsets
+    and lines counted from the file's start: ``bases`` are where this read began), per
+    session its usage by message id."""
+    files: JsonObj = {}
+    usage: JsonObj = {}
+    for name, (sid, consumed, lines, used) in reads.items():
+        offset, before = bases.get(name, (0, 0))
+        files[name] = [sid, offset + consumed, before + lines, fingerprints.get(name, "")]
+        usage[sid] = used
+    return {"files": files, "usage": usage}
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _cost_state(check: Mapping[str, Any]) -> JsonObj | None:
+    """The transcript's last ``cost-state`` as the root's cost check set it down."""
+    if check.get("reported_from") != "cost-state":
+        return None
+    models = {
+        name: {
+            "inputTokens": _d(m).get("input"),
+            "outputTokens": _d(m).get("output"),
+            "cacheReadInputTokens": _d(m).get("cache_read"),
+            "cacheCreationInputTokens": _d(m).get("cache_write"),
+            "costUSD": _d(m).get("cost"),
+        }
+        for name, m in _d(check.get("reported_models")).items()
+    }
+    return {"totalCostUSD": check.get("reported_usd"), "modelUsage": models}
+
+
+def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any]) -> TreePrior:
+    """The earlier read of a tree from its archived documents and its kept state; raises
+    ``CannotResume`` when a session the state names has no document."""
+    by_id = {str(d.get("session_id")): d for d in docs}
+    lines = {str(f[0]): int(f[2]) for f in _d(entry.get("files")).values()}
+    usage = _d(entry.get("usage"))
+    missing = set(usage) - set(by_id)
+    if missing or not docs:
+        raise CannotResume(f"no archived document for {sorted(missing)[:3]}")
+    roots = [d for d in docs if d.get("depth") == 0]
+    if len(roots) != 1:
+        raise CannotResume("no single root document")
+    root = roots[0]
+    claude = _d(root.get("claude"))
+    prior = TreePrior(
+        sessions={},
+        skipped=Counter(_d(claude.get("skipped_lines"))),
+        unknown_types=Counter(_d(claude.get("unknown_types"))),
+        cost_state=_cost_state(_d(root.get("cost_check"))),
+        errors=[
+            WalkError(
+                "malformed",
+                "line",
+                e.get("session_id"),
+                str(e.get("message") or ""),
+                str(e.get("path") or ""),
+            )
+            for e in map(_d, root.get("walk_errors") or [])
+            if e.get("error_kind") == "malformed" and e.get("what") == "line"
+        ],
+    )
+    for sid, d in by_id.items():
+        prior.redaction[sid] = dict(_d(d.get("redaction")))
+        if sid in usage:
+            messages = [dict(m) for m in d.get("messages") or []]
+            record = dict(_d(d.get("session")))
+            prior.sessions[sid] = SessionPrior(messages, dict(_d(usage[sid])), record, lines.get(sid, 0))
+    return prior
