@@ -46,7 +46,7 @@ def test_the_fresh_set_covers_every_pattern_with_new_runs() -> None:
 
 
 def test_the_claude_runs_are_split_like_the_others() -> None:
-    where = record_real.split(record_claude.claude_runs())
+    where = record_claude.claude_split()
     files = list(CLAUDE.glob("*/*.label.json"))
     assert len(files) == len(where)
     for p in files:
