@@ -8,19 +8,19 @@ is ``bash``, ``Agent``/``Task`` is ``task``). API errors and retries (``system``
 attachment and the result's ``permission_denials`` are kept as what they are.
 
 The CLI speaks in the conversation too. Its own user messages (``isSynthetic``, e.g. "Output
-token limit hit. Resume directly ...") are synthetic text, not a person's new question; the
-answer before that nudge was cut by the output limit (stream-json leaves its ``stop_reason``
-empty), and the ``max_output_tokens`` API error the CLI ends with is that limit, not a provider
-fault. A tool the CLI denied (its ``permission_denied`` line, or the result's
-``permission_denials``) is a denied call; only denials of calls not in the messages become
-permission events, so no denial is counted twice.
+token limit hit. Resume directly ...") are synthetic text, not a person's new question. An
+answer the CLI asked to resume is not marked cut: the CLI is recovering, and a watcher reading
+the stream cannot know yet whether it will. The ``max_output_tokens`` API error the CLI ends
+with once the resumes are spent is the output limit (finish ``length``), not a provider fault.
+A tool the CLI denied (its ``permission_denied`` line, or the result's ``permission_denials``)
+is a denied call; only denials of calls not in the messages become permission events, so no
+denial is counted twice.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from archiver.convert import MAX_OUTPUT, MAX_TEXT, Converted, canonical_json
@@ -32,7 +32,6 @@ _TOOL_NAMES = {"agent": "task", "multiedit": "multiedit", "notebookedit": "edit"
 _FINISH = {"end_turn": "stop", "tool_use": "tool-calls", "max_tokens": "length", "stop_sequence": "stop"}
 _EXIT = re.compile(r"^Exit code (\d+)")
 _INTERRUPTED = ("[Request interrupted by user", "The user doesn't want to proceed")
-_CUT_NUDGE = "Output token limit hit"
 _OUTPUT_LIMIT = "MessageOutputLengthError"  # OpenCode's name for the same stop
 
 
@@ -167,8 +166,6 @@ def from_claude(
             name, finish = _OUTPUT_LIMIT, "length"  # the CLI gave up on answers cut by the limit
         synthetic = role == "user" and _d(info.get("claude")).get("isSynthetic") is True
         parts = tuple(_parts(m, done, denied, synthetic))
-        if synthetic and out and out[-1].role == "assistant" and _nudged(parts):
-            out[-1] = replace(out[-1], finish="length")  # the answer the CLI asked to resume
         out.append(
             Message(
                 id=str(info.get("id")),
@@ -184,7 +181,3 @@ def from_claude(
         )
     shown = {p.call_id for m in out for p in m.parts if isinstance(p, ToolCall) and p.denied}
     return Converted(out, [], _denials(results, shown))
-
-
-def _nudged(parts: Sequence[Part]) -> bool:
-    return any(isinstance(p, Text) and p.text.startswith(_CUT_NUDGE) for p in parts)
