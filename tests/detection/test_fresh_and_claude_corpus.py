@@ -54,7 +54,10 @@ def test_the_claude_runs_are_split_like_the_others() -> None:
         label = json.loads(p.read_text())
         assert (p.parent / label["session"]).is_file() and label["session"].endswith(".jsonl")
     labels = Counter(json.loads(p.read_text())["label"] for p in files)
-    assert labels["doom_loop"] >= 6 and labels["retry_cascade"] >= 6 and labels["healthy"] >= 10
+    assert labels["doom_loop"] >= 6 and labels["retry_cascade"] >= 6 and labels["healthy"] >= 20
+    # long answers (repetition inside a turn, the same answer again, the output limit) and denials
+    for pattern in ("turn_repetition", "monologue", "output_limit", "permission_deadlock"):
+        assert labels[pattern] >= 3, pattern
 
 
 def _check(ev: Evaluation, recall: float, named: float, lag: float) -> None:
