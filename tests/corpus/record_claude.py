@@ -6,7 +6,9 @@
 Each run is the CLI's own stream-json output (`-p ... --output-format stream-json --verbose`),
 kept as `NAME.jsonl` with `NAME.label.json` beside it; octel reads it through the Claude
 converter (`archiver/claude/`) like any other file. The split is `record_real.split`: within each
-label, ordered by the SHA-256 of the name, every third held out.
+label, ordered by the SHA-256 of the name, every third held out; each batch of scenarios (the
+first here, the long answers and denials of `claude_long_turns`) is split on its own
+(`claude_split`), so a new batch never moves an earlier run.
 """
 
 from __future__ import annotations
