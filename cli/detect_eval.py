@@ -109,7 +109,8 @@ def _print_eval(name: str, ev: Evaluation, title: str = "") -> None:
         f"mean lag {_num(ev.mean_lag)} assistant turns after the pattern began, "
         f"stuck at {_pct(ev.mean_point)} of the run; "
         f"healthy runs called stuck: {len(ev.false_alarms)}/{ev.healthy_runs}{alarms}; "
-        f"marked suspect: {len(ev.suspect_healthy)}",
+        f"marked suspect: {len(ev.suspect_healthy)}; "
+        f"called stuck on the way, then cleared: {len(ev.passing_alarms)}",
         highlight=False,
     )
 

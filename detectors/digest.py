@@ -182,7 +182,7 @@ def digest(m: Message) -> Turn:
         if isinstance(p, ToolCall):
             sig = call_signature(p.tool, p.canonical_input)
             esig = error_signature(p)
-            denied = p.status == "error" and any(d in p.error for d in _DENIED) if esig else False
+            denied = p.denied or (bool(esig) and p.status == "error" and any(d in p.error for d in _DENIED))
             calls.append(
                 Call(
                     sig,

@@ -54,6 +54,9 @@ class RunResult:
     named: str | None = None  # the dominant finding's detector
     lag: float | None = None  # messages from the pattern's start to stuck (caught runs)
     stuck_turn: dict[str, int] = field(default_factory=dict)  # detector -> assistant turn it said stuck
+    # Detectors that said stuck at some point of the replay, even if not at the end: what a live
+    # watcher would have shown (and acted on) while the run went on.
+    ever_stuck: tuple[str, ...] = ()
 
     @property
     def correct(self) -> bool:
@@ -88,6 +91,8 @@ class Evaluation:
     healthy_runs: int
     false_alarms: tuple[str, ...] = field(default=())
     suspect_healthy: tuple[str, ...] = field(default=())  # healthy runs something marked suspect
+    # Healthy runs called stuck while they went on, though not at the end (a live alarm all the same).
+    passing_alarms: tuple[str, ...] = field(default=())
     right_named: int = 0  # caught runs whose dominant finding is the labelled pattern
     mean_lag: float | None = None  # messages from the pattern's start to stuck
     mean_point: float | None = None  # share of the run seen when it turned stuck
@@ -109,6 +114,7 @@ class Evaluation:
             "healthy_runs": self.healthy_runs,
             "false_alarms": list(self.false_alarms),
             "suspect_healthy": list(self.suspect_healthy),
+            "passing_alarms": list(self.passing_alarms),
             "right_named": self.right_named,
             "named_share": self.named_share,
             "mean_lag": self.mean_lag,
@@ -123,6 +129,7 @@ class Evaluation:
                     "first_fired": r.first_fired,
                     "first_stuck": r.first_stuck,
                     "stuck_turn": r.stuck_turn,
+                    "ever_stuck": list(r.ever_stuck),
                     "lag": r.lag,
                     "messages": r.messages,
                     "correct": r.correct,
@@ -172,6 +179,7 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
         named.detector if named is not None else None,
         lag,
         {d: turns_between(run.messages, -1, first_stuck[d]) for d in stuck},
+        tuple(first_stuck),
     )
 
 
@@ -237,6 +245,7 @@ def evaluate(
         len(healthy),
         tuple(r.name for r in healthy if r.stuck),
         tuple(r.name for r in healthy if r.fired and not r.stuck),
+        tuple(r.name for r in healthy if r.ever_stuck and not r.stuck),
         sum(1 for r in caught if r.named == r.label),
         _mean([r.lag for r in caught if r.lag is not None]),
         _mean([r.first_stuck[r.label] / max(1, r.messages) for r in caught]),

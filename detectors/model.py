@@ -48,6 +48,9 @@ class ToolCall:
     interrupted: bool = False
     # The tool stopped the command when it ran past its timeout.
     timed_out: bool = False
+    # The client refused to run it (a permission denied), when the source says so apart from
+    # the error text (the Claude Code CLI's `permission_denied`).
+    denied: bool = False
 
 
 @dataclass(frozen=True, slots=True)

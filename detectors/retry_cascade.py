@@ -20,7 +20,8 @@ from detectors.thresholds import Thresholds
 __all__ = ["RetryCascade"]
 
 # Errors that are not the provider failing: an abort is a person, an overflow has its detector.
-_NOT_PROVIDER = frozenset({"MessageAbortedError", "ContextOverflowError"})
+# Not the provider's fault: an abort, an overflow, the output limit (output_limit judges that).
+_NOT_PROVIDER = frozenset({"MessageAbortedError", "ContextOverflowError", "MessageOutputLengthError"})
 
 
 def _key(call: Call) -> str:

@@ -6,6 +6,15 @@ is ``bash``, ``Agent``/``Task`` is ``task``). API errors and retries (``system``
 ``api_error``, stream-json ``api_retry``) become ``Retry`` parts of a system message; a
 ``<synthetic>`` API error message is an assistant turn with its error; a ``max_turns_reached``
 attachment and the result's ``permission_denials`` are kept as what they are.
+
+The CLI speaks in the conversation too. Its own user messages (``isSynthetic``, e.g. "Output
+token limit hit. Resume directly ...") are synthetic text, not a person's new question. An
+answer the CLI asked to resume is not marked cut: the CLI is recovering, and a watcher reading
+the stream cannot know yet whether it will. The ``max_output_tokens`` API error the CLI ends
+with once the resumes are spent is the output limit (finish ``length``), not a provider fault.
+A tool the CLI denied (its ``permission_denied`` line, or the result's ``permission_denials``)
+is a denied call; only denials of calls not in the messages become permission events, so no
+denial is counted twice.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ _TOOL_NAMES = {"agent": "task", "multiedit": "multiedit", "notebookedit": "edit"
 _FINISH = {"end_turn": "stop", "tool_use": "tool-calls", "max_tokens": "length", "stop_sequence": "stop"}
 _EXIT = re.compile(r"^Exit code (\d+)")
 _INTERRUPTED = ("[Request interrupted by user", "The user doesn't want to proceed")
+_OUTPUT_LIMIT = "MessageOutputLengthError"  # OpenCode's name for the same stop
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -46,7 +56,7 @@ def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, tuple[bool, str
     return out
 
 
-def _call(p: Mapping[str, Any], done: Mapping[str, tuple[bool, str]]) -> ToolCall:
+def _call(p: Mapping[str, Any], done: Mapping[str, tuple[bool, str]], denied: frozenset[str]) -> ToolCall:
     call_id = str(p.get("id") or "")
     name = str(p.get("name") or "").lower()
     got = done.get(call_id)
@@ -62,20 +72,23 @@ def _call(p: Mapping[str, Any], done: Mapping[str, tuple[bool, str]]) -> ToolCal
         exit_code=int(code.group(1)) if code else None,
         call_id=call_id,
         interrupted=any(text.startswith(x) for x in _INTERRUPTED),
+        denied=call_id in denied,
     )
 
 
-def _parts(m: Mapping[str, Any], done: Mapping[str, tuple[bool, str]]) -> list[Part]:
+def _parts(
+    m: Mapping[str, Any], done: Mapping[str, tuple[bool, str]], denied: frozenset[str], synthetic: bool
+) -> list[Part]:
     out: list[Part] = []
     for i, p in enumerate(m.get("parts") or []):
         pid = str(p.get("id") or p.get("uuid") or f"{_d(m.get('info')).get('id')}:{i}")
         kind = p.get("type")
         if kind == "text":
-            out.append(Text(pid, str(p.get("text") or "")[:MAX_TEXT]))
+            out.append(Text(pid, str(p.get("text") or "")[:MAX_TEXT], synthetic))
         elif kind in ("thinking", "redacted_thinking"):
             out.append(Reasoning(pid, str(p.get("thinking") or p.get("data") or "")[:MAX_TEXT]))
         elif kind == "tool_use":
-            out.append(_call(p, done))
+            out.append(_call(p, done, denied))
     return out
 
 
@@ -95,11 +108,28 @@ def _system(info: Mapping[str, Any], part: Mapping[str, Any], index: int) -> Mes
     return None
 
 
-def _denials(results: Iterable[Mapping[str, Any]]) -> list[PermissionEvent]:
+def _denied_ids(
+    messages: Sequence[Mapping[str, Any]], results: Iterable[Mapping[str, Any]]
+) -> frozenset[str]:
+    """Calls the CLI denied: its `permission_denied` lines (stream-json) and the result's list."""
+    out = {
+        str(_d(p).get("tool_use_id"))
+        for m in messages
+        if _d(_d(m.get("info")).get("claude")).get("subtype") == "permission_denied"
+        for p in m.get("parts") or []
+        if _d(p).get("tool_use_id")
+    }
+    out |= {str(_d(d).get("tool_use_id")) for r in results for d in r.get("permission_denials") or []}
+    return frozenset(out - {"", "None"})
+
+
+def _denials(results: Iterable[Mapping[str, Any]], shown: set[str]) -> list[PermissionEvent]:
     out: list[PermissionEvent] = []
     for r in results:
         for d in r.get("permission_denials") or []:
             call = str(_d(d).get("tool_use_id") or "")
+            if call in shown:
+                continue  # the denied call is in the messages: counted there
             tool = str(_d(d).get("tool_name") or "").lower()
             out.append(PermissionEvent("asked", call, tool, call_id=call))
             out.append(PermissionEvent("replied", call, tool, reply="reject", call_id=call))
@@ -110,7 +140,9 @@ def from_claude(
     messages: Sequence[Mapping[str, Any]], results: Iterable[Mapping[str, Any]] = ()
 ) -> Converted:
     """The detectors' stream of one Claude session; replayed and unreadable messages are skipped."""
+    results = list(results)
     done = _results(messages)
+    denied = _denied_ids(messages, results)
     out: list[Message] = []
     for m in messages:
         info = _d(m.get("info"))
@@ -128,18 +160,24 @@ def from_claude(
             continue
         err = _d(info.get("error"))
         tokens = _d(info.get("tokens"))
-        finish = info.get("finish")
+        finish = _FINISH.get(str(info.get("finish")), str(info.get("finish"))) if info.get("finish") else None
+        name = str(err.get("name")) if err else None
+        if err and _d(err.get("data")).get("kind") == "max_output_tokens":
+            name, finish = _OUTPUT_LIMIT, "length"  # the CLI gave up on answers cut by the limit
+        synthetic = role == "user" and _d(info.get("claude")).get("isSynthetic") is True
+        parts = tuple(_parts(m, done, denied, synthetic))
         out.append(
             Message(
                 id=str(info.get("id")),
                 role="assistant" if role == "assistant" else "user",
                 index=index,
-                parts=tuple(_parts(m, done)),
-                finish=_FINISH.get(str(finish), str(finish)) if finish else None,
-                error=str(err.get("name")) if err else None,
+                parts=parts,
+                finish=finish,
+                error=name,
                 error_message=str(_d(err.get("data")).get("message") or "")[:MAX_OUTPUT] if err else "",
                 output_tokens=int(tokens.get("output") or 0),
                 agent=str(info.get("agent") or ""),
             )
         )
-    return Converted(out, [], _denials(results))
+    shown = {p.call_id for m in out for p in m.parts if isinstance(p, ToolCall) and p.denied}
+    return Converted(out, [], _denials(results, shown))

@@ -235,7 +235,7 @@ def _other(line: Mapping[str, Any], session_id: str, kind: str, out: Built) -> N
     if kind == "user":
         message = _d(line.get("message"))
         info = _info(line, session_id, "user", uid, ts)
-        for key in ("toolUseResult", "isMeta", "isCompactSummary", "promptId"):
+        for key in ("toolUseResult", "isMeta", "isCompactSummary", "promptId", "isSynthetic"):
             if key in line:
                 info["claude"][key] = line[key]
         parts = [p | {"uuid": line.get("uuid")} for p in _content(message)]

@@ -30,6 +30,7 @@ class Answer:
     input_tokens: int = 1000
     output_tokens: int = 50
     cache_read: int = 0
+    stop: str = ""  # the stop reason; by default tool_use with tools, else end_turn (max_tokens: cut)
 
 
 @dataclass
@@ -153,7 +154,7 @@ def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                     "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
                 )
                 self._event("content_block_stop", {"type": "content_block_stop", "index": i})
-            stop = "tool_use" if a.tools else "end_turn"
+            stop = a.stop or ("tool_use" if a.tools else "end_turn")
             self._event("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop},
                                           "usage": {**usage, "output_tokens": a.output_tokens}})  # fmt: skip
             self._event("message_stop", {"type": "message_stop"})

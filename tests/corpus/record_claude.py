@@ -6,7 +6,9 @@
 Each run is the CLI's own stream-json output (`-p ... --output-format stream-json --verbose`),
 kept as `NAME.jsonl` with `NAME.label.json` beside it; octel reads it through the Claude
 converter (`archiver/claude/`) like any other file. The split is `record_real.split`: within each
-label, ordered by the SHA-256 of the name, every third held out.
+label, ordered by the SHA-256 of the name, every third held out; each batch of scenarios (the
+first here, the long answers and denials of `claude_long_turns`) is split on its own
+(`claude_split`), so a new batch never moves an earlier run.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ for _p in (_HERE, _HERE.parent, _HERE.parent / "claude"):
         sys.path.insert(0, str(_p))
 
 from claude_cli import run_claude  # noqa: E402
+from claude_long_turns import long_turn_runs  # noqa: E402
 from fake_api import Answer, Fail, fake_anthropic  # noqa: E402
 from record_real import split  # noqa: E402
 
@@ -32,7 +35,7 @@ from archiver.claude.convert import from_claude  # noqa: E402
 from archiver.claude.layout import tree_of_file  # noqa: E402
 from detectors.model import Retry  # noqa: E402
 
-__all__ = ["OUT", "claude_runs", "record"]
+__all__ = ["OUT", "all_claude_runs", "claude_runs", "claude_split", "record"]
 
 OUT = _HERE / "claude"
 Run = dict[str, Any]
@@ -171,6 +174,16 @@ def _healthy() -> list[Run]:
     return runs
 
 
+def all_claude_runs() -> list[Run]:
+    """The first batch and the runs of long answers and denied tools (`claude_long_turns`)."""
+    return [*claude_runs(), *long_turn_runs()]
+
+
+def claude_split() -> dict[str, str]:
+    """name -> "dev" | "heldout": each batch split on its own, so a new batch moves no old run."""
+    return {**split(claude_runs()), **split(long_turn_runs())}
+
+
 def _label(run: Run, path: Path) -> dict[str, Any]:
     tree = tree_of_file(path)
     msgs = from_claude(tree.sessions[0].messages, tree.results).messages
@@ -199,7 +212,7 @@ def _one(out: Path, where: dict[str, str], run: Run) -> None:
             fake.url,
             "-p",
             "Fix the build.",
-            "--dangerously-skip-permissions",
+            *run.get("perms", ["--dangerously-skip-permissions"]),
             "--output-format",
             "stream-json",
             "--verbose",
@@ -215,8 +228,8 @@ def _one(out: Path, where: dict[str, str], run: Run) -> None:
 
 
 def record(out: Path, only: list[str] | None = None, workers: int = 4) -> list[Run]:
-    runs = claude_runs()
-    where = split(runs)
+    runs = all_claude_runs()
+    where = claude_split()
     if only:
         runs = [r for r in runs if r["name"] in set(only)]
     with ThreadPoolExecutor(workers) as pool:

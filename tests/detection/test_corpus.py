@@ -82,3 +82,16 @@ def test_captured_runs_read_as_a_person_labels_them(evaluation: Evaluation) -> N
     assert by_name["fx_reasoning_loop"].fired[:1] or by_name["fx_reasoning_loop"].correct
     for name in ("fx_healthy", "fx_context_overflow", "fx_permission_denied", "fx_secrets", "fx_aborted"):
         assert by_name[name].fired == (), name
+
+
+def test_an_alarm_that_cleared_by_the_end_is_still_counted(evaluation: Evaluation) -> None:
+    # A long exploration that then edits: no_progress's long-run rule called it stuck at step
+    # 20, the edit cleared it. The final verdict is right; a live watcher showed the alarm.
+    by_name = {r.name: r for r in evaluation.runs}
+    explore = by_name["ok_explore_1"]
+    assert explore.stuck == () and explore.ever_stuck == ("no_progress",)
+    assert evaluation.passing_alarms == ("ok_explore_1",)
+    assert all(
+        r.ever_stuck == () for r in evaluation.runs if r.label == "healthy" and r.name != "ok_explore_1"
+    )
+    assert all(set(r.stuck) <= set(r.ever_stuck) for r in evaluation.runs)

@@ -46,7 +46,7 @@ def test_the_fresh_set_covers_every_pattern_with_new_runs() -> None:
 
 
 def test_the_claude_runs_are_split_like_the_others() -> None:
-    where = record_real.split(record_claude.claude_runs())
+    where = record_claude.claude_split()
     files = list(CLAUDE.glob("*/*.label.json"))
     assert len(files) == len(where)
     for p in files:
@@ -54,7 +54,10 @@ def test_the_claude_runs_are_split_like_the_others() -> None:
         label = json.loads(p.read_text())
         assert (p.parent / label["session"]).is_file() and label["session"].endswith(".jsonl")
     labels = Counter(json.loads(p.read_text())["label"] for p in files)
-    assert labels["doom_loop"] >= 6 and labels["retry_cascade"] >= 6 and labels["healthy"] >= 10
+    assert labels["doom_loop"] >= 6 and labels["retry_cascade"] >= 6 and labels["healthy"] >= 20
+    # long answers (repetition inside a turn, the same answer again, the output limit) and denials
+    for pattern in ("turn_repetition", "monologue", "output_limit", "permission_deadlock"):
+        assert labels[pattern] >= 3, pattern
 
 
 def _check(ev: Evaluation, recall: float, named: float, lag: float) -> None:
