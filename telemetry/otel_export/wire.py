@@ -185,11 +185,16 @@ class SpanEncoder:
     def request(self, spans: Iterable[bytes]) -> bytes:
         """An ExportTraceServiceRequest holding already encoded spans (from `span`); no spans, an
         empty request."""
-        body = b"".join(spans)
-        if not body:
+        spans = list(spans)
+        size = sum(map(len, spans))
+        if not size:
             return b""
-        scope_spans = _field(b"\x12", self._scope + body + self._scope_tail)
-        return _field(b"\x0a", self._resource + scope_spans + self._resource_tail)
+        # the lengths first, then one join: the spans (hundreds of kB) are copied once
+        scope_size = len(self._scope) + size + len(self._scope_tail)
+        scope_head = b"\x12" + varint(scope_size)
+        resource_size = len(self._resource) + len(scope_head) + scope_size + len(self._resource_tail)
+        head = [b"\x0a", varint(resource_size), self._resource, scope_head, self._scope]
+        return b"".join([*head, *spans, self._scope_tail, self._resource_tail])
 
     def encode(self, records: Sequence[SpanRecord]) -> bytes:
         """An ExportTraceServiceRequest of span records."""
