@@ -279,22 +279,28 @@ def tree_spans(
     tid = trace_id(root)
     b.widen()
     ids = span_ids(root, b.nodes)  # once per span: a parent has many children
+    # tuple.__new__ straight: the named tuple's own __new__ is a Python function that costs
+    # more than the tuple it makes (about 2 ms of 29 for 2,932 spans)
+    new = tuple.__new__
     return [
-        SpanRecord(
-            tid,
-            ids[n.key],
-            ids[n.parent] if n.parent is not None else None,
-            n.name,
-            n.kind,
-            n.start_ns,
-            n.end_ns,
-            n.attributes,
-            tuple(e._replace(time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events)
-            if n.events
-            else (),
-            n.status,
-            n.status_message,
-            n.session_id,
+        new(
+            SpanRecord,
+            (
+                tid,
+                ids[n.key],
+                ids[n.parent] if n.parent is not None else None,
+                n.name,
+                n.kind,
+                n.start_ns,
+                n.end_ns,
+                n.attributes,
+                tuple(e._replace(time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events)
+                if n.events
+                else (),
+                n.status,
+                n.status_message,
+                n.session_id,
+            ),
         )
         for n in b.nodes.values()
     ]
