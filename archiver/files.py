@@ -221,9 +221,16 @@ def read_plain(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         size = os.fstat(f.fileno()).st_size
         if size > max_bytes:
             raise ArchiveTooLarge(f"{path.name}: {size} bytes, more than the limit of {max_bytes}")
-        raw = f.read(max_bytes + 1)
+        # read what the file holds, not the limit: read(n) allocates n bytes up front
+        raw = f.read(size + 1)
+        if len(raw) > size:  # it grew since: the rest in chunks, up to the limit
+            parts, total = [raw], len(raw)
+            while total <= max_bytes and (chunk := f.read(min(_CHUNK, max_bytes + 1 - total))):
+                parts.append(chunk)
+                total += len(chunk)
+            raw = b"".join(parts)
     if raw[:2] != b"\x1f\x8b":
-        if len(raw) > max_bytes:  # it grew while being read
+        if len(raw) > max_bytes:  # it grew past the limit while being read
             raise ArchiveTooLarge(f"{path.name}: more than the limit of {max_bytes} bytes")
         return raw
     return _gunzip(raw, path.name, max_bytes)

@@ -2,8 +2,9 @@
 
 One run archives TREES copies of captured OpenCode trees (a subagent tree and a doom loop, each
 copy with its own ids) into a fresh SQLite store, starts a local OTLP/HTTP receiver in a process
-of its own (it decodes every request, as a backend would), then measures, best of REPEATS in
-wall time (read and export in turn):
+of its own (it decodes every request, as a backend would), then measures, in REPEATS rounds of
+read and export in turn (best of the rounds, and the median of each round's ratio), in wall time
+and this process's CPU time:
 - read:   the baseline, loading every tree's archive documents from the store and the files;
 - export: octel's whole export of the same trees (read, map to spans, encode protobuf, POST to
           the receiver and wait for its answer);
@@ -12,21 +13,26 @@ and, apart, the stages of the export and two other ways to encode the same spans
 messages built in bulk. It prints spans per second and the export's extra cost as a share of the
 read (target: at most 50 %). Memory: with a backend that never answers, a background exporter
 with a queue of QUEUE trees is handed 10x and 100x QUEUE trees; the peak Python heap
-(tracemalloc) must not grow with the backlog, only with the queue.
+(tracemalloc) must not grow with the backlog, only with the queue. It prints the load average
+before and after the rounds, and the garbage collector's time in each stage: on a shared machine
+a figure means little without them.
 
-    python benchmarks/bench_otel.py [--trees 200] [--repeats 3] [--json]
+    python benchmarks/bench_otel.py [--trees 200] [--repeats 7] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import multiprocessing
 import os
+import statistics
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -106,22 +112,74 @@ def _best(fn: Any, repeats: int) -> tuple[float, Any]:
     return best, out
 
 
-def _best_pair(a: Any, b: Any, repeats: int) -> tuple[list[float], Any, list[float], Any]:
-    """Best [wall, CPU] seconds of two stages run in turn, so a busy spell on a shared machine
-    hits both. CPU time is this process's own: the receiver's decoding is the backend's work."""
-    ta, tb = [float("inf")] * 2, [float("inf")] * 2
-    out_a = out_b = None
-    for _ in range(repeats):
-        for fn, best in ((a, ta), (b, tb)):
-            w, c = time.perf_counter(), time.process_time()
-            out = fn()
-            best[0] = min(best[0], time.perf_counter() - w)
-            best[1] = min(best[1], time.process_time() - c)
-            if fn is a:
-                out_a = out
-            else:
-                out_b = out
-    return ta, out_a, tb, out_b
+class _GCClock:
+    """Seconds the garbage collector ran, and its passes, while ``on`` (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.seconds = 0.0
+        self.passes = 0
+        self._t0 = 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, info: dict[str, int]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._t0
+            self.passes += 1
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._tick)
+
+
+def _rounds(a: Any, b: Any, repeats: int) -> dict[str, Any]:
+    """[wall, CPU] seconds of two stages run in turn, ``repeats`` rounds, so a busy spell on a
+    shared machine hits both. CPU time is this process's own: the receiver's decoding is the
+    backend's work. Also each round's ratio b/a (their median is steadier than best vs best)
+    and the garbage collector's time in each stage."""
+    walls: dict[str, list[float]] = {"a": [], "b": []}
+    cpus: dict[str, list[float]] = {"a": [], "b": []}
+    outs: dict[str, Any] = {}
+    gcs = {"a": [0.0, 0], "b": [0.0, 0]}
+    clock = _GCClock()
+    try:
+        for _ in range(repeats):
+            for name, fn in (("a", a), ("b", b)):
+                clock.on, clock.seconds, clock.passes = True, 0.0, 0
+                w, c = time.perf_counter(), time.process_time()
+                outs[name] = fn()
+                walls[name].append(time.perf_counter() - w)
+                cpus[name].append(time.process_time() - c)
+                clock.on = False
+                gcs[name][0] += clock.seconds
+                gcs[name][1] += clock.passes
+    finally:
+        clock.close()
+    return {
+        "a": (min(walls["a"]), min(cpus["a"])),
+        "b": (min(walls["b"]), min(cpus["b"])),
+        "out_a": outs["a"],
+        "out_b": outs["b"],
+        "median_wall_ratio": statistics.median(y / x for x, y in zip(walls["a"], walls["b"], strict=True)),
+        "median_cpu_ratio": statistics.median(y / x for x, y in zip(cpus["a"], cpus["b"], strict=True)),
+        "gc_seconds_per_round": {k: v[0] / repeats for k, v in gcs.items()},
+        "gc_passes_per_round": {k: v[1] / repeats for k, v in gcs.items()},
+    }
+
+
+class _Watched(OTLPSender):
+    """A sender that says when its first request leaves."""
+
+    def __init__(self, config: OTLPConfig) -> None:
+        super().__init__(config)
+        self.posted = threading.Event()
+
+    def post(self, body: bytes) -> Any:
+        self.posted.set()
+        return super().post(body)
 
 
 def _memory(settings: Settings, roots: list[str], queue: int) -> dict[str, float]:
@@ -129,13 +187,17 @@ def _memory(settings: Settings, roots: list[str], queue: int) -> dict[str, float
     os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
     peaks = {}
     try:
-        for factor in (10, 100):
+        for factor in (1, 10, 100):  # the first warms up (imports, caches): not counted
             cfg = settings.model_copy(update={"otel_queue_trees": queue})
             tracemalloc.start()
-            bg = BackgroundExporter(cfg, sender=OTLPSender(OTLPConfig.from_env(timeout=3)), attempts=1)
+            sender = _Watched(OTLPConfig.from_env(timeout=3))
+            bg = BackgroundExporter(cfg, sender=sender, attempts=1)
             for i in range(queue * factor):
                 bg.submit(roots[i % len(roots)])
-            time.sleep(1.0)  # the thread holds one tree in flight to the silent backend
+            # the peak once the thread has its first request in flight to the silent backend
+            # (its trees read, mapped and encoded): the same point for both backlogs
+            sender.posted.wait(timeout=30)
+            time.sleep(0.2)
             peaks[f"peak_bytes_{factor}x_queue"] = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
             bg.close(timeout=0)  # the backend never answers: leave without the exit grace
@@ -143,6 +205,7 @@ def _memory(settings: Settings, roots: list[str], queue: int) -> dict[str, float
                 bg._thread.join(timeout=30)  # its request times out; then the thread ends
     finally:
         proc.kill()
+    peaks.pop("peak_bytes_1x_queue")
     peaks["peak_ratio_100x_vs_10x"] = peaks["peak_bytes_100x_queue"] / peaks["peak_bytes_10x_queue"]
     return peaks
 
@@ -193,7 +256,11 @@ def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
             def encode_bulk() -> int:
                 return sum(len(bulk_request(r, resource, **meta).SerializeToString()) for r in records)
 
-            (t_read, c_read), sessions, (t_export, c_export), spans = _best_pair(read, export, repeats)
+            load_before = os.getloadavg()
+            pair = _rounds(read, export, repeats)
+            load_after = os.getloadavg()
+            (t_read, c_read), (t_export, c_export) = pair["a"], pair["b"]
+            sessions, spans = pair["out_a"], pair["out_b"]
             t_map, _ = _best(mapping, repeats)
             t_encode, wire = _best(encode, repeats)
             t_sdk, sdk_wire = _best(encode_sdk, repeats)
@@ -221,6 +288,15 @@ def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
         "read_cpu_seconds": round(c_read, 4),
         "export_cpu_seconds": round(c_export, 4),
         "export_vs_read_cpu": round(c_export / c_read, 3),
+        "median_round_export_vs_read": round(pair["median_wall_ratio"], 3),
+        "median_round_export_vs_read_cpu": round(pair["median_cpu_ratio"], 3),
+        "gc_seconds_per_read": round(pair["gc_seconds_per_round"]["a"], 4),
+        "gc_seconds_per_export": round(pair["gc_seconds_per_round"]["b"], 4),
+        "gc_passes_per_read": pair["gc_passes_per_round"]["a"],
+        "gc_passes_per_export": pair["gc_passes_per_round"]["b"],
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+        "repeats": repeats,
         "overhead_target": OVERHEAD_TARGET,
         "queue_trees": queue,
         **{k: round(v, 3) for k, v in memory.items()},
@@ -231,7 +307,7 @@ def main() -> None:
     logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the silent backend is on purpose
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trees", type=int, default=200)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--queue", type=int, default=50)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -252,6 +328,15 @@ def main() -> None:
     cpu_read, cpu_export = out["read_cpu_seconds"], out["export_cpu_seconds"]
     ratio = out["export_vs_read_cpu"]
     print(f"CPU, this process read {cpu_read:.3f} s, export {cpu_export:.3f} s, {ratio:.2f}x")
+    wall_med, cpu_med = out["median_round_export_vs_read"], out["median_round_export_vs_read_cpu"]
+    print(f"median of {out['repeats']} rounds: export/read {wall_med:.2f}x wall, {cpu_med:.2f}x CPU")
+    gc_r, gc_e = out["gc_seconds_per_read"], out["gc_seconds_per_export"]
+    print(
+        f"garbage collector per round: read {gc_r * 1000:.1f} ms ({out['gc_passes_per_read']:.1f} passes), "
+        f"export {gc_e * 1000:.1f} ms ({out['gc_passes_per_export']:.1f} passes)"
+    )
+    before, after = out["load_average_before"], out["load_average_after"]
+    print(f"load average (1, 5, 15 min) before {before}, after {after}")
     small, large = out["peak_bytes_10x_queue"] / 1e6, out["peak_bytes_100x_queue"] / 1e6
     print(
         f"memory, silent backend, queue {out['queue_trees']}: peak {small:.2f} MB at 10x the queue, "

@@ -240,7 +240,7 @@ def is_claude_file(path: Path) -> bool:
         return False
     try:
         with path.open("rb") as fh:
-            head = fh.read(200_000)
+            head = fh.read(min(200_000, os.fstat(fh.fileno()).st_size + 1))  # not 200 kB for a small file
     except OSError:
         return False
     return b'"sessionId"' in head or b'"claude_code_version"' in head or b'"parent_tool_use_id"' in head

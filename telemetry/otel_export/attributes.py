@@ -111,7 +111,7 @@ def chat_attributes(
     content: bool,
 ) -> Attrs:
     counted = _d(turn.get("tokens"))
-    tok = {k: int(counted.get(k) or 0) for k in TOKEN_KINDS}
+    tok = dict(zip(TOKEN_KINDS, [int(counted.get(k) or 0) for k in TOKEN_KINDS], strict=True))
     prompt_tokens = tok["input"] + tok["cache_read"] + tok["cache_write"]
     completion = tok["output"] + tok["reasoning"]
     model = turn.get("model")
@@ -137,13 +137,14 @@ def chat_attributes(
         "octel.cost_usd": float(turn.get("cost") or 0.0),
         "octel.turn.in_flight": bool(turn.get("in_flight")),
     }
-    for k, key in zip(TOKEN_KINDS, _TOKEN_KEYS, strict=True):
-        a[key] = tok[k]
-    for key in ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"):
-        _put(a, key, model)
+    a.update(zip(_TOKEN_KEYS, tok.values(), strict=True))
+    if model is not None:
+        for key in ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"):
+            _put(a, key, model)
     provider = turn.get("provider")
-    _put(a, "gen_ai.provider.name", provider)
-    _put(a, "llm.provider", provider)
+    if provider is not None:
+        _put(a, "gen_ai.provider.name", provider)
+        _put(a, "llm.provider", provider)
     if turn.get("finish"):
         a["gen_ai.response.finish_reasons"] = [str(turn["finish"])]
     _put(a, "error.type", turn.get("error"))
@@ -216,10 +217,8 @@ def cycle_attributes(
 
 
 def _summary(detector: str) -> str:
-    for spec in REGISTRY.specs():
-        if spec.name == detector:
-            return spec.summary
-    return "a pattern this detector looks for"
+    spec = REGISTRY.spec(detector)
+    return spec.summary if spec is not None else "a pattern this detector looks for"
 
 
 def finding_event(f: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], fallback_ns: int) -> SpanEvent:

@@ -8,15 +8,16 @@ tree twice therefore sends the same ids, and a tracing backend keeps one trace i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
-__all__ = ["AttrValue", "SpanEvent", "SpanRecord", "span_id", "trace_id"]
+__all__ = ["AttrValue", "SpanEvent", "SpanRecord", "span_id", "span_ids", "trace_id"]
 
 AttrValue = str | bool | int | float | Sequence[str]
 Kind = Literal["INTERNAL", "CLIENT"]
 Status = Literal["UNSET", "OK", "ERROR"]
+_NO_ATTRIBUTES: Mapping[str, AttrValue] = MappingProxyType({})
 
 
 def _digest(*parts: str) -> bytes:
@@ -33,15 +34,26 @@ def span_id(root_session_id: str, key: str) -> int:
     return int.from_bytes(_digest("octel-span", root_session_id, key)[:8], "big") or 1
 
 
-@dataclass(frozen=True, slots=True)
-class SpanEvent:
+def span_ids(root_session_id: str, keys: Iterable[str]) -> dict[str, int]:
+    """`span_id` of each key of one tree: the hash of the shared prefix is computed once."""
+    prefix = hashlib.sha256(f"octel-span\x1f{root_session_id}\x1f".encode())
+    out = {}
+    for key in keys:
+        h = prefix.copy()
+        h.update(key.encode())
+        out[key] = int.from_bytes(h.digest()[:8], "big") or 1
+    return out
+
+
+class SpanEvent(NamedTuple):
     name: str
     time_ns: int
-    attributes: Mapping[str, AttrValue] = field(default_factory=dict)
+    attributes: Mapping[str, AttrValue] = _NO_ATTRIBUTES
 
 
-@dataclass(frozen=True, slots=True)
-class SpanRecord:
+# Named tuples rather than frozen dataclasses: as immutable, and a tree makes thousands of them
+# (a frozen dataclass sets each field through object.__setattr__, several times the cost).
+class SpanRecord(NamedTuple):
     trace_id: int
     span_id: int
     parent_span_id: int | None

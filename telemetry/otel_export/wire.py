@@ -37,7 +37,11 @@ _Q = struct.Struct("<Q").pack
 _D = struct.Struct("<d").pack
 # flags: SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE (0x100), the parent being local; fixed32, field 16
 _FLAGS = b"\x85\x01" + struct.pack("<I", 0x100)
-_CACHE_LIMIT = 1 << 16  # encoded key/values kept at most; cleared past it (values seldom repeat then)
+_KIND_FIELD = {k: b"\x30" + bytes([v]) for k, v in _KIND.items()}
+_UNSET_TAIL = b"\x7a\x00" + _FLAGS  # an empty Status message, then the flags
+_CACHE_LIMIT = 1 << 16  # ids, names or attribute keys kept at most; cleared past it
+_VALUES_PER_KEY = 256  # encoded values kept per attribute key
+_U64 = 0xFFFFFFFFFFFFFFFF
 
 
 def varint(n: int) -> bytes:
@@ -63,7 +67,7 @@ def _any(value: AttrValue) -> bytes:
     if isinstance(value, bool):
         return b"\x10\x01" if value else b"\x10\x00"
     if isinstance(value, int):
-        return b"\x18" + varint(value & 0xFFFFFFFFFFFFFFFF)  # int64: negatives as two's complement
+        return b"\x18" + varint(value & _U64)  # int64: negatives as two's complement
     if isinstance(value, float):
         return b"\x21" + _D(value)
     return _field(b"\x2a", b"".join(_field(b"\x0a", _any(v)) for v in value))
@@ -102,31 +106,45 @@ class SpanEncoder:
         self._resource_tail = _field(b"\x1a", resource_schema_url.encode()) if resource_schema_url else b""
         self._scope = _field(b"\x0a", scope)
         self._scope_tail = _field(b"\x1a", scope_schema_url.encode()) if scope_schema_url else b""
-        self._attrs: dict[tuple[bytes, str, type, object], bytes] = {}
+        # per tag, per key: the encoded key, and the encoded KeyValue fields of the values seen
+        self._attrs: dict[bytes, dict[str, tuple[bytes, dict[str | int, bytes]]]] = {}
         self._ids: dict[int, bytes] = {}
+        self._names: dict[str, bytes] = {}
 
-    def _attributes(self, tag: bytes, attributes: Mapping[str, AttrValue]) -> list[bytes]:
-        cache = self._attrs
-        if len(cache) > _CACHE_LIMIT:
-            cache.clear()
-        out = []
+    def _attributes(self, out: list[bytes], tag: bytes, attributes: Mapping[str, AttrValue]) -> None:
+        """Append each attribute as a KeyValue field with ``tag`` to ``out``.
+
+        Encoded fields of str and int values are kept and reused (not bool: True == 1 in Python,
+        not on the wire; not float: -0.0 == 0.0): attributes repeat across a tree (the session
+        id on every span, operation names, zeros). A key stops keeping new values once it has
+        _VALUES_PER_KEY of them: ids and titles seldom repeat, and keeping them costs more than
+        encoding them again."""
+        cache = self._attrs.get(tag)
+        if cache is None or len(cache) > _CACHE_LIMIT:
+            cache = self._attrs[tag] = {}
+        append = out.append
         for k, v in attributes.items():
+            entry = cache.get(k)
+            if entry is None:
+                entry = cache[k] = (_field(b"\x0a", k.encode()), {})
             t = type(v)
-            if t is float or t is list or t is tuple:  # -0.0 == 0.0; lists do not hash
-                out.append(_field(tag, _key_value(k, v)))
-                continue
-            # the type is part of the key: True == 1 in Python, not on the wire
-            ck = (tag, k, t, v)
-            got = cache.get(ck)
-            if got is None:
-                got = cache[ck] = _field(tag, _key_value(k, v))
-            out.append(got)
-        return out
+            if t is str or t is int:
+                kept = entry[1]
+                got = kept.get(v)  # type: ignore[arg-type]
+                if got is None:
+                    value = _field(b"\x0a", v.encode()) if t is str else b"\x18" + varint(v & _U64)  # type: ignore[union-attr, operator]
+                    kv = entry[0] + b"\x12" + varint(len(value)) + value
+                    got = tag + varint(len(kv)) + kv
+                    if len(kept) < _VALUES_PER_KEY:
+                        kept[v] = got  # type: ignore[index]
+                append(got)
+            else:
+                append(_field(tag, entry[0] + _field(b"\x12", _any(v))))
 
     def _event(self, e: SpanEvent) -> bytes:
         body = [b"\x09" + _Q(e.time_ns)] if e.time_ns else []
         body.append(_field(b"\x12", e.name.encode()))
-        body.extend(self._attributes(b"\x1a", e.attributes))
+        self._attributes(body, b"\x1a", e.attributes)
         return _field(b"\x5a", b"".join(body))
 
     def span(self, r: SpanRecord) -> bytes:
@@ -139,33 +157,44 @@ class SpanEncoder:
         body = [trace, b"\x12\x08" + r.span_id.to_bytes(8, "big")]
         if r.parent_span_id is not None:
             body.append(b"\x22\x08" + r.parent_span_id.to_bytes(8, "big"))
-        if r.name:
-            body.append(_field(b"\x2a", r.name.encode()))
-        body.append(b"\x30" + _SMALL[_KIND[r.kind]])
+        name = self._names.get(r.name)  # names repeat: `chat {model}`, `execute_tool bash`
+        if name is None:
+            if len(self._names) > _CACHE_LIMIT:
+                self._names.clear()
+            name = self._names[r.name] = _field(b"\x2a", r.name.encode()) if r.name else b""
+        body.append(name)
+        body.append(_KIND_FIELD[r.kind])
         if r.start_ns:
             body.append(b"\x39" + _Q(r.start_ns))
         if r.end_ns:
             body.append(b"\x41" + _Q(r.end_ns))
-        body.extend(self._attributes(b"\x4a", r.attributes))
+        self._attributes(body, b"\x4a", r.attributes)
         for e in r.events:
             body.append(self._event(e))
-        status = b""
-        if r.status == "ERROR" and r.status_message:
-            status = _field(b"\x12", r.status_message.encode())
-        if _STATUS[r.status]:
+        if r.status == "UNSET":  # most spans: an empty status, then the flags
+            body.append(_UNSET_TAIL)
+        else:
+            status = b""
+            if r.status == "ERROR" and r.status_message:
+                status = _field(b"\x12", r.status_message.encode())
             status += b"\x18" + _SMALL[_STATUS[r.status]]
-        body.append(_field(b"\x7a", status))
-        body.append(_FLAGS)
+            body.append(_field(b"\x7a", status))
+            body.append(_FLAGS)
         return _field(b"\x12", b"".join(body))
 
     def request(self, spans: Iterable[bytes]) -> bytes:
         """An ExportTraceServiceRequest holding already encoded spans (from `span`); no spans, an
         empty request."""
-        body = b"".join(spans)
-        if not body:
+        spans = list(spans)
+        size = sum(map(len, spans))
+        if not size:
             return b""
-        scope_spans = _field(b"\x12", self._scope + body + self._scope_tail)
-        return _field(b"\x0a", self._resource + scope_spans + self._resource_tail)
+        # the lengths first, then one join: the spans (hundreds of kB) are copied once
+        scope_size = len(self._scope) + size + len(self._scope_tail)
+        scope_head = b"\x12" + varint(scope_size)
+        resource_size = len(self._resource) + len(scope_head) + scope_size + len(self._resource_tail)
+        head = [b"\x0a", varint(resource_size), self._resource, scope_head, self._scope]
+        return b"".join([*head, *spans, self._scope_tail, self._resource_tail])
 
     def encode(self, records: Sequence[SpanRecord]) -> bytes:
         """An ExportTraceServiceRequest of span records."""

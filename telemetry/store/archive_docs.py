@@ -78,8 +78,10 @@ def decode(codec: str, blob: bytes, name: str, max_bytes: int, expected: int | N
             )
             parts: list[bytes] = []
             total = 0
+            # read(n) allocates n bytes up front: ask for the stored size when it is known
+            step = _CHUNK if expected is None else max(1, min(_CHUNK, expected + 1))
             with reader:
-                while chunk := reader.read(_CHUNK):
+                while chunk := reader.read(step):
                     total += len(chunk)
                     if total > max_bytes:
                         raise ArchiveTooLarge(f"{name}: expands to more than the limit of {max_bytes} bytes")

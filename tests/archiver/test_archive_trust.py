@@ -226,6 +226,38 @@ def test_files_over_the_limit_are_refused_on_read_and_write(tmp_path: Path) -> N
     assert not (tmp_path / "new.json").exists()
 
 
+def test_reading_a_small_archive_holds_its_size_not_the_limit(tmp_path: Path) -> None:
+    small = tmp_path / "small.json"
+    small.write_bytes(orjson.dumps({"x": "a" * 20_000}))
+    tracemalloc.start()
+    try:
+        assert read_plain(small, 64 << 20) == small.read_bytes()
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200_000, "a 20 kB file read under a 64 MiB limit holds about 20 kB"
+
+
+@pytest.mark.parametrize(("grown_to", "limit"), [(5000, 8192), (9000, 8192)])
+def test_a_file_that_grew_after_its_size_was_taken_is_read_whole_within_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grown_to: int, limit: int
+) -> None:
+    grown = tmp_path / "grown.json"
+    grown.write_bytes(b'{"x": "' + b"a" * (grown_to - 10) + b'"}')
+    real_fstat = os.fstat
+
+    def stale(fd: int) -> Any:  # the size as it was before the last write
+        st = real_fstat(fd)
+        return os.stat_result((*st[:6], 100, *st[7:]))
+
+    monkeypatch.setattr(os, "fstat", stale)
+    if grown_to > limit:
+        with pytest.raises(ArchiveTooLarge, match="more than the limit of 8192"):
+            read_plain(grown, limit)
+    else:
+        assert read_plain(grown, limit) == grown.read_bytes()
+
+
 def test_import_skips_a_file_over_the_limit(archived: Path, tmp_path: Path) -> None:
     folder = tmp_path / "old"
     folder.mkdir()

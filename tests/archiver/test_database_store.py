@@ -6,7 +6,9 @@ the trace export exactly as files are."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import threading
+import tracemalloc
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -184,6 +186,18 @@ def test_size_limit_holds_both_ways(db_settings: Settings, engine: Engine) -> No
         decode("zstd", bomb[:20], "torn", 1_000_000, expected=50)
     with pytest.raises(ArchiveMissing):
         DatabaseStore(engine).read("gone.json")
+
+
+def test_reading_a_small_document_holds_its_size_not_a_chunk() -> None:
+    plain = orjson.dumps({"x": "a" * 20_000})
+    for codec, blob in (encode(plain), ("gzip", gzip.compress(plain))):
+        tracemalloc.start()
+        try:
+            assert decode(codec, blob, "doc", 64 << 20, expected=len(plain)) == plain
+            _now, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 200_000, f"{codec}: a 20 kB document is read into about 20 kB, not 1 MiB"
 
 
 @hsettings(max_examples=50, deadline=None)
