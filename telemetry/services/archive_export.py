@@ -4,8 +4,8 @@ store and a team moves between the folder and the database either way.
 
 Which documents: every index row's (the index names every document a reader may open), or
 those archived since a time, or the whole trees of given sessions. Each document is read
-within the size limit, parsed and validated (JSON Schema and bounds) before it is written; a
-document that cannot be read is reported with its session and skipped, and the rest are
+within the size limit, and parsed and validated (JSON Schema and bounds) before it is written;
+a document that cannot be read is reported with its session and skipped, and the rest are
 written. A file is written as the folder store writes one: a temporary file in the same folder
 (mode 0600), fsync, rename, the folder fsynced (once per folder), then read back; a name
 ending in ``.gz`` is gzipped as the folder store gzips. Folders made here are 0700.
@@ -135,27 +135,30 @@ def _problem(sid: str, name: str, exc: Exception) -> ExportProblem:
     return ExportProblem(session_id=sid, file=name, error=f"{type(exc).__name__}: {exc}"[:300])
 
 
+def _holds(target: Path, plain: bytes, max_bytes: int) -> bool:
+    """Does the file at ``target`` hold these JSON bytes (gzipped or not)?"""
+    try:
+        return target.is_file() and read_plain(target, max_bytes) == plain
+    except (OSError, ValueError):
+        return False  # unreadable or damaged: it differs
+
+
 def _one(store: ArchiveStore, folder: Path, sid: str, name: str, force: bool, tally: _Tally) -> None:
     try:
         plain = store.read(name)
-        check_archive(parse_archive(plain, name))
         target = _target(folder, name)
+        existed = target.exists() or target.is_symlink()
+        if existed and _holds(target, plain, store.max_bytes):
+            tally.unchanged += 1  # nothing is written, so there is nothing to validate
+            return
+        check_archive(parse_archive(plain, name))
     except Exception as exc:  # whatever is wrong with one document, the others are written
         tally.failed.append(_problem(sid, name, exc))
         return
-    existed = target.exists() or target.is_symlink()
-    if existed:
-        try:
-            same = target.is_file() and read_plain(target, store.max_bytes) == plain
-        except (OSError, ValueError):
-            same = False  # unreadable or damaged: it differs
-        if same:
-            tally.unchanged += 1
-            return
-        if not force:
-            why = "the file holds something else (kept; --force replaces it)"
-            tally.differing.append(ExportProblem(session_id=sid, file=name, error=why))
-            return
+    if existed and not force:
+        why = "the file holds something else (kept; --force replaces it)"
+        tally.differing.append(ExportProblem(session_id=sid, file=name, error=why))
+        return
     try:
         write_atomic(target, plain, compress=name.endswith(".gz"), sync_dir=False, max_bytes=store.max_bytes)
         if read_plain(target, store.max_bytes) != plain:
