@@ -214,3 +214,16 @@ def test_no_name_leaves_the_folder(tmp_path: Path) -> None:
     assert sorted(f.session_id for f in report.failed) == ["ses_d1_0", "ses_d1_1"] and report.written == 1
     assert all("folder" in f.error for f in report.failed)
     assert not (tmp_path / "escaped.json").exists() and not (tmp_path / "elsewhere").exists()
+
+
+def test_a_store_that_moved_to_the_database_exports_its_older_files_too(
+    store_url: str, engine: Engine, tmp_path: Path
+) -> None:
+    """Rows indexed from files before the store switched to the database are read from the
+    folder, and exported like the rest."""
+    files = _settings(tmp_path / "a", store_url, "files")
+    _archive(tree([1]), "ses_root", files, engine)
+    originals = {p.name: p.read_bytes() for p in files.archives.iterdir()}
+    moved = files.model_copy(update={"archive_store": "database"})
+    report = _json(moved, "archives", "export", str(tmp_path / "out"))
+    assert report["written"] == 2 and _files(tmp_path / "out") == originals
