@@ -42,8 +42,9 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "export": (("cli.export",), "Send archived data to other tools."),
     "lost": (("cli.lost",), "Session trees octel could not archive in full, newest first: what …"),
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
+    "archives": (("cli.archive_export",), "Archive documents of the store: write them out as files."),
 }
-GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions"})
+GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "archives"})
 # a group's subcommand -> the modules that define it, when loading them alone is enough
 SUBCOMMANDS: dict[str, dict[str, tuple[str, ...]]] = {
     "import": {
@@ -51,6 +52,7 @@ SUBCOMMANDS: dict[str, dict[str, tuple[str, ...]]] = {
         "archives": ("cli.archive",),
         "dispatch-db": ("cli.imports",),
     },
+    "archives": {"export": ("cli.archive_export",)},
 }
 _VALUED = frozenset({"--data-dir", "--database-url", "--archive-dir"})  # root options with a value
 

@@ -77,9 +77,13 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def _copy_in(doc: dict[str, Any], plain: bytes, store: ArchiveStore, redactor: Redactor) -> tuple[str, bytes]:
+def _copy_in(
+    doc: dict[str, Any], plain: bytes, store: ArchiveStore, redactor: Redactor, *, gz: bool
+) -> tuple[str, bytes]:
     """Put ``doc`` into the store under the archiver's own name, redacted (its own bytes when
-    it is in the newest layout and holds nothing to redact); returns (name, bytes put)."""
+    it is in the newest layout and holds nothing to redact); returns (name, bytes put). A
+    gzipped file keeps its ``.json.gz`` name (and the folder store gzips it again), so an
+    export of the store gives back the same files."""
     data = plain if orjson.loads(plain) == doc and redactor.redact_json(plain) == plain else b""
     if not data:
         data, _ = serialise(doc, redactor)
@@ -90,8 +94,10 @@ def _copy_in(doc: dict[str, Any], plain: bytes, store: ArchiveStore, redactor: R
         named["label"],
         named["agent"],
         str(doc["session_id"]),
+        compress=gz,
     )
-    store.put(name, str(doc["session_id"]), data)  # the folder reads it back; the database validates
+    # the folder reads it back; the database validates (and compresses its own way)
+    store.put(name, str(doc["session_id"]), data, compress=gz)
     return name, data
 
 
@@ -113,7 +119,7 @@ def _load(
     if isinstance(store, FolderStore) and _inside(real, store.folder):
         rel = str(real.relative_to(store.folder.resolve()))
         return record_from_doc(doc, rel, content_hash(plain))
-    name, data = _copy_in(doc, plain, store, redactor)
+    name, data = _copy_in(doc, plain, store, redactor, gz=path.name.endswith(".gz"))
     report.copied += 1
     return record_from_doc(orjson.loads(data), name, content_hash(data))
 

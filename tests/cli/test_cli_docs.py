@@ -26,6 +26,7 @@ COMMANDS = [
     "prune",
     "doctor",
     "export otel",
+    "archives export",
     "serve",
     "actions list",
 ]

@@ -1,10 +1,9 @@
-"""Fixtures for end-to-end tests against a real `opencode serve` and the scripted fake LLM."""
+"""Fixtures for end-to-end tests against a real `opencode serve` and the scripted fake LLM: the
+server and the fake (``opencode_fixtures``), a store of the test's own, and a watcher following
+the server into it (``watch_thread``)."""
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 _HERE = Path(__file__).parent
 _TESTS = _HERE.parent
@@ -14,29 +13,25 @@ for _p in (_HERE, _TESTS):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from fakellm import FakeLLM  # noqa: E402
-from opencode_harness import HOW, OpenCode, find_or_install, opencode_server  # noqa: E402
-from realparts import require  # noqa: E402
+import functools  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+from opencode_fixtures import fake_llm, opencode, opencode_binary  # noqa: E402, F401
+from opencode_harness import OpenCode  # noqa: E402
+from watch_thread import Store, Watch, new_store, watching  # noqa: E402
 
 
-@pytest.fixture(scope="session")
-def opencode_binary() -> Path:
-    binary, why = find_or_install()
-    require(binary is not None, f"opencode-ai ({why})", HOW)
-    assert binary is not None
-    return binary
+@pytest.fixture
+def octel_store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh SQLite store and archive folder under ``tmp_path / "data"``."""
+    store = new_store(tmp_path / "data")
+    yield store
+    store.engine.dispose()
 
 
-@pytest.fixture(scope="session")
-def fake_llm() -> Iterator[FakeLLM]:
-    llm = FakeLLM().start()
-    yield llm
-    llm.stop()
-
-
-@pytest.fixture(scope="session")
-def opencode(
-    opencode_binary: Path, fake_llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OpenCode]:
-    with opencode_server(opencode_binary, tmp_path_factory.mktemp("opencode"), fake_llm.url) as oc:
-        yield oc
+@pytest.fixture
+def watch(opencode: OpenCode, octel_store: Store) -> Watch:  # noqa: F811 (the fixture imported above)
+    """``with watch(**kw) as store:`` follows the test's `opencode serve` into ``octel_store``
+    until the block ends (``watch_thread.watching``); the store outlives the watcher."""
+    return functools.partial(watching, octel_store, opencode.url)

@@ -6,31 +6,24 @@ action is skipped, and the audit row says so."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from driver import tree_ids
+from driver import idle, start, wait_for
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlalchemy.engine import Engine
+from watch_thread import Store, Watch
 
 from archiver.act import carry_out, views_of
 from archiver.actions import Rules, decide
 from archiver.live_board import LiveBoard
 from archiver.redact import Redactor
-from archiver.watch import WatchConfig
-from telemetry.archiving import watch_server
 from telemetry.queries.actions import ActionOut, list_actions
 from telemetry.services.actions import record_action
-from telemetry.settings import Settings
-from telemetry.store.db import make_engine, session_scope
-from telemetry.store.migrate import upgrade
+from telemetry.store.db import session_scope
 
 pytestmark = pytest.mark.opencode
 
@@ -47,75 +40,24 @@ PUSH = {
 }
 
 
-@contextmanager
-def _watching(opencode: OpenCode, tmp_path: Path, rules: Rules) -> Iterator[tuple[Engine, list[str]]]:
-    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
-    engine = make_engine(settings.db_url)
-    upgrade(engine)
-    stop = asyncio.Event()
-    loop = asyncio.new_event_loop()
-    logs: list[str] = []
-    cfg = WatchConfig(settle_seconds=1.0, poll_interval=0.5)
-    job = watch_server(
-        settings,
-        stop,
-        engine=engine,
-        server_url=opencode.url,
-        config=cfg,
-        rules=rules,
-        lease_seconds=6.0,
-        log=logs.append,
-    )
-    thread = threading.Thread(target=loop.run_until_complete, args=(job,), daemon=True)
-    thread.start()
-    time.sleep(1.0)  # let the watcher take its lease and connect to /event
-    try:
-        yield engine, logs
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(30)
-        loop.close()
-        engine.dispose()
-
-
-def _wait_for(what: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.25)
-    raise AssertionError(f"not seen in {timeout} s")
-
-
 def _actions(engine: Engine) -> list[ActionOut]:
     with session_scope(engine, write=False) as db:
         return list_actions(db).items
 
 
-def _start(http: httpx.Client, text: str, session: dict[str, Any] | None = None) -> str:
-    root = str(http.post("/session", json=session or {}).json()["id"])
-    resp = http.post(f"/session/{root}/prompt_async", json={"parts": [{"type": "text", "text": text}]})
-    assert resp.status_code in (200, 204), resp.text
-    return root
-
-
-def _idle(http: httpx.Client, root: str, timeout: float = 60.0) -> None:
-    _wait_for(lambda: not any(s in http.get("/session/status").json() for s in tree_ids(http, root)), timeout)
-
-
 def test_an_unanswered_ask_is_rejected_after_the_wait_and_audited(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch
 ) -> None:
     fake_llm.load(PUSH)
     with (
-        _watching(opencode, tmp_path, Rules(deny_asks_after=3.0)) as (engine, logs),
+        watch(rules=Rules(deny_asks_after=3.0), lease_seconds=6.0) as watched,
         httpx.Client(base_url=opencode.url, timeout=15) as http,
     ):
-        root = _start(http, "Push the branch.", ASK)
-        pending = _wait_for(lambda: [p for p in http.get("/permission").json() if p["sessionID"] == root])
+        engine, logs = watched.engine, watched.logs
+        root = start(http, "Push the branch.", ASK)
+        pending = wait_for(lambda: [p for p in http.get("/permission").json() if p["sessionID"] == root])
         asked = time.monotonic()
-        (row,) = _wait_for(lambda: [a for a in _actions(engine) if a.session_id == root])
+        (row,) = wait_for(lambda: [a for a in _actions(engine) if a.session_id == root])
         assert time.monotonic() - asked >= 2.0  # not before the wait (less the poll lag)
         assert (row.rule, row.action, row.outcome, row.answer_status) == (
             "deny_asks_after",
@@ -126,7 +68,7 @@ def test_an_unanswered_ask_is_rejected_after_the_wait_and_audited(
         assert row.evidence["request_id"] == pending[0]["id"] and row.evidence["waited_s"] >= 3.0
         assert "git push origin main" in row.evidence["patterns"] and row.server == opencode.url.rstrip("/")
         assert not [p for p in http.get("/permission").json() if p["sessionID"] == root]
-        _idle(http, root)  # a rejected ask stops the run
+        idle(http, root)  # a rejected ask stops the run
         msgs = http.get(f"/session/{root}/message").json()
         tools = [p for m in msgs for p in m["parts"] if p["type"] == "tool"]
         assert tools and tools[-1]["state"]["status"] == "error" and "rejected" in tools[-1]["state"]["error"]
@@ -136,33 +78,33 @@ def test_an_unanswered_ask_is_rejected_after_the_wait_and_audited(
 
 
 def test_provider_retries_are_aborted_at_the_attempt_and_audited(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch
 ) -> None:
     overloaded = {"http_error": 529, "message": "Overloaded"}
     fake_llm.load({"title": "Retry", "turns": [overloaded] * 8 + [{"text": "Finally."}]})
     with (
-        _watching(opencode, tmp_path, Rules(abort_retries_after=2)) as (engine, _logs),
+        watch(rules=Rules(abort_retries_after=2), lease_seconds=6.0) as watched,
         httpx.Client(base_url=opencode.url, timeout=15) as http,
     ):
-        root = _start(http, "Say something.")
-        (row,) = _wait_for(lambda: [a for a in _actions(engine) if a.session_id == root], timeout=90)
+        engine = watched.engine
+        root = start(http, "Say something.")
+        (row,) = wait_for(lambda: [a for a in _actions(engine) if a.session_id == root], timeout=90)
         assert (row.rule, row.action, row.outcome) == ("abort_retries_after", "abort", "done")
         assert row.evidence["attempt"] >= 2 and row.answer == "true"
-        _idle(http, root, timeout=30)
+        idle(http, root, timeout=30)
         calls = len(fake_llm.requests)
         time.sleep(6.0)  # past the next backoff: an aborted run calls the provider no more
         assert len(fake_llm.requests) == calls
 
 
 def test_an_ask_answered_just_before_the_action_is_skipped_and_audited(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    opencode: OpenCode, fake_llm: FakeLLM, octel_store: Store
 ) -> None:
     fake_llm.load(PUSH)
-    engine = make_engine(f"sqlite:///{tmp_path / 'octel.db'}")
-    upgrade(engine)
+    engine = octel_store.engine
     with httpx.Client(base_url=opencode.url, timeout=15) as http:
-        root = _start(http, "Push the branch.", ASK)
-        pending = _wait_for(lambda: [p for p in http.get("/permission").json() if p["sessionID"] == root])
+        root = start(http, "Push the branch.", ASK)
+        pending = wait_for(lambda: [p for p in http.get("/permission").json() if p["sessionID"] == root])
         board = LiveBoard(opencode.url.rstrip("/"))
         now = time.time()
         board.on_status_poll(http.get("/session/status").json(), now)
@@ -186,8 +128,7 @@ def test_an_ask_answered_just_before_the_action_is_skipped_and_audited(
             record_action(db, opencode.url, done, redactor=Redactor(b"k" * 32, []), at=time.time())
         (row,) = _actions(engine)
         assert (row.outcome, row.rule, row.session_id) == ("skipped", "deny_asks_after", root)
-        _idle(http, root)
+        idle(http, root)
         msgs = http.get(f"/session/{root}/message").json()
         tools = [p for m in msgs for p in m["parts"] if p["type"] == "tool"]
         assert tools[-1]["state"]["status"] == "completed"  # the person's answer stood
-    engine.dispose()

@@ -1,5 +1,6 @@
 """End to end through the command line: `octel archive` on a real server, then
-`octel import archives` of what it wrote into another store."""
+`octel import archives` of what it wrote into another store, and into a database store whose
+`octel archives export` gives back the same files."""
 
 from __future__ import annotations
 
@@ -55,3 +56,14 @@ def test_octel_archive_then_import(opencode: OpenCode, fake_llm: FakeLLM, tmp_pa
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["new"] == 1
+
+    # into the database store and out again: the files `octel archive` wrote, byte for byte
+    written = {p.name: p.read_bytes() for p in (tmp_path / "a" / "archives").iterdir()}
+    db_runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1", "OCTEL_ARCHIVE_STORE": "database"})
+    c = ["--data-dir", str(tmp_path / "c")]
+    res = db_runner.invoke(app, [*c, "import", "archives", str(tmp_path / "a" / "archives"), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["new"] == 1, res.output
+    assert not (tmp_path / "c" / "archives").exists()  # the documents went into the database
+    res = db_runner.invoke(app, [*c, "archives", "export", str(tmp_path / "out"), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["written"] == 1, res.output
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == written

@@ -4,52 +4,25 @@ child), and a run blocked on an ask is not archived until it finishes."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from driver import tree_ids
+from driver import idle, start, wait_for
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlalchemy.engine import Engine
 from sqlmodel import select
+from watch_thread import Watch
 
 from archiver.files import find_archives, read_archive
-from archiver.watch import WatchConfig
-from telemetry.archiving import watch_server
-from telemetry.settings import Settings
-from telemetry.store.db import make_engine, session_scope
+from telemetry.store.db import session_scope
 from telemetry.store.live_models import LiveSession
-from telemetry.store.migrate import upgrade
 
 pytestmark = pytest.mark.opencode
-
-
-@contextmanager
-def _watching(opencode: OpenCode, tmp_path: Path) -> Iterator[tuple[Settings, Engine]]:
-    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
-    engine = make_engine(settings.db_url)
-    upgrade(engine)
-    stop = asyncio.Event()
-    loop = asyncio.new_event_loop()
-    cfg = WatchConfig(settle_seconds=1.0, poll_interval=0.5)
-    job = watch_server(settings, stop, engine=engine, server_url=opencode.url, config=cfg)
-    thread = threading.Thread(target=loop.run_until_complete, args=(job,), daemon=True)
-    thread.start()
-    time.sleep(1.0)  # let the watcher connect to /event
-    try:
-        yield settings, engine
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(20)
-        loop.close()
-        engine.dispose()
 
 
 def _rows(engine: Engine) -> dict[str, LiveSession]:
@@ -57,29 +30,12 @@ def _rows(engine: Engine) -> dict[str, LiveSession]:
         return {r.session_id: r for r in db.exec(select(LiveSession))}
 
 
-def _wait_for(what: Callable[[], Any], timeout: float = 40.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.25)
-    raise AssertionError(f"not seen in {timeout} s")
-
-
-def _start(http: httpx.Client, text: str, session: dict[str, Any] | None = None) -> str:
-    root = str(http.post("/session", json=session or {}).json()["id"])
-    resp = http.post(f"/session/{root}/prompt_async", json={"parts": [{"type": "text", "text": text}]})
-    assert resp.status_code in (200, 204), resp.text
-    return root
-
-
-def _idle(http: httpx.Client, root: str, timeout: float = 60.0) -> None:
-    _wait_for(lambda: not any(s in http.get("/session/status").json() for s in tree_ids(http, root)), timeout)
+# a live row shows within seconds; 40 s is the patience of every wait here unless it says
+_wait_for = functools.partial(wait_for, timeout=40.0)
 
 
 def test_an_unanswered_ask_is_live_and_not_archived_until_answered(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch
 ) -> None:
     fake_llm.load(
         {
@@ -95,10 +51,11 @@ def test_an_unanswered_ask_is_live_and_not_archived_until_answered(
     )
     ask = {"permission": [{"permission": "bash", "pattern": "*", "action": "ask"}]}
     with (
-        _watching(opencode, tmp_path) as (settings, engine),
+        watch() as watched,
         httpx.Client(base_url=opencode.url, timeout=15) as http,
     ):
-        root = _start(http, "Push the branch.", ask)
+        settings, engine = watched.settings, watched.engine
+        root = start(http, "Push the branch.", ask)
         row = _wait_for(lambda: (r := _rows(engine).get(root)) and r.state == "waiting_permission" and r)
         assert row.permission == "bash" and "git push origin main" in (row.permission_patterns or [])
         assert row.permission_asked_at is not None and row.title
@@ -106,7 +63,7 @@ def test_an_unanswered_ask_is_live_and_not_archived_until_answered(
         assert not any(d["session_id"] == root for d in map(read_archive, find_archives(settings.archives)))
         pending = http.get("/permission").json()
         http.post(f"/permission/{pending[0]['id']}/reply", json={"reply": "once"})
-        _idle(http, root)
+        idle(http, root)
         _wait_for(
             lambda: any(d["session_id"] == root for d in map(read_archive, find_archives(settings.archives)))
         )
@@ -115,7 +72,7 @@ def test_an_unanswered_ask_is_live_and_not_archived_until_answered(
 
 
 def test_a_long_tool_and_a_subagent_waiting_on_its_child(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch
 ) -> None:
     fake_llm.load(
         {
@@ -133,10 +90,11 @@ def test_a_long_tool_and_a_subagent_waiting_on_its_child(
         }
     )  # fmt: skip
     with (
-        _watching(opencode, tmp_path) as (_settings, engine),
+        watch() as watched,
         httpx.Client(base_url=opencode.url, timeout=15) as http,
     ):
-        root = _start(http, "Do the nested thing.")
+        engine = watched.engine
+        root = start(http, "Do the nested thing.")
 
         def sleeping() -> dict[str, LiveSession] | None:
             rows = _rows(engine)
@@ -148,28 +106,29 @@ def test_a_long_tool_and_a_subagent_waiting_on_its_child(
         assert len(tree) == 3
         waiting = {r.session_id: (r.state, r.tool) for r in tree if r.tool == "task"}
         assert set(waiting.values()) == {("running_tool", "task")} and len(waiting) == 2
-        _idle(http, root)
+        idle(http, root)
         _wait_for(lambda: all(r.state == "idle" for r in _rows(engine).values() if r.root_session_id == root))
 
 
 def test_provider_overload_shows_as_retrying_with_the_attempt(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch
 ) -> None:
     overloaded = {"http_error": 529, "message": "Overloaded"}
     fake_llm.load({"title": "Retry", "turns": [overloaded, overloaded, overloaded, {"text": "Finally."}]})
     with (
-        _watching(opencode, tmp_path) as (_settings, engine),
+        watch() as watched,
         httpx.Client(base_url=opencode.url, timeout=15) as http,
     ):
-        root = _start(http, "Say something.")
+        engine = watched.engine
+        root = start(http, "Say something.")
         row = _wait_for(
             lambda: (r := _rows(engine).get(root)) and r.state == "retrying" and r.retry_attempt >= 2 and r
         )
         assert row.retry_next_at is not None and row.state_reason
-        _idle(http, root, timeout=90)
+        idle(http, root, timeout=90)
 
 
-def test_a_compaction_shows_as_compacting(opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path) -> None:
+def test_a_compaction_shows_as_compacting(opencode: OpenCode, fake_llm: FakeLLM, watch: Watch) -> None:
     fake_llm.load(
         {
             "title": "Compact me",
@@ -179,11 +138,12 @@ def test_a_compaction_shows_as_compacting(opencode: OpenCode, fake_llm: FakeLLM,
         }
     )
     with (
-        _watching(opencode, tmp_path) as (_settings, engine),
+        watch() as watched,
         httpx.Client(base_url=opencode.url, timeout=30) as http,
     ):
-        root = _start(http, "Say hello.")
-        _idle(http, root)
+        engine = watched.engine
+        root = start(http, "Say hello.")
+        idle(http, root)
         time.sleep(1.5)
         done: dict[str, Any] = {}
 

@@ -4,12 +4,10 @@ from the watcher's mirror of the event stream, and the archive says so."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import httpx
@@ -18,16 +16,13 @@ from dispatcher import run_and_delete_at_idle
 from driver import run_prompt, tree_ids
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
-from sqlalchemy.engine import Engine
 from sqlmodel import select
+from watch_thread import Store, Watch
 
 from archiver.files import find_archives, read_archive
-from archiver.watch import WatchConfig
-from telemetry.archiving import watch_server
 from telemetry.settings import Settings
-from telemetry.store.db import make_engine, session_scope
+from telemetry.store.db import session_scope
 from telemetry.store.lost_models import LostTree
-from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex
 
 pytestmark = pytest.mark.opencode
@@ -64,35 +59,11 @@ def tree_shape(by_depth: dict[int, list[dict[str, Any]]]) -> dict[int, list[tupl
     return {d: shape(ms) for d, ms in sorted(by_depth.items())}
 
 
-def _start_watch(settings: Settings, engine: Engine, url: str, logs: list[str]) -> Callable[[], None]:
-    """A watcher with the default settle delay (the race is real) in a thread; returns its stop."""
-    stop, loop = asyncio.Event(), asyncio.new_event_loop()
-    cfg = WatchConfig(settle_seconds=2.0, poll_interval=0.5)
-    run = watch_server(settings, stop, engine=engine, server_url=url, config=cfg, log=logs.append)
-    thread = threading.Thread(target=loop.run_until_complete, args=(run,), daemon=True)
-    thread.start()
-    time.sleep(1.0)  # connected to /event
-
-    def halt() -> None:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(20)
-        loop.close()
-
-    return halt
-
-
 @pytest.fixture
-def watched(opencode: OpenCode, tmp_path: Path) -> Iterator[tuple[Settings, Engine, list[str]]]:
-    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
-    engine = make_engine(settings.db_url)
-    upgrade(engine)
-    logs: list[str] = []
-    halt = _start_watch(settings, engine, opencode.url, logs)
-    try:
-        yield settings, engine, logs
-    finally:
-        halt()
-        engine.dispose()
+def watched(watch: Watch) -> Iterator[Store]:
+    """A watcher with the default settle delay (the race is real)."""
+    with watch(settle=2.0) as store:
+        yield store
 
 
 def _archived(settings: Settings, root: str, want: int, wait: float = 20.0) -> list[dict[str, Any]]:
@@ -109,9 +80,9 @@ def _archived(settings: Settings, root: str, want: int, wait: float = 20.0) -> l
 
 
 def test_roots_deleted_the_instant_they_go_idle_are_archived_whole_from_the_mirror(
-    opencode: OpenCode, fake_llm: FakeLLM, watched: tuple[Settings, Engine, list[str]]
+    opencode: OpenCode, fake_llm: FakeLLM, watched: Store
 ) -> None:
-    settings, engine, logs = watched
+    settings, engine, logs = watched.settings, watched.engine, watched.logs
     # the same script once left on the server: what every archive must hold
     fake_llm.load(SCRIPT)
     with httpx.Client(base_url=opencode.url, timeout=15.0) as http:
@@ -144,34 +115,25 @@ def test_roots_deleted_the_instant_they_go_idle_are_archived_whole_from_the_mirr
 
 
 def test_a_watcher_started_mid_run_reads_what_it_missed_and_archives_the_whole_tree(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch, octel_store: Store
 ) -> None:
     """The watch begins while the run is under way (a restart), then the root is deleted the
     instant it goes idle: the start of the run is read from the server when the mirror first
     sees the session, so the archive is still whole."""
-    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
-    engine = make_engine(settings.db_url)
-    upgrade(engine)
     slow = {**SCRIPT, "turns": [{**SCRIPT["turns"][0], "delay": 4.0}, *SCRIPT["turns"][1:]]}
     fake_llm.load(slow)
-    logs: list[str] = []
-    halts: list[Callable[[], None]] = []
-    run = run_and_delete_at_idle(
-        opencode.url, "Look at the project.",
-        on_busy=lambda _root: halts.append(_start_watch(settings, engine, opencode.url, logs)),
-    )  # fmt: skip
-    try:
+    with ExitStack() as started:
+        run = run_and_delete_at_idle(
+            opencode.url, "Look at the project.",
+            on_busy=lambda _root: started.enter_context(watch(settle=2.0)),
+        )  # fmt: skip
         assert run["gone"], run
-        docs = _archived(settings, run["root"], 2)
-    finally:
-        for halt in halts:
-            halt()
-    assert len(docs) == 2, logs
+        docs = _archived(octel_store.settings, run["root"], 2)
+    assert len(docs) == 2, octel_store.logs
     assert {d["source"]["origin"] for d in docs} == {"mirror"}
     assert all(d["walk_errors"] == [] for d in docs), [d["walk_errors"] for d in docs]
     by_depth = {d["depth"]: d["messages"] for d in docs}
     assert [len(by_depth[0]), len(by_depth[1])] == [4, 2]
     assert by_depth[0][0]["parts"][0]["text"] == "Look at the project."  # from before the watch
-    with session_scope(engine, write=False) as db:
+    with session_scope(octel_store.engine, write=False) as db:
         assert list(db.exec(select(LostTree))) == []
-    engine.dispose()

@@ -3,10 +3,7 @@ the status history and permission events that OpenCode itself never stores."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -14,13 +11,10 @@ from driver import run_prompt
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlmodel import select
+from watch_thread import Watch
 
 from archiver.files import find_archives, read_archive
-from archiver.watch import WatchConfig
-from telemetry.archiving import watch_server
-from telemetry.settings import Settings
-from telemetry.store.db import make_engine, session_scope
-from telemetry.store.migrate import upgrade
+from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 
 pytestmark = pytest.mark.opencode
@@ -49,33 +43,10 @@ SCRIPT = {
 
 
 def test_watch_archives_with_status_and_permissions(
-    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+    fake_llm: FakeLLM, opencode: OpenCode, watch: Watch
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
-    engine = make_engine(settings.db_url)
-    upgrade(engine)
-    stop = asyncio.Event()
-    loop = asyncio.new_event_loop()
-    logs: list[str] = []
-    cfg = WatchConfig(settle_seconds=1.0, poll_interval=0.5)
-    thread = threading.Thread(
-        target=loop.run_until_complete,
-        args=(
-            watch_server(
-                settings,
-                stop,
-                engine=engine,
-                server_url=opencode.url,
-                label="watched",
-                config=cfg,
-                log=logs.append,
-            ),
-        ),
-        daemon=True,
-    )
-    thread.start()
-    try:
-        time.sleep(1.0)  # let the watcher connect to /event
+    with watch(label="watched") as watched:
+        settings, engine = watched.settings, watched.engine
         fake_llm.load(SCRIPT)
         ask = {"permission": [{"permission": "bash", "pattern": "*", "action": "ask"}]}
         with httpx.Client(base_url=opencode.url, timeout=15.0) as http:
@@ -88,11 +59,7 @@ def test_watch_archives_with_status_and_permissions(
             if set(run["ids"]) <= set(docs):
                 break
             time.sleep(0.5)
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(20)
-        loop.close()
-    assert set(run["ids"]) <= set(docs), logs
+    assert set(run["ids"]) <= set(docs), watched.logs
     rdoc = docs[root]
     types = [h["type"] for h in rdoc["status_history"]]
     assert types[0] == "busy" and types[-1] == "idle"
@@ -103,4 +70,3 @@ def test_watch_archives_with_status_and_permissions(
     with session_scope(engine, write=False) as db:
         rows = list(db.exec(select(SessionIndex)))
     assert {r.session_id for r in rows} >= set(run["ids"]) and all(r.label == "watched" for r in rows)
-    engine.dispose()

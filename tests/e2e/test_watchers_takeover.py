@@ -12,12 +12,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from driver import start, wait_for
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlmodel import col, select
@@ -32,16 +31,6 @@ pytestmark = [pytest.mark.opencode, pytest.mark.postgres]
 LEASE_S = 8.0
 ROOT = Path(__file__).resolve().parents[2]
 _ARCHIVED = re.compile(r"archived (ses_\w+):")
-
-
-def _wait_for(what: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"not seen in {timeout} s")
 
 
 def _watch(url: str, db_url: str, data: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -67,13 +56,11 @@ class Driver:
         while not self.stop.is_set():
             # titled: OpenCode's title agent would rename the session after it went idle
             title = f"tree {len(self.roots)}"
-            root = str(self.http.post("/session", json={"title": title}).json()["id"])
-            self.http.post(f"/session/{root}/prompt_async", json={"parts": [{"type": "text", "text": "Hi."}]})
-            self.roots.append(root)
+            self.roots.append(start(self.http, "Hi.", {"title": title}))
             self.stop.wait(1.0)
 
     def idle(self) -> None:
-        _wait_for(lambda: not self.http.get("/session/status").json(), 60)
+        wait_for(lambda: not self.http.get("/session/status").json(), 60, step=0.2)
 
 
 def test_one_watcher_follows_and_the_other_takes_over_after_kill_9(
@@ -92,13 +79,13 @@ def test_one_watcher_follows_and_the_other_takes_over_after_kill_9(
                 row = db.exec(select(WatchLease)).first()
                 return row.holder if row else None
 
-        _wait_for(holder)
+        wait_for(holder)
         procs.append(_watch(opencode.url, pg_url, tmp_path / "data", logs[1]))
-        _wait_for(lambda: "standing by" in logs[1].read_text())
+        wait_for(lambda: "standing by" in logs[1].read_text())
         leader = next(p for p in procs if f":{p.pid}:" in str(holder()))
         other = next(p for p in procs if p is not leader)
         driver.thread.start()
-        _wait_for(lambda: len(_ARCHIVED.findall(logs[procs.index(leader)].read_text())) >= 3, timeout=120)
+        wait_for(lambda: len(_ARCHIVED.findall(logs[procs.index(leader)].read_text())) >= 3, timeout=120)
         assert not _ARCHIVED.findall(logs[procs.index(other)].read_text())  # only the holder follows
         # trees the holder archived a while before it dies (any re-archive of theirs done by then)
         early = set(_ARCHIVED.findall(logs[procs.index(leader)].read_text()))
@@ -106,7 +93,7 @@ def test_one_watcher_follows_and_the_other_takes_over_after_kill_9(
         os.kill(leader.pid, signal.SIGKILL)
         killed_at = time.monotonic()
         leader.wait(10)
-        _wait_for(lambda: f":{other.pid}:" in str(holder()), timeout=LEASE_S * 3)
+        wait_for(lambda: f":{other.pid}:" in str(holder()), timeout=LEASE_S * 3, step=0.2)
         took = time.monotonic() - killed_at
         # one lease period, plus the check's own polling and a start-up on a loaded machine
         assert took <= LEASE_S * 1.5, f"took {took:.1f} s"
@@ -121,7 +108,7 @@ def test_one_watcher_follows_and_the_other_takes_over_after_kill_9(
             return set(driver.roots) - got
 
         try:
-            _wait_for(lambda: not missing(), timeout=60)  # archives went on, the gap's trees too
+            wait_for(lambda: not missing(), timeout=60)  # archives went on, the gap's trees too
         except AssertionError:
             raise AssertionError(
                 f"{len(missing())} of {len(driver.roots)} trees not archived: {missing()}"

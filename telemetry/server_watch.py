@@ -1,0 +1,151 @@
+"""Follow OpenCode servers into the store (`octel watch`): ``watch_server`` wires one server's
+``archiver.watch.Watcher`` to the store (live rows, live findings, archives of each tree that
+goes quiet, the rescue of a deleted tree from the mirror, the opt-in rules and the lease of
+``telemetry.watching``); ``watch_servers`` runs one per server. Dispatchers import both from
+``telemetry.archiving``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from archiver.actions import Rules
+from archiver.client import OpenCodeClient
+from archiver.live_board import LiveRow
+from archiver.watch import History, WatchConfig, Watcher
+from telemetry.services.indexing import record_findings
+from telemetry.services.live import forget_live, store_live_rows
+from telemetry.services.lost import archive_from_mirror, root_gone, with_mirror
+from telemetry.services.redaction import redactor_for
+from telemetry.settings import Settings
+from telemetry.store.db import session_scope
+from telemetry.store.models import SessionIndex
+from telemetry.tree_archiving import archive_session_tree_async
+from telemetry.watching import act_loop, follow, holder_name
+
+__all__ = ["watch_server", "watch_servers"]
+
+
+async def watch_server(
+    settings: Settings,
+    stop: asyncio.Event,
+    *,
+    engine: Engine,
+    server_url: str | None = None,
+    label: str | None = None,
+    config: WatchConfig | None = None,
+    log: Callable[[str], None] = lambda _m: None,
+    http: httpx.AsyncClient | None = None,
+    on_change: Callable[[LiveRow], None] | None = None,
+    rules: Rules | None = None,
+    lease_seconds: float | None = None,
+) -> Watcher:
+    """Follow one OpenCode server until ``stop`` is set: keep its live rows, archive and index
+    each root tree when it goes quiet (and again after it changes), store live findings, abort
+    when configured. ``on_change`` hears every row whose state changed; ``rules`` act on live
+    sessions (audited); with ``lease_seconds``, follow only while this process holds the
+    server's lease in the store (`telemetry.watching`)."""
+    url = server_url or settings.opencode_url
+    aborted: dict[str, str] = {}
+    own_http = http is None
+    client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+
+    async def on_archive(root: str, status: History, perms: History) -> bool:
+        out = await archive_session_tree_async(
+            root,
+            settings=settings,
+            engine=engine,
+            server_url=url,
+            label=label,
+            http=client_http,
+            status_history=status,
+            permission_events=perms,
+        )
+        if root in aborted:
+            with session_scope(engine) as db:
+                row = db.exec(select(SessionIndex).where(SessionIndex.session_id == root)).first()
+                if row is not None:
+                    row.error_kind = aborted[root]
+                    db.add(row)
+        res, watcher = out.result, terms[-1]
+        if root_gone(res) and root not in watcher.mirror.handed:  # deleted while we read it
+            watcher.mirror.handed.add(root)
+            await on_rescue(root, watcher.mirror.snapshot(root, url), status, perms)
+            return False
+        log(
+            f"archived {root}: {res.sessions_found if res else 0} sessions, "
+            f"{'complete' if out.ok else 'with errors'}"
+        )
+        return out.ok
+
+    redactor = redactor_for(settings)
+    on_rescue = functools.partial(
+        archive_from_mirror, archive=archive_session_tree_async, engine=engine, redactor=redactor,
+        server=url, log=log, settings=settings, server_url=url, label=label, http=client_http,
+    )  # fmt: skip
+
+    async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
+        with session_scope(engine) as db:
+            record_findings(db, sid, findings, redactor=redactor, source="live")
+
+    async def on_abort(root: str, detector: str) -> None:
+        aborted[root] = detector
+
+    async def on_live(rows: list[LiveRow]) -> None:
+        with session_scope(engine) as db:
+            store_live_rows(db, rows, redactor=redactor)
+        if on_change is not None:
+            for r in rows:
+                if r.state != r.previous_state:
+                    on_change(r)
+
+    async def on_forget(session_ids: list[str]) -> None:
+        with session_scope(engine) as db:
+            forget_live(db, server, session_ids)
+
+    def make(cfg: WatchConfig) -> Watcher:
+        return Watcher(OpenCodeClient(client_http, url), client_http, on_archive, config=cfg,
+                       on_rescue=on_rescue, on_findings=on_findings, on_abort=on_abort, on_live=on_live,
+                       on_forget=on_forget, log=log)  # fmt: skip
+
+    async def run(w: Watcher, term: asyncio.Event) -> None:
+        terms.append(w)
+        todo = [act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
+                for r in ([rules] if rules is not None and rules.any else [])]  # fmt: skip
+        await asyncio.gather(w.run(term), *todo)
+
+    holder, terms = holder_name(), list[Watcher]()
+    server = OpenCodeClient(client_http, url).base_url
+    cfg = with_mirror(config or WatchConfig(), settings.data_dir, settings.mirror_budget_bytes, url)
+    try:
+        if lease_seconds is None:
+            await run(make(cfg), stop)
+        else:
+            await follow(make, cfg, stop, engine=engine, server=server, lease_seconds=lease_seconds,
+                         holder=holder, run=run, log=log)  # fmt: skip
+    finally:
+        if own_http:
+            await client_http.aclose()
+    return terms[-1] if terms else make(cfg)
+
+
+async def watch_servers(
+    settings: Settings,
+    stop: asyncio.Event,
+    urls: Sequence[str],
+    *,
+    engine: Engine,
+    **kw: Any,
+) -> list[Watcher]:
+    """``watch_server`` for each URL at once, until ``stop`` is set; one server's trouble never
+    stops the others (its rows turn ``unknown``)."""
+    return list(
+        await asyncio.gather(*(watch_server(settings, stop, engine=engine, server_url=u, **kw) for u in urls))
+    )
