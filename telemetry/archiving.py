@@ -31,11 +31,13 @@ from archiver.actions import Rules
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
 from archiver.client import OpenCodeClient
 from archiver.live_board import LiveRow
+from archiver.live_messages import MessageBatch
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
 from telemetry.archive_store import archive_store
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
+from telemetry.services.live_messages import store_live_messages
 from telemetry.services.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
@@ -269,6 +271,10 @@ async def watch_server(
                 if r.state != r.previous_state:
                     on_change(r)
 
+    async def on_messages(batch: MessageBatch) -> None:
+        with session_scope(engine) as db:
+            store_live_messages(db, server, batch, redactor=redactor)
+
     async def on_forget(session_ids: list[str]) -> None:
         with session_scope(engine) as db:
             forget_live(db, server, session_ids)
@@ -276,7 +282,7 @@ async def watch_server(
     def make(cfg: WatchConfig) -> Watcher:
         return Watcher(OpenCodeClient(client_http, url), client_http, on_archive, config=cfg,
                        on_rescue=on_rescue, on_findings=on_findings, on_abort=on_abort, on_live=on_live,
-                       on_forget=on_forget, log=log)  # fmt: skip
+                       on_forget=on_forget, on_messages=on_messages, log=log)  # fmt: skip
 
     async def run(w: Watcher, term: asyncio.Event) -> None:
         terms.append(w)

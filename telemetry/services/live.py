@@ -12,6 +12,7 @@ from sqlmodel import Session, col, delete, select
 from archiver.live_board import LiveRow
 from archiver.redact import Redactor
 from telemetry.services.indexing import record_findings
+from telemetry.services.live_messages import clear_live_messages
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
@@ -102,8 +103,10 @@ def store_live_rows(db: Session, rows: Sequence[LiveRow], *, redactor: Redactor)
 
 
 def forget_live(db: Session, server: str, session_ids: Iterable[str]) -> int:
-    """Delete the rows of sessions the watcher forgot (their trees were archived long ago)."""
+    """Delete the rows of sessions the watcher forgot (their trees were archived long ago),
+    and their live messages."""
     ids = list(session_ids)
+    clear_live_messages(db, server, ids)
     n = 0
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
