@@ -35,6 +35,7 @@ from archiver.live_messages import MessageBatch
 from archiver.walk import TreeSnapshot
 from archiver.watch import History, WatchConfig, Watcher
 from telemetry.archive_store import archive_store
+from telemetry.queries.live import LiveChange, live_change
 from telemetry.services.indexing import IndexStats, index_records, record_findings
 from telemetry.services.live import forget_live, store_live_rows
 from telemetry.services.live_messages import store_live_messages
@@ -45,6 +46,7 @@ from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex
+from telemetry.timeutil import utcnow
 from telemetry.watching import act_loop, follow, holder_name
 
 __all__ = [
@@ -208,7 +210,7 @@ async def watch_server(
     config: WatchConfig | None = None,
     log: Callable[[str], None] = lambda _m: None,
     http: httpx.AsyncClient | None = None,
-    on_change: Callable[[LiveRow], None] | None = None,
+    on_change: Callable[[LiveChange], None] | None = None,
     rules: Rules | None = None,
     lease_seconds: float | None = None,
 ) -> Watcher:
@@ -265,11 +267,12 @@ async def watch_server(
 
     async def on_live(rows: list[LiveRow]) -> None:
         with session_scope(engine) as db:
-            store_live_rows(db, rows, redactor=redactor)
+            stored = store_live_rows(db, rows, redactor=redactor)
         if on_change is not None:
-            for r in rows:
+            now = utcnow()
+            for r, x in zip(rows, stored.rows, strict=True):
                 if r.state != r.previous_state:
-                    on_change(r)
+                    on_change(live_change(x, r.previous_state, now))
 
     async def on_messages(batch: MessageBatch) -> None:
         with session_scope(engine) as db:
