@@ -69,6 +69,7 @@ class _Session:
     totals: list[float] = field(default_factory=lambda: [0, 0, 0, 0, 0, 0.0])
     shown: tuple[str, float] | None = None  # state and since, as last reported
     refreshed: float = 0.0
+    prompts: set[str] = field(default_factory=set)  # user messages seen
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -130,8 +131,12 @@ class LiveBoard:
                 s.info["model"] = f"{model.get('providerID', '')}/{model['id']}".lstrip("/")
         elif kind == "message.updated":
             self._message(s, info)
-            if info.get("role") == "user" and f.status == "idle":
-                self._starting[sid] = now
+            # a new prompt starts a run; OpenCode also updates a prompt after its run went idle
+            # (its diff summary), which starts nothing
+            if info.get("role") == "user" and info.get("id") not in s.prompts:
+                s.prompts.add(str(info.get("id")))
+                if f.status == "idle":
+                    self._starting[sid] = now
         elif kind == "message.part.updated":
             s.probe.part(_d(p.get("part")))
         elif kind in ("permission.asked", "permission.v2.asked"):

@@ -16,14 +16,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from archiver.errors import WalkError
-from archiver.mirror_state import SessionMirror, event_key, session_of
+from archiver.mirror_state import SessionMirror, event_key, message_of, session_of
 from archiver.walk import SessionSnapshot, TreeSnapshot
 
 __all__ = ["Mirror"]
@@ -52,6 +52,7 @@ class Mirror:
         self.last_key = ""  # the newest event id seen: a read from the server is at least this new
         self._fill: set[str] = set()  # sessions whose start, or some events, the stream missed
         self._gapped: set[str] = set()  # alive while the stream was down, quiet since
+        self.on_message: Callable[[str, str], None] | None = None  # told of each message changed
 
     # -- inputs -----------------------------------------------------------------------------
     def on_event(self, event: Mapping[str, Any], now: float) -> None:
@@ -84,6 +85,8 @@ class Mirror:
             self.children.setdefault(parent, set()).add(sid)
 
     def _fold(self, sid: str, event: Mapping[str, Any], key: str, now: float) -> None:
+        if self.on_message is not None and (mid := message_of(event)) is not None:
+            self.on_message(sid, mid)
         if sid in self._gapped and not str(event.get("type")).startswith("mirror."):
             self._gapped.discard(sid)  # it moves again: read what the gap hid
             self._fill.add(sid)

@@ -24,7 +24,7 @@ import orjson
 
 from archiver.errors import WalkError
 
-__all__ = ["SessionMirror", "event_key", "session_of"]
+__all__ = ["SessionMirror", "event_key", "message_of", "session_of"]
 
 
 def _missing(kind: str, what: str, sid: str, message: str) -> WalkError:
@@ -59,6 +59,18 @@ def session_of(event: Mapping[str, Any]) -> str | None:
     return None
 
 
+def message_of(event: Mapping[str, Any]) -> str | None:
+    """The message an event changes (its info, a part, a piece of a part, a removal)."""
+    p = _d(event.get("properties"))
+    kind = event.get("type")
+    mid = _d(p.get("info")).get("id") if kind == "message.updated" else None
+    if kind == "message.part.updated":
+        mid = _d(p.get("part")).get("messageID")
+    elif kind in ("message.part.delta", "message.removed", "message.part.removed"):
+        mid = p.get("messageID")
+    return mid if isinstance(mid, str) and mid else None
+
+
 def _key(entry: bytes) -> bytes:
     return entry[: entry.index(b"\n")]
 
@@ -84,6 +96,7 @@ class SessionMirror:
     gaps: list[str] = field(default_factory=list)
     size: int = 0
     last_event_at: float = 0.0
+    by_msg: dict[str, list[str]] = field(default_factory=dict)  # message id -> its part ids
 
     # -- folding ----------------------------------------------------------------------------
     def apply(self, event: Mapping[str, Any], key: str, now: float = 0.0) -> None:
@@ -136,6 +149,8 @@ class SessionMirror:
             or self._gone(mid, key)
         ):
             return
+        if pid not in self.parts:
+            self.by_msg.setdefault(mid, []).append(pid)
         new = self.parts[pid] = self._newer(self.parts.get(pid), key, part)
         if _key(new) == key.encode():  # pieces older than this version are in it already
             chunks = self.pieces.get(pid)
@@ -169,14 +184,15 @@ class SessionMirror:
             return
         self.removed[oid] = max(key, self.removed.get(oid, ""))
         k = key.encode()
-        drop = (
-            [oid] if not message else [p for p, e in self.parts.items() if _json(e).get("messageID") == oid]
-        )
+        drop = list(self.by_msg.get(oid, ())) if message else [oid]
         for pid in drop:
             old = self.parts.get(pid)
             if old is not None and _key(old) < k:
                 del self.parts[pid]
                 self.size -= len(old)
+                kept = self.by_msg.get(str(_json(old).get("messageID")), [])
+                if pid in kept:
+                    kept.remove(pid)
         if message and oid in self.infos and _key(self.infos[oid]) < k:
             self.size -= len(self.infos.pop(oid))
 
@@ -190,27 +206,28 @@ class SessionMirror:
         parent = rec.get("parentID") if rec else None
         return parent if isinstance(parent, str) else None
 
-    def _parts_by_message(self) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-        out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        for pid, entry in self.parts.items():
-            part = _json(entry)
-            out.setdefault(str(part.get("messageID")), []).append((pid, part))
-        return out
-
     def messages(self) -> list[dict[str, Any]]:
         """Every message seen whole, oldest first (ids ascend), with its parts in id order, as
         the server's export gives them."""
-        by_msg = self._parts_by_message()
-        out = []
-        for mid in sorted(self.infos):
-            parts = []
-            for pid, part in sorted(by_msg.get(mid, ()), key=lambda x: x[0]):
-                for _first, _last, fld, text in self.pieces.get(pid, ()):
-                    before = part.get(fld)
-                    part[fld] = (before if isinstance(before, str) else "") + text
-                parts.append(part)
-            out.append({"info": _json(self.infos[mid]), "parts": parts})
-        return out
+        return [m for mid in sorted(self.infos) if (m := self.message(mid)) is not None]
+
+    def message(self, mid: str) -> dict[str, Any] | None:
+        """One message as the server's export gives it (None until its info was seen), read
+        through the index of its parts: the cost follows this message, not the session."""
+        info = self.infos.get(mid)
+        if info is None:
+            return None
+        parts = []
+        for pid in sorted(self.by_msg.get(mid, ())):
+            entry = self.parts.get(pid)
+            if entry is None:
+                continue
+            part = _json(entry)
+            for _first, _last, fld, text in self.pieces.get(pid, ()):
+                before = part.get(fld)
+                part[fld] = (before if isinstance(before, str) else "") + text
+            parts.append(part)
+        return {"info": _json(info), "parts": parts}
 
     def missing(self) -> list[WalkError]:
         sid = self.session_id
@@ -226,7 +243,7 @@ class SessionMirror:
             )
         if self.session is None:
             out.append(_missing("missing_meta", "session", sid, "no session record was seen"))
-        orphans = sorted(m for m in self._parts_by_message() if m not in self.infos)
+        orphans = sorted(m for m, pids in self.by_msg.items() if pids and m not in self.infos)
         if orphans:
             out.append(
                 _missing(
@@ -264,7 +281,7 @@ class SessionMirror:
     @classmethod
     def load(cls, data: bytes) -> SessionMirror:
         d = orjson.loads(data)
-        return cls(
+        s = cls(
             d["session_id"],
             d["session"].encode() if d["session"] else None,
             {m: e.encode() for m, e in d["infos"].items()},
@@ -272,3 +289,6 @@ class SessionMirror:
             d["pieces"], d["removed"], d["created_seen"], d["deleted"],
             d["gaps"], d["size"], d["last_event_at"],
         )  # fmt: skip
+        for pid, entry in s.parts.items():  # the index is derived: rebuilt, not stored
+            s.by_msg.setdefault(str(_json(entry).get("messageID")), []).append(pid)
+        return s

@@ -23,23 +23,22 @@ import httpx
 import orjson
 
 from archiver.client import OpenCodeClient
-from archiver.document import score_session
 from archiver.errors import FetchError
 from archiver.live_board import LiveBoard, LiveRow
+from archiver.live_messages import LiveMessages, MessageBatch
 from archiver.mirror import Mirror
 from archiver.mirror_fill import fill_mirror
 from archiver.recorder import Recorder
-from archiver.walk import TreeSnapshot, walk_tree
+from archiver.walk import TreeSnapshot
+from archiver.watch_probe import AbortFn, FindingsFn, History, Prober
 
 __all__ = ["History", "WatchConfig", "Watcher"]
 
-History = dict[str, list[dict[str, Any]]]
 ArchiveFn = Callable[[str, History, History], Awaitable[Any]]
-FindingsFn = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
-AbortFn = Callable[[str, str], Awaitable[None]]
 LiveFn = Callable[[list[LiveRow]], Awaitable[None]]
 ForgetFn = Callable[[list[str]], Awaitable[None]]
 RescueFn = Callable[[str, TreeSnapshot, History, History], Awaitable[Any]]
+MessagesFn = Callable[[MessageBatch], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -71,19 +70,23 @@ class Watcher:
         on_live: LiveFn | None = None,
         on_forget: ForgetFn | None = None,
         on_rescue: RescueFn | None = None,
+        on_messages: MessagesFn | None = None,
         log: Callable[[str], None] = lambda _m: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.client, self.http = client, http
         self.cfg = config or WatchConfig()
         self.rec = Recorder(forget_after=self.cfg.forget_after_seconds)
-        self._on_archive, self._on_findings, self._on_abort = on_archive, on_findings, on_abort
+        self._on_archive = on_archive
         self._log, self._clock = log, clock
-        self._probed: dict[str, float] = {}
+        c = self.cfg
+        self.prober = Prober(client, self.rec.history, budget=c.probe_budget_seconds,
+                             after_share=c.probe_after_share, interval=c.probe_interval_seconds,
+                             abort_on_stuck=c.abort_on_stuck, on_findings=on_findings, on_abort=on_abort,
+                             log=log)  # fmt: skip
         self._lookup_after: dict[str, float] = {}
         self.mode = "events"
         self.archives = 0
-        self.probes = 0
         self._first_poll = True
         self.live = LiveBoard(client.base_url, self.rec.root_of)
         self._on_live, self._on_forget = on_live, on_forget
@@ -94,6 +97,13 @@ class Watcher:
         self.mirror = Mirror(self.cfg.mirror_dir, self.cfg.mirror_budget_bytes)
         self._on_rescue = on_rescue
         self.rescues = 0
+        # each session's messages so far, for its live page (on_messages stores them)
+        self._on_messages = on_messages
+        self.messages = LiveMessages(self.mirror) if on_messages is not None else None
+
+    @property
+    def probes(self) -> int:
+        return self.prober.probes
 
     # -- inputs -----------------------------------------------------------------------------
     async def _events(self, stop: asyncio.Event) -> None:
@@ -215,6 +225,8 @@ class Watcher:
                 await self._on_live(rows)
             except Exception as exc:  # the store may be down for a moment: keep watching
                 self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
+        if self.messages is not None:
+            await self._store_messages(self.messages.take(now))
         held = {r for s in self.live.running(now) if (r := self.rec.root_of(s)) is not None}
         for root in self.rec.due(now, self.cfg.settle_seconds, held):
             self.rec.mark_archived(root, now)
@@ -222,6 +234,8 @@ class Watcher:
             try:
                 if await self._on_archive(root, status, perms) is not False:
                     self.mirror.archived(root, now)  # read in full from the server
+                    if self.messages is not None:  # the archive holds them now
+                        await self._store_messages(self.messages.archived(self.rec.tree(root)))
                 self.archives += 1
             except Exception as exc:  # one failed archive must not stop the watch
                 self._log(f"archive of {root} failed: {type(exc).__name__}: {exc}")
@@ -230,16 +244,27 @@ class Watcher:
         for top in self.mirror.due(now, self.cfg.mirror_grace_seconds):
             await self._rescue(top)
         for root, since in self.rec.busy_roots().items():
-            await self._maybe_probe(root, since, now)
+            await self.prober.maybe(root, since, now)
         gone = self.rec.forget_trees(now)
         for root, members in gone.items():
-            self._probed.pop(root, None)
+            self.prober.probed.pop(root, None)
             self._lookup_after.pop(root, None)
             self.live.drop(members)
             self.mirror.drop(members)
+            if self.messages is not None:
+                self.messages.drop(members)
         if gone and self._on_forget is not None:
             with contextlib.suppress(Exception):
                 await self._on_forget([s for members in gone.values() for s in members])
+
+    async def _store_messages(self, batch: MessageBatch) -> None:
+        if not batch or self._on_messages is None or self.messages is None:
+            return
+        try:
+            await self._on_messages(batch)
+        except Exception as exc:  # the store may be down for a moment: written at the next tick
+            self.messages.failed(batch)
+            self._log(f"live messages not stored: {type(exc).__name__}: {exc}")
 
     async def _rescue(self, top: str) -> None:
         """Archive a deleted subtree from the mirror (the server no longer has it)."""
@@ -252,34 +277,6 @@ class Watcher:
             self.rescues += 1
         except Exception as exc:  # one failed archive must not stop the watch
             self._log(f"archive of {top} from the mirror failed: {type(exc).__name__}: {exc}")
-
-    async def _maybe_probe(self, root: str, since: float, now: float) -> None:
-        cfg = self.cfg
-        if now - since < cfg.probe_budget_seconds * cfg.probe_after_share:
-            return
-        if now - self._probed.get(root, -1e18) < cfg.probe_interval_seconds:
-            return
-        self._probed[root] = now
-        self.probes += 1
-        snap = await walk_tree(self.client, root, extras=False)
-        status, perms = self.rec.history(root)
-        for s in snap.sessions:
-            found = score_session(
-                s.messages, status.get(s.session_id, []), perms.get(s.session_id, []), s.session_id
-            )
-            if found and self._on_findings is not None:
-                await self._on_findings(s.session_id, found)
-            stuck = [f for f in found if f["verdict"] == "stuck"]
-            if stuck and cfg.abort_on_stuck:
-                detector = str(stuck[0]["detector"])
-                self._log(f"aborting {root}: {detector} finds it stuck")
-                try:
-                    await self.client.abort(root)
-                except FetchError as exc:
-                    self._log(f"abort of {root} failed: {exc}")
-                if self._on_abort is not None:
-                    await self._on_abort(root, detector)
-                return
 
     async def run(self, stop: asyncio.Event, *, tick: float = 0.5) -> None:
         """Until ``stop`` is set; never raises for server trouble."""

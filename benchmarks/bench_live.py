@@ -144,7 +144,9 @@ async def latency(events: bool, poll: float = 2.0) -> dict[str, Any]:
         upgrade(engine)
         out: dict[str, Any] = {"mode": "event stream" if events else f"polling every {poll:g} s"}
         try:
-            with TestClient(create_app(settings)) as app:
+            # the app answers only the hosts it knows: TestClient's default `testserver` is one
+            # only where the test suite's conftest adds it, so name a host it always answers
+            with TestClient(create_app(settings), base_url="http://127.0.0.1") as app:
                 async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http:
                     w = _watcher(http, f"http://127.0.0.1:{port}", engine, poll)
                     stop = asyncio.Event()
@@ -162,7 +164,11 @@ async def latency(events: bool, poll: float = 2.0) -> dict[str, Any]:
                             if row is not None:
                                 row_at, asked = time.time(), row.permission_asked_at
                         if metrics_at is None and row_at is not None:
-                            text = await asyncio.to_thread(lambda: app.get("/metrics").text)
+                            resp = await asyncio.to_thread(app.get, "/metrics")
+                            if resp.status_code != 200:  # say why rather than wait out the deadline
+                                out["error"] = f"/metrics answered {resp.status_code}: {resp.text[:200]}"
+                                break
+                            text = resp.text
                             if (
                                 'octel_live_sessions{server="' in text
                                 and 'state="waiting_permission"} 1.0' in text
@@ -174,6 +180,8 @@ async def latency(events: bool, poll: float = 2.0) -> dict[str, Any]:
             proc.terminate()
             proc.wait(10)
             engine.dispose()
+    if "error" in out:
+        return out
     if row_at is None or metrics_at is None:
         return {**out, "error": "not seen within 30 s"}
     sent = asked.timestamp() if asked is not None else float("nan")

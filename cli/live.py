@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -17,6 +19,8 @@ from telemetry.queries.live import (
     list_live,
     live_tree,
 )
+from telemetry.queries.live_messages import LiveMessagePage, live_message_page
+from telemetry.queries.models import MessageView
 from telemetry.timeutil import utcnow
 
 __all__ = ["print_live_list", "print_live_session", "print_live_tree"]
@@ -69,15 +73,47 @@ def _list_table(page: LivePage) -> None:
 
 
 def print_live_session(db: object, session_id: str, output: Output) -> bool:
-    """Print a live session; False when it is not live either."""
+    """Print a live session and its messages so far; False when it is not live either."""
     r = get_live(db, session_id, utcnow())  # type: ignore[arg-type]
     if r is None:
         return False
-    emit(output, {"live": r.model_dump(mode="json")}, [r], lambda: _session(r))
+    page = live_message_page(db, r.server, session_id, 0, 200)  # type: ignore[arg-type]
+    answer = {"live": r.model_dump(mode="json"), "messages": page.model_dump(mode="json")}
+    emit(output, answer, [r], lambda: _session(r, page))
     return True
 
 
-def _session(r: LiveSessionOut) -> None:
+def _said(m: MessageView) -> str:
+    """One line for a message: its text, else what its tools do."""
+    said: list[str] = []
+    for p in m.parts:
+        if p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip():
+            said.append(p["text"].strip())
+        elif p.get("type") == "tool":
+            st: dict[str, Any] = p["state"] if isinstance(p.get("state"), dict) else {}
+            inp: dict[str, Any] = st["input"] if isinstance(st.get("input"), dict) else {}
+            what = inp.get("command") or inp.get("filePath") or inp.get("description") or ""
+            said.append(f"[{p.get('tool')}{' ' + str(what) if what else ''}: {st.get('status', '?')}]")
+    text = " ".join(" ".join(said).split())
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _messages(page: LiveMessagePage) -> None:
+    if not page.items:
+        console.print("no messages so far (the watcher stores them as they come)", style="dim")
+        return
+    earlier = f"; {page.earlier} earlier not kept, see the archive" if page.earlier else ""
+    t = Table(title=f"messages so far ({page.total}{earlier})", title_justify="left")
+    for h in ("#", "role", "at", "what"):
+        t.add_column(h, justify="right" if h == "#" else "left")
+    for m in page.items:
+        role = (m.role or "-") + (" (in flight)" if m.in_flight else "")
+        at = m.created_at[:19].replace("T", " ") if m.created_at else None
+        t.add_row(str(m.index + 1), role, dash(at), escape(_said(m)) or "-")
+    console.print(t)
+
+
+def _session(r: LiveSessionOut, page: LiveMessagePage) -> None:
     console.print(f"[bold]{escape(r.session_id)}[/] {_state(r)}: {escape(r.explanation)}", highlight=False)
     t = Table(show_header=False, box=None)
     for k, v in (("title", r.title), ("server", r.server), ("agent", r.agent), ("model", r.model),
@@ -89,6 +125,7 @@ def _session(r: LiveSessionOut) -> None:
     for f in r.findings:
         det = escape(str(f.get("detector")))
         console.print(f"  finding [bold]{det}[/]: {f.get('verdict')}", highlight=False)
+    _messages(page)
 
 
 def print_live_tree(db: object, session_id: str, output: Output) -> bool:

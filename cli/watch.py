@@ -9,14 +9,12 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 
-from archiver.live_board import LiveRow
 from archiver.watch import WatchConfig
 from cli.app import app, err_console, fail, open_store, settings_of
-from telemetry.archiving import redactor_for, watch_servers
-from telemetry.services.live import row_dict
+from telemetry.archiving import watch_servers
+from telemetry.queries.live import LiveChange
 from telemetry.watching import rules_from
 
 __all__ = ["watch_cmd"]
@@ -112,14 +110,13 @@ def watch_cmd(
                            on_stuck=on_stuck or ())  # fmt: skip
     except ValueError as exc:
         fail(str(exc), 2)
-    redactor = redactor_for(settings)
 
     def log(msg: str) -> None:
         err_console.print(f"[dim]watch[/] {msg}", highlight=False)
 
-    def changed(row: LiveRow) -> None:
-        line, _ = redactor.redact_obj(row_dict(row))  # what leaves octel is redacted too
-        sys.stdout.write(orjson.dumps(line).decode() + "\n")
+    def changed(row: LiveChange) -> None:
+        # the stored row, redacted, as `sessions list --live --json` gives it, and the state it left
+        sys.stdout.write(row.model_dump_json() + "\n")
         sys.stdout.flush()
 
     async def main() -> None:

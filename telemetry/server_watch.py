@@ -19,14 +19,18 @@ from sqlmodel import select
 from archiver.actions import Rules
 from archiver.client import OpenCodeClient
 from archiver.live_board import LiveRow
+from archiver.live_messages import MessageBatch
 from archiver.watch import History, WatchConfig, Watcher
+from telemetry.queries.live import LiveChange, live_change
 from telemetry.services.indexing import record_findings
 from telemetry.services.live import forget_live, store_live_rows
+from telemetry.services.live_messages import store_live_messages
 from telemetry.services.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
+from telemetry.timeutil import utcnow
 from telemetry.tree_archiving import archive_session_tree_async
 from telemetry.watching import act_loop, follow, holder_name
 
@@ -43,7 +47,7 @@ async def watch_server(
     config: WatchConfig | None = None,
     log: Callable[[str], None] = lambda _m: None,
     http: httpx.AsyncClient | None = None,
-    on_change: Callable[[LiveRow], None] | None = None,
+    on_change: Callable[[LiveChange], None] | None = None,
     rules: Rules | None = None,
     lease_seconds: float | None = None,
 ) -> Watcher:
@@ -100,11 +104,16 @@ async def watch_server(
 
     async def on_live(rows: list[LiveRow]) -> None:
         with session_scope(engine) as db:
-            store_live_rows(db, rows, redactor=redactor)
+            stored = store_live_rows(db, rows, redactor=redactor)
         if on_change is not None:
-            for r in rows:
+            now = utcnow()
+            for r, x in zip(rows, stored.rows, strict=True):
                 if r.state != r.previous_state:
-                    on_change(r)
+                    on_change(live_change(x, r.previous_state, now))
+
+    async def on_messages(batch: MessageBatch) -> None:
+        with session_scope(engine) as db:
+            store_live_messages(db, server, batch, redactor=redactor)
 
     async def on_forget(session_ids: list[str]) -> None:
         with session_scope(engine) as db:
@@ -113,7 +122,7 @@ async def watch_server(
     def make(cfg: WatchConfig) -> Watcher:
         return Watcher(OpenCodeClient(client_http, url), client_http, on_archive, config=cfg,
                        on_rescue=on_rescue, on_findings=on_findings, on_abort=on_abort, on_live=on_live,
-                       on_forget=on_forget, log=log)  # fmt: skip
+                       on_forget=on_forget, on_messages=on_messages, log=log)  # fmt: skip
 
     async def run(w: Watcher, term: asyncio.Event) -> None:
         terms.append(w)

@@ -11,8 +11,11 @@ import orjson
 from sqlalchemy.engine import Engine
 
 from archiver.live_board import LiveBoard
+from archiver.live_messages import LiveMessages
+from archiver.mirror import Mirror
 from archiver.redact import Redactor
 from telemetry.services.live import store_live_rows
+from telemetry.services.live_messages import store_live_messages
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import Cycle, SessionIndex
@@ -29,15 +32,18 @@ def waiting_root() -> str:
 
 def store_waiting_tree(engine: Engine) -> tuple[str, list[str]]:
     """Live rows of the captured subagent tree, its child waiting on a `git push *` ask for ten
-    minutes; a cycle naming the root (stored before) is linked to them. Returns the child and
-    every session id of the tree."""
+    minutes; a cycle naming the root (stored before) is linked to them, and their messages so
+    far as the watcher stores them. Returns the child and every session id of the tree."""
     fx = orjson.loads((FIXTURES / "subagent_tree.json").read_bytes())
     root = fx["root_id"]
     child = next(s["id"] for s in fx["sessions"] if s.get("parentID") == root)
     shift = time.time() - fx["events"][-1]["received"] / 1000.0 - 600  # the run ends ten minutes ago
     board = LiveBoard("http://oc:4096", lambda s: root)
+    mirror = Mirror()
+    messages = LiveMessages(mirror)
     for e in fx["events"]:
         board.on_event(e["event"], e["received"] / 1000.0 + shift)
+        mirror.on_event(e["event"], e["received"] / 1000.0 + shift)
     t = fx["events"][-1]["received"] / 1000.0 + shift
     board.on_event(
         {"type": "session.status", "properties": {"sessionID": child, "status": {"type": "busy"}}}, t
@@ -45,8 +51,10 @@ def store_waiting_tree(engine: Engine) -> tuple[str, list[str]]:
     ask_id = "per_" + format((int(t * 1000) % (1 << 36)) << 12 | 1, "012x") + "abc"
     ask = {"id": ask_id, "sessionID": child, "permission": "bash", "patterns": ["git push *"]}
     board.on_event({"type": "permission.asked", "properties": ask}, t)
+    redactor = Redactor(b"k" * 32, [])
     with session_scope(engine) as db:
-        store_live_rows(db, board.snapshot(time.time()), redactor=Redactor(b"k" * 32, []))
+        store_live_rows(db, board.snapshot(time.time()), redactor=redactor)
+        store_live_messages(db, "http://oc:4096", messages.take(time.time()), redactor=redactor)
     return child, [s["id"] for s in fx["sessions"]]
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from telemetry.queries.live import LOUDEST_FIRST, LivePage, LiveSessionOut, get_live, list_live, live_tree
+from telemetry.queries.live_messages import LiveMessagePage, live_message_page
 from telemetry.timeutil import utcnow
 from web.deps import ReadDbDep
 from web.errors import ApiError
@@ -53,3 +54,17 @@ def live_session(session_id: str, db: ReadDbDep) -> LiveDetail:
         raise ApiError(404, "not_found", f"no live session {session_id!r}")
     tree = [LiveTreeNode(depth=d, session=r) for d, r in live_tree(db, session_id, now)]
     return LiveDetail(live=me, tree=tree)
+
+
+@router.get("/{session_id}/messages", response_model=LiveMessagePage)
+def live_messages(
+    session_id: str,
+    db: ReadDbDep,
+    offset: Annotated[int | None, Query(ge=0, description="First message; none: the newest page.")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> LiveMessagePage:
+    """A live session's messages so far (redacted, as `octel watch` stored them), oldest first."""
+    me = get_live(db, session_id, utcnow())
+    if me is None:
+        raise ApiError(404, "not_found", f"no live session {session_id!r}")
+    return live_message_page(db, me.server, session_id, offset, limit)

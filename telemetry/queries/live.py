@@ -18,13 +18,16 @@ from telemetry.timeutil import as_utc
 __all__ = [
     "LOUDEST_FIRST",
     "LiveAsk",
+    "LiveChange",
     "LivePage",
     "LiveSessionOut",
     "age_text",
     "explain",
     "get_live",
     "list_live",
+    "live_change",
     "live_counts",
+    "live_out",
     "live_tree",
     "why_live",
 ]
@@ -77,6 +80,13 @@ class LiveSessionOut(BaseModel):
     archived: bool = False  # an archive of the session exists too (an earlier quiet moment)
 
 
+class LiveChange(LiveSessionOut):
+    """A live row whose state changed, as `octel watch --json` prints it: the API's live row
+    and the state it left."""
+
+    previous_state: str | None
+
+
 class LivePage(BaseModel):
     items: list[LiveSessionOut]
     counts: dict[str, int]
@@ -125,7 +135,8 @@ def explain(r: LiveSessionOut) -> str:
     return text
 
 
-def _out(x: LiveSession, now: datetime) -> LiveSessionOut:
+def live_out(x: LiveSession, now: datetime) -> LiveSessionOut:
+    """The stored row as every reader sees it (the API, `--json`, `octel watch --json`)."""
     ask = None
     if x.state == "waiting_permission" and x.permission:
         ask = LiveAsk(
@@ -176,6 +187,10 @@ def _out(x: LiveSession, now: datetime) -> LiveSessionOut:
     return out
 
 
+def live_change(x: LiveSession, previous_state: str | None, now: datetime) -> LiveChange:
+    return LiveChange(**dict(live_out(x, now)), previous_state=previous_state)
+
+
 def _loudest(rows: Sequence[LiveSessionOut]) -> list[LiveSessionOut]:
     return sorted(rows, key=lambda r: (_RANK.get(r.state, 99), r.state_since, r.session_id))
 
@@ -216,7 +231,7 @@ def list_live(
         q = q.where(LiveSession.server == server)
     if session_id is not None:
         q = q.where(LiveSession.session_id == session_id)
-    rows = [_out(x, now) for x in db.exec(q.order_by(col(LiveSession.state_since)).limit(limit))]
+    rows = [live_out(x, now) for x in db.exec(q.order_by(col(LiveSession.state_since)).limit(limit))]
     return LivePage(items=_loudest(_mark_archived(db, rows)), counts=live_counts(db))
 
 
@@ -224,7 +239,7 @@ def get_live(db: Session, session_id: str, now: datetime) -> LiveSessionOut | No
     """The live row of a session (the newest, if several servers reported it)."""
     q = select(LiveSession).where(LiveSession.session_id == session_id)
     row = db.exec(q.order_by(col(LiveSession.updated_at).desc())).first()
-    return _out(row, now) if row is not None else None
+    return live_out(row, now) if row is not None else None
 
 
 def live_tree(db: Session, session_id: str, now: datetime) -> list[tuple[int, LiveSessionOut]]:
@@ -235,7 +250,7 @@ def live_tree(db: Session, session_id: str, now: datetime) -> list[tuple[int, Li
         return []
     root = me.root_session_id or me.session_id
     q = select(LiveSession).where(LiveSession.server == me.server, LiveSession.root_session_id == root)
-    rows = {x.session_id: _out(x, now) for x in db.exec(q.limit(MAX_LIVE))}
+    rows = {x.session_id: live_out(x, now) for x in db.exec(q.limit(MAX_LIVE))}
     rows.setdefault(me.session_id, me)
     kids: dict[str, list[LiveSessionOut]] = {}
     tops: list[LiveSessionOut] = []

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlmodel import Session, col, delete, select
 
 from archiver.live_board import LiveRow
 from archiver.redact import Redactor
 from telemetry.services.indexing import record_findings
+from telemetry.services.live_messages import clear_live_messages
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
-__all__ = ["forget_live", "row_dict", "store_live_rows"]
+__all__ = ["Stored", "forget_live", "store_live_rows"]
 
 
 def _dt(t: float | None) -> datetime | None:
@@ -43,10 +44,15 @@ def _worst(findings: Sequence[dict[str, Any]]) -> str | None:
     return str(ranked[-1].get("detector")) if ranked else None
 
 
-def store_live_rows(db: Session, rows: Sequence[LiveRow], *, redactor: Redactor) -> int:
-    """Upsert one row per (server, session); returns how many were new."""
+class Stored(NamedTuple):
+    new: int  # rows that were not in the store yet
+    rows: list[LiveSession]  # the stored row of each row given, in its order (redacted)
+
+
+def store_live_rows(db: Session, rows: Sequence[LiveRow], *, redactor: Redactor) -> Stored:
+    """Upsert one row per (server, session)."""
     if not rows:
-        return 0
+        return Stored(0, [])
     now = utcnow()
     keys = {(r.server, r.session_id) for r in rows}
     servers = {k[0] for k in keys}
@@ -63,7 +69,7 @@ def store_live_rows(db: Session, rows: Sequence[LiveRow], *, redactor: Redactor)
     unlinked = {r.session_id for r in rows if (r.server, r.session_id) not in linked}
     unlinked |= {r.root_session_id for r in rows if r.root_session_id}
     cycles = _cycles(db, unlinked)
-    new = 0
+    new, out = 0, []
     for r in rows:
         loose = {
             "title": r.title,
@@ -75,8 +81,11 @@ def store_live_rows(db: Session, rows: Sequence[LiveRow], *, redactor: Redactor)
         text, _ = redactor.redact_obj(loose)
         x = have.get((r.server, r.session_id))
         if x is None:
-            x = LiveSession(server=r.server, session_id=r.session_id, state=r.state, first_seen_at=now)
+            x = have[(r.server, r.session_id)] = LiveSession(
+                server=r.server, session_id=r.session_id, state=r.state, first_seen_at=now
+            )
             new += 1
+        out.append(x)
         before = {(f.get("detector"), f.get("verdict")) for f in x.findings or []}
         x.root_session_id, x.parent_session_id = r.root_session_id, r.parent_session_id
         x.title, x.agent, x.model, x.directory = text["title"], r.agent, r.model, text["directory"]
@@ -98,12 +107,14 @@ def store_live_rows(db: Session, rows: Sequence[LiveRow], *, redactor: Redactor)
         db.add(x)
         if {(f.get("detector"), f.get("verdict")) for f in text["findings"]} != before:
             record_findings(db, r.session_id, text["findings"], redactor=redactor, source="live")
-    return new
+    return Stored(new, out)
 
 
 def forget_live(db: Session, server: str, session_ids: Iterable[str]) -> int:
-    """Delete the rows of sessions the watcher forgot (their trees were archived long ago)."""
+    """Delete the rows of sessions the watcher forgot (their trees were archived long ago),
+    and their live messages."""
     ids = list(session_ids)
+    clear_live_messages(db, server, ids)
     n = 0
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
@@ -112,22 +123,3 @@ def forget_live(db: Session, server: str, session_ids: Iterable[str]) -> int:
         )
         n += db.exec(stmt).rowcount or 0
     return n
-
-
-def row_dict(r: LiveRow) -> dict[str, Any]:
-    """A live row as JSON (the `octel watch --json` line), times as epoch seconds."""
-    return {
-        "server": r.server,
-        "session_id": r.session_id,
-        "root_session_id": r.root_session_id,
-        "state": r.state,
-        "previous_state": r.previous_state,
-        "state_since": r.state_since,
-        "reason": r.reason or None,
-        "permission": r.permission,
-        "permission_patterns": list(r.permission_patterns),
-        "retry_attempt": r.retry_attempt or None,
-        "tool": r.tool,
-        "verdict": r.verdict,
-        "at": r.seen_at,
-    }

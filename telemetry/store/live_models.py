@@ -15,7 +15,7 @@ from sqlmodel import Field, SQLModel
 
 from telemetry.store.models import _big, _json, _ts
 
-__all__ = ["LiveSession"]
+__all__ = ["LiveMessage", "LiveSession"]
 
 
 class LiveSession(SQLModel, table=True):
@@ -63,4 +63,28 @@ class LiveSession(SQLModel, table=True):
     cycle_id: str | None = Field(default=None, max_length=200)
     driver: str | None = Field(default=None, max_length=100)
     first_seen_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class LiveMessage(SQLModel, table=True):
+    """One message so far of a session a watcher follows, redacted, as the server's export
+    gives it (``body``: info and parts, cut to a bound). Written when the message changes (a
+    message still being written at most every few seconds); a session keeps its newest 200;
+    deleted when its tree is archived or forgotten."""
+
+    __tablename__ = "live_message"
+    __table_args__ = (
+        UniqueConstraint("server", "session_id", "message_id", name="uq_live_message_server_session_message"),
+        Index("ix_live_message_session_position", "session_id", "position"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    server: str = Field(max_length=500)
+    session_id: str = Field(max_length=200)
+    message_id: str = Field(max_length=200)
+    position: int = 0
+    role: str | None = Field(default=None, max_length=30)
+    completed: bool = False
+    cut: bool = False
+    body: dict[str, Any] | None = _json()
     updated_at: datetime = _ts()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,13 +17,25 @@ from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlalchemy.engine import Engine
 from sqlmodel import select
-from watch_thread import Watch
+from typer.testing import CliRunner
+from watch_thread import Store, Watch, watching
 
 from archiver.files import find_archives, read_archive
-from telemetry.store.db import session_scope
-from telemetry.store.live_models import LiveSession
+from cli import app
+from telemetry.queries.live_messages import LiveMessagePage, live_message_page
+from telemetry.settings import Settings
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.live_models import LiveMessage, LiveSession
+from telemetry.store.migrate import upgrade
 
 pytestmark = pytest.mark.opencode
+
+
+def _store_redacting(tmp_path: Path, secret: str) -> Store:
+    settings = Settings(data_dir=tmp_path / "data", redact_values=secret, _env_file=None)  # type: ignore[call-arg]
+    engine = make_engine(settings.db_url)
+    upgrade(engine)
+    return Store(settings, engine)
 
 
 def _rows(engine: Engine) -> dict[str, LiveSession]:
@@ -64,11 +77,72 @@ def test_an_unanswered_ask_is_live_and_not_archived_until_answered(
         pending = http.get("/permission").json()
         http.post(f"/permission/{pending[0]['id']}/reply", json={"reply": "once"})
         idle(http, root)
-        _wait_for(
+        wait_for(
             lambda: any(d["session_id"] == root for d in map(read_archive, find_archives(settings.archives)))
         )
         done = _wait_for(lambda: (r := _rows(engine).get(root)) and r.state == "idle" and r)
         assert done.turns >= 2 and done.tokens_input > 0
+
+
+def test_a_session_blocked_on_an_ask_shows_its_messages_so_far_redacted(
+    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    secret = "tok-live-0123456789abcdef"
+    fake_llm.load(
+        {
+            "title": "Push it",
+            "turns": [
+                {"text": "Pushing now.",
+                 "tool_calls": [{"name": "bash", "arguments": {"command": "git push origin main"}}]},
+                {"text": "Done."},
+            ],
+        }
+    )  # fmt: skip
+    ask = {"permission": [{"permission": "bash", "pattern": "*", "action": "ask"}]}
+    with (
+        watching(_store_redacting(tmp_path, secret), opencode.url) as store,
+        httpx.Client(base_url=opencode.url, timeout=15) as http,
+    ):
+        settings, engine = store.settings, store.engine
+        root = start(http, f"Push the branch; the token is {secret}.", ask)
+        row = wait_for(lambda: (r := _rows(engine).get(root)) and r.state == "waiting_permission" and r)
+
+        def so_far() -> LiveMessagePage | None:
+            with session_scope(engine, write=False) as db:
+                page = live_message_page(db, row.server, root, None, 50)
+            tools = [p for m in page.items for p in m.parts if p.get("tool") == "bash"]
+            return page if len(page.items) >= 2 and tools else None
+
+        page = wait_for(so_far)  # never archived: the messages come from the watcher's own copy
+        assert not any(d["session_id"] == root for d in map(read_archive, find_archives(settings.archives)))
+        user, said = page.items[0], page.items[-1]
+        text = " ".join(p.get("text", "") for p in user.parts if p.get("type") == "text")
+        assert user.role == "user" and "Push the branch; the token is" in text
+        assert secret not in page.model_dump_json()  # redacted before it was stored
+        bash = next(p for p in said.parts if p.get("tool") == "bash")
+        assert (
+            said.role == "assistant"
+            and said.in_flight
+            and bash["state"]["input"]["command"] == "git push origin main"
+        )
+        assert any(p.get("text") == "Pushing now." for p in said.parts)
+        shown = CliRunner().invoke(
+            app, ["--database-url", settings.db_url, "sessions", "show", root, "--json"]
+        )
+        assert shown.exit_code == 0, shown.output
+        assert "Pushing now." in shown.stdout and secret not in shown.stdout
+        pending = http.get("/permission").json()
+        http.post(f"/permission/{pending[0]['id']}/reply", json={"reply": "once"})
+        idle(http, root)
+
+        def cleared() -> bool:  # archived: the archive holds them now
+            with session_scope(engine, write=False) as db:
+                return db.exec(select(LiveMessage).where(LiveMessage.session_id == root)).first() is None
+
+        wait_for(
+            lambda: any(d["session_id"] == root for d in map(read_archive, find_archives(settings.archives)))
+        )
+        wait_for(cleared)
 
 
 def test_a_long_tool_and_a_subagent_waiting_on_its_child(

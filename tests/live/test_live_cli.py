@@ -34,7 +34,14 @@ def test_live_list_show_tree_and_why(tmp_path: Path) -> None:
     got = json.loads(out)
     assert got["code"] == "running" and got["live"]["ask"]["patterns"] == ["git push *"]
     code, out, _ = _octel(url, "sessions", "show", child, "--json")
-    assert code == 0 and json.loads(out)["live"]["state"] == "waiting_permission"
+    shown = json.loads(out)
+    assert code == 0 and shown["live"]["state"] == "waiting_permission"
+    said = [p.get("text") for m in shown["messages"]["items"] for p in m["parts"] if p["type"] == "text"]
+    assert said[0] == "Explore the repo and delegate the README check."  # the messages so far
+    assert "Child: explored; README checked by my subagent." in said
+    code, out, _ = _octel(url, "sessions", "show", child)
+    assert code == 0 and "messages so far" in out and "Child here, listing files." in out
+    assert "[bash" in out and "[task" in out  # tool calls said by name
     code, out, _ = _octel(url, "sessions", "tree", child, "--json")
     tree = json.loads(out)["sessions"]
     assert code == 0 and {s["session_id"] for s in tree} == set(ids)

@@ -103,12 +103,20 @@ def test_a_live_session_page_shows_state_tree_and_findings_and_keeps_its_scroll(
     expect(head).to_contain_text("impl-2003 (implementer)")
     expect(page.locator("#tree li")).to_have_count(len(ids))
     expect(page.locator('#findings li[data-detector="permission_deadlock"]')).to_contain_text("stuck")
+    # its messages so far, before any archive: the prompt, what it said, its tool calls
+    msgs = page.locator("#timeline article.msg")
+    expect(msgs).to_have_count(4)
+    expect(msgs.first).to_contain_text("Explore the repo and delegate the README check.")
+    expect(msgs.nth(1)).to_contain_text("Child here, listing files.")
+    tool = msgs.nth(1).locator('details.part.tool[data-tool="bash"]').first
+    tool.locator("summary").click()
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     y = page.evaluate("window.scrollY")
     assert y > 0
     before = head.locator("p.live-now").inner_text()
     expect(head.locator("p.live-now")).not_to_have_text(before, timeout=25_000)  # refreshed (10 s)
     assert page.evaluate("window.scrollY") == y
+    assert tool.evaluate("d => d.open")  # the tool call the reader opened stays open
 
 
 @pytest.mark.parametrize("size", [(1300, 500), (390, 844)], ids=["desktop", "phone"])

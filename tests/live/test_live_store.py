@@ -12,10 +12,12 @@ from sqlmodel import select
 
 from archiver.live_board import LiveBoard
 from archiver.redact import Redactor
+from telemetry.queries.live import list_live, live_change
 from telemetry.services.live import forget_live, store_live_rows
 from telemetry.store.db import session_scope
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle, Finding
+from telemetry.timeutil import utcnow
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
 SECRET = "hunter2-very-secret-value"
@@ -50,9 +52,9 @@ def test_rows_are_upserted_redacted_and_linked_to_their_cycle(engine: Engine) ->
         )
     redactor = Redactor(b"k" * 32, [SECRET])
     with session_scope(engine) as db:
-        assert store_live_rows(db, board.snapshot(t + 120), redactor=redactor) == 1
+        assert store_live_rows(db, board.snapshot(t + 120), redactor=redactor).new == 1
     with session_scope(engine) as db:
-        assert store_live_rows(db, board.snapshot(t + 240), redactor=redactor) == 0  # same row again
+        assert store_live_rows(db, board.snapshot(t + 240), redactor=redactor).new == 0  # same row again
     with session_scope(engine, write=False) as db:
         rows = list(db.exec(select(LiveSession)))
         found = list(db.exec(select(Finding).where(Finding.source == "live")))
@@ -68,3 +70,20 @@ def test_rows_are_upserted_redacted_and_linked_to_their_cycle(engine: Engine) ->
         assert forget_live(db, "http://oc:4096", [root, "ses_other"]) == 1
     with session_scope(engine, write=False) as db:
         assert list(db.exec(select(LiveSession))) == []
+
+
+def test_the_watch_json_line_is_the_api_live_row_and_the_state_it_left(engine: Engine) -> None:
+    """`octel watch --json` prints the row `sessions list --live --json` and the API give, from
+    the stored (redacted) row, and the state it left: one definition of a live row."""
+    board, _root, t = _board_waiting()
+    redactor = Redactor(b"k" * 32, [SECRET])
+    rows = board.snapshot(t + 120)
+    with session_scope(engine) as db:
+        stored = store_live_rows(db, rows, redactor=redactor)
+    now = utcnow()
+    line = live_change(stored.rows[0], rows[0].previous_state, now)
+    with session_scope(engine, write=False) as db:
+        api = list_live(db, now).items[0]
+    assert line.model_dump(exclude={"previous_state"}) == api.model_dump()
+    assert line.previous_state is None and line.ask is not None and line.ask.permission == "bash"
+    assert SECRET not in line.model_dump_json() and "waiting" in line.explanation

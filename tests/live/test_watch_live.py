@@ -131,3 +131,29 @@ def test_a_prompt_the_server_has_not_started_on_yet_holds_its_tree() -> None:
         await w.http.aclose()
 
     asyncio.run(go())
+
+
+def test_a_finished_run_is_archived_once_when_its_prompt_is_updated_after_idle() -> None:
+    """OpenCode updates the user message (its diff summary) a moment after the run goes idle:
+    that is not a new prompt. Taken for one, it held the tree for 30 s as "starting", and a tree
+    archived before that update came was archived again."""
+    rows: list[LiveRow] = []
+    archived: list[str] = []
+    w, clock = _watcher(rows, archived)
+    prompt = {"id": "msg_u1", "sessionID": ROOT, "role": "user", "time": {"created": 1}}
+
+    async def go() -> None:
+        w._event(_ev("session.created", info={"id": ROOT, "title": "t"}))
+        w._event(_ev("message.updated", info=prompt))  # the prompt, before the run goes busy
+        w._event(_ev("session.status", status={"type": "busy"}))
+        w._event(_ev("message.updated", info={"id": "msg_a1", "sessionID": ROOT, "role": "assistant"}))
+        w._event(_ev("session.idle"))
+        clock.now += 0.8
+        w._event(_ev("message.updated", info={**prompt, "summary": {"diffs": []}}))
+        for _ in range(8):  # 4 s: past the settle, well inside 30 s
+            clock.now += 0.5
+            await w.step()
+        assert archived == [ROOT]
+        await w.http.aclose()
+
+    asyncio.run(go())

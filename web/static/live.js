@@ -2,7 +2,8 @@
 // live session's page. Everything drawn here comes from /api/live (numbers as the server
 // computed them; ages are the server's, moved on by the time since the answer).
 
-import { clear, duration, el, getJSON, num, pill, treeLead, treeOrder, usd } from "./util.js";
+import { clear, duration, el, errorBox, getJSON, num, pill, treeLead, treeOrder, usd } from "./util.js";
+import { drawTimeline } from "./timeline.js";
 
 const QUIET = new Set(["idle", "deleted"]);
 const STATE_TEXT = {
@@ -162,4 +163,30 @@ export function drawLiveFindings(node, detail) {
     node,
     el("ul.findings", {}, found.map((f) => el("li", { dataset: { detector: f.detector } }, el("strong", {}, f.detector), " ", pill(f.verdict), ` score ${Number(f.score).toFixed(2)} (live)`))),
   );
+}
+
+// The messages so far, as `octel watch` stored them. Redrawn only when they changed, with the
+// tool calls and reasoning the reader opened left open, so a refresh never moves the page.
+const drawn = new WeakMap();
+
+export function drawLiveMessages(node, page, onPage) {
+  if (page instanceof Error) {
+    clear(node, errorBox(page));
+    drawn.delete(node);
+    return;
+  }
+  const key = JSON.stringify(page);
+  if (drawn.get(node) === key) return;
+  drawn.set(node, key);
+  const open = [...node.querySelectorAll("details[open]")].map((d) => d.id).filter(Boolean);
+  if (!page.items.length) {
+    clear(node, el("p.muted", {}, "No message so far: octel watch stores each one as it comes."));
+    return;
+  }
+  drawTimeline(node, page, onPage);
+  if (page.earlier) node.prepend(el("p.muted", {}, `${num(page.earlier)} earlier message(s) are no longer kept live; the archive will hold every one.`));
+  for (const id of open) {
+    const d = document.getElementById(id);
+    if (d && node.contains(d)) d.open = true;
+  }
 }

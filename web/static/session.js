@@ -3,7 +3,7 @@
 
 import { ApiError, clear, duration, el, errorBox, fact, getJSON, num, paramsObject, pct, pill, table, timeEl, usd, when } from "./util.js";
 import { drawTimeline } from "./timeline.js";
-import { drawLiveFindings, drawLiveHead, drawLiveTree } from "./live.js";
+import { drawLiveFindings, drawLiveHead, drawLiveMessages, drawLiveTree } from "./live.js";
 import { drawActions, fetchActions } from "./actions.js";
 
 export function mount(root, route, ctx) {
@@ -49,7 +49,8 @@ export function mount(root, route, ctx) {
         drawLiveTree(tree, live, id);
         drawLiveFindings(findings, live);
         clear(turns, el("p.muted", {}, "Not archived yet: the per-turn table comes with the archive, once the run goes quiet."));
-        clear(timeline, el("p.muted", {}, "Not archived yet: the messages come with the archive."));
+        const msgs = await getJSON(`/api/live/${encodeURIComponent(id)}/messages`, { offset: p.get("offset"), limit: 50 }).catch((e) => e);
+        drawLiveMessages(timeline, msgs, (offset) => goTo({ ...paramsObject(p), offset }));
         return;
       }
       if (live !== null) drawLiveHead(now, live);
