@@ -7,7 +7,7 @@ ones, some with a cycle in flight), 20 open cycles and ~650 counter rows. One hi
 5,000 was never finished, so open cycles lie scattered over the whole table. A scrape is a GET
 /metrics through the real app; the figure is the median of REPEATS after a warm-up.
 
-Scrape time should stay flat: it reads the daemon rows, the open cycles (index on `ended_at`),
+Scrape time should stay flat: it reads the daemon rows, the open cycles (their partial index),
 the named in-flight cycles (unique index) and the `aggregate` table, never the history. The
 report gives each size's time as a ratio to the smallest size's, next to the row-count ratio.
 Target: under 100 ms at 10,000,000 cycles and 1,000,000 sessions, on both engines.
