@@ -16,6 +16,7 @@ PostgreSQL with 32 writers.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,11 +38,10 @@ import pgserver
 from realparts import free_port
 
 TOKEN = "bench-token-0123456789"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @contextmanager
-def _serve(data_dir: Path, database_url: str | None, workers: int) -> Iterator[str]:
+def _serve(data_dir: Path, database_url: str | None, workers: int) -> Iterator[tuple[str, int]]:
     port = free_port()
     env = {**os.environ, "OCTEL_DATA_DIR": str(data_dir), "OCTEL_INGEST_TOKEN": TOKEN}
     if database_url:
@@ -61,26 +61,75 @@ def _serve(data_dir: Path, database_url: str | None, workers: int) -> Iterator[s
                 time.sleep(0.1)
         else:
             raise RuntimeError("octel serve did not start")
-        yield base
+        yield base, proc.pid  # the server leads its own process group (start_new_session)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(20)
 
 
-def _rate(writers: int, per_writer: int, job: Callable[[httpx.Client, int, int], None], base: str) -> float:
-    """Operations per second when `writers` threads each run `job` `per_writer` times."""
+class _Conn:
+    """One keep-alive HTTP/1.1 connection, written and read by hand, all of them on one event
+    loop: the load generator shares the server's cores, so it must cost far less CPU than the
+    server (`--client httpx`, a thread and an httpx client per writer, is kept to compare)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str) -> None:
+        self.reader, self.writer = reader, writer
+        self.head = f"Host: {host}\r\nAuthorization: Bearer {TOKEN}\r\n"
+
+    @classmethod
+    async def open(cls, base: str) -> _Conn:
+        host, port = base.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        return cls(reader, writer, host)
+
+    async def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
+        data = json.dumps(body).encode() if body is not None else b""
+        extra = (
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n" if body is not None else ""
+        )
+        self.writer.write(f"{method} {path} HTTP/1.1\r\n{self.head}{extra}\r\n".encode() + data)
+        status = int((await self.reader.readline()).split()[1])
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return status, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+Job = Callable[[Any, int, int], Awaitable[None]]
+
+
+class _HttpxConn:
+    """The same requests through a blocking httpx client (one per writer thread)."""
+
+    def __init__(self, base: str) -> None:
+        self.client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+
+    async def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
+        r = self.client.request(method, path, json=body)
+        return r.status_code, r.content
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _rate_threads(writers: int, per_writer: int, job: Job, base: str) -> float:
     barrier = threading.Barrier(writers + 1)
     errors: list[BaseException] = []
 
     def run(w: int) -> None:
-        with httpx.Client(base_url=base, headers=AUTH, timeout=120) as c:
-            c.get("/api/health")  # connect before the clock starts
-            barrier.wait()
-            try:
-                for i in range(per_writer):
-                    job(c, w, i)
-            except BaseException as e:  # reported after the run, not swallowed
-                errors.append(e)
+        c = _HttpxConn(base)
+        asyncio.run(c.request("GET", "/api/health"))
+        barrier.wait()
+        try:
+            asyncio.run(_repeat(job, c, w, per_writer))
+        except BaseException as e:  # reported after the run, not swallowed
+            errors.append(e)
+        c.close()
 
     threads = [threading.Thread(target=run, args=(w,)) for w in range(writers)]
     for t in threads:
@@ -95,21 +144,75 @@ def _rate(writers: int, per_writer: int, job: Callable[[httpx.Client, int, int],
     return writers * per_writer / elapsed
 
 
-def _measure(base: str, writers: int, pairs: int, tag: str) -> dict[str, Any]:
-    def health(c: httpx.Client, w: int, i: int) -> None:
-        c.get("/api/health").raise_for_status()
+async def _repeat(job: Job, c: Any, w: int, n: int) -> None:
+    for i in range(n):
+        await job(c, w, i)
 
-    def pair(c: httpx.Client, w: int, i: int) -> None:
+
+def _rate(writers: int, per_writer: int, job: Job, base: str, client: str = "lean") -> float:
+    """Operations per second when `writers` connections each run `job` `per_writer` times,
+    one after another (a dispatcher waits for each answer), all from one event loop."""
+    if client == "httpx":
+        return _rate_threads(writers, per_writer, job, base)
+
+    async def run() -> float:
+        conns = [await _Conn.open(base) for _ in range(writers)]
+        for c in conns:  # connected and answered once before the clock starts
+            await c.request("GET", "/api/health")
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(_repeat(job, conns[w], w, per_writer) for w in range(writers)))
+        elapsed = time.perf_counter() - t0
+        for c in conns:
+            c.close()
+        return writers * per_writer / elapsed
+
+    return asyncio.run(run())
+
+
+def _cpu_seconds(pgid: int) -> float:
+    """User+system CPU of every process in the server's group (the workers too), from /proc."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # pgrp
+            total += int(fields[11]) + int(fields[12])  # utime, stime (children reaped count too)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def _ok(c: Any, method: str, path: str, body: dict[str, Any] | None = None) -> None:
+    status, answer = await c.request(method, path, body)
+    if status >= 300:
+        raise RuntimeError(f"{method} {path}: {status} {answer[:200]!r}")
+
+
+def _measure(base: str, pgid: int, writers: int, pairs: int, tag: str, client: str) -> dict[str, Any]:
+    async def health(c: Any, w: int, i: int) -> None:
+        await _ok(c, "GET", "/api/health")
+
+    async def pair(c: Any, w: int, i: int) -> None:
         cid = f"{tag}-w{w}-{i}"
-        c.post("/api/v1/cycles/begin", json={"cycle_id": cid, "driver": f"d{w % 6}"}).raise_for_status()
+        await _ok(c, "POST", "/api/v1/cycles/begin", {"cycle_id": cid, "driver": f"d{w % 6}"})
         body = {"cycle_id": cid, "driver": f"d{w % 6}", "terminal_state": "done", "worker_outcome": "merged"}
-        c.post("/api/v1/cycles/finish", json=body).raise_for_status()
+        await _ok(c, "POST", "/api/v1/cycles/finish", body)
 
-    baseline = _rate(writers, pairs, health, base)
-    rate = _rate(writers, pairs, pair, base)
+    cpu0, me0 = _cpu_seconds(pgid), time.process_time()
+    baseline = _rate(writers, pairs, health, base, client)
+    cpu1, me1 = _cpu_seconds(pgid), time.process_time()
+    rate = _rate(writers, pairs, pair, base, client)
+    cpu2, me2 = _cpu_seconds(pgid), time.process_time()
+    n = writers * pairs
     load = [round(x, 2) for x in os.getloadavg()]
     return {"writers": writers, "pairs_per_s": round(rate, 1), "health_per_s": round(baseline, 1),
-            "ratio": round(rate / baseline, 3), "load_average": load}  # fmt: skip
+            "ratio": round(rate / baseline, 3),
+            "server_cpu_ms_per_health": round((cpu1 - cpu0) / n * 1000, 2),
+            "server_cpu_ms_per_pair": round((cpu2 - cpu1) / n * 1000, 2),
+            "client_cpu_ms_per_health": round((me1 - me0) / n * 1000, 2),
+            "client_cpu_ms_per_pair": round((me2 - me1) / n * 1000, 2),
+            "load_average": load}  # fmt: skip
 
 
 def main() -> int:
@@ -118,6 +221,8 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=300, help="begin+finish pairs per writer")
     ap.add_argument("--engines", default="sqlite,postgres")
     ap.add_argument("--serve-workers", default="1,2", help="`octel serve --workers` counts to measure")
+    ap.add_argument("--client", choices=["lean", "httpx"], default="lean",
+                    help="lean: raw HTTP/1.1, one loop; httpx: a thread and client per writer")  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     results: list[dict[str, Any]] = []
@@ -130,17 +235,22 @@ def main() -> int:
                     continue
                 url = pgserver.create_database(stack.enter_context(pgserver.postgres_server(durable=True)))
             for sw in (int(x) for x in args.serve_workers.split(",")):
-                with _serve(Path(tmp) / engine, url, sw) as base:
+                with _serve(Path(tmp) / engine, url, sw) as (base, pgid):
                     for w in (int(x) for x in args.writers.split(",")):
                         r = {
                             "engine": engine,
                             "serve_workers": sw,
-                            **_measure(base, w, args.pairs, f"{engine}{sw}-{w}"),
+                            **_measure(
+                                base, pgid, w, args.pairs, f"{engine}{sw}-{w}-{args.client}", args.client
+                            ),
                         }
                         results.append(r)
                         if not args.json:
                             print(f"{engine:9} --workers {sw} {w:3} writers: {r['pairs_per_s']:8.1f} pairs/s "
                                   f"(health {r['health_per_s']:7.1f} req/s, ratio {r['ratio']:.3f}; "
+                                  f"server CPU {r['server_cpu_ms_per_health']} ms a health check, "
+                                  f"{r['server_cpu_ms_per_pair']} ms a pair; client CPU "
+                                  f"{r['client_cpu_ms_per_health']} / {r['client_cpu_ms_per_pair']} ms; "
                                   f"load average {r['load_average']})", flush=True)  # fmt: skip
     if args.json:
         print(json.dumps(results, indent=2))

@@ -40,8 +40,9 @@ from telemetry.metrics.snapshot import Family, HistogramSeries, Series, derive, 
 from telemetry.services.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
+from web.exposition import render
 
-__all__ = ["RequestMetricsMiddleware", "StoreCollector", "app_metrics", "router"]
+__all__ = ["RequestMetricsMiddleware", "StoreCollector", "app_metrics", "router", "store_families"]
 
 log = logging.getLogger("octel")
 router = APIRouter(tags=["metrics"])
@@ -85,27 +86,35 @@ class StoreCollector:
             yield _empty(m)
 
     def collect(self) -> Iterator[PromFamily]:
-        state = self._app.state
-        families: list[Family] | None = None
-        engine = getattr(state, "engine", None)
-        if engine is not None:
-            try:
-                with session_scope(engine, write=False) as db:
-                    reads = read_store(db, utcnow(), state.settings.long_worker_seconds)
-                families = derive(reads)
-            except SQLAlchemyError as e:
-                log.warning("octel: /metrics could not read the store: %s", e.__class__.__name__)
-        if families is None:  # only `octel_store_up 0`, so an alert can tell why the rest is gone
-            families = [Family(by_name("octel_store_up"), (Series((), 0.0),))]
-        for f in families:
+        for f in store_families(self._app):
             yield _to_prometheus(f)
+
+
+def store_families(app: FastAPI) -> list[Family]:
+    """The store's families now; only `octel_store_up 0` when the store cannot be read, so an
+    alert can tell why the rest is gone."""
+    state = app.state
+    engine = getattr(state, "engine", None)
+    if engine is not None:
+        try:
+            with session_scope(engine, write=False) as db:
+                reads = read_store(db, utcnow(), state.settings.long_worker_seconds)
+            return derive(reads)
+        except SQLAlchemyError as e:
+            log.warning("octel: /metrics could not read the store: %s", e.__class__.__name__)
+    return [Family(by_name("octel_store_up"), (Series((), 0.0),))]
 
 
 @dataclass(frozen=True)
 class _AppMetrics:
-    """The app's own registry and this process's request metrics (prometheus-client's types)."""
+    """The app's own registry and this process's request metrics (prometheus-client's types).
+
+    `registry` holds everything, the store's collector too; `process` holds this process's
+    metrics alone, which `/metrics` writes after the store's families (see `web.exposition`).
+    """
 
     registry: CollectorRegistry
+    process: CollectorRegistry
     requests: Counter
     latency: Histogram
 
@@ -135,8 +144,10 @@ def app_metrics(app: FastAPI) -> _AppMetrics:
                 buckets=HTTP_LATENCY_BUCKETS,
                 registry=registry,
             )
-            ProcessCollector(registry=registry)
-            found = _AppMetrics(registry, requests, latency)
+            process = CollectorRegistry(auto_describe=True)
+            for c in (requests, latency, ProcessCollector(registry=registry)):
+                process.register(c)
+            found = _AppMetrics(registry, process, requests, latency)
             app.state.octel_metrics = found
         return found
 
@@ -191,5 +202,6 @@ def _refresh_heartbeat_files(request: Request) -> None:
 def metrics(request: Request) -> Response:
     """The classic text format (0.0.4), computed now from the store (heartbeat files read first)."""
     _refresh_heartbeat_files(request)
-    body = generate_latest(app_metrics(request.app).registry)
+    store = render(store_families(request.app)).encode()
+    body = store + generate_latest(app_metrics(request.app).process)
     return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)

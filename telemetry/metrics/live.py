@@ -1,15 +1,18 @@
 """The live metrics: sessions per server and state, the oldest unanswered ask, the busy session
 quiet the longest, retry storms and live findings, read from the `live_session` rows.
 
-Five grouped queries on the state index; the rows are the sessions running now (a few thousand
-at most), never history. `live_series` is pure.
+Two queries (one grouped by server and state); the rows are the sessions running now (a few thousand
+at most), never history. `fold_live` and `live_series` are pure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, cast
 
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, func, select
 
 from archiver.live import STATES
@@ -17,7 +20,7 @@ from detectors.findings import VERDICTS
 from telemetry.store.live_models import LiveSession
 from telemetry.timeutil import as_utc
 
-__all__ = ["LiveReads", "live_series", "read_live"]
+__all__ = ["LiveGroup", "LiveReads", "fold_live", "live_series", "read_live"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,39 +41,61 @@ _SINCE = LiveSession.state_since  # a busy session with no part yet: quiet since
 
 
 def read_live(db: Session) -> LiveReads:
-    by_state = db.exec(
-        select(LiveSession.server, LiveSession.state, func.count()).group_by(
-            LiveSession.server, LiveSession.state
+    """Two queries: each (server, state) group with what the live gauges need of it, and the
+    findings of the sessions that are not healthy."""
+    groups = (
+        db.connection()
+        .execute(
+            sa_select(
+                col(LiveSession.server),
+                col(LiveSession.state),
+                func.count(),
+                func.min(LiveSession.permission_asked_at),
+                func.min(func.coalesce(LiveSession.last_activity_at, _SINCE)),
+                func.max(LiveSession.retry_attempt),
+                func.min(_SINCE),
+            ).group_by(LiveSession.server, LiveSession.state)
         )
-    ).all()
-    asks = db.exec(
-        select(LiveSession.server, func.min(LiveSession.permission_asked_at))
-        .where(LiveSession.state == "waiting_permission")
-        .group_by(LiveSession.server)
-    ).all()
-    busy = db.exec(
-        select(
-            LiveSession.server, func.min(func.coalesce(LiveSession.last_activity_at, LiveSession.state_since))
-        )
-        .where(LiveSession.state == "busy")
-        .group_by(LiveSession.server)
-    ).all()
-    retry = db.exec(
-        select(LiveSession.server, func.max(LiveSession.retry_attempt), func.min(LiveSession.state_since))
-        .where(LiveSession.state == "retrying")
-        .group_by(LiveSession.server)
-    ).all()
+        .all()
+    )
+    findings = cast(
+        "list[list[dict[str, Any]] | None]",
+        db.exec(select(LiveSession.findings).where(col(LiveSession.verdict) != "healthy")).all(),
+    )
+    return fold_live([LiveGroup(*g) for g in groups], findings)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveGroup:
+    """What one (server, state) group of live sessions holds: its size and its extremes."""
+
+    server: str
+    state: str
+    sessions: int
+    oldest_ask: datetime | None
+    oldest_activity: datetime | None  # the last activity, or the time it went busy
+    max_retry_attempt: int | None
+    oldest_since: datetime | None
+
+
+def fold_live(groups: Sequence[LiveGroup], findings: Iterable[list[dict[str, Any]] | None]) -> LiveReads:
+    """The live reads from the grouped rows: each gauge reads the groups of its state (pure)."""
     found: dict[tuple[str, str], int] = {}
-    for fs in db.exec(select(LiveSession.findings).where(col(LiveSession.verdict) != "healthy")).all():
+    for fs in findings:
         for f in fs or []:
             key = (str(f.get("detector")), str(f.get("verdict")))
             found[key] = found.get(key, 0) + 1
+    of = {st: [g for g in groups if g.state == st] for st in ("waiting_permission", "busy", "retrying")}
     return LiveReads(
-        counts=tuple((s, st, int(n)) for s, st, n in by_state),
-        oldest_ask=tuple((s, t) for s, a in asks if (t := _ts(a)) is not None),
-        oldest_busy_activity=tuple((s, t) for s, a in busy if (t := _ts(a)) is not None),
-        retry_attempt=tuple((s, float(a or 0)) for s, a, _ in retry),
-        retry_since=tuple((s, t) for s, _, a in retry if (t := _ts(a)) is not None),
+        counts=tuple((g.server, g.state, int(g.sessions)) for g in groups),
+        oldest_ask=tuple(
+            (g.server, t) for g in of["waiting_permission"] if (t := _ts(g.oldest_ask)) is not None
+        ),
+        oldest_busy_activity=tuple(
+            (g.server, t) for g in of["busy"] if (t := _ts(g.oldest_activity)) is not None
+        ),
+        retry_attempt=tuple((g.server, float(g.max_retry_attempt or 0)) for g in of["retrying"]),
+        retry_since=tuple((g.server, t) for g in of["retrying"] if (t := _ts(g.oldest_since)) is not None),
         findings=tuple((d, v, n) for (d, v), n in found.items()),
     )
 

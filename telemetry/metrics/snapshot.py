@@ -1,7 +1,8 @@
 """Metric families derived from a few store reads, for `/metrics`.
 
-`read_store` does the I/O: daemon rows, the open cycles per driver (index on `ended_at`), the
-named in-flight cycles (unique index) and the write-time counters in the `aggregate` table. None
+`read_store` does the I/O: daemon rows with their named in-flight cycles (unique index), the
+open cycles per driver (a partial index of them alone) and the write-time counters in the
+`aggregate` table. None
 of it grows with history. `derive` is pure: reads in, families out, so it is property-tested
 without a store.
 """
@@ -13,6 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sqlalchemy import and_
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, func, select
 
 from telemetry.metrics.catalogue import CATALOGUE, DAEMON_STATES, Metric
@@ -82,34 +85,18 @@ class StoreReads:
     live: LiveReads = field(default_factory=LiveReads)
 
 
-def _named_in_flight(db: Session, daemons: Sequence[Daemon]) -> set[tuple[str, str]]:
-    """(driver, cycle id) of each named in-flight cycle that is not known to have ended.
-
-    As `telemetry.queries.health`: a name the store does not know (or knows under another driver) still
-    counts as in flight, since the daemon says so.
-    """
-    named = {(d.driver, d.in_flight_cycle_id) for d in daemons if d.in_flight_cycle_id}
-    if not named:
-        return set()
-    ids = sorted({c for _, c in named})
-    ended = db.exec(
-        select(Cycle.driver, Cycle.cycle_id).where(
-            col(Cycle.cycle_id).in_(ids), col(Cycle.ended_at).is_not(None)
-        )
-    ).all()
-    return named - {(d, c) for d, c in ended}
-
-
 def read_store(
     db: Session,
     now: datetime,
     threshold_s: float,
     liveness: Callable[[str, int | None], Liveness] = local_liveness,
 ) -> StoreReads:
-    """Everything a scrape needs, in four queries that never walk history.
+    """Everything a scrape needs, in three queries here (and two in `read_live`) that never
+    walk history: every round trip is a wait behind the rest of a busy host.
 
     The daemon states follow `telemetry.queries.health.daemon_health` (a test holds them equal) but are
-    read in bulk: open cycles through the `ended_at` index, named cycles by their unique id.
+    read in bulk: open cycles from their partial index alone, each named cycle by its unique
+    id in the same query as the daemons.
     """
     rows = db.exec(
         select(Cycle.driver, func.count(), func.min(Cycle.started_at))
@@ -118,18 +105,38 @@ def read_store(
     ).all()
     open_cycles = [OpenCycles(d, int(n), as_utc(t)) for d, n, t in rows]
     drivers_with_open = {o.driver for o in open_cycles}
-    daemons = db.exec(select(Daemon).order_by(col(Daemon.driver), col(Daemon.host))).all()
-    named = _named_in_flight(db, daemons)
+    # A named cycle is in flight unless the store knows it ended under that driver: a name the
+    # store does not know (or knows under another driver) still counts, since the daemon says so.
+    ended = and_(
+        col(Cycle.cycle_id) == col(Daemon.in_flight_cycle_id),
+        col(Cycle.driver) == col(Daemon.driver),
+        col(Cycle.ended_at).is_not(None),
+    )
+    daemons = (
+        db.connection()
+        .execute(
+            sa_select(
+                col(Daemon.driver),
+                col(Daemon.host),
+                col(Daemon.pid),
+                col(Daemon.last_heartbeat_at),
+                col(Daemon.in_flight_cycle_id),
+                col(Daemon.source),
+                col(Cycle.id),
+            )
+            .outerjoin(Cycle, ended)
+            .order_by(col(Daemon.driver), col(Daemon.host))
+        )
+        .all()
+    )
     readings = []
-    for d in daemons:
-        beat = as_utc(d.last_heartbeat_at)
-        if d.in_flight_cycle_id:
-            in_flight = (d.driver, d.in_flight_cycle_id) in named
-        else:  # heartbeat files cannot name their cycle: the driver's open one counts
-            in_flight = d.source == "file" and d.driver in drivers_with_open
+    for driver, host, pid, last_beat, named, source, ended_id in daemons:
+        beat = as_utc(last_beat)
+        # heartbeat files cannot name their cycle: the driver's open one counts
+        in_flight = ended_id is None if named else source == "file" and driver in drivers_with_open
         age = max((now - beat).total_seconds(), 0.0)
-        state, _ = daemon_state(age, threshold_s, in_flight, liveness(d.host, d.pid))
-        readings.append(DaemonReading(d.driver, d.host, state, beat, in_flight))
+        state, _ = daemon_state(age, threshold_s, in_flight, liveness(host, pid))
+        readings.append(DaemonReading(driver, host, state, beat, in_flight))
     return StoreReads(threshold_s, readings, open_cycles, aggregates.read_all(db), read_live(db))
 
 
@@ -242,12 +249,17 @@ def _drv(o: OpenCycles) -> str:
 
 def derive(reads: StoreReads) -> list[Family]:
     """Every store-backed family of the catalogue, in catalogue order."""
+    by_name: dict[str, list[CounterRow]] = {}  # each family looks at its own rows only
+    for row in reads.counters:
+        by_name.setdefault(row[0], []).append(row)
     families = []
     for m in CATALOGUE:
         if m.source == "store":
             families.append(Family(m, _store_series(m, reads)))
         elif m.source == "aggregate" and m.kind == "histogram":
-            families.append(Family(m, histogram_series(m, reads.counters, aggregates.CYCLE_DURATION_BUCKETS)))
+            key = m.aggregate_key
+            rows = [r for part in ("_bucket", "_sum", "_count") for r in by_name.get(key + part, ())]
+            families.append(Family(m, histogram_series(m, rows, aggregates.CYCLE_DURATION_BUCKETS)))
         elif m.source == "aggregate":
-            families.append(Family(m, counter_series(m, reads.counters)))
+            families.append(Family(m, counter_series(m, by_name.get(m.aggregate_key, ()))))
     return families

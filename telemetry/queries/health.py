@@ -8,6 +8,7 @@ left open by a daemon that is down (orphaned: they will never finish on their ow
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from collections.abc import Callable
@@ -51,9 +52,16 @@ def daemon_state(
     return "unknown", "heartbeat stale"
 
 
+@functools.lru_cache(maxsize=1)
+def _this_host() -> frozenset[str]:
+    """This host's names, looked up once: `getfqdn` asks the resolver, and a scrape asked it once
+    per daemon (a DNS round trip each on a host without the name in /etc/hosts)."""
+    return frozenset({socket.gethostname(), socket.getfqdn(), "localhost"})
+
+
 def local_liveness(host: str, pid: int | None) -> Liveness:
     """Check the pid when the daemon runs on this host; otherwise nobody here can tell."""
-    if pid is None or host not in {socket.gethostname(), socket.getfqdn(), "localhost"}:
+    if pid is None or host not in _this_host():
         return "unknown"
     if not 0 < pid < 2**31:  # no process has it, and os.kill would fail (or signal a group)
         return "unknown"
@@ -99,7 +107,7 @@ def _in_flight(db: Session, d: Daemon, now: datetime) -> dict[str, Any] | None:
         stmt = stmt.where(Cycle.cycle_id == d.in_flight_cycle_id)
     elif d.source == "file":
         # Heartbeat files cannot name their cycle: take the driver's newest open one. Open cycles
-        # are few, so fetch them all through ix_cycle_open and pick here; an ORDER BY started_at
+        # are few, so fetch them all through ix_cycle_in_flight and pick here; an ORDER BY started_at
         # would lead SQLite down the driver's whole history instead.
         open_ = db.exec(stmt.where(col(Cycle.ended_at).is_(None))).all()
         return _flight(max(open_, key=lambda c: as_utc(c.started_at)), now) if open_ else None

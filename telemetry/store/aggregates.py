@@ -136,6 +136,12 @@ def observe_cycle_duration(db: Session, driver: str, seconds: float) -> None:
 
 
 def read_all(db: Session) -> list[tuple[str, dict[str, str], float]]:
-    """Every counter as (metric, labels, value)."""
+    """Every counter as (metric, labels, value). Each label set is parsed once per process:
+    the same few hundred come back at every scrape."""
     rows = db.exec(select(Aggregate.metric, Aggregate.labels, Aggregate.value)).all()
-    return [(m, json.loads(lbl), v) for m, lbl, v in rows]
+    return [(m, dict(_parsed(lbl)), v) for m, lbl, v in rows]
+
+
+@functools.lru_cache(maxsize=8192)
+def _parsed(key: str) -> tuple[tuple[str, str], ...]:
+    return tuple(json.loads(key).items())

@@ -27,6 +27,9 @@ _SMALL |= {"live_session"}
 # A search of a big table must pin a column that picks few rows: one id, or the open cycles.
 # Searching by driver alone would walk that driver's whole history.
 _SELECTIVE = ("cycle_id=?", "ended_at=?", "session_id=?", "rowid=?")
+# A partial index holding the open cycles alone may be read whole: its size is what is in
+# flight now, never history.
+_OPEN_ONLY = ("USING COVERING INDEX ix_cycle_in_flight",)
 
 
 def _seed(engine: Any) -> None:
@@ -88,6 +91,8 @@ def test_scrape_queries_search_indexes(tmp_path: Path) -> None:
                     detail: str = row[-1]
                     verb, table = detail.split()[:2]
                     if verb not in {"SCAN", "SEARCH"} or table in _SMALL:
+                        continue
+                    if any(detail.endswith(i) for i in _OPEN_ONLY):
                         continue
                     assert verb == "SEARCH", f"{detail!r} in {statement}"
                     assert any(c in detail for c in _SELECTIVE), f"{detail!r} in {statement}"
