@@ -21,7 +21,7 @@ from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.services.spend_links import SHARE_COLUMNS, lock_links
-from telemetry.store.aggregates import bump
+from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.store.spend import Share, apply, driver_of, share_of
@@ -197,25 +197,28 @@ def index_records(
     lock_links(db, [cycle_id, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
     added: list[Share] = []
     removed: list[Share] = []
-    for r in recs:
-        stmt = select(SessionIndex).where(SessionIndex.session_id == r.session_id).with_for_update()
-        old = db.exec(stmt).first()
-        values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
-        if old is not None:
-            removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
-            values.setdefault("cycle_id", old.cycle_id)
-        values["driver"] = driver_of(db, values)
-        added.append(share_of(values))
-        if old is None:
-            db.add(SessionIndex(**values))
-            stats.new += 1
-            bump(db, "sessions_archived_total", {"agent": r.agent or ""}, 1)
-        else:
-            for k, v in values.items():
-                setattr(old, k, v)
-            db.add(old)
-            stats.updated += 1
-        stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
+    # counters written once, in one order for every writer (as the bulk indexer does), so
+    # two writers of sessions with the same labels queue instead of deadlocking
+    with coalesced(db):
+        for r in recs:
+            stmt = select(SessionIndex).where(SessionIndex.session_id == r.session_id).with_for_update()
+            old = db.exec(stmt).first()
+            values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
+            if old is not None:
+                removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
+                values.setdefault("cycle_id", old.cycle_id)
+            values["driver"] = driver_of(db, values)
+            added.append(share_of(values))
+            if old is None:
+                db.add(SessionIndex(**values))
+                stats.new += 1
+                bump(db, "sessions_archived_total", {"agent": r.agent or ""}, 1)
+            else:
+                for k, v in values.items():
+                    setattr(old, k, v)
+                db.add(old)
+                stats.updated += 1
+            stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
     db.flush()
     apply(db, added, removed)
     return stats

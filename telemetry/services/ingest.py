@@ -221,8 +221,8 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redact
         if observed:
             aggregates.observe_cycle_duration(db, p.driver, (ended - as_utc(row.started_at)).total_seconds())
     db.flush()
-    if row.session_id != linked:  # a new cycle, or one that now names a session
-        cycles_changed(db, [(row.cycle_id, row.session_id)])
+    if row.session_id != linked:  # a new cycle, or one that names another session now
+        cycles_changed(db, [(row.cycle_id, row.session_id), (row.cycle_id, linked or None)])
     return row, True
 
 

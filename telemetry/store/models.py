@@ -131,6 +131,8 @@ class SessionIndex(SQLModel, table=True):
         Index("ix_session_index_source_archived", "source", "archived_at", "id"),
         # the part of a Costs window that is not whole days, by creation time (0012)
         Index("ix_session_index_created", "created_at"),
+        # the most expensive sessions of a window: read from the dearest down (0012)
+        Index("ix_session_index_cost", "cost_usd", "id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
