@@ -18,7 +18,7 @@ loaded once (COPY on PostgreSQL) and kept (benchmarks/fleet_store.py); the machi
 average is printed beside the figures.
 
     python benchmarks/bench_console.py [--engine sqlite|postgres] [--dsn URL] [--sessions 100000]
-                                       [--cycles 1000000] [--n 200] [--json]
+                                       [--cycles 1000000] [--n 200] [--store NAME] [--json]
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def _rotating(client: TestClient, urls: list[str]) -> Callable[[], Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    name = f"console-s{args.sessions}-c{args.cycles}"
+    name = args.store or f"console-s{args.sessions}-c{args.cycles}"
     t0 = time.perf_counter()
     with fleet_store.fleet_store(args.engine, name, _loader(args.sessions, args.cycles), dsn=args.dsn) as url:
         ready_s = time.perf_counter() - t0
@@ -313,6 +313,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200, help="requests per measurement")
     ap.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
     ap.add_argument("--dsn", help="a PostgreSQL server (superuser URL) instead of the cached cluster")
+    ap.add_argument("--store", help="the kept store's name (default: console-s<sessions>-c<cycles>)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out = run(args)

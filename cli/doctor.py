@@ -26,7 +26,8 @@ def doctor(
         typer.Option(
             "--repair",
             help="First point index rows whose file is gone at the session's newest valid file "
-            "(or remove them) and remove temporary files of dead writers.",
+            "(or remove them), remove temporary files of dead writers, and set each session's "
+            "driver from its cycles and the daily spend summary from the sessions again.",
         ),
     ] = False,
 ) -> None:
@@ -43,7 +44,9 @@ def doctor(
             console.print(
                 f"repaired: {len(repaired['repointed'])} rows pointed at another file, "
                 f"{len(repaired['removed'])} rows removed, "
-                f"{repaired['stale_parts_removed']} temporary files removed",
+                f"{repaired['stale_parts_removed']} temporary files removed, "
+                f"{repaired['spend']['drivers_changed']} session drivers set again, "
+                f"{repaired['spend']['groups']} daily spend groups rewritten",
                 highlight=False,
             )
         for c in checks:
@@ -58,10 +61,15 @@ def doctor(
 def _repair(settings: Any) -> dict[str, Any]:
     from telemetry.archiving import redactor_for
     from telemetry.services.archive_repair import repair_index
+    from telemetry.services.spend_repair import rebuild_spend
+    from telemetry.store.db import session_scope
 
     try:
         redactor = redactor_for(settings)
     except (ValueError, OSError) as exc:
         fail(f"cannot repair: {exc}", 2)
     with open_store(settings) as engine:
-        return repair_index(engine, settings, redactor)
+        out = repair_index(engine, settings, redactor)
+        with session_scope(engine) as db:
+            out["spend"] = rebuild_spend(db)
+        return out

@@ -24,6 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from telemetry.otel_export.probe import export_configured, probe_endpoint
 from telemetry.queries.lost import count_lost
 from telemetry.services.archive_repair import check_index
+from telemetry.services.spend_repair import check_spend
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.migrate import current_revision, head_revision
@@ -189,6 +190,19 @@ def _lost(engine: Engine) -> Check:
     return Check("lost trees", "ok", "every tree seen in the last 7 days was archived in full")
 
 
+def _spend(engine: Engine) -> Check:
+    try:
+        with session_scope(engine, write=False) as db:
+            health = check_spend(db)
+    except SQLAlchemyError as e:
+        return Check("spend summary", "fail", f"cannot read the spend summary: {e}", "run `octel db upgrade`")
+    if health.wrong:
+        first = health.wrong[0]
+        what = f"{len(health.wrong)} daily spend groups differ from their sessions (first: {first})"
+        return Check("spend summary", "fail", what, "run `octel doctor --repair`")
+    return Check("spend summary", "ok", f"{health.groups} daily spend groups, each equal to its sessions")
+
+
 def _opencode(s: Settings, client: httpx.Client) -> Check:
     url = s.opencode_url.rstrip("/") + "/global/health"
     try:
@@ -259,7 +273,7 @@ def run_checks(
         try:
             checks += _database(engine)
             if checks[-1].status == "ok":
-                checks += [_archive_index(engine, settings), _lost(engine)]
+                checks += [_archive_index(engine, settings), _lost(engine), _spend(engine)]
         finally:
             engine.dispose()
     if settings.archive_store_kind == "files":

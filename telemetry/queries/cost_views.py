@@ -15,32 +15,12 @@ from typing import Any
 
 from sqlmodel import Session
 
-from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.costs import grouped_records, merge_sources, present, stacked_days
+from telemetry.queries.spend_read import fold
 
 __all__ = ["CostViews", "cost_views", "fold"]
 
 CostViews = tuple[dict[str, list[dict[str, Any]]], dict[str, Any], dict[str, Any]]
-
-
-def fold(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Grouped records summed down to (source, *keys), most expensive first."""
-    out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for r in records:
-        group = (r["source"], *(r[k] for k in keys))
-        acc = out.get(group)
-        if acc is None:
-            out[group] = {"source": r["source"], **{k: r[k] for k in keys}} | {
-                k: r[k] for k in (*TOKEN_KINDS, "cost_usd", "count")
-            }
-            continue
-        for k in (*TOKEN_KINDS, "cost_usd", "count"):
-            acc[k] += r[k]
-
-    def order(r: dict[str, Any]) -> tuple[Any, ...]:
-        return (-r["cost_usd"], r["source"], *((r[k] is None, str(r[k])) for k in keys))
-
-    return sorted(out.values(), key=order)
 
 
 def cost_views(

@@ -1,10 +1,10 @@
-"""Cost rollups over OpenCode sessions and Claude CLI runs together, grouped in SQL.
+"""Cost rollups over OpenCode sessions and Claude CLI runs together.
 
 A session counts at its creation time (its archive time when the server did not say); a Claude
 run at the time it was recorded. A session's driver is the driver of its cycle, the same link
 `linked_cycle` follows: the archive's `cycle_id` (or a label that is a cycle id), else a cycle
 posted with the session's (or its root's) id. A label is never taken for a driver; Claude runs
-carry no driver.
+carry no driver. Sessions are read through the daily summary (`spend_read.window_records`).
 Tokens follow DESIGN.md: input excludes cache reads and writes, so the cache-hit ratio is
 cache_read / (input + cache_read).
 """
@@ -15,19 +15,11 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, case, cast, exists, func, literal, null, union_all
-from sqlalchemy import select as sa_select
-from sqlalchemy.sql.elements import ColumnElement
-from sqlmodel import Session, col
+from sqlmodel import Session
 
 from archiver.metrics import TOKEN_KINDS
-from telemetry.queries.top_spend import (
-    most_expensive_sessions,
-    most_expensive_trees,
-    session_window,
-    time_window,
-)
-from telemetry.store.models import AgentRun, Cycle, SessionIndex
+from telemetry.queries.spend_read import fold, window_records
+from telemetry.queries.top_spend import most_expensive_sessions, most_expensive_trees, session_window
 from telemetry.timeutil import as_utc
 
 __all__ = [
@@ -50,74 +42,9 @@ GROUP_KEYS = ("agent", "model", "driver", "day")
 COST_WINDOW = "7d"
 
 
-def _day(db: Session, ts: Any) -> ColumnElement[Any]:
-    if db.get_bind().dialect.name == "postgresql":
-        return func.to_char(func.timezone("UTC", ts), "YYYY-MM-DD")
-    return func.strftime("%Y-%m-%d", ts)  # SQLite stores UTC text; strftime reads it
-
-
 def _ratio(cache_read: float, inp: float) -> float | None:
     denom = inp + cache_read
     return round(cache_read / denom, 4) if denom else None
-
-
-def _cycle_driver(match: ColumnElement[bool]) -> Any:
-    """The driver of the newest cycle matching `match`: one index lookup per session."""
-    c = Cycle
-    newest = col(c.started_at).desc(), col(c.id).desc()
-    return sa_select(col(c.driver)).where(match).order_by(*newest).limit(1).scalar_subquery()
-
-
-def _sessions_part(db: Session, since: datetime | None, until: datetime | None, with_driver: bool) -> Any:
-    si = SessionIndex
-    at = func.coalesce(col(si.created_at), col(si.archived_at))
-    driver: Any = cast(null(), String)
-    if with_driver:
-        driver = func.coalesce(
-            _cycle_driver(col(Cycle.cycle_id) == col(si.cycle_id)),
-            _cycle_driver(col(Cycle.cycle_id) == col(si.label)),
-            _cycle_driver(col(Cycle.session_id) == col(si.session_id)),
-            _cycle_driver(col(Cycle.session_id) == col(si.root_session_id)),
-        )
-    return (
-        sa_select(
-            case((col(si.source) == "claude_code", literal("claude")), else_=literal("opencode")).label(
-                "source"
-            ),
-            col(si.agent).label("agent"),
-            col(si.model).label("model"),
-            driver.label("driver"),
-            _day(db, at).label("day"),
-            col(si.tokens_input).label("t_input"),
-            col(si.tokens_output).label("t_output"),
-            col(si.tokens_reasoning).label("t_reasoning"),
-            col(si.tokens_cache_read).label("t_cache_read"),
-            col(si.tokens_cache_write).label("t_cache_write"),
-            col(si.cost_usd).label("cost"),
-        )
-        .select_from(si)
-        .where(*session_window(since, until))
-    )
-
-
-def _runs_part(db: Session, since: datetime | None, until: datetime | None) -> Any:
-    """Claude runs whose conversation is not archived: an archived one is counted through its
-    sessions (the tree's own costs, subagents included), never twice."""
-    r = AgentRun
-    archived = exists().where(col(SessionIndex.session_id) == col(r.session_id))
-    return sa_select(
-        literal("claude").label("source"),
-        col(r.agent).label("agent"),
-        col(r.model).label("model"),
-        cast(null(), String).label("driver"),
-        _day(db, col(r.created_at)).label("day"),
-        col(r.input_tokens).label("t_input"),
-        col(r.output_tokens).label("t_output"),
-        literal(0).label("t_reasoning"),
-        col(r.cache_read_tokens).label("t_cache_read"),
-        col(r.cache_creation_tokens).label("t_cache_write"),
-        col(r.cost_usd).label("cost"),
-    ).where(*time_window(col(r.created_at), since, until), ~archived)
 
 
 def cost_breakdown(
@@ -138,24 +65,12 @@ def cost_breakdown(
 def grouped_records(
     db: Session, keys: Sequence[str], since: datetime | None, until: datetime | None
 ) -> list[dict[str, Any]]:
-    """Token sums by kind, unrounded cost and count per `source` and `keys`, most expensive first."""
+    """Token sums by kind, unrounded cost and count per `source` and `keys`, most expensive
+    first: the window's whole days from the daily summary, the rest from its rows."""
     bad = [k for k in keys if k not in GROUP_KEYS]
     if bad:
         raise ValueError(f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")
-    both = union_all(
-        _sessions_part(db, since, until, with_driver="driver" in keys), _runs_part(db, since, until)
-    ).subquery("u")
-    group = [both.c.source, *(both.c[k] for k in keys)]
-    sums = [func.sum(both.c[f"t_{k}"]).label(k) for k in TOKEN_KINDS]
-    cost = func.sum(both.c.cost).label("cost_usd")
-    stmt = sa_select(*group, *sums, cost, func.count().label("count")).group_by(*group)
-    stmt = stmt.order_by(cost.desc(), *group)
-    return [
-        {"source": rec["source"], **{k: rec[k] for k in keys}}
-        | {k: int(rec[k] or 0) for k in TOKEN_KINDS}
-        | {"cost_usd": float(rec["cost_usd"] or 0.0), "count": int(rec["count"])}
-        for rec in db.connection().execute(stmt).mappings().all()
-    ]
+    return fold(window_records(db, since, until), keys)
 
 
 def present(

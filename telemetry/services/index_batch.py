@@ -22,9 +22,11 @@ from archiver.archive import redact_record
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
+from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, rows_for_update, shares
 from telemetry.store.aggregates import bump
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
+from telemetry.store.spend import apply, driver_of
 from telemetry.timeutil import utcnow
 
 __all__ = ["BatchIndexed", "index_batch"]
@@ -77,14 +79,15 @@ def index_batch(
     ids = sorted({r.session_id for r in recs})  # one order for every writer: no lock cycles
     for sid in ids:
         lock_key(db, "session", sid)
+    lock_links(db, [v for r in recs for v in (r.session_id, r.root_session_id, r.label)])
     conn = db.connection()
     old: dict[str, dict[str, Any]] = {}
     findings: dict[str, dict[str, int]] = {}
     counted: set[tuple[str, str, str]] = set()
     for part in _chunks(ids):
-        cols = [_SI.c.session_id, _SI.c.archive_path, *(_SI.c[m] for m in _MARKS)]
-        for row in conn.execute(select(*cols).where(_SI.c.session_id.in_(part))):
-            old[row.session_id] = dict(row._mapping)
+        cols = [*(_SI.c[c] for c in SHARE_COLUMNS), _SI.c.archive_path, *(_SI.c[m] for m in _MARKS)]
+        for was in rows_for_update(db, select(*cols).where(_SI.c.session_id.in_(part))):
+            old[was["session_id"]] = was
         q = select(_F.c.id, _F.c.session_id, _F.c.detector).where(
             _F.c.session_id.in_(part), _F.c.source == _SOURCE
         )
@@ -109,6 +112,8 @@ def index_batch(
         prev = old.get(sid)
         if prev is not None and prev["archive_path"] != values["archive_path"]:
             out.replaced[sid] = prev["archive_path"]
+        values["driver"] = driver_of(db, {**values, "cycle_id": prev["cycle_id"] if prev else None})
+    apply(db, shares(rows.values()), shares(old.values()))
     _write_rows(conn, rows, old)
     out.stats.findings_new = _write_findings(db, conn, recs, findings, counted)
     return out

@@ -20,9 +20,11 @@ from archiver.archive import redact_record
 from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
-from telemetry.store.aggregates import bump
+from telemetry.services.spend_links import SHARE_COLUMNS, lock_links
+from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
+from telemetry.store.spend import Share, apply, driver_of, share_of
 from telemetry.timeutil import utcnow
 
 __all__ = ["IndexStats", "index_records", "record_findings"]
@@ -49,7 +51,8 @@ def _parse_iso(text: str) -> datetime:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return utcnow()
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    # in UTC: SQLite keeps a time's wall clock, whatever its offset, and octel reads it as UTC
+    return dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
@@ -188,20 +191,35 @@ def index_records(
     """Insert or update one index row per record, with counters and findings; every free-text
     field is redacted (again, for records read from files an older version wrote)."""
     stats = IndexStats()
-    for rec in records:
-        r = redact_record(rec, redactor)
-        lock_key(db, "session", r.session_id)
-        old = db.exec(select(SessionIndex).where(SessionIndex.session_id == r.session_id)).first()
-        values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
-        if old is None:
-            db.add(SessionIndex(**values))
-            stats.new += 1
-            bump(db, "sessions_archived_total", {"agent": r.agent or "", "source": source_label(r.source)}, 1)
-        else:
-            for k, v in values.items():
-                setattr(old, k, v)
-            db.add(old)
-            stats.updated += 1
-        stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
+    recs = [redact_record(rec, redactor) for rec in records]
+    for sid in sorted({r.session_id for r in recs}):  # one order for every writer
+        lock_key(db, "session", sid)
+    lock_links(db, [cycle_id, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
+    added: list[Share] = []
+    removed: list[Share] = []
+    # counters written once, in one order for every writer (as the bulk indexer does), so
+    # two writers of sessions with the same labels queue instead of deadlocking
+    with coalesced(db):
+        for r in recs:
+            stmt = select(SessionIndex).where(SessionIndex.session_id == r.session_id).with_for_update()
+            old = db.exec(stmt).first()
+            values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
+            if old is not None:
+                removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
+                values.setdefault("cycle_id", old.cycle_id)
+            values["driver"] = driver_of(db, values)
+            added.append(share_of(values))
+            if old is None:
+                db.add(SessionIndex(**values))
+                stats.new += 1
+                labels = {"agent": r.agent or "", "source": source_label(r.source)}
+                bump(db, "sessions_archived_total", labels, 1)
+            else:
+                for k, v in values.items():
+                    setattr(old, k, v)
+                db.add(old)
+                stats.updated += 1
+            stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
     db.flush()
+    apply(db, added, removed)
     return stats

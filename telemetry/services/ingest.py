@@ -25,6 +25,7 @@ from archiver.redact import Redactor
 from telemetry.services.bounds import INT32_MAX, MAX_SECONDS, JsonObject, iso_time_only, no_nul
 from telemetry.services.claude import parse_claude_result
 from telemetry.services.redaction import clip_to_columns, redact_model
+from telemetry.services.spend_links import cycles_changed
 from telemetry.store import aggregates
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, Cycle, Daemon
@@ -143,10 +144,12 @@ def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor
         row.raw = raw
         db.add(row)
         db.flush()
+        cycles_changed(db, [(row.cycle_id, row.session_id)])  # the driver of sessions it names
         return row, True
     if row.driver != p.driver:
         raise ConflictError(f"cycle_id {p.cycle_id!r} belongs to driver {row.driver!r}")
     if row.start_synthesised and "begin" not in (row.raw or {}):
+        links = (row.started_at, row.session_id)
         start = p.started_at or as_utc(row.started_at)
         if row.ended_at is None or start <= as_utc(row.ended_at):
             row.started_at, row.start_synthesised = start, False
@@ -156,6 +159,9 @@ def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor
         row.raw = {**(row.raw or {}), **raw}
         row.updated_at = now
         db.add(row)
+        if (row.started_at, row.session_id) != links:  # which cycle is a session's newest
+            db.flush()
+            cycles_changed(db, [(row.cycle_id, row.session_id)])
     return row, False
 
 
@@ -166,6 +172,7 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redact
     row = _cycle(db, p.cycle_id)
     ended = p.ended_at or now
     raw = {"finish": p.model_dump(mode="json", exclude_none=True)}
+    linked = row.session_id if row is not None else ""  # "": the cycle is new
     if row is None:
         start = p.started_at
         if start is None and p.worker_wallclock_seconds is not None:
@@ -214,6 +221,8 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redact
         if observed:
             aggregates.observe_cycle_duration(db, p.driver, (ended - as_utc(row.started_at)).total_seconds())
     db.flush()
+    if row.session_id != linked:  # a new cycle, or one that names another session now
+        cycles_changed(db, [(row.cycle_id, row.session_id), (row.cycle_id, linked or None)])
     return row, True
 
 

@@ -26,6 +26,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
 from archiver.store import ArchiveStore, FolderStore, as_store, locate
+from telemetry.services.spend_links import cycles_changed, sessions_removed
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 from telemetry.vocabulary import LIKE_PATTERNS
@@ -131,6 +132,12 @@ def _files(plan: PrunePlan, store: ArchiveStore) -> tuple[list[str], int, int, i
     return out, size, missing, outside
 
 
+def _cycle_links(db: Session, ids: list[int]) -> list[tuple[str, str | None]]:
+    return [
+        (c, s) for c, s in db.exec(select(Cycle.cycle_id, Cycle.session_id).where(col(Cycle.id).in_(ids)))
+    ]
+
+
 def _delete_rows(db: Session, model: Any, column: Any, values: Iterable[Any]) -> int:
     values = list(values)
     if not values:
@@ -182,6 +189,7 @@ def prune(
         ids = [s for s, _ in chunk]
         with session_scope(engine) as db:
             _delete_rows(db, Finding, col(Finding.session_id), ids)
+            sessions_removed(db, ids)
             _delete_rows(db, SessionIndex, col(SessionIndex.session_id), ids)
         if progress is not None:
             progress("sessions", len(chunk))
@@ -191,7 +199,9 @@ def prune(
     ):
         for chunk in _chunks(ids):
             with session_scope(engine) as db:
+                links = _cycle_links(db, chunk) if model is Cycle else []
                 _delete_rows(db, model, column, chunk)
+                cycles_changed(db, links)  # sessions they named take their next driver
             if progress is not None:
                 progress(name, len(chunk))
     return report

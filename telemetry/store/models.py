@@ -139,6 +139,10 @@ class SessionIndex(SQLModel, table=True):
         Index("ix_session_index_verdict_archived", "verdict", "archived_at", "id"),
         Index("ix_session_index_label_archived", "label", "archived_at", "id"),
         Index("ix_session_index_source_archived", "source", "archived_at", "id"),
+        # the part of a Costs window that is not whole days, by creation time (0012)
+        Index("ix_session_index_created", "created_at"),
+        # the most expensive sessions of a window: read from the dearest down (0012)
+        Index("ix_session_index_cost", "cost_usd", "id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -148,6 +152,8 @@ class SessionIndex(SQLModel, table=True):
     depth: int = 0
     label: str | None = Field(default=None, max_length=200)
     cycle_id: str | None = Field(default=None, max_length=200, index=True)
+    # the driver of its cycle (telemetry.store.spend.driver_of), kept as cycles arrive (0012)
+    driver: str | None = Field(default=None, max_length=100)
     agent: str | None = Field(default=None, max_length=100)
     model: str | None = Field(default=None, max_length=200)
     title: str | None = Field(default=None, max_length=1000)

@@ -61,6 +61,7 @@ def test_everything_but_opencode_is_fine(octel: Octel, closed_opencode: str) -> 
         "schema": "ok",
         "archive index": "ok",
         "lost trees": "ok",
+        "spend summary": "ok",
         "archive folder": "ok",
         "opencode server": "fail",
         "ingest token": "ok",

@@ -121,8 +121,6 @@ def _config(llm_url: str) -> dict[str, object]:
     }
 
 
-
-
 @contextmanager
 def opencode_server(binary: Path, work: Path, llm_url: str) -> Iterator[OpenCode]:
     home, project = work / "home", work / "project"

@@ -33,8 +33,6 @@ def phoenix_binary() -> Path | None:
     return binary if binary.is_file() and os.access(binary, os.X_OK) else None
 
 
-
-
 @contextmanager
 def phoenix_server(binary: Path, workdir: Path, start_timeout: float = 240.0) -> Iterator[str]:
     """Phoenix's base URL (OTLP/HTTP at `/v1/traces`, REST at `/v1/…`, the UI at `/`)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from telemetry.services.spend_repair import rebuild_spend
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 
@@ -59,9 +60,13 @@ def run(run_key: str, **kw: Any) -> AgentRun:
 
 
 def add(engine: Engine, *rows: Any) -> None:
+    """Add rows as written by hand, then bring the drivers and the daily spend summary in step
+    with them, as the services would have."""
     with session_scope(engine) as db:
         for r in rows:
             db.add(r)
+        db.flush()
+        rebuild_spend(db)
 
 
 def seed_fleet(engine: Engine) -> None:

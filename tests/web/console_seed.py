@@ -26,6 +26,7 @@ from sqlmodel import select
 from archiver.redact import Redactor
 from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
 from telemetry.services import ingest
+from telemetry.services.spend_repair import rebuild_spend
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
@@ -285,6 +286,8 @@ def build_store(settings: Settings, live_pid: int) -> Store:
         fleet = seed_fleet(engine, now, live_pid, dead_pid())
         # the captured subagent tree is also running now: its child waits on an ask
         store_waiting_tree(engine)
+        with session_scope(engine) as db:  # the times moved above by hand: the spend follows them
+            rebuild_spend(db)
     finally:
         engine.dispose()
     return Store(settings, seeded, fleet, now)

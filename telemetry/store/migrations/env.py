@@ -11,7 +11,8 @@ import telemetry.store.action_models  # registers the action and lease tables
 import telemetry.store.archive_docs  # the archive documents table
 import telemetry.store.live_models  # registers the live table too
 import telemetry.store.lost_models  # and the lost-tree table
-import telemetry.store.models  # noqa: F401  (registers the tables on the metadata)
+import telemetry.store.models  # registers the tables on the metadata
+import telemetry.store.spend  # noqa: F401  (and the daily spend summary)
 
 config = context.config
 target_metadata = SQLModel.metadata

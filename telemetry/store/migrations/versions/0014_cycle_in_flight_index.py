@@ -11,7 +11,7 @@ Building it reads the cycle table once (seconds at 10,000,000 cycles) and holds 
 it meanwhile: run `octel db upgrade` in a quiet minute.
 
 Revision ID: 0014
-Revises: 0010
+Revises: 0012
 Create Date: 2026-12-01
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0014"
-down_revision = "0010"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 

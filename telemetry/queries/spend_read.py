@@ -1,0 +1,169 @@
+"""A window's spend grouped by source, agent, model, driver and day, the finest grouping the
+Costs page folds every view from.
+
+Whole UTC days come from the daily summary (`telemetry.store.spend`): a few rows per day
+instead of every session. The part of the window that is not a whole day (a `since` of
+"7d" starts mid-day) is read from the index rows, with the driver each row keeps; Claude runs
+whose conversation is not archived are read from their table (they carry no driver and are few).
+`recomputed_records` is the definition all of that must equal: every session of the window
+with its driver looked up in the cycle table (what `octel doctor` and the tests compare with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, time, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import String, and_, case, cast, exists, func, literal, null, or_, union_all
+from sqlalchemy import select as sa_select
+from sqlalchemy.sql.elements import ColumnElement
+from sqlmodel import Session, col
+
+from archiver.metrics import TOKEN_KINDS
+from telemetry.queries.top_spend import session_window, time_window
+from telemetry.store.models import AgentRun, SessionIndex
+from telemetry.store.spend import SpendDay, correlated_driver, day_expr
+from telemetry.timeutil import as_utc
+
+__all__ = ["FINE_KEYS", "fold", "recomputed_records", "window_records"]
+
+FINE_KEYS = ("agent", "model", "driver", "day")
+Driver = Literal["stored", "lookup"]
+
+
+def _day(db: Session, ts: Any) -> ColumnElement[Any]:
+    return day_expr(db.get_bind().dialect.name, ts)
+
+
+def _sessions_part(db: Session, where: Sequence[ColumnElement[bool]], driver: Driver) -> Any:
+    si = SessionIndex
+    at = func.coalesce(col(si.created_at), col(si.archived_at))
+    return sa_select(
+        case((col(si.source) == "claude_code", literal("claude")), else_=literal("opencode")).label("source"),
+        col(si.agent).label("agent"),
+        col(si.model).label("model"),
+        (col(si.driver) if driver == "stored" else correlated_driver()).label("driver"),
+        _day(db, at).label("day"),
+        *(col(getattr(si, f"tokens_{k}")).label(f"t_{k}") for k in TOKEN_KINDS),
+        col(si.cost_usd).label("cost"),
+    ).where(*where)
+
+
+def _runs_part(db: Session, since: datetime | None, until: datetime | None) -> Any:
+    """Claude runs whose conversation is not archived: an archived one is counted through its
+    sessions (the tree's own costs, subagents included), never twice."""
+    r = AgentRun
+    archived = exists().where(col(SessionIndex.session_id) == col(r.session_id))
+    return sa_select(
+        literal("claude").label("source"),
+        col(r.agent).label("agent"),
+        col(r.model).label("model"),
+        cast(null(), String).label("driver"),
+        _day(db, col(r.created_at)).label("day"),
+        col(r.input_tokens).label("t_input"),
+        col(r.output_tokens).label("t_output"),
+        literal(0).label("t_reasoning"),
+        col(r.cache_read_tokens).label("t_cache_read"),
+        col(r.cache_creation_tokens).label("t_cache_write"),
+        col(r.cost_usd).label("cost"),
+    ).where(*time_window(col(r.created_at), since, until), ~archived)
+
+
+def _grouped(db: Session, parts: Sequence[Any]) -> list[dict[str, Any]]:
+    u = union_all(*parts).subquery("u")
+    group = [u.c.source, *(u.c[k] for k in FINE_KEYS)]
+    sums = [func.sum(u.c[f"t_{k}"]).label(k) for k in TOKEN_KINDS]
+    stmt = sa_select(*group, *sums, func.sum(u.c.cost).label("cost_usd"), func.count().label("count"))
+    return [_record(r) for r in db.connection().execute(stmt.group_by(*group)).mappings()]
+
+
+def _record(r: Any) -> dict[str, Any]:
+    return (
+        {"source": r["source"], **{k: r[k] for k in FINE_KEYS}}
+        | {k: int(r[k] or 0) for k in TOKEN_KINDS}
+        | {"cost_usd": float(r["cost_usd"] or 0.0), "count": int(r["count"])}
+    )
+
+
+def recomputed_records(db: Session, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+    """The window's records from every session and run in it, drivers looked up in the cycles."""
+    return _grouped(
+        db, [_sessions_part(db, session_window(since, until), "lookup"), _runs_part(db, since, until)]
+    )
+
+
+def _between(start: datetime, end: datetime) -> ColumnElement[bool]:
+    """A session's time in [start, end), said so that each half range-scans an index: the
+    creation time, else (when the server did not say) the archiving time."""
+    si = SessionIndex
+    created = col(si.created_at)
+    archived = col(si.archived_at)
+    return or_(
+        and_(created >= start, created < end),
+        and_(created.is_(None), archived >= start, archived < end),
+    )
+
+
+def _midnight(day: Any) -> datetime:
+    return datetime.combine(day, time(), UTC)
+
+
+def window_records(db: Session, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+    """The window's records from the daily summary for its whole days, the index rows for the
+    rest."""
+    since = as_utc(since) if since is not None else None
+    until = as_utc(until) if until is not None else None
+    first = None if since is None else since.date() + timedelta(days=0 if since.time() == time() else 1)
+    end = None if until is None else until.date()
+    if first is not None and end is not None and first >= end:
+        return recomputed_window(db, since, until)
+    parts = [_runs_part(db, since, until)]
+    if since is not None and first is not None and since < _midnight(first):
+        parts.append(_sessions_part(db, [_between(since, _midnight(first))], "stored"))
+    if until is not None and end is not None and until > _midnight(end):
+        parts.append(_sessions_part(db, [_between(_midnight(end), until)], "stored"))
+    return _summary(db, first, end) + _grouped(db, parts)
+
+
+def recomputed_window(db: Session, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+    """A window inside one day: its index rows (stored drivers) and runs."""
+    return _grouped(
+        db, [_sessions_part(db, session_window(since, until), "stored"), _runs_part(db, since, until)]
+    )
+
+
+def _summary(db: Session, first: Any, end: Any) -> list[dict[str, Any]]:
+    sd = SpendDay
+    stmt = sa_select(
+        col(sd.source),
+        *(col(getattr(sd, k)) for k in FINE_KEYS),
+        *(col(getattr(sd, f"tokens_{k}")).label(k) for k in TOKEN_KINDS),
+        col(sd.cost_usd),
+        col(sd.count),
+    ).where(col(sd.count) > 0)
+    if first is not None:
+        stmt = stmt.where(col(sd.day) >= first.isoformat())
+    if end is not None:
+        stmt = stmt.where(col(sd.day) < end.isoformat())
+    return [_record(r) for r in db.connection().execute(stmt).mappings()]
+
+
+def fold(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Records summed down to (source, *keys), most expensive first."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in records:
+        group = (r["source"], *(r[k] for k in keys))
+        acc = out.get(group)
+        if acc is None:
+            out[group] = {"source": r["source"], **{k: r[k] for k in keys}} | {
+                k: r[k] for k in (*TOKEN_KINDS, "cost_usd", "count")
+            }
+            continue
+        for k in (*TOKEN_KINDS, "cost_usd", "count"):
+            acc[k] += r[k]
+
+    def order(r: dict[str, Any]) -> tuple[Any, ...]:
+        return (-r["cost_usd"], r["source"], *((r[k] is None, str(r[k])) for k in keys))
+
+    return sorted(out.values(), key=order)

@@ -1,0 +1,106 @@
+"""Keep the daily spend summary (`telemetry.store.spend`) in step with the writes that move it.
+
+Three writes change what the summary holds: an index row written (its usage, its day, its
+agent or model, its driver), an index row deleted (retention, repair), and a cycle that names
+a session (its driver). Each calls one function here in its own transaction.
+
+Several instances on PostgreSQL: a session's driver is read from the cycles while a cycle's
+writer reads the sessions it names, and under READ COMMITTED neither sees the other's
+uncommitted row. Both take transaction-scoped advisory locks on the link values they share
+(`spend:` + a cycle id or a session id, every key of a transaction at once, sorted), so one
+waits for the other and then sees its row; existing index rows are read `FOR UPDATE`, so a
+row changed meanwhile is read again as committed. On SQLite every writer holds the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Select, or_, text, update
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, col
+
+from telemetry.store.models import SessionIndex
+from telemetry.store.spend import AMOUNTS, Share, apply, driver_of, share_of
+
+__all__ = ["SHARE_COLUMNS", "cycles_changed", "lock_links", "rows_for_update", "sessions_removed", "shares"]
+
+_SI = SessionIndex.__table__  # type: ignore[attr-defined]
+# what a row's share and driver are computed from
+SHARE_COLUMNS = (
+    "id",
+    "session_id",
+    "root_session_id",
+    "cycle_id",
+    "label",
+    "created_at",
+    "archived_at",
+    "source",
+    "agent",
+    "model",
+    "driver",
+    *(a for a in AMOUNTS if a != "count"),
+)
+
+
+def lock_links(db: Session, values: Iterable[str | None]) -> None:
+    """Hold `spend:<value>` for each cycle or session id until the transaction ends, in one
+    statement, in one order for every writer (PostgreSQL; a no-op on SQLite)."""
+    keys = sorted({f"spend:{v}" for v in values if v})
+    if not keys or db.get_bind().dialect.name != "postgresql":
+        return
+    calls = ", ".join(f"pg_advisory_xact_lock(hashtextextended(:k{i}, 0))" for i in range(len(keys)))
+    db.connection().execute(text(f"SELECT {calls}"), {f"k{i}": k for i, k in enumerate(keys)})
+
+
+def rows_for_update(db: Session, stmt: Select[Any]) -> list[dict[str, Any]]:
+    """The rows of `stmt` (selecting SHARE_COLUMNS), locked for this transaction, by id."""
+    stmt = stmt.order_by(_SI.c.id).with_for_update()
+    return [dict(r._mapping) for r in db.connection().execute(stmt)]
+
+
+def _select() -> Select[Any]:
+    return sa_select(*(_SI.c[c] for c in SHARE_COLUMNS))
+
+
+def shares(rows: Iterable[Mapping[str, Any]]) -> list[Share]:
+    return [share_of(r) for r in rows]
+
+
+def _relink(db: Session, rows: Sequence[dict[str, Any]]) -> None:
+    added, removed = [], []
+    for row in rows:
+        driver = driver_of(db, row)
+        if driver == row["driver"]:
+            continue
+        removed.append(share_of(row))
+        row["driver"] = driver
+        added.append(share_of(row))
+        db.connection().execute(update(_SI).where(_SI.c.id == row["id"]).values(driver=driver))
+    apply(db, added, removed)
+
+
+def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None:
+    """Cycles (cycle id, session id) were written, moved in time or deleted: every session
+    they name takes the driver its cycles now give it, and the summary follows."""
+    if not links:
+        return
+    cycle_ids = sorted({c for c, _ in links})
+    session_ids = sorted({s for _, s in links if s})
+    lock_links(db, [*cycle_ids, *session_ids])
+    conds = [col(SessionIndex.cycle_id).in_(cycle_ids), col(SessionIndex.label).in_(cycle_ids)]
+    if session_ids:
+        conds += [
+            col(SessionIndex.session_id).in_(session_ids),
+            col(SessionIndex.root_session_id).in_(session_ids),
+        ]
+    _relink(db, rows_for_update(db, _select().where(or_(*conds))))
+
+
+def sessions_removed(db: Session, session_ids: Sequence[str]) -> None:
+    """Index rows about to be deleted leave the summary (call before the delete)."""
+    if not session_ids:
+        return
+    rows = rows_for_update(db, _select().where(_SI.c.session_id.in_(list(session_ids))))
+    apply(db, removed=shares(rows))
