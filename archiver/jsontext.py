@@ -132,13 +132,28 @@ def number_around(text: bytes, start: int, end: int) -> tuple[int, int] | None:
     return ns, ne
 
 
+def _in_u_escape(text: bytes, i: int) -> bool:
+    """text[i] is one of the hex digits of a ``\\uXXXX`` escape at any nesting level (a JSON
+    text held in a string escapes its escapes: ``\\\\u0019``). Reading a literal ``\\u0019``
+    as an escape only lets a configured value after it be redacted: the safe side."""
+    for k in range(1, 5):
+        p = i - k
+        if p < 1:
+            return False
+        if text[p] == _U:
+            return text[p - 1] == 0x5C  # a backslash
+        if text[p] not in _HEX:
+            return False
+    return False
+
+
 def continues_number(text: bytes, start: int, end: int) -> bool:
     """A digit run at text[start:end] continues a longer number: a digit (or a digit and a
     decimal point) before it, a digit, a decimal part or an exponent (``e5``, ``E+5``) after
     it. The hex digits of an escape before it (``\\u0007``) are no digits of the text."""
 
     def digit_at(i: int) -> bool:
-        return i >= 0 and text[i] in _DIGIT and at_boundary(text, i)
+        return i >= 0 and text[i] in _DIGIT and not _in_u_escape(text, i)
 
     after = text[end : end + 2]
     return (

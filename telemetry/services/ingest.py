@@ -44,9 +44,20 @@ __all__ = [
 ]
 
 _Text = AfterValidator(no_nul)
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), _Text]
-Ident = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), _Text]
-Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200), _Text]
+
+
+def _not_blank(v: str) -> str:
+    if not v:
+        raise ValueError("must not be blank")
+    return v
+
+
+# lengths are checked as sent (what the published schema says), whitespace stripped after
+_Strip = AfterValidator(str.strip)
+_Filled = AfterValidator(_not_blank)
+Name = Annotated[str, StringConstraints(min_length=1, max_length=100), _Strip, _Filled, _Text]
+Ident = Annotated[str, StringConstraints(min_length=1, max_length=200), _Strip, _Filled, _Text]
+Label = Annotated[str, StringConstraints(max_length=200), _Strip, _Text]
 # counts, pids and exit codes are INTEGER columns: 32 bits on PostgreSQL; strict, so `false`
 # or "5" is refused as the schema says rather than read as a number
 Count = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
@@ -110,7 +121,7 @@ class CycleFinish(_Strict):
 
 class HeartbeatIn(_Strict):
     driver: Name
-    host: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255), _Text]
+    host: Annotated[str, StringConstraints(min_length=1, max_length=255), _Strip, _Filled, _Text]
     pid: Pid | None = None
     in_flight_cycle_id: Ident | None = None
     at: UtcTime | None = None

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mutation import examples
 
@@ -106,6 +106,8 @@ def _same_leaves(before: Any, after: Any) -> bool:
 
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_case(), st.sampled_from(["auto", "re"]))
+# a number after a control character's escape, in JSON text held in a string: "\\u0019" + value
+@example(('["\\u0019100000000000"]', ["100000000000"]), "auto")
 def test_any_document_stays_valid_json_of_the_same_shape_without_configured_values(
     case: tuple[Any, list[str]], engine: str
 ) -> None:

@@ -48,6 +48,9 @@ def _field(r: Any) -> str:
     ("path", "body", "field"),
     [
         ("/api/v1/cycles/begin", {**BEGIN, "candidates_count": 2**63}, "body.candidates_count"),
+        # the published limit holds for the value as sent, before its whitespace is stripped
+        ("/api/v1/cycles/begin", {**BEGIN, "cycle_id": " " + "c" * 200}, "body.cycle_id"),
+        ("/api/v1/cycles/begin", {**BEGIN, "driver": "   "}, "body.driver"),
         ("/api/v1/cycles/begin", {**BEGIN, "claims_count": 2**31}, "body.claims_count"),
         ("/api/v1/cycles/begin", {**BEGIN, "pid": 2**64}, "body.pid"),
         ("/api/v1/cycles/finish", {**FINISH, "escalated_count": 10**30}, "body.escalated_count"),
