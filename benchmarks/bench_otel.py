@@ -3,11 +3,15 @@
 One run archives TREES copies of captured OpenCode trees (a subagent tree and a doom loop, each
 copy with its own ids) into a fresh SQLite store, starts a local OTLP/HTTP receiver in a process
 of its own (it decodes every request, as a backend would), then measures, in REPEATS rounds of
-read and export in turn (best of the rounds, and the median of each round's ratio), in wall time
-and this process's CPU time:
-- read:   the baseline, loading every tree's archive documents from the store and the files;
-- export: octel's whole export of the same trees (read, map to spans, encode protobuf, POST to
-          the receiver and wait for its answer);
+the three in turn (best of the rounds, and the median of each round's ratio), in wall time and
+this process's CPU time:
+- read:    the baseline, loading each tree alone (`load_tree`: its index rows, its cycle, its
+           archive documents from the store and the files), as a reader of one tree does;
+- batched: the same documents read as the export reads them (`iter_trees`: the index rows and
+           cycles of a batch of trees in two queries), to show what the export's own reading
+           saves and what its other stages add;
+- export:  octel's whole export of the same trees (read, map to spans, encode protobuf, POST to
+           the receiver and wait for its answer);
 and, apart, the stages of the export and two other ways to encode the same spans: the SDK's
 (finished ReadableSpans and its exporter's encoder, what octel did before) and opentelemetry-proto
 messages built in bulk. It prints spans per second and the export's extra cost as a share of the
@@ -47,6 +51,7 @@ from proto_bulk import bulk_request  # noqa: E402
 from sdk_reference import sdk_request  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
+from telemetry.archive_store import archive_store  # noqa: E402
 from telemetry.archiving import archive_session_tree_async  # noqa: E402
 from telemetry.otel_export.background import BackgroundExporter  # noqa: E402
 from telemetry.otel_export.conventions import SCHEMA_URL  # noqa: E402
@@ -54,12 +59,13 @@ from telemetry.otel_export.export import TreeExporter  # noqa: E402
 from telemetry.otel_export.mapping import tree_spans  # noqa: E402
 from telemetry.otel_export.otlp_http import OTLPConfig, OTLPSender  # noqa: E402
 from telemetry.otel_export.resource import SCOPE_NAME, SCOPE_VERSION, encoder_for, resource_attributes  # noqa: E402
-from telemetry.otel_export.sources import load_tree  # noqa: E402
+from telemetry.otel_export.sources import iter_trees, load_tree  # noqa: E402
 from telemetry.settings import Settings  # noqa: E402
 from telemetry.store.db import make_engine  # noqa: E402
 from telemetry.store.migrate import upgrade  # noqa: E402
 
 OVERHEAD_TARGET = 0.5
+BATCH = 100  # trees a query, iter_trees' default
 SCENARIOS = ("subagent_tree", "doom_loop", "tool_errors")
 
 
@@ -135,19 +141,19 @@ class _GCClock:
         gc.callbacks.remove(self._tick)
 
 
-def _rounds(a: Any, b: Any, repeats: int) -> dict[str, Any]:
-    """[wall, CPU] seconds of two stages run in turn, ``repeats`` rounds, so a busy spell on a
-    shared machine hits both. CPU time is this process's own: the receiver's decoding is the
-    backend's work. Also each round's ratio b/a (their median is steadier than best vs best)
-    and the garbage collector's time in each stage."""
-    walls: dict[str, list[float]] = {"a": [], "b": []}
-    cpus: dict[str, list[float]] = {"a": [], "b": []}
+def _rounds(stages: dict[str, Any], repeats: int) -> dict[str, Any]:
+    """[wall, CPU] seconds (best of the rounds) of stages run in turn, ``repeats`` rounds, so a
+    busy spell on a shared machine hits them all. CPU time is this process's own: the receiver's
+    decoding is the backend's work. Also each round's wall and CPU times (the median of the
+    rounds' ratios is steadier than best vs best) and the garbage collector's time per stage."""
+    walls: dict[str, list[float]] = {k: [] for k in stages}
+    cpus: dict[str, list[float]] = {k: [] for k in stages}
     outs: dict[str, Any] = {}
-    gcs = {"a": [0.0, 0], "b": [0.0, 0]}
+    gcs = {k: [0.0, 0] for k in stages}
     clock = _GCClock()
     try:
         for _ in range(repeats):
-            for name, fn in (("a", a), ("b", b)):
+            for name, fn in stages.items():
                 clock.on, clock.seconds, clock.passes = True, 0.0, 0
                 w, c = time.perf_counter(), time.process_time()
                 outs[name] = fn()
@@ -159,15 +165,17 @@ def _rounds(a: Any, b: Any, repeats: int) -> dict[str, Any]:
     finally:
         clock.close()
     return {
-        "a": (min(walls["a"]), min(cpus["a"])),
-        "b": (min(walls["b"]), min(cpus["b"])),
-        "out_a": outs["a"],
-        "out_b": outs["b"],
-        "median_wall_ratio": statistics.median(y / x for x, y in zip(walls["a"], walls["b"], strict=True)),
-        "median_cpu_ratio": statistics.median(y / x for x, y in zip(cpus["a"], cpus["b"], strict=True)),
+        "best": {k: (min(walls[k]), min(cpus[k])) for k in stages},
+        "out": outs,
+        "walls": walls,
+        "cpus": cpus,
         "gc_seconds_per_round": {k: v[0] / repeats for k, v in gcs.items()},
         "gc_passes_per_round": {k: v[1] / repeats for k, v in gcs.items()},
     }
+
+
+def _median_ratio(times: dict[str, list[float]], num: str, den: str) -> float:
+    return statistics.median(y / x for x, y in zip(times[den], times[num], strict=True))
 
 
 class _Watched(OTLPSender):
@@ -216,6 +224,7 @@ def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
         roots = asyncio.run(_seed(settings, trees))
         engine = make_engine(settings.db_url)
         upgrade(engine)
+        store = archive_store(settings, engine)
         proc, endpoint = _start_receiver()
         os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
         try:
@@ -223,6 +232,10 @@ def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
             def read() -> int:
                 with Session(engine) as db:
                     return sum(len(load_tree(db, settings.archives, r).docs) for r in roots)
+
+            def read_batched() -> int:
+                with Session(engine) as db:
+                    return sum(len(t.docs) for t in iter_trees(db, store, roots))
 
             def export() -> int:
                 ex = TreeExporter(settings, engine, attempts=1)
@@ -257,10 +270,16 @@ def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
                 return sum(len(bulk_request(r, resource, **meta).SerializeToString()) for r in records)
 
             load_before = os.getloadavg()
-            pair = _rounds(read, export, repeats)
+            got = _rounds({"read": read, "batched": read_batched, "export": export}, repeats)
             load_after = os.getloadavg()
-            (t_read, c_read), (t_export, c_export) = pair["a"], pair["b"]
-            sessions, spans = pair["out_a"], pair["out_b"]
+            best = got["best"]
+            (t_read, c_read), (t_batched, c_batched), (t_export, c_export) = (
+                best["read"],
+                best["batched"],
+                best["export"],
+            )
+            sessions, spans = got["out"]["read"], got["out"]["export"]
+            assert got["out"]["batched"] == sessions, "the batched read reads other documents"
             t_map, _ = _best(mapping, repeats)
             t_encode, wire = _best(encode, repeats)
             t_sdk, sdk_wire = _best(encode_sdk, repeats)
@@ -288,12 +307,18 @@ def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
         "read_cpu_seconds": round(c_read, 4),
         "export_cpu_seconds": round(c_export, 4),
         "export_vs_read_cpu": round(c_export / c_read, 3),
-        "median_round_export_vs_read": round(pair["median_wall_ratio"], 3),
-        "median_round_export_vs_read_cpu": round(pair["median_cpu_ratio"], 3),
-        "gc_seconds_per_read": round(pair["gc_seconds_per_round"]["a"], 4),
-        "gc_seconds_per_export": round(pair["gc_seconds_per_round"]["b"], 4),
-        "gc_passes_per_read": pair["gc_passes_per_round"]["a"],
-        "gc_passes_per_export": pair["gc_passes_per_round"]["b"],
+        "median_round_export_vs_read": round(_median_ratio(got["walls"], "export", "read"), 3),
+        "median_round_export_vs_read_cpu": round(_median_ratio(got["cpus"], "export", "read"), 3),
+        "batched_read_seconds": round(t_batched, 4),
+        "batched_read_cpu_seconds": round(c_batched, 4),
+        "batched_read_vs_read_cpu": round(c_batched / c_read, 3),
+        "export_vs_batched_read_cpu": round(c_export / c_batched, 3),
+        # what the export does beyond its own reading (map, encode, send), as a share of the read
+        "export_beyond_its_read_vs_read_cpu": round((c_export - c_batched) / c_read, 3),
+        "gc_seconds_per_read": round(got["gc_seconds_per_round"]["read"], 4),
+        "gc_seconds_per_export": round(got["gc_seconds_per_round"]["export"], 4),
+        "gc_passes_per_read": got["gc_passes_per_round"]["read"],
+        "gc_passes_per_export": got["gc_passes_per_round"]["export"],
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
         "repeats": repeats,
@@ -316,7 +341,10 @@ def main() -> None:
         print(json.dumps(out, indent=2))
         return
     print(f"{out['trees']} trees, {out['sessions']} sessions, {out['spans']} spans")
-    print(f"read (baseline)   {out['read_seconds']:.3f} s")
+    print(f"read (baseline)   {out['read_seconds']:.3f} s (each tree alone: index rows, cycle, archives)")
+    batched, share = out["batched_read_seconds"], out["batched_read_vs_read_cpu"]
+    print(f"read in batches   {batched:.3f} s (as the export reads: index rows and cycles of {BATCH} trees")
+    print(f"                  a query; CPU {share:.2f}x the baseline's)")
     print(f"export            {out['export_seconds']:.3f} s  ({out['spans_per_second']:,} spans/s)")
     print(f"  of which map    {out['map_seconds']:.3f} s (archive documents to span records)")
     enc, wire = out["encode_seconds"], out["protobuf_bytes"]
@@ -330,6 +358,11 @@ def main() -> None:
     print(f"CPU, this process read {cpu_read:.3f} s, export {cpu_export:.3f} s, {ratio:.2f}x")
     wall_med, cpu_med = out["median_round_export_vs_read"], out["median_round_export_vs_read_cpu"]
     print(f"median of {out['repeats']} rounds: export/read {wall_med:.2f}x wall, {cpu_med:.2f}x CPU")
+    beyond, vs_own = out["export_beyond_its_read_vs_read_cpu"], out["export_vs_batched_read_cpu"]
+    print(
+        f"beyond its own read, the export (map, encode, send) adds {beyond:.0%} of the baseline read "
+        f"in CPU; it is {vs_own:.2f}x the batched read"
+    )
     gc_r, gc_e = out["gc_seconds_per_read"], out["gc_seconds_per_export"]
     print(
         f"garbage collector per round: read {gc_r * 1000:.1f} ms ({out['gc_passes_per_read']:.1f} passes), "

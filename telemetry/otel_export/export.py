@@ -23,7 +23,7 @@ from telemetry.archive_store import archive_store
 from telemetry.otel_export.mapping import tree_spans
 from telemetry.otel_export.otlp_http import OTLPSender
 from telemetry.otel_export.resource import encoder_for
-from telemetry.otel_export.sources import load_tree
+from telemetry.otel_export.sources import LoadedTree, iter_trees
 from telemetry.otel_export.spans import SpanRecord, trace_id
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
@@ -134,8 +134,8 @@ class TreeExporter:
 
         try:
             with Session(self.engine) as db:  # one read session for all: no connection per tree
-                for root in roots:
-                    out = self._load(db, root)
+                for tree in iter_trees(db, self.store, list(roots)):
+                    out = self._map(tree)
                     results.append(out)
                     for i in range(0, len(out.records), BATCH_SPANS):
                         chunk = out.records[i : i + BATCH_SPANS]
@@ -156,9 +156,8 @@ class TreeExporter:
                 out.error = f"the OTLP endpoint did not take {out.dropped} of {out.spans} spans{said}"
         return results
 
-    def _load(self, db: Session, root: str) -> TreeExport:
-        out = TreeExport(root, f"{trace_id(root):032x}")
-        tree = load_tree(db, self.store, root)
+    def _map(self, tree: LoadedTree) -> TreeExport:
+        out = TreeExport(tree.root_session_id, f"{trace_id(tree.root_session_id):032x}")
         out.problems = tree.problems
         if not tree.docs:
             out.error = "no readable archive of this tree"
