@@ -63,6 +63,32 @@ def count_spans(engine: Engine, exported: int, dropped: int) -> None:
         bump(db, "otel_spans_dropped_total", {}, dropped)
 
 
+Sent = tuple[int, str | None]  # spans the backend refused (-1: all), what it said when it refused
+
+
+class _InFlight:
+    """One request sent on a thread of its own while the caller prepares the next (the wait for
+    the backend's answer then costs no wall time). A daemon thread: a backend that never answers
+    holds no process at exit."""
+
+    def __init__(self, send: Callable[[bytes], Sent], body: bytes) -> None:
+        self._got: Sent | BaseException = -1, None
+        self._thread = threading.Thread(target=self._run, args=(send, body), name="otlp-send", daemon=True)
+        self._thread.start()
+
+    def _run(self, send: Callable[[bytes], Sent], body: bytes) -> None:
+        try:
+            self._got = send(body)
+        except BaseException as exc:  # raised again in the caller's thread, by outcome()
+            self._got = exc
+
+    def outcome(self) -> Sent:
+        self._thread.join()
+        if isinstance(self._got, BaseException):
+            raise self._got
+        return self._got
+
+
 class TreeExporter:
     """Exports whole trees, one at a time; safe to call from one thread at a time."""
 
@@ -84,23 +110,21 @@ class TreeExporter:
         self.backoff = backoff_seconds
         self.stop = stop or threading.Event()
         self.encoder = encoder_for(settings.otel_service_name)
-        self.last_error: str | None = None
 
-    def _send(self, body: bytes) -> int:
-        """One request, retried while the failure may pass; returns the spans the backend refused
-        (-1: the whole request failed)."""
+    def _send(self, body: bytes) -> Sent:
+        """One request, retried while the failure may pass."""
+        said = None
         for attempt in range(self.attempts):
             got = self.sender.post(body)
             if got.ok:
-                self.last_error = got.message if got.rejected else None
-                return got.rejected
-            self.last_error = got.message
+                return got.rejected, got.message if got.rejected else None
+            said = got.message
             if not got.retry or attempt + 1 == self.attempts:
                 break
             pause = got.retry_after if got.retry_after is not None else self.backoff * 2**attempt
             if self.stop.wait(pause):
                 break  # shutting down: give up now rather than hold the process
-        return -1
+        return -1, said
 
     def export_root(self, root: str) -> TreeExport:
         return self.export_roots([root])[0]
@@ -108,29 +132,44 @@ class TreeExporter:
     def export_roots(
         self, roots: Iterable[str], progress: Callable[[], None] | None = None
     ) -> list[TreeExport]:
-        """Export trees in order; spans of several small trees share a request (fewer round trips)."""
+        """Export trees in order; spans of several small trees share a request (fewer round trips),
+        and a request is on its way while the next one is read, mapped and encoded."""
         results: list[TreeExport] = []
         batch: list[bytes] = []  # encoded spans
         owners: list[tuple[TreeExport, int]] = []  # whose spans the batch holds, how many
         counts = [0, 0]  # exported, dropped: written to the store once, at the end
         why: dict[str, str] = {}  # root -> what the endpoint said when it did not take spans
+        in_flight: list[tuple[_InFlight, int, list[tuple[TreeExport, int]]]] = []  # one at most
 
-        def flush() -> None:
-            if not batch:
-                return
-            refused = self._send(self.encoder.request(batch))
-            taken = len(batch) - refused if refused >= 0 else 0
+        def book(sent: int, whose: list[tuple[TreeExport, int]], outcome: Sent) -> None:
+            refused, said = outcome
+            taken = sent - refused if refused >= 0 else 0
             left = taken  # a partial refusal names no spans: count it against the last trees
-            for tree, n in owners:
+            for tree, n in whose:
                 tree.exported += min(n, left)
                 tree.dropped += n - min(n, left)
-                if n > left and self.last_error:
-                    why[tree.root_session_id] = self.last_error
+                if n > left and said:
+                    why[tree.root_session_id] = said
                 left -= min(n, left)
             counts[0] += taken
-            counts[1] += len(batch) - taken
+            counts[1] += sent - taken
+
+        def settle() -> None:
+            while in_flight:
+                request, sent, whose = in_flight.pop()
+                book(sent, whose, request.outcome())
+
+        def flush(last: bool) -> None:
+            if not batch:
+                return
+            body, sent, whose = self.encoder.request(batch), len(batch), owners.copy()
             batch.clear()
             owners.clear()
+            settle()  # one request at a time: the backend gets them in order
+            if last:
+                book(sent, whose, self._send(body))
+            else:
+                in_flight.append((_InFlight(self._send, body), sent, whose))
 
         try:
             with Session(self.engine) as db:  # one read session for all: no connection per tree
@@ -140,15 +179,16 @@ class TreeExporter:
                     for i in range(0, len(out.records), BATCH_SPANS):
                         chunk = out.records[i : i + BATCH_SPANS]
                         if len(batch) + len(chunk) > BATCH_SPANS:
-                            flush()
+                            flush(last=False)
                         batch.extend(self.encoder.span(r) for r in chunk)
                         owners.append((out, len(chunk)))
                     out.records = []  # the spans are in the batch now: each tree's records once
                     if progress is not None:
                         progress()
-            flush()
+            flush(last=True)
         finally:
-            if counts[0] or counts[1]:  # what was sent counts, even when a later tree failed
+            settle()  # a request on its way counts, even when a later tree failed
+            if counts[0] or counts[1]:
                 count_spans(self.engine, counts[0], counts[1])
         for out in results:
             if out.dropped:

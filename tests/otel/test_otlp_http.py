@@ -12,6 +12,7 @@ import pytest
 from otel_store import archive
 from otlp_receiver import OTLPReceiver
 
+from telemetry.otel_export import export as export_module
 from telemetry.otel_export.export import TreeExport, TreeExporter
 from telemetry.otel_export.otlp_http import OTLPConfig, OTLPSender, endpoint
 from telemetry.settings import Settings
@@ -122,3 +123,25 @@ def test_gzip_and_headers_go_as_configured(cfg: Settings, rx: OTLPReceiver) -> N
     assert h["content-encoding"] == "gzip" and h["x-team"] == "octel"
     assert h["content-type"] == "application/x-protobuf"
     assert gzip.decompress(rx.bodies[0])  # really compressed on the wire
+
+
+def test_requests_on_their_way_while_the_next_is_prepared_are_all_counted(
+    cfg: Settings, rx: OTLPReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(export_module, "BATCH_SPANS", 4)  # many requests from two trees
+    roots = [archive(cfg, "subagent_tree"), archive(cfg, "doom_loop")]
+    engine = make_engine(cfg.db_url)
+    config = OTLPConfig.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint}, timeout=2)
+    ex = TreeExporter(cfg, engine, sender=OTLPSender(config), attempts=1)
+    try:
+        got = ex.export_roots(roots)
+        assert [t.exported for t in got] == [t.spans for t in got] and all(t.spans > 4 for t in got)
+        assert rx.requests == sum(-(-t.spans // 4) for t in got)  # no tree shares a 4-span request
+        assert len(rx.spans) == len({s.span_id for s in rx.spans}) == sum(t.spans for t in got)
+        rx.fail, rx.fail_code = 1000, 400  # then a backend that refuses everything
+        again = ex.export_roots(roots)
+        assert [t.dropped for t in again] == [t.spans for t in again]
+        assert all("answered 400" in (t.error or "") for t in again)
+    finally:
+        ex.shutdown()
+        engine.dispose()
