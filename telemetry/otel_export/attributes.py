@@ -110,35 +110,39 @@ def chat_attributes(
     prompt: Mapping[str, Any] | None,
     content: bool,
 ) -> Attrs:
-    counted = _d(turn.get("tokens"))
-    tok = dict(zip(TOKEN_KINDS, [int(counted.get(k) or 0) for k in TOKEN_KINDS], strict=True))
-    prompt_tokens = tok["input"] + tok["cache_read"] + tok["cache_write"]
-    completion = tok["output"] + tok["reasoning"]
-    model = turn.get("model")
+    get = _d(turn.get("tokens")).get
+    i, o, r, cr, cw = [int(get(k) or 0) for k in TOKEN_KINDS]  # the order TOKEN_KINDS names them
+    prompt_tokens = i + cr + cw
+    completion = o + r
+    mid = str(info.get("id"))
     a: Attrs = {
         "gen_ai.operation.name": "chat",
         "openinference.span.kind": "LLM",
         "gen_ai.conversation.id": root,
         "session.id": root,
         "octel.session.id": sid,
-        "octel.message.id": str(info.get("id")),
-        "gen_ai.response.id": str(info.get("id")),
+        "octel.message.id": mid,
+        "gen_ai.response.id": mid,
         "gen_ai.usage.input_tokens": prompt_tokens,
         "gen_ai.usage.output_tokens": completion,
-        "gen_ai.usage.cache_read.input_tokens": tok["cache_read"],
-        "gen_ai.usage.cache_creation.input_tokens": tok["cache_write"],
-        "gen_ai.usage.reasoning.output_tokens": tok["reasoning"],
+        "gen_ai.usage.cache_read.input_tokens": cr,
+        "gen_ai.usage.cache_creation.input_tokens": cw,
+        "gen_ai.usage.reasoning.output_tokens": r,
         "llm.token_count.prompt": prompt_tokens,
         "llm.token_count.completion": completion,
         "llm.token_count.total": prompt_tokens + completion,
-        "llm.token_count.prompt_details.cache_read": tok["cache_read"],
-        "llm.token_count.prompt_details.cache_write": tok["cache_write"],
-        "llm.token_count.completion_details.reasoning": tok["reasoning"],
+        "llm.token_count.prompt_details.cache_read": cr,
+        "llm.token_count.prompt_details.cache_write": cw,
+        "llm.token_count.completion_details.reasoning": r,
         "octel.cost_usd": float(turn.get("cost") or 0.0),
         "octel.turn.in_flight": bool(turn.get("in_flight")),
     }
-    a.update(zip(_TOKEN_KEYS, tok.values(), strict=True))
-    if model is not None:
+    a.update(zip(_TOKEN_KEYS, (i, o, r, cr, cw), strict=True))
+    model = turn.get("model")
+    if type(model) is str:  # the common case: one value for the three keys
+        if model:
+            a["gen_ai.request.model"] = a["gen_ai.response.model"] = a["llm.model_name"] = model
+    elif model is not None:
         for key in ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"):
             _put(a, key, model)
     provider = turn.get("provider")
