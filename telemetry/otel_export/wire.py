@@ -106,19 +106,21 @@ class SpanEncoder:
         self._resource_tail = _field(b"\x1a", resource_schema_url.encode()) if resource_schema_url else b""
         self._scope = _field(b"\x0a", scope)
         self._scope_tail = _field(b"\x1a", scope_schema_url.encode()) if scope_schema_url else b""
-        # per tag, per key: the encoded key, and the encoded KeyValue fields of the values seen
-        self._attrs: dict[bytes, dict[str, tuple[bytes, dict[str | int, bytes]]]] = {}
+        # per tag, per key: the encoded key, the encoded KeyValue fields of the values seen, and
+        # the fields' fixed parts for a double (all but its 8 bytes) and for false and true
+        self._attrs: dict[bytes, dict[str, tuple[bytes, dict[object, bytes], bytes, bytes, bytes]]] = {}
         self._ids: dict[int, bytes] = {}
         self._names: dict[str, bytes] = {}
 
     def _attributes(self, out: list[bytes], tag: bytes, attributes: Mapping[str, AttrValue]) -> None:
         """Append each attribute as a KeyValue field with ``tag`` to ``out``.
 
-        Encoded fields of str and int values are kept and reused (not bool: True == 1 in Python,
-        not on the wire; not float: -0.0 == 0.0): attributes repeat across a tree (the session
-        id on every span, operation names, zeros). A key stops keeping new values once it has
-        _VALUES_PER_KEY of them: ids and titles seldom repeat, and keeping them costs more than
-        encoding them again."""
+        Encoded fields of str and int values, and of one-string lists (finish reasons), are kept
+        and reused (not bool: True == 1 in Python, not on the wire; not float: -0.0 == 0.0):
+        attributes repeat across a tree (the session id on every span, operation names, zeros).
+        A key stops keeping new values once it has _VALUES_PER_KEY of them: ids and titles seldom
+        repeat, and keeping them costs more than encoding them again. A double or a bool is the
+        key's fixed bytes and the value's."""
         cache = self._attrs.get(tag)
         if cache is None or len(cache) > _CACHE_LIMIT:
             cache = self._attrs[tag] = {}
@@ -126,20 +128,36 @@ class SpanEncoder:
         for k, v in attributes.items():
             entry = cache.get(k)
             if entry is None:
-                entry = cache[k] = (_field(b"\x0a", k.encode()), {})
+                key = _field(b"\x0a", k.encode())
+                double = tag + varint(len(key) + 11) + key + b"\x12\x09\x21"
+                no, yes = (_field(tag, key + b"\x12\x02\x10" + b) for b in (b"\x00", b"\x01"))
+                entry = cache[k] = (key, {}, double, no, yes)
             t = type(v)
+            if t is float:
+                append(entry[2] + _D(v))
+                continue
+            if t is bool:
+                append(entry[4] if v else entry[3])
+                continue
+            kept = entry[1]
             if t is str or t is int:
-                kept = entry[1]
-                got = kept.get(v)  # type: ignore[arg-type]
-                if got is None:
-                    value = _field(b"\x0a", v.encode()) if t is str else b"\x18" + varint(v & _U64)  # type: ignore[union-attr, operator]
-                    kv = entry[0] + b"\x12" + varint(len(value)) + value
-                    got = tag + varint(len(kv)) + kv
-                    if len(kept) < _VALUES_PER_KEY:
-                        kept[v] = got  # type: ignore[index]
-                append(got)
+                seen: object = v
+            elif t is list and len(v) == 1 and type(v[0]) is str:  # type: ignore[arg-type, index]
+                seen = (v[0],)  # type: ignore[index]  # a finish reason: a few repeat
             else:
                 append(_field(tag, entry[0] + _field(b"\x12", _any(v))))
+                continue
+            got = kept.get(seen)
+            if got is None:
+                if t is str:
+                    value = _field(b"\x0a", v.encode())  # type: ignore[union-attr]
+                else:
+                    value = b"\x18" + varint(v & _U64) if t is int else _any(v)  # type: ignore[operator]
+                kv = entry[0] + b"\x12" + varint(len(value)) + value
+                got = tag + varint(len(kv)) + kv
+                if len(kept) < _VALUES_PER_KEY:
+                    kept[seen] = got
+            append(got)
 
     def _event(self, e: SpanEvent) -> bytes:
         body = [b"\x09" + _Q(e.time_ns)] if e.time_ns else []
