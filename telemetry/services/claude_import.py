@@ -32,6 +32,7 @@ from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, 
 from archiver.claude.pool import prepared_trees, workers_for
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
+from archiver.errors import WalkError
 from archiver.redact import Redactor
 from archiver.store import FolderStore
 from telemetry.archive_store import archive_store
@@ -154,7 +155,9 @@ def import_claude(
     state_path = settings.data_dir / STATE_FILE
     store_id = store_identity(settings.db_url)
     state = load_state(state_path, store_id, _rows(engine))
-    sessions = find_sessions(config_dir)
+    skipped: list[WalkError] = []
+    sessions = find_sessions(config_dir, skipped)
+    report.problems.extend(e.to_dict() for e in skipped)
     days = cleanup_days(config_dir)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []
     store = archive_store(settings, engine)  # one writer for the whole import
@@ -245,7 +248,7 @@ def _report_tree(
     report.problems.extend(result.walk_errors)
     report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
     report.files_written += len(result.written)
-    if result.write_errors:
+    if result.write_errors or not result.records:  # not written, or could not be read at all
         if near_cleanup(sig, days, now):
             report.near_cleanup.append(session_id)
         return False  # tried again next time
