@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from archiver.batch import Prepared
 from archiver.claude import pool
 from archiver.claude.archive import prepare_claude_tree
+from archiver.claude.lines import MAX_LISTED, read_lines
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 from archiver.redact import Redactor
 from cli import app
@@ -157,3 +158,15 @@ def test_a_session_the_reader_fails_on_is_reported_and_the_import_goes_on(
     (problem,) = report["problems"]
     assert problem["session_id"] == "boom" and problem["error_kind"] == "unreadable"
     assert "RecursionError" in problem["message"] and problem["path"].endswith("boom.jsonl")
+
+
+@given(st.integers(0, 60), st.integers(0, 5))
+@settings(max_examples=40, deadline=None)
+def test_a_file_of_garbage_lists_a_few_bad_lines_and_counts_the_rest(bad: int, good: int) -> None:
+    data = b"".join([b"\xff\xfe garbage\n"] * bad + [b'{"type": "user"}\n'] * good)
+    read = read_lines(data, name="g.jsonl")
+    assert len(read.objects) == good and read.consumed == len(data)
+    messages = [e.message for e in read.errors]
+    assert len(messages) == min(bad, MAX_LISTED) + (bad > MAX_LISTED)
+    if bad > MAX_LISTED:
+        assert messages[-1] == f"{bad - MAX_LISTED} more malformed lines, not listed"
