@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from claude_lines import FIXTURES, assistant, user, write
+from claude_lines import FIXTURES, any_json, assistant, mutated_lines, user, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -85,49 +85,11 @@ def test_a_table_run_names_what_was_left_out_first(tmp_path: Path) -> None:
     assert any("folder.jsonl" in x for x in first) and any("loop.jsonl" in x for x in first)
 
 
-_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**63), 2**64)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
-    max_leaves=6,
-)
-
-
-@st.composite
-def _mutated(draw: st.DrawFn) -> list[Any]:
-    """Real transcript lines, each perhaps with one value somewhere in it replaced by anything."""
-    lines = draw(st.lists(st.sampled_from(LINES), min_size=1, max_size=12))
-    out = []
-    for line in lines:
-        line = json.loads(json.dumps(line))
-        node, n = line, draw(st.integers(0, 4))
-        for _ in range(n):
-            keys = (
-                list(node)
-                if isinstance(node, dict)
-                else list(range(len(node)))
-                if isinstance(node, list)
-                else []
-            )
-            if not keys:
-                break
-            k = draw(st.sampled_from(keys))
-            if draw(st.booleans()) or not isinstance(node[k], dict | list):
-                node[k] = draw(_json)
-                break
-            node = node[k]
-        out.append(line)
-    return out
-
-
 def _bytes(lines: list[Any]) -> bytes:
     return "".join(json.dumps(x) + "\n" for x in lines).encode()  # ints past 64 bits too
 
 
-@given(_mutated(), _mutated(), st.one_of(st.just(META), _json))
+@given(mutated_lines(LINES), mutated_lines(LINES), st.one_of(st.just(META), any_json))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_no_transcript_line_of_any_shape_stops_the_reader(main: list[Any], sub: list[Any], meta: Any) -> None:
     agent = SubagentFile("agent-a1.jsonl", "a1", _bytes(sub), json.dumps(meta).encode(), None)
