@@ -195,6 +195,7 @@ def _assistant(line: Mapping[str, Any], session_id: str, turns: dict[str, _Turn]
         return
     info = _info(line, session_id, "assistant", mid, ts)
     model = message.get("model")
+    model = model if isinstance(model, str) else None  # a number or a list names no model
     info.update(
         modelID=model,
         providerID="anthropic",

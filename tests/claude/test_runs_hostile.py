@@ -17,6 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from typer.testing import CliRunner
 
 import telemetry.services.claude_run
+from archiver.claude.archive import prepare_claude_tree
+from archiver.claude.stream import tree_from_stream
+from archiver.redact import Redactor
 from cli import app
 from telemetry.settings import Settings
 from web.app import create_app
@@ -68,3 +71,11 @@ def test_a_conversation_no_reader_foresaw_leaves_the_run_stored(
     cli = CliRunner().invoke(app, args, input=text)
     assert cli.exit_code == 0, cli.output
     assert "RecursionError" in str(json.loads(cli.stdout)["archive"]["errors"])
+
+
+@given(mutated_lines(STREAMS, max_size=15))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_stream_reader_reads_any_line_shape(lines: list[Any]) -> None:
+    """The conversation itself is read, not only survived (an odd `subtype` was a TypeError)."""
+    tree = tree_from_stream(_text(lines).encode())
+    prepare_claude_tree(tree, Redactor(b"k" * 32))
