@@ -27,8 +27,8 @@ from archiver.document import build_documents
 from archiver.errors import ArchiveWriteError
 from archiver.files import (
     DEFAULT_MAX_BYTES,
-    archive_name,
     content_hash,
+    document_name,
     parse_archive,
     read_plain,
 )
@@ -204,12 +204,7 @@ def write_documents(
             continue
         data, counts = serialise(doc, redactor)
         total.update(counts)
-        # the name is built from redacted values: no secret may reach a path or the index
-        named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})
-        sid = str(doc["session_id"])
-        name = archive_name(
-            str(doc["archived_at"]), int(doc["depth"]), named["label"], named["agent"], sid, compress=compress
-        )
+        name, sid = document_name(doc, redactor, compress=compress)
         older = store.names(sid)
         try:
             store.put(name, sid, data, compress=compress)

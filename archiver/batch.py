@@ -33,8 +33,8 @@ from archiver.errors import ArchiveWriteError
 from archiver.files import (
     DEFAULT_MAX_BYTES,
     _locked_temp,
-    archive_name,
     content_hash,
+    document_name,
     parse_archive,
     read_plain,
     sync_folder,
@@ -88,16 +88,7 @@ def prepare(
     for doc in docs:
         data, counts = serialise(doc, redactor, (before or {}).get(str(doc["session_id"])))
         total.update(counts)
-        # the name is built from redacted values: no secret may reach a path or the index
-        named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})
-        name = archive_name(
-            str(doc["archived_at"]),
-            int(doc["depth"]),
-            named["label"],
-            named["agent"],
-            str(doc["session_id"]),
-            compress=compress,
-        )
+        name, _ = document_name(doc, redactor, compress=compress)
         try:
             out.checked[name] = _checked(name, data)
         except ValueError as exc:  # never written: the tree reports it

@@ -106,6 +106,8 @@ def _event(raw: object) -> tuple[Mapping[str, Any], float | None]:
             if isinstance(deeper, Mapping) and "type" not in inner:
                 ev = deeper
             break
+    if not isinstance(ev.get("type", ""), str):  # a list or an object names no event: none
+        ev = {k: v for k, v in ev.items() if k != "type"}
     t = _when(d)
     if t is None and ev is not d:
         t = _when(ev)

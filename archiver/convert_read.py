@@ -53,7 +53,9 @@ def _lines(text: str) -> list[Any]:
 def parse_json_text(text: str) -> Any:
     """One JSON document, or a list of the JSON values on each line (JSON lines, SSE).
 
-    Lines before the first `{` or `[` line (a CLI's banner) are skipped."""
+    Lines before the first `{` or `[` line (a CLI's banner) are skipped, and so is a byte order
+    mark (an editor on Windows saves one)."""
+    text = text.removeprefix("\ufeff")
     start = 0
     if text.lstrip()[:1] not in ("{", "["):  # the common case skips the line walk
         for line in text.splitlines(keepends=True):

@@ -21,14 +21,18 @@ import os
 import re
 import tempfile
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from archiver.errors import ArchiveWriteError
 from archiver.fsutil import fsync_dir
 from archiver.versions import upgrade
+
+if TYPE_CHECKING:
+    from archiver.redact import Redactor
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -37,6 +41,7 @@ __all__ = [
     "archive_name",
     "contained",
     "content_hash",
+    "document_name",
     "find_archives",
     "parse_archive",
     "read_archive",
@@ -88,6 +93,16 @@ def archive_name(
         ]
     )
     return name + (".json.gz" if compress else ".json")
+
+
+def document_name(doc: Mapping[str, Any], redactor: Redactor, *, compress: bool = False) -> tuple[str, str]:
+    """The file name of an archive document and the session id to file it under, both built
+    from redacted values: no secret may reach a path, the index or the document table (a
+    session id is whatever a source or an imported file says it is)."""
+    named, _ = redactor.redact_obj({k: doc.get(k) for k in ("label", "agent", "session_id")})
+    sid = str(named["session_id"])
+    stamp, depth = str(doc.get("archived_at") or "unknown-time"), int(doc.get("depth") or 0)
+    return archive_name(stamp, depth, named["label"], named["agent"], sid, compress=compress), sid
 
 
 def content_hash(data: bytes) -> str:

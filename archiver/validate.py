@@ -1,6 +1,7 @@
 """Is a document an archive octel can store and index? Its version's JSON Schema
 (``schemas/archive-v<N>.json``), then the bounds the schema leaves open: counts that fit a
-64-bit integer, finite costs, times between 1970 and 9999. ``check_archive`` raises
+64-bit integer, finite costs, times between 1970 and 9999, session ids that fit the index's
+columns (200 characters, no NUL: PostgreSQL refuses both). ``check_archive`` raises
 ``ArchiveInvalid`` naming the first field that is wrong."""
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ SCHEMAS = Path(__file__).resolve().parent / "schemas"
 _MAX_INT = 2**63 - 1
 _MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 _MAX_COST = 1e12
+_IDS = ("session_id", "root_session_id", "parent_session_id")
+_MAX_ID = 200  # the index's id columns
 
 
 class ArchiveInvalid(ValueError):
@@ -100,3 +103,7 @@ def check_archive(doc: Any) -> None:
         why = _bad_number(value, kind)
         if why is not None:
             raise ArchiveInvalid(f"{field}: {value!r} {why}")
+    for field in _IDS:
+        value = doc.get(field)
+        if isinstance(value, str) and ("\x00" in value or len(value) > _MAX_ID):
+            raise ArchiveInvalid(f"{field}: must be at most {_MAX_ID} characters, without NUL")

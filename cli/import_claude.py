@@ -44,6 +44,10 @@ def import_claude_cmd(
     if report is None:
         report = _import(folder, settings, label)
     _print(report, folder, as_json)
+    # a session left unarchived (unreadable, over the size limit, not written) fails the run;
+    # a bad line inside an archived one is only reported, kept in its archive
+    if report.sessions > report.archived + report.unchanged + report.still_writing:
+        raise typer.Exit(1)
 
 
 def _import(folder: Path, settings: Settings, label: str | None) -> ClaudeImportReport:
@@ -86,7 +90,8 @@ def _print(report: ClaudeImportReport, folder: Path, as_json: bool) -> None:
             f"[yellow]cost differs from what the CLI reported[/]: {', '.join(report.cost_mismatches[:10])}",
             highlight=False,
         )
-    for p in report.problems[:10]:
+    # what left a session unarchived first, then the lines skipped inside archived ones
+    for p in sorted(report.problems, key=lambda p: p.get("what") == "line")[:10]:
         where = p.get("path") or p.get("session_id") or ""
         console.print(
             f"[yellow]{p.get('error_kind')}[/] {escape(str(where))}: {escape(str(p.get('message')))}"

@@ -22,7 +22,7 @@ from telemetry.queries.fleet_models import RunAdded, RunPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.runs import RunFilter, list_runs, run_dict
 from telemetry.services.claude import ClaudeResultError
-from telemetry.services.claude_import import archive_run
+from telemetry.services.claude_run import archive_run
 from telemetry.services.ingest import AgentRunIn, add_agent_run
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from telemetry.queries.live import LOUDEST_FIRST, LivePage, LiveSessionOut, get_live, list_live, live_tree
 from telemetry.queries.live_messages import LiveMessagePage, live_message_page
+from telemetry.services.bounds import INT32_MAX
 from telemetry.timeutil import utcnow
 from web.deps import ReadDbDep
 from web.errors import ApiError
@@ -60,7 +61,10 @@ def live_session(session_id: str, db: ReadDbDep) -> LiveDetail:
 def live_messages(
     session_id: str,
     db: ReadDbDep,
-    offset: Annotated[int | None, Query(ge=0, description="First message; none: the newest page.")] = None,
+    # bounded: past 64 bits SQLite's OFFSET overflows; a session keeps at most 200 messages
+    offset: Annotated[
+        int | None, Query(ge=0, le=INT32_MAX, description="First message; none: the newest page.")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> LiveMessagePage:
     """A live session's messages so far (redacted, as `octel watch` stored them), oldest first."""

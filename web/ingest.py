@@ -15,7 +15,7 @@ from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.ingest_models import CycleBegun, CycleFinished, HeartbeatStored, RunStored
 from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
-from telemetry.services.claude_import import archive_run
+from telemetry.services.claude_run import archive_run
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.deps import EngineDep, RedactorDep, SettingsDep, require_token

@@ -102,14 +102,18 @@ def _with_meta(path: Path) -> Path | None:
     return meta if meta.is_file() else None
 
 
-def _project_sessions(folder: Path) -> list[SessionFiles]:
+def _project_sessions(folder: Path, skipped: list[WalkError]) -> list[SessionFiles]:
     found: dict[str, SessionFiles] = {}
 
     def get(sid: str) -> SessionFiles:
         return found.setdefault(sid, SessionFiles(sid, folder.name))
 
     for entry in sorted(folder.iterdir()):
-        if entry.is_file() and entry.suffix == ".jsonl":
+        if entry.suffix == ".jsonl" and not entry.is_file() and not (entry / "subagents").is_dir():
+            # named like a transcript, yet no file to read: a folder, a dangling or looping link
+            why = "a folder, not a transcript" if entry.is_dir() else "not a readable file (a broken link?)"
+            skipped.append(WalkError("unreadable", "file", entry.stem, why, str(entry)))
+        elif entry.is_file() and entry.suffix == ".jsonl":
             if entry.name.startswith("agent-"):
                 owner = _owner(entry) or f"unknown-{_agent_id(entry)}"
                 get(owner).subagents.append((_agent_id(entry), entry, _with_meta(entry)))
@@ -122,17 +126,19 @@ def _project_sessions(folder: Path) -> list[SessionFiles]:
     return list(found.values())
 
 
-def find_sessions(config_dir: Path) -> list[SessionFiles]:
+def find_sessions(config_dir: Path, skipped: list[WalkError] | None = None) -> list[SessionFiles]:
     """Every session under ``config_dir/projects`` (or ``config_dir`` itself when it is a
-    project folder), sorted by project and session id."""
+    project folder), sorted by project and session id; entries named like a transcript that
+    cannot be one, and project folders that cannot be listed, are added to ``skipped``."""
+    skipped = [] if skipped is None else skipped
     root = config_dir / "projects"
     folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else [config_dir]
     out: list[SessionFiles] = []
     for folder in folders:
         try:
-            out.extend(_project_sessions(folder))
-        except OSError:
-            continue
+            out.extend(_project_sessions(folder, skipped))
+        except OSError as exc:
+            skipped.append(WalkError("unreadable", "folder", None, str(exc), str(folder)))
     return out
 
 

@@ -2,7 +2,9 @@
 
 A transcript is appended to while the CLI runs, so its last line may be cut short: that line is
 reported as ``truncated`` and left out of ``consumed``, so an incremental reader starts there
-next time. A bad line elsewhere is reported as ``malformed`` and skipped; reading goes on.
+next time. A bad line elsewhere is reported as ``malformed`` and skipped; reading goes on. A file
+of garbage (binary, another format) would make a report and an archive of its every line: past
+the first few, malformed lines are counted in one more error, not listed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ class ReadLines:
 
 
 _TYPE_FIRST = b'{"type":"'
+MAX_LISTED = 20  # malformed lines listed one by one per read; the rest are counted
+
+
+def _malformed(out: ReadLines, error: WalkError, listed: list[int]) -> None:
+    if listed[0] < MAX_LISTED:
+        out.errors.append(error)
+    listed[0] += 1
 
 
 def read_lines(
@@ -50,6 +59,7 @@ def read_lines(
     pos = 0
     number = lines_before
     size = len(data)
+    listed = [0]  # malformed lines seen
     while pos < size:
         end = data.find(b"\n", pos)
         whole = end != -1
@@ -78,19 +88,21 @@ def read_lines(
                     WalkError("truncated", "line", session_id, f"line {number} is cut short", name)
                 )
                 break
-            out.errors.append(WalkError("malformed", "line", session_id, f"line {number}: {exc}", name))
+            _malformed(out, WalkError("malformed", "line", session_id, f"line {number}: {exc}", name), listed)
             out.consumed, out.lines = next_pos, number - lines_before
             pos = next_pos
             continue
         if not isinstance(obj, dict):
-            out.errors.append(
-                WalkError("malformed", "line", session_id, f"line {number} is not a JSON object", name)
-            )
+            why = f"line {number} is not a JSON object"
+            _malformed(out, WalkError("malformed", "line", session_id, why, name), listed)
         else:
             out.objects.append(obj)
         # a complete object without its newline is still whole: the CLI writes line and newline at once
         out.consumed, out.lines = next_pos, number - lines_before
         pos = next_pos
+    if listed[0] > MAX_LISTED:
+        more = f"{listed[0] - MAX_LISTED} more malformed lines, not listed"
+        out.errors.append(WalkError("malformed", "line", session_id, more, name))
     return out
 
 

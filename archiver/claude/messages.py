@@ -99,8 +99,11 @@ def _content(message: Mapping[str, Any]) -> list[JsonObj]:
     if isinstance(content, str):
         parts: list[JsonObj] = [{"type": "text", "text": content}] if content else []
     else:
-        parts = [dict(c) for c in content or [] if isinstance(c, Mapping)]
-    for call in message.get("tool_calls") or []:  # an OpenAI-style gateway's answer
+        # anything but a list (a number, an object) holds no block octel can read
+        blocks = content if isinstance(content, list) else []
+        parts = [dict(c) for c in blocks if isinstance(c, Mapping)]
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:  # an OpenAI-style gateway's answer
         fn = _d(_d(call).get("function"))
         args = fn.get("arguments")
         try:
@@ -192,6 +195,7 @@ def _assistant(line: Mapping[str, Any], session_id: str, turns: dict[str, _Turn]
         return
     info = _info(line, session_id, "assistant", mid, ts)
     model = message.get("model")
+    model = model if isinstance(model, str) else None  # a number or a list names no model
     info.update(
         modelID=model,
         providerID="anthropic",
@@ -257,7 +261,9 @@ def build_messages(lines: Iterable[Mapping[str, Any]], session_id: str, prior: P
         _resume(prior, turns, out)
     for line in lines:
         kind = line.get("type")
-        if kind == "assistant":
+        if not isinstance(kind, str):  # a list or an object is no type, yet counted
+            out.unknown_types[orjson.dumps(kind).decode()[:40]] += 1
+        elif kind == "assistant":
             _assistant(line, session_id, turns, out)
         elif kind in CONVERSATION:
             _other(line, session_id, str(kind), out)

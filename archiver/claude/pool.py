@@ -19,12 +19,14 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
+from archiver.archive import ArchiveResult, now_iso
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, load_tree, resume_state
+from archiver.errors import WalkError
 from archiver.redact import Redactor
 
-__all__ = ["prepare_whole", "prepared_trees", "workers_for"]
+__all__ = ["not_prepared", "prepare_whole", "prepared_trees", "workers_for"]
 
 # fewer sessions than this are not worth starting processes for
 _MIN_SESSIONS = 64
@@ -43,10 +45,22 @@ def _prepare(files: SessionFiles, label: str | None) -> Prepared:
 
 def prepare_whole(files: SessionFiles, redactor: Redactor, label: str | None) -> Prepared:
     """One session's files read whole, prepared, with what a later read resumes from."""
-    tree = load_tree(files)
-    prepared = prepare_claude_tree(tree, redactor, label=label)
+    try:
+        tree = load_tree(files)
+        prepared = prepare_claude_tree(tree, redactor, label=label)
+    except Exception as exc:  # a transcript no reader foresaw: this session only, reported
+        return not_prepared(files, exc)
     prepared.resume = resume_state(tree)
     return prepared
+
+
+def not_prepared(files: SessionFiles, exc: BaseException) -> Prepared:
+    """A session that could not be prepared: nothing to write, the reason as its one problem
+    (an importer reports it and goes on with the next session)."""
+    where = str(files.main or next(files.paths(), ""))
+    why = f"could not be read: {type(exc).__name__}: {exc}"[:500]
+    error = WalkError("unreadable", "session", files.session_id, why, where)
+    return Prepared(ArchiveResult(files.session_id, now_iso(), walk_errors=[error.to_dict()]))
 
 
 def workers_for(sessions: int, cpus: int | None = None) -> int:

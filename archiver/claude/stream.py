@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from archiver.claude.lines import read_lines
 from archiver.claude.messages import build_messages
 from archiver.claude.tree import ClaudeSession, ClaudeTree, absorb, finish_tree, first_prompt, place_subagents
@@ -41,6 +43,8 @@ def tree_from_stream(data: bytes, *, name: str = "stream-json") -> ClaudeTree:
     subs: dict[str, tuple[str, JsonObj, list[JsonObj]]] = {}
     for obj in read.objects:
         kind, subtype = obj.get("type"), obj.get("subtype")
+        if subtype is not None and not isinstance(subtype, str):  # a list or an object: as text
+            subtype = orjson.dumps(subtype).decode()[:40]
         if kind == "result":
             tree.results.append(obj)
             continue

@@ -24,7 +24,7 @@ import orjson
 from sqlalchemy.engine import Engine
 
 from archiver.archive import serialise
-from archiver.files import archive_name, contained, content_hash, parse_archive, read_plain
+from archiver.files import contained, content_hash, document_name, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
 from archiver.store import ArchiveStore, FolderStore
@@ -87,17 +87,9 @@ def _copy_in(
     data = plain if orjson.loads(plain) == doc and redactor.redact_json(plain) == plain else b""
     if not data:
         data, _ = serialise(doc, redactor)
-    named, _ = redactor.redact_obj({"label": doc.get("label"), "agent": doc.get("agent")})
-    name = archive_name(
-        str(doc.get("archived_at") or "unknown-time"),
-        int(doc.get("depth") or 0),
-        named["label"],
-        named["agent"],
-        str(doc["session_id"]),
-        compress=gz,
-    )
+    name, sid = document_name(doc, redactor, compress=gz)
     # the folder reads it back; the database validates (and compresses its own way)
-    store.put(name, str(doc["session_id"]), data, compress=gz)
+    store.put(name, sid, data, compress=gz)
     return name, data
 
 

@@ -69,11 +69,18 @@ def grown_trees(
             docs = [parse_archive(store.read(n), n) for n in names.get(files.session_id, [])]
         except (OSError, ValueError):
             docs = []
-        got = load_grown(files, resume, docs) if docs else None
+        try:
+            got = load_grown(files, resume, docs) if docs else None
+        except Exception:  # what the lines gained could not be merged: read the files whole
+            got = None
         if got is None:
             whole.append(files)
             continue
         tree, bases = got
-        prepared = prepare_claude_tree(tree, redactor, label=label)
+        try:
+            prepared = prepare_claude_tree(tree, redactor, label=label)
+        except Exception:  # read whole: a session that cannot be is reported there, alone
+            whole.append(files)
+            continue
         prepared.resume = resume_state(tree, bases)
         yield files, prepared

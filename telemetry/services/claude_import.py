@@ -22,16 +22,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from sqlalchemy.engine import Engine
 
 from archiver.archive import ArchiveResult
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
-from archiver.claude.layout import SessionFiles, find_sessions, is_stream_json, load_tree, session_files
+from archiver.claude.layout import SessionFiles, find_sessions
 from archiver.claude.pool import prepared_trees, workers_for
-from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree
+from archiver.errors import WalkError
 from archiver.redact import Redactor
 from archiver.store import FolderStore
 from telemetry.archive_store import archive_store
@@ -61,7 +60,6 @@ if TYPE_CHECKING:  # the archiving API loads the OpenCode client and watcher: on
 __all__ = [
     "ClaudeImportReport",
     "archive_claude",
-    "archive_run",
     "import_claude",
     "watch_claude",
 ]
@@ -101,42 +99,6 @@ def archive_claude(
     return outcome
 
 
-def archive_run(
-    text: str,
-    session_id: str | None,
-    *,
-    claude_dir: Path | None,
-    settings: Settings,
-    engine: Engine,
-    label: str | None = None,
-) -> ArchiveOutcome | None:
-    """Archive the conversation behind a CLI run: its transcript when ``claude_dir`` holds it
-    (full usage, subagents' own files), else the stream-json text itself; None when there is
-    neither (a ``--output-format json`` result whose transcript is elsewhere). A server, which
-    cannot see the dispatcher's transcripts, passes no ``claude_dir``."""
-    data = text.encode()
-    stream = tree_from_stream(data) if is_stream_json(data) else None
-    if stream is not None and not any(s.messages for s in stream.sessions):
-        stream = None if not stream.results else stream  # a bare result line: no conversation
-    sid = session_id or (stream.root_id if stream else "")
-    files = session_files(claude_dir, sid) if claude_dir is not None else None
-    if files is not None:
-        tree = load_tree(files)
-        if stream is not None:
-            tree.results = stream.results
-        elif text.lstrip().startswith("{"):
-            try:
-                result = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                result = None
-            tree.results = [result] if isinstance(result, dict) else []
-    elif stream is not None and any(s.messages for s in stream.sessions):
-        tree = stream
-    else:
-        return None
-    return archive_claude(tree, settings=settings, engine=engine, label=label)
-
-
 def import_claude(
     config_dir: Path,
     *,
@@ -154,7 +116,9 @@ def import_claude(
     state_path = settings.data_dir / STATE_FILE
     store_id = store_identity(settings.db_url)
     state = load_state(state_path, store_id, _rows(engine))
-    sessions = find_sessions(config_dir)
+    skipped: list[WalkError] = []
+    sessions = find_sessions(config_dir, skipped)
+    report.problems.extend(e.to_dict() for e in skipped)
     days = cleanup_days(config_dir)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []
     store = archive_store(settings, engine)  # one writer for the whole import
@@ -245,7 +209,7 @@ def _report_tree(
     report.problems.extend(result.walk_errors)
     report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
     report.files_written += len(result.written)
-    if result.write_errors:
+    if result.write_errors or not result.records:  # not written, or could not be read at all
         if near_cleanup(sig, days, now):
             report.near_cleanup.append(session_id)
         return False  # tried again next time

@@ -12,153 +12,30 @@ retries a batch changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-import orjson
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from sqlmodel import Session, select
 
 from archiver.redact import Redactor
+from telemetry.services.bounds import INT64_MAX
+from telemetry.services.otlp_parse import Observation
 from telemetry.store import aggregates
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun
 
-__all__ = ["Observation", "OtlpError", "apply", "decode", "observations"]
+__all__ = ["apply"]
 
-_TOKEN_TYPES = {
-    "input": "input",
-    "output": "output",
-    "cacheRead": "cache_read",
-    "cacheCreation": "cache_write",
-}
-_EVENT_TOKENS = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache_read",
-                 "cache_creation_tokens": "cache_write"}  # fmt: skip
+_TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 _KEEP_ERRORS = 20
-
-
-class OtlpError(ValueError):
-    """The body is not an OTLP export request; the message names the field."""
-
-
-def decode(body: bytes, content_type: str, signal: str) -> dict[str, Any]:
-    """An OTLP/HTTP body (JSON or protobuf) as OTLP/JSON (camelCase keys)."""
-    if "protobuf" in content_type:
-        cls = ExportMetricsServiceRequest if signal == "metrics" else ExportLogsServiceRequest
-        try:
-            return dict(MessageToDict(cls.FromString(body)))
-        except DecodeError as e:
-            raise OtlpError(f"body: not an OTLP {signal} protobuf message ({e})") from None
-    try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as e:
-        raise OtlpError(f"body: not JSON ({e})") from None
-    if not isinstance(doc, dict):
-        raise OtlpError("body: must be a JSON object")
-    return doc
-
-
-def _value(v: Mapping[str, Any]) -> Any:
-    for k in ("stringValue", "boolValue", "doubleValue"):
-        if k in v:
-            return v[k]
-    if "intValue" in v:
-        return int(v["intValue"])  # int64 travels as a string in OTLP/JSON
-    return None
-
-
-def _attrs(items: object) -> dict[str, Any]:
-    if not isinstance(items, list):
-        return {}
-    return {a["key"]: _value(a.get("value") or {}) for a in items if isinstance(a, Mapping) and "key" in a}
-
-
-def _num(v: object) -> float:
-    if not isinstance(v, int | float | str) or isinstance(v, bool):
-        return 0.0
-    try:
-        return float(v)
-    except ValueError:
-        return 0.0
-
-
-@dataclass(frozen=True)
-class Observation:
-    session_id: str
-    key: str  # what makes a retried export idempotent
-    kind: str  # metric_cost, metric_tokens, api_request, api_error, tool_result
-    model: str | None = None
-    value: float = 0.0
-    tokens: Mapping[str, float] = field(default_factory=dict)
-    detail: str = ""
-    failed: bool = False
-
-
-def _list(doc: Mapping[str, Any], key: str, field_path: str) -> list[Mapping[str, Any]]:
-    got = doc.get(key) or []
-    if not isinstance(got, list):
-        raise OtlpError(f"{field_path}: must be a list")
-    return [x for x in got if isinstance(x, Mapping)]
-
-
-def _from_metrics(doc: Mapping[str, Any]) -> Iterator[Observation]:
-    for rm in _list(doc, "resourceMetrics", "resourceMetrics"):
-        for sm in _list(rm, "scopeMetrics", "resourceMetrics.scopeMetrics"):
-            for m in _list(sm, "metrics", "resourceMetrics.scopeMetrics.metrics"):
-                name = m.get("name")
-                if name not in ("claude_code.cost.usage", "claude_code.token.usage"):
-                    continue
-                for p in (m.get("sum") or {}).get("dataPoints") or []:
-                    a = _attrs(p.get("attributes"))
-                    sid = a.get("session.id")
-                    if not sid:
-                        continue
-                    v = _num(p.get("asDouble", p.get("asInt")))
-                    series = f"{name}|{a.get('model')}|{a.get('type')}|{a.get('query_source')}"
-                    key = f"{series}|{p.get('startTimeUnixNano')}|{p.get('timeUnixNano')}"
-                    if name == "claude_code.cost.usage":
-                        yield Observation(str(sid), key, "metric_cost", a.get("model"), v)
-                    elif a.get("type") in _TOKEN_TYPES:
-                        yield Observation(str(sid), key, "metric_tokens", a.get("model"),
-                                          tokens={_TOKEN_TYPES[a["type"]]: v})  # fmt: skip
-
-
-def _from_logs(doc: Mapping[str, Any]) -> Iterator[Observation]:
-    for rl in _list(doc, "resourceLogs", "resourceLogs"):
-        for sl in _list(rl, "scopeLogs", "resourceLogs.scopeLogs"):
-            for r in _list(sl, "logRecords", "resourceLogs.scopeLogs.logRecords"):
-                a = _attrs(r.get("attributes"))
-                event, sid = a.get("event.name"), a.get("session.id")
-                if not sid or event not in ("api_request", "api_error", "tool_result"):
-                    continue
-                ids = (a.get("request_id") or "", a.get("tool_use_id") or "", a.get("event.sequence"))
-                key = f"{event}|{ids[0]}|{ids[1]}|{ids[2]}"
-                if event == "api_request":
-                    toks = {k2: _num(a.get(k)) for k, k2 in _EVENT_TOKENS.items()}
-                    yield Observation(str(sid), key, event, a.get("model"), _num(a.get("cost_usd")), toks)
-                elif event == "api_error":
-                    detail = f"{a.get('status_code') or ''} {a.get('error') or ''}".strip()
-                    yield Observation(str(sid), key, event, a.get("model"), detail=detail, failed=True)
-                else:
-                    ok = str(a.get("success")).lower() == "true"
-                    yield Observation(
-                        str(sid), key, event, detail=str(a.get("tool_name") or ""), failed=not ok
-                    )
-
-
-def observations(doc: Mapping[str, Any], signal: str) -> list[Observation]:
-    """What octel keeps of one export request; OtlpError names a field of the wrong shape."""
-    return list(_from_metrics(doc) if signal == "metrics" else _from_logs(doc))
+_MAX_SID = 195  # a placeholder is longer than a short secret: `otel:` + id still fits 200
 
 
 def _tally(raw: dict[str, Any], name: str) -> dict[str, Any]:
     got: dict[str, Any] = raw.setdefault(
-        name, {"cost": 0.0, "tokens": {k: 0.0 for k in _TOKEN_TYPES.values()}, "models": {}}
+        name, {"cost": 0.0, "tokens": {k: 0.0 for k in _TOKEN_KINDS}, "models": {}}
     )
     return got
 
@@ -167,9 +44,7 @@ def _observe(raw: dict[str, Any], o: Observation) -> None:
     events = raw.setdefault("events", {})
     events[o.kind] = events.get(o.kind, 0) + 1
     source = _tally(raw, "metrics" if o.kind.startswith("metric") else "requests")
-    model = source["models"].setdefault(
-        o.model or "unknown", {"cost": 0.0, **{k: 0.0 for k in _TOKEN_TYPES.values()}}
-    )
+    model = source["models"].setdefault(o.model or "unknown", {"cost": 0.0, **{k: 0.0 for k in _TOKEN_KINDS}})
     if o.kind in ("metric_cost", "api_request"):
         source["cost"] += o.value
         model["cost"] += o.value
@@ -195,9 +70,21 @@ def _model_usage(v: Mapping[str, float]) -> dict[str, float]:
     }
 
 
+def _redacted(found: list[Observation], redactor: Redactor) -> list[Observation]:
+    """The observations with every text octel keeps (session id, model, key, detail) redacted:
+    the placeholder is a keyed hash, so a retried export still finds its run and its keys."""
+    texts = [[o.session_id, o.model, o.key, o.detail] for o in found]
+    clean, _ = redactor.redact_obj(texts)
+    return [
+        replace(o, session_id=t[0][:_MAX_SID], model=t[1] and t[1][:_MAX_SID], key=t[2], detail=t[3])
+        for o, t in zip(found, clean, strict=True)
+    ]
+
+
 def apply(db: Session, found: list[Observation], now: datetime, redactor: Redactor) -> int:
     """Fold the observations into their sessions' runs; returns how many were new."""
     new = 0
+    found = _redacted(found, redactor)
     for sid in sorted({o.session_id for o in found}):
         key = f"otel:{sid}"
         lock_key(db, "agent_run", key)
@@ -224,7 +111,7 @@ def apply(db: Session, found: list[Observation], now: datetime, redactor: Redact
         raw["seen"] = sorted(seen)
         m, r = _tally(raw, "metrics"), _tally(raw, "requests")
         row.cost_usd = max(m["cost"], r["cost"])
-        tokens = {k: int(max(m["tokens"][k], r["tokens"][k])) for k in before_tokens}
+        tokens = {k: min(int(max(m["tokens"][k], r["tokens"][k])), INT64_MAX) for k in before_tokens}
         row.input_tokens, row.output_tokens = tokens["input"], tokens["output"]
         row.cache_read_tokens, row.cache_creation_tokens = tokens["cache_read"], tokens["cache_write"]
         models = r["models"] if r["cost"] >= m["cost"] else m["models"]

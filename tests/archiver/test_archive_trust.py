@@ -121,6 +121,9 @@ BAD = {
     "tokens_1e30": (lambda d: d["totals"]["tokens"].update(input=10**30), "totals.tokens.input"),
     "cost_nan": (lambda d: d["totals"].update(cost="NaN"), "totals.cost"),
     "time_1e300": (lambda d: d["session"].update(time={"created": 1e300}), "session.time.created"),
+    # the index's id columns: SQLite would keep them, PostgreSQL refuses them
+    "id_nul": (lambda d: d.update(session_id="ses_a\x00b"), "session_id"),
+    "id_long": (lambda d: d.update(root_session_id="ses_" + "x" * 300), "root_session_id"),
 }
 
 

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
 import orjson
+from hypothesis import strategies as st
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude"
 _uuid = itertools.count(1)
@@ -83,3 +85,45 @@ def write(path: Path, lines: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(jsonl(lines))
     return path
+
+
+# any JSON value, ints past 64 bits included: what a hostile line may hold anywhere
+any_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
+    max_leaves=6,
+)
+
+
+def mutated_lines(pool: list[Any], max_size: int = 12) -> st.SearchStrategy[list[Any]]:
+    """Lines drawn from ``pool``, each perhaps with one value somewhere in it replaced by anything."""
+
+    @st.composite
+    def lines(draw: st.DrawFn) -> list[Any]:
+        out = []
+        for line in draw(st.lists(st.sampled_from(pool), min_size=1, max_size=max_size)):
+            line = json.loads(json.dumps(line))
+            node = line
+            for _ in range(draw(st.integers(0, 4))):
+                keys = (
+                    list(node)
+                    if isinstance(node, dict)
+                    else list(range(len(node)))
+                    if isinstance(node, list)
+                    else []
+                )
+                if not keys:
+                    break
+                k = draw(st.sampled_from(keys))
+                if draw(st.booleans()) or not isinstance(node[k], dict | list):
+                    node[k] = draw(any_json)
+                    break
+                node = node[k]
+            out.append(line)
+        return out
+
+    return lines()
