@@ -61,7 +61,7 @@ def test_the_claude_runs_are_split_like_the_others() -> None:
 
 
 def _check(ev: Evaluation, recall: float, named: float, lag: float) -> None:
-    assert ev.false_alarms == ()
+    assert ev.false_alarms == () and ev.passing_alarms == ()
     missed = [r.name for r in ev.runs if not r.correct]
     assert ev.stuck_recall is not None and ev.stuck_recall >= recall, missed
     assert ev.named_share is not None and ev.named_share >= named
@@ -78,7 +78,7 @@ def test_what_the_detectors_reach(folder: Path) -> None:
 
 # What the detectors reach (docs/detectors.md has the tables); a change that loses ground fails.
 TARGETS = {
-    "real/fresh": (0.95, 0.95, 2.3),
+    "real/fresh": (0.98, 0.94, 2.0),
     "claude/dev": (1.0, 1.0, 2.0),
     "claude/heldout": (1.0, 1.0, 2.0),
 }
