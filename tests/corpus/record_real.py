@@ -4,6 +4,7 @@
     python tests/corpus/record_real.py --only doom_00 ok_poll_01 --out /tmp/x
     python tests/corpus/record_real.py --fresh         # the fresh held-out set -> real/fresh
     python tests/corpus/record_real.py --third         # the third held-out set -> real/third
+    python tests/corpus/record_real.py --replica       # the fresh scripts drawn again -> real/replica
 
 Runs go `--workers` at a time on one server (about 10 minutes on two cores). Each recorded run
 is written as compact JSON with a `NAME.label.json` beside it: the label, other detectors that
@@ -16,7 +17,8 @@ keeps at least a third of its runs out of the development set. Tune thresholds o
 `--fresh` records the second held-out set (`real_fresh*.py`, all of it held out, written after
 the first held-out set had been looked at) into `fresh/`, and writes `fresh/MANIFEST.sha256`
 (`sha256sum -c` format) so that any later change to a frozen file shows. `--third` does the same
-for the third held-out set (`real_third.py`) into `third/`.
+for the third held-out set (`real_third.py`) into `third/`, and `--replica` for the fresh set's
+scripts drawn again under new names (`real_replica.py`) into `replica/`.
 """
 
 from __future__ import annotations
@@ -43,18 +45,21 @@ from real_fresh import fresh_stuck_runs  # noqa: E402
 from real_fresh_ok import fresh_healthy_runs  # noqa: E402
 from real_healthy import healthy_runs  # noqa: E402
 from real_recorder import RoutingLLM, record_all  # noqa: E402
+from real_replica import replica_runs  # noqa: E402
 from real_stuck import stuck_runs  # noqa: E402
 from real_third import third_runs  # noqa: E402
 
 __all__ = [
     "FRESH",
     "OUT",
+    "REPLICA",
     "THIRD",
     "all_runs",
     "fresh_runs",
     "label_of",
     "manifest",
     "record",
+    "replica",
     "split",
     "third",
 ]
@@ -62,6 +67,7 @@ __all__ = [
 OUT = _HERE / "real"
 FRESH = "fresh"
 THIRD = "third"
+REPLICA = "replica"
 
 
 def all_runs(project: str) -> list[dict[str, Any]]:
@@ -85,8 +91,16 @@ def third(project: str) -> list[dict[str, Any]]:
     return runs
 
 
+def replica(project: str) -> list[dict[str, Any]]:
+    runs = replica_runs(project)
+    names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project) + fresh_runs(project)]
+    assert len(set(names)) == len(names), "run names must be unique"
+    return runs
+
+
 def _held(project: str, which: str) -> list[dict[str, Any]]:
-    return fresh_runs(project) if which == FRESH else third(project) if which == THIRD else all_runs(project)
+    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica}
+    return sets.get(which, all_runs)(project)
 
 
 def manifest(folder: Path) -> str:
@@ -164,12 +178,13 @@ def main() -> None:
     ap.add_argument("--part", default="1/1", help="K/N: record only every N-th run, from the K-th")
     ap.add_argument("--fresh", action="store_true", help="the fresh held-out set, into OUT/fresh")
     ap.add_argument("--third", action="store_true", help="the third held-out set, into OUT/third")
+    ap.add_argument("--replica", action="store_true", help="the fresh scripts drawn again, into OUT/replica")
     args = ap.parse_args()
     # stopped from outside: still stop the server (the harness does it on the way out)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     t = time.monotonic()
     k, n = (int(x) for x in args.part.split("/"))
-    which = FRESH if args.fresh else THIRD if args.third else ""
+    which = FRESH if args.fresh else THIRD if args.third else REPLICA if args.replica else ""
     only = args.only or [r["name"] for r in _held("", which)[k - 1 :: n]]
     try:
         runs = record(args.out, only, args.workers, args.redo, which)
