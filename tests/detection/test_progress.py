@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from detstreams import Stream, bash, call, edit, read
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from detectors import Finding, score
 from detectors.model import ToolCall
@@ -154,6 +156,29 @@ def test_a_todo_list_kept_up_to_date_while_looking_around_is_healthy() -> None:
     for k in range(1, 4):  # each rewrite follows new reads: the list tracks real findings
         s.step(read(f"src/{k}.py")).step(read(f"tests/{k}.py")).step(_todos(items, k))
     assert finding(s, "no_progress").verdict == "healthy"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.booleans()), min_size=1, max_size=40))
+def test_plans_that_follow_new_findings_never_read_as_replanning(steps: list[tuple[int, bool]]) -> None:
+    # Any run where each rewrite of the list comes after a look-up that found something new:
+    # the list tracks the work, however often it is rewritten and however its items are marked.
+    items = ["a", "b", "c"]
+    s = Stream().user()
+    for k, (done, again) in enumerate(steps):
+        s.step(read(f"new_{k}.py"))
+        if again:
+            s.step(_todos(items, done % 4))
+    assert finding(s, "no_progress").evidence.get("signal") != "replanning"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=60, unique=True))
+def test_calls_never_asked_before_never_read_as_the_same_answers(files: list[int]) -> None:
+    s = Stream().user()
+    for k in files:
+        s.step(read(f"f{k}.py"))
+    assert finding(s, "no_progress").evidence.get("signal") != "same_answers"
 
 
 def test_a_file_change_is_progress() -> None:
