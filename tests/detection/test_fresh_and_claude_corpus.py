@@ -1,5 +1,5 @@
-"""The second and third held-out sets (`tests/corpus/real/fresh/`, `real/third/`, each frozen by
-its manifest) and the runs recorded from the real Claude Code CLI (`tests/corpus/claude/`): their
+"""The later held-out sets (`tests/corpus/real/fresh/`, `real/third/`, `real/replica/`, each
+frozen by its manifest) and the runs recorded from the real Claude Code CLI (`tests/corpus/claude/`): their
 shape, that nothing in the frozen sets changed, and what the detectors reach on them."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from detectors.evaluation import Evaluation, evaluate
 CORPUS = Path(__file__).parents[1] / "corpus"
 FRESH = CORPUS / "real" / "fresh"
 THIRD = CORPUS / "real" / "third"
+REPLICA = CORPUS / "real" / "replica"
 CLAUDE = CORPUS / "claude"
 for _p in (CORPUS, CORPUS.parent, CORPUS.parent / "e2e", CORPUS.parent / "claude"):
     sys.path.insert(0, str(_p))
@@ -27,7 +28,7 @@ import record_claude  # noqa: E402
 import record_real  # noqa: E402
 
 
-@pytest.mark.parametrize("folder", [FRESH, THIRD], ids=["fresh", "third"])
+@pytest.mark.parametrize("folder", [FRESH, THIRD, REPLICA], ids=["fresh", "third", "replica"])
 def test_the_held_out_sets_are_frozen(folder: Path) -> None:
     lines = (folder / "MANIFEST.sha256").read_text().splitlines()
     listed = dict(reversed(line.split("  ", 1)) for line in lines)
@@ -35,6 +36,18 @@ def test_the_held_out_sets_are_frozen(folder: Path) -> None:
     assert set(listed) == on_disk
     for name, digest in listed.items():
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_the_replica_set_is_the_fresh_scripts_drawn_again() -> None:
+    labels = Counter(json.loads(p.read_text())["label"] for p in REPLICA.glob("*.label.json"))
+    fresh = Counter(json.loads(p.read_text())["label"] for p in FRESH.glob("*.label.json"))
+    assert labels == fresh
+    names = {p.name.removesuffix(".label.json") for p in REPLICA.glob("*.label.json")}
+    assert names == {r["name"] for r in record_real.replica("/p")}
+    assert {
+        "rp_" + n.removeprefix("fr_")
+        for n in (p.name.removesuffix(".label.json") for p in FRESH.glob("*.label.json"))
+    } == names
 
 
 def test_the_third_set_is_its_own_scenarios() -> None:
@@ -79,8 +92,8 @@ def _check(ev: Evaluation, recall: float, named: float, lag: float) -> None:
 
 @pytest.mark.parametrize(
     "folder",
-    [FRESH, THIRD, CLAUDE / "dev", CLAUDE / "heldout"],
-    ids=["fresh", "third", "claude-dev", "claude-heldout"],
+    [FRESH, THIRD, REPLICA, CLAUDE / "dev", CLAUDE / "heldout"],
+    ids=["fresh", "third", "replica", "claude-dev", "claude-heldout"],
 )
 def test_what_the_detectors_reach(folder: Path) -> None:
     recall, named, lag = TARGETS[folder.relative_to(CORPUS).as_posix()]
@@ -91,6 +104,7 @@ def test_what_the_detectors_reach(folder: Path) -> None:
 TARGETS = {
     "real/fresh": (0.98, 0.94, 2.0),
     "real/third": (1.0, 0.85, 9.5),  # no_progress runs only: their lag is that detector's
+    "real/replica": (0.98, 0.94, 1.9),
     "claude/dev": (1.0, 1.0, 2.0),
     "claude/heldout": (1.0, 1.0, 2.0),
 }
