@@ -7,11 +7,12 @@ it) is not counted as activity either way.
 
 from __future__ import annotations
 
+import json
 import re
 
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
 from detectors.commands import command_of
-from detectors.digest import Call, Turn, output_shape
+from detectors.digest import FILE_TOOLS, Call, Turn, output_shape
 from detectors.findings import Finding, grade
 from detectors.thresholds import Thresholds
 
@@ -43,6 +44,15 @@ def _poll_key(c: Call) -> str:
 
 # Tools that plan rather than find out: rewriting the todo list is not a new fact.
 _PLANNING = frozenset({"todowrite", "todoread"})
+
+
+def _todo_items(sig: str) -> frozenset[str] | None:
+    """The items of a todo list a call writes (their text, not their states), if it writes one."""
+    try:
+        todos = json.loads(sig.split("\x00", 1)[1]).get("todos")
+        return frozenset(str(t.get("content", "")) for t in todos) if isinstance(todos, list) else None
+    except (ValueError, AttributeError, IndexError):
+        return None
 
 
 @register(
@@ -140,15 +150,18 @@ class CompactionLoop(Detector):
     stop_reason="loop_detected",
 )
 class NoProgress(Detector):
-    """Two signals since the session's own last file change. Steps: most calls repeat one made
-    before with the same answer (or only rewrite the todo list). Polls: a wait and a check that
-    keeps getting the answer it got before."""
+    """Signals since the session's own last file change. Steps: most calls repeat one made
+    before with the same answer (or only rewrite the todo list); sooner, a few such repeats
+    that make a fair share of the calls, or the same todo list rewritten more often than
+    anything new was found. Polls: a wait and a check that keeps getting the answer it got
+    before."""
 
     name = "no_progress"
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
-        self._seen: set[str] = set()  # call + answer shape: the facts learnt so far
+        # Call + answer shape: the facts learnt so far, each with the call count when last asked.
+        self._seen: dict[str, int] = {}
         self._steps = 0
         self._calls = 0
         self._repeats = 0
@@ -157,12 +170,18 @@ class NoProgress(Detector):
         self._stale = 0
         self._stale_start = -1
         self._waited = 0.0  # seconds slept in those polls
+        self._same = 0  # calls that repeat one asked a while ago and got the same answer
+        self._new = 0  # calls that brought a fact not seen before
+        self._lists: set[frozenset[str]] = set()  # todo lists written (their items)
+        self._replans = 0  # rewrites of a todo list already written, items unchanged
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
         if turn.file_change:
             self._seen.clear()
             self._steps = self._calls = self._repeats = self._stale = 0
+            self._same = self._new = self._replans = 0
+            self._lists.clear()
             self._after_wait = False
             return
         if not turn.calls:
@@ -173,16 +192,34 @@ class NoProgress(Detector):
         new = 0
         for c in turn.calls:
             fact = (_poll_key(c) if polling else c.sig) + "\x01" + output_shape(c.output_head)
-            if c.tool in _PLANNING or fact in self._seen:
+            last = self._seen.get(fact)
+            if c.tool in _PLANNING or last is not None:
                 self._repeats += not polling
+                if not polling:
+                    self._repeat(c, last)
             else:
-                self._seen.add(fact)
                 new += 1
+                self._new += not polling
+            self._seen[fact] = self._calls
             self._calls += not polling
         if polling:
             self._poll(turn, new)
         else:
             self._step(turn)
+
+    def _repeat(self, c: Call, last: int | None) -> None:
+        if c.tool not in _PLANNING:
+            # The same call again within a few calls is a loop: doom_loop's. Going back to
+            # something asked a while ago, with nothing new learnt, is the lack of progress.
+            if c.tool not in FILE_TOOLS and last is not None and self._calls - last > 1:
+                self._same += 1
+            return
+        items = _todo_items(c.sig)
+        if items is None:
+            return
+        if items in self._lists:
+            self._replans += 1
+        self._lists.add(items)
 
     def _poll(self, turn: Turn, new: int) -> None:
         if all(_bare_sleep(c) for c in turn.calls):
@@ -217,6 +254,22 @@ class NoProgress(Detector):
         ev = {"signal": "repeats", "steps": self._steps, "calls": self._calls,
               "repeated_calls": self._repeats, "distinct_calls": len(self._seen)}  # fmt: skip
         self._best.offer(v, s, self._steps, self._start, lambda: ev)
+        self._early()
+
+    def _early(self) -> None:
+        """Sooner than the share after `no_progress_min_steps`: evidence a watcher would not
+        wait for. The same answers to the same calls again and again (few, but a fair share of
+        what was done), or the same todo list rewritten more often than anything was found."""
+        th = self.th
+        same, share = self._same, self._same / max(1, self._calls)
+        if same >= th.no_progress_same_stuck and share >= th.no_progress_same_share:
+            ev = {"signal": "same_answers", "steps": self._steps, "calls": self._calls,
+                  "repeated_calls": same, "distinct_calls": len(self._seen)}  # fmt: skip
+            self._best.offer("stuck", 1.0, self._steps, self._start, lambda: ev)
+        if self._replans >= th.no_progress_replan_stuck and self._replans > self._new:
+            ev2 = {"signal": "replanning", "steps": self._steps, "rewrites": self._replans,
+                   "new_facts": self._new}  # fmt: skip
+            self._best.offer("stuck", 1.0, self._steps, self._start, lambda: ev2)
 
     def finding(self) -> Finding:
         f = self._best.finding(self.name)

@@ -93,6 +93,13 @@ class Thresholds:
     stale_poll_patience_s: float = _t(
         120.0, "seconds slept in such polls past which only the poll_repeat limits apply"
     )
+    no_progress_same_stuck: int = _t(
+        4, "calls repeating an earlier one with the same answer, for stuck sooner"
+    )
+    no_progress_same_share: float = _t(0.33, "share of the calls those repeats must make, for stuck sooner")
+    no_progress_replan_stuck: int = _t(
+        3, "rewrites of the same todo list, more than the new facts found meanwhile, before stuck"
+    )
 
     @classmethod
     def help(cls) -> dict[str, str]:

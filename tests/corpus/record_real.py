@@ -3,6 +3,8 @@
     python tests/corpus/record_real.py                 # all runs -> tests/corpus/real/{dev,heldout}
     python tests/corpus/record_real.py --only doom_00 ok_poll_01 --out /tmp/x
     python tests/corpus/record_real.py --fresh         # the fresh held-out set -> real/fresh
+    python tests/corpus/record_real.py --third         # the third held-out set -> real/third
+    python tests/corpus/record_real.py --replica       # the fresh scripts drawn again -> real/replica
 
 Runs go `--workers` at a time on one server (about 10 minutes on two cores). Each recorded run
 is written as compact JSON with a `NAME.label.json` beside it: the label, other detectors that
@@ -14,7 +16,9 @@ keeps at least a third of its runs out of the development set. Tune thresholds o
 
 `--fresh` records the second held-out set (`real_fresh*.py`, all of it held out, written after
 the first held-out set had been looked at) into `fresh/`, and writes `fresh/MANIFEST.sha256`
-(`sha256sum -c` format) so that any later change to a frozen file shows.
+(`sha256sum -c` format) so that any later change to a frozen file shows. `--third` does the same
+for the third held-out set (`real_third.py`) into `third/`, and `--replica` for the fresh set's
+scripts drawn again under new names (`real_replica.py`) into `replica/`.
 """
 
 from __future__ import annotations
@@ -41,12 +45,29 @@ from real_fresh import fresh_stuck_runs  # noqa: E402
 from real_fresh_ok import fresh_healthy_runs  # noqa: E402
 from real_healthy import healthy_runs  # noqa: E402
 from real_recorder import RoutingLLM, record_all  # noqa: E402
+from real_replica import replica_runs  # noqa: E402
 from real_stuck import stuck_runs  # noqa: E402
+from real_third import third_runs  # noqa: E402
 
-__all__ = ["FRESH", "OUT", "all_runs", "fresh_runs", "label_of", "manifest", "record", "split"]
+__all__ = [
+    "FRESH",
+    "OUT",
+    "REPLICA",
+    "THIRD",
+    "all_runs",
+    "fresh_runs",
+    "label_of",
+    "manifest",
+    "record",
+    "replica",
+    "split",
+    "third",
+]
 
 OUT = _HERE / "real"
 FRESH = "fresh"
+THIRD = "third"
+REPLICA = "replica"
 
 
 def all_runs(project: str) -> list[dict[str, Any]]:
@@ -61,6 +82,25 @@ def fresh_runs(project: str) -> list[dict[str, Any]]:
     names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project)]
     assert len(set(names)) == len(names), "run names must be unique"
     return runs
+
+
+def third(project: str) -> list[dict[str, Any]]:
+    runs = third_runs(project)
+    names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project) + fresh_runs(project)]
+    assert len(set(names)) == len(names), "run names must be unique"
+    return runs
+
+
+def replica(project: str) -> list[dict[str, Any]]:
+    runs = replica_runs(project)
+    names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project) + fresh_runs(project)]
+    assert len(set(names)) == len(names), "run names must be unique"
+    return runs
+
+
+def _held(project: str, which: str) -> list[dict[str, Any]]:
+    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica}
+    return sets.get(which, all_runs)(project)
 
 
 def manifest(folder: Path) -> str:
@@ -106,7 +146,7 @@ def save(out: Path, where: dict[str, str], run: dict[str, Any], doc: dict[str, A
 
 
 def record(
-    out: Path, only: list[str] | None = None, workers: int = 8, redo: bool = False, fresh: bool = False
+    out: Path, only: list[str] | None = None, workers: int = 8, redo: bool = False, fresh: bool | str = False
 ) -> list[dict[str, Any]]:
     """Record the runs (all, or those named) into `out/dev` and `out/heldout`, each as it ends;
     runs already there are kept unless `redo`, so a stopped recording resumes."""
@@ -116,8 +156,9 @@ def record(
     llm = RoutingLLM().start()
     try:
         with tempfile.TemporaryDirectory() as tmp, opencode_server(binary, Path(tmp), llm.url) as oc:
-            runs = fresh_runs(str(oc.project)) if fresh else all_runs(str(oc.project))
-            where = {r["name"]: FRESH for r in runs} if fresh else split(runs)
+            which = (FRESH if fresh is True else fresh) or ""
+            runs = _held(str(oc.project), which)
+            where = {r["name"]: which for r in runs} if which else split(runs)
             if only:
                 runs = [r for r in runs if r["name"] in set(only)]
             if not redo:
@@ -136,16 +177,19 @@ def main() -> None:
     ap.add_argument("--redo", action="store_true", help="record runs already in --out again")
     ap.add_argument("--part", default="1/1", help="K/N: record only every N-th run, from the K-th")
     ap.add_argument("--fresh", action="store_true", help="the fresh held-out set, into OUT/fresh")
+    ap.add_argument("--third", action="store_true", help="the third held-out set, into OUT/third")
+    ap.add_argument("--replica", action="store_true", help="the fresh scripts drawn again, into OUT/replica")
     args = ap.parse_args()
     # stopped from outside: still stop the server (the harness does it on the way out)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     t = time.monotonic()
     k, n = (int(x) for x in args.part.split("/"))
-    only = args.only or [r["name"] for r in (fresh_runs("") if args.fresh else all_runs(""))[k - 1 :: n]]
+    which = FRESH if args.fresh else THIRD if args.third else REPLICA if args.replica else ""
+    only = args.only or [r["name"] for r in _held("", which)[k - 1 :: n]]
     try:
-        runs = record(args.out, only, args.workers, args.redo, args.fresh)
-        if args.fresh:
-            (args.out / FRESH / "MANIFEST.sha256").write_text(manifest(args.out / FRESH))
+        runs = record(args.out, only, args.workers, args.redo, which)
+        if which:
+            (args.out / which / "MANIFEST.sha256").write_text(manifest(args.out / which))
     except BaseException:
         os._exit(1)  # the server is stopped by now; do not wait for runs still being driven
     print(f"recorded {len(runs)} runs in {time.monotonic() - t:.0f} s into {args.out}", flush=True)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from detstreams import Stream, bash, call, edit, read
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from detectors import Finding, score
+from detectors.model import ToolCall
 
 
 def finding(s: Stream, name: str) -> Finding:
@@ -109,11 +112,80 @@ def test_a_todo_list_churned_without_edits_is_no_progress() -> None:
     assert finding(s, "no_progress").verdict == "stuck"
 
 
+def test_the_same_answers_again_are_stuck_before_the_share_is_judged() -> None:
+    s = Stream().user().step(edit("a.py"), patch=("a.py",))
+    order = [0, 1, 2, 0, 3, 1, 2, 4, 0, 5]  # ten calls, four of them asked and answered before
+    for k in order:
+        s.step(read(f"f{k}.py"))
+    f = finding(s, "no_progress")
+    assert f.verdict == "stuck" and f.evidence["signal"] == "same_answers"
+    assert f.evidence["repeated_calls"] == 4 and f.start_index == 2
+    s = Stream().user()  # three repeats: a re-read or two in a look around is no evidence yet
+    for k in [0, 1, 2, 0, 3, 1, 2, 4, 5]:
+        s.step(read(f"f{k}.py"))
+    assert finding(s, "no_progress").verdict == "healthy"
+
+
+def test_a_few_re_reads_in_a_long_look_around_are_not_stuck_sooner() -> None:
+    s = Stream().user()
+    for i in range(14):  # four re-reads among fourteen calls: under a third
+        s.step(read(f"f{i}.py" if i % 4 else "f0.py"))
+    assert finding(s, "no_progress").evidence.get("signal") != "same_answers"
+    assert finding(s, "no_progress").verdict != "stuck"
+
+
+def _todos(items: list[str], done: int) -> ToolCall:
+    states = ["completed" if j < done else "pending" for j in range(len(items))]
+    todos = [{"content": c, "status": st} for c, st in zip(items, states, strict=True)]
+    return call("todowrite", {"todos": todos})
+
+
+def test_the_same_todo_list_rewritten_more_than_anything_found_is_stuck() -> None:
+    items = ["read parser", "write test", "fix split"]
+    s = Stream().user().step(_todos(items, 0)).step(read("app.py"))
+    for k in range(3):  # the same items, reordered or re-marked, with nothing found between
+        s.step(_todos(items[::-1] if k % 2 else items, k % 2))
+    f = finding(s, "no_progress")
+    assert f.verdict == "stuck" and f.evidence["signal"] == "replanning"
+    assert f.evidence["rewrites"] == 3 and f.evidence["new_facts"] == 1
+
+
+def test_a_todo_list_kept_up_to_date_while_looking_around_is_healthy() -> None:
+    items = ["read parser", "read tests", "read docs", "write fix"]
+    s = Stream().user().step(_todos(items, 0))
+    for k in range(1, 4):  # each rewrite follows new reads: the list tracks real findings
+        s.step(read(f"src/{k}.py")).step(read(f"tests/{k}.py")).step(_todos(items, k))
+    assert finding(s, "no_progress").verdict == "healthy"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.booleans()), min_size=1, max_size=40))
+def test_plans_that_follow_new_findings_never_read_as_replanning(steps: list[tuple[int, bool]]) -> None:
+    # Any run where each rewrite of the list comes after a look-up that found something new:
+    # the list tracks the work, however often it is rewritten and however its items are marked.
+    items = ["a", "b", "c"]
+    s = Stream().user()
+    for k, (done, again) in enumerate(steps):
+        s.step(read(f"new_{k}.py"))
+        if again:
+            s.step(_todos(items, done % 4))
+    assert finding(s, "no_progress").evidence.get("signal") != "replanning"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=60, unique=True))
+def test_calls_never_asked_before_never_read_as_the_same_answers(files: list[int]) -> None:
+    s = Stream().user()
+    for k in files:
+        s.step(read(f"f{k}.py"))
+    assert finding(s, "no_progress").evidence.get("signal") != "same_answers"
+
+
 def test_a_file_change_is_progress() -> None:
     s = Stream().user()
-    for i in range(30):
+    for i in range(32):  # four reads of the file between edits: every edit is news
         s.step(read("a.py"))
-        if i % 5 == 4:
+        if i % 4 == 3:
             s.step(edit("a.py", i), patch=("a.py",))
     assert finding(s, "no_progress").verdict == "healthy"
 

@@ -60,7 +60,7 @@ def test_every_label_has_its_session_and_a_pattern_start() -> None:
 
 
 def _check(ev: Evaluation, recall: float, named: float, lag: float) -> None:
-    assert ev.false_alarms == ()
+    assert ev.false_alarms == () and ev.passing_alarms == ()
     missed = [r.name for r in ev.runs if not r.correct]
     assert ev.stuck_recall is not None and ev.stuck_recall >= recall, missed
     assert ev.named_share is not None and ev.named_share >= named
@@ -76,4 +76,4 @@ def test_development_set(dev: Evaluation) -> None:
 
 
 # What the detectors reach today (docs/detectors.md has the table); a change that loses ground fails.
-RECALL, NAMED, LAG = 0.95, 0.95, 2.7
+RECALL, NAMED, LAG = 0.95, 0.95, 2.3
