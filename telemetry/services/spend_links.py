@@ -13,10 +13,10 @@ row changed meanwhile is read again as committed. A removal deletes exactly the 
 locked and subtracts what they held, so a row another writer inserts meanwhile is either
 removed and subtracted or kept and counted, never removed and counted.
 
-Every writer takes its locks in one order, so writers queue and never deadlock: the per-key
-advisory locks (`session:` or `cycle:`, then `spend:`), then index rows by id, then
-`spend_day` rows by key, then the counters (`aggregate`) by metric and labels. On SQLite every
-writer holds the database.
+Every writer takes its locks in one order, so writers queue and never deadlock: the advisory
+lock of what it writes (`session:` ids sorted, or `cycle:` and then the cycle's row), the
+`spend:` locks, index rows by id, `spend_day` rows by key, then the counters (`aggregate`) by
+metric and labels. On SQLite every writer holds the database.
 """
 
 from __future__ import annotations

@@ -22,24 +22,28 @@ THREADS, ROUNDS = 8, 12
 
 
 def _ops(rnd: random.Random) -> list[tuple[Any, ...]]:
-    """A writer's round: archives naming cycles, cycles naming sessions, removals."""
+    """A writer's round: archives naming cycles (one session, or several of a tree in one
+    write, in any order), cycles naming sessions, removals."""
     out: list[tuple[Any, ...]] = []
     for _ in range(4):
         sid, cid = rnd.choice(SESSIONS), rnd.choice(CYCLES)
         # no pruned cycles here: retention deletes old finished cycles, which nobody writes any more
         kind = rnd.choice(["index", "index", "batch", "begin", "finish", "remove"])
-        rec = record(
-            sid,
-            label=rnd.choice([None, cid]),
-            minutes=rnd.randrange(0, 3 * 24 * 60),
-            tokens=rnd.randrange(0, 5000),
-            agent=rnd.choice(["build", "plan"]),
-            source="opencode",
-        )
+        recs = [
+            record(
+                s,
+                label=rnd.choice([None, cid]),
+                minutes=rnd.randrange(0, 3 * 24 * 60),
+                tokens=rnd.randrange(0, 5000),
+                agent=rnd.choice(["build", "plan"]),
+                source="opencode",
+            )
+            for s in [sid, *rnd.sample([s for s in SESSIONS if s != sid], rnd.choice([0, 0, 1, 2]))]
+        ]
         if kind == "index":
-            out.append(("index", [rec], rnd.choice([None, cid])))
+            out.append(("index", recs, rnd.choice([None, cid])))
         elif kind == "batch":
-            out.append(("batch", [rec], None))
+            out.append(("batch", recs, None))
         elif kind == "begin":
             out.append(("begin", cid, rnd.choice([None, sid]), rnd.randrange(0, 3 * 24 * 60)))
         elif kind == "finish":
