@@ -31,7 +31,7 @@ import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -136,7 +136,7 @@ def _archive(sid: str, messages: int = 60) -> bytes:
 
 
 def _loader(sessions: int, cycles: int) -> fleet_store.Loader:
-    def load(put: Callable[[str, Sequence[str], Iterable[Sequence[Any]]], None]) -> None:
+    def load(put: fleet_store.Put, _fill: fleet_store.Fill | None) -> None:
         rnd = random.Random(7)
         now = datetime.now(UTC)
         first = next(_session_rows(1, now, random.Random(0)))

@@ -1,11 +1,13 @@
 """How the cost of a `/metrics` scrape grows with history, on SQLite or PostgreSQL.
 
 For each size N the store holds N cycles, N/10 archived sessions and N/10 findings (loaded once
-and kept: COPY on PostgreSQL, executemany on SQLite; benchmarks/fleet_store.py), plus what does
-not grow with history: 20 daemons (HTTP and heartbeat-file
-ones, some with a cycle in flight), 20 open cycles and ~650 counter rows. One history cycle in
+and kept: COPY on PostgreSQL, generated inside SQLite by one INSERT … SELECT per table, the same
+rows; benchmarks/fleet_store.py), plus what does not grow with history: 20 daemons (HTTP and
+heartbeat-file ones, some with a cycle in flight), 20 open cycles and ~650 counter rows. One history cycle in
 5,000 was never finished, so open cycles lie scattered over the whole table. A scrape is a GET
-/metrics through the real app; the figure is the median of REPEATS after a warm-up.
+/metrics through the real app; the figures are the median and p95 of REPEATS after a warm-up,
+and the median CPU time of this process per scrape (app and client), which a busy host's load
+moves far less than the wall time.
 
 Scrape time should stay flat: it reads the daemon rows, the open cycles (their partial index),
 the named in-flight cycles (unique index) and the `aggregate` table, never the history. The
@@ -51,12 +53,28 @@ DRIVERS = ("review", "impl", "triage", "docs", "deps")
 ABANDONED_EVERY = 5000
 
 
-def _loader(n: int, now: datetime) -> fleet_store.Loader:
-    """N cycles, one a minute back from now; N/10 sessions and as many findings."""
+_CYCLE_COLS = ["cycle_id", "driver", "host", "pid", "started_at", "ended_at", "terminal_state",
+               "worker_outcome", "start_synthesised", "raw", "updated_at"]  # fmt: skip
+_SESSION_COLS = ["session_id", "root_session_id", "depth", "agent", "model", "archived_at", "turn_count",
+                 "message_count", "in_flight", "tokens_input", "tokens_output", "tokens_reasoning",
+                 "tokens_cache_read", "tokens_cache_write", "cost_usd", "subtree_tokens", "subtree_cost_usd",
+                 "subtree_session_count", "verdict", "finding_count", "walk_error_count", "archive_path",
+                 "schema_version", "content_hash"]  # fmt: skip
+_FINDING_COLS = ["session_id", "detector", "verdict", "score", "start_index", "source", "detected_at"]
 
-    def load(put: Any) -> None:
-        cols = ["cycle_id", "driver", "host", "pid", "started_at", "ended_at", "terminal_state",
-                "worker_outcome", "start_synthesised", "raw", "updated_at"]  # fmt: skip
+
+def _loader(n: int, now: datetime) -> fleet_store.Loader:
+    """N cycles, one a minute back from now; N/10 sessions and as many findings. Made in Python
+    (`put`), or where the store can (`fill`, SQLite) by the same rules in SQL: the same rows
+    either way (tests/metrics/test_bench_scrape_store.py)."""
+
+    def load(put: fleet_store.Put, fill: fleet_store.Fill | None) -> None:
+        m = n // 10
+        if fill is not None:
+            fill("cycle", _CYCLE_COLS, n, _cycle_sql(n, now))
+            fill("session_index", _SESSION_COLS, m, _session_sql(m, now))
+            fill("finding", _FINDING_COLS, m, _finding_sql(m, now))
+            return
 
         def cycles() -> Iterator[list[Any]]:
             for i in range(n):
@@ -69,24 +87,47 @@ def _loader(n: int, now: datetime) -> fleet_store.Loader:
                        start + timedelta(seconds=45), "failed" if i % 7 == 0 else "done", "merged",
                        False, {}, start]  # fmt: skip
 
-        put("cycle", cols, cycles())
-        m = n // 10
+        put("cycle", _CYCLE_COLS, cycles())
         at = [now - timedelta(seconds=600 * (m - i)) for i in range(m)]
-        scols = ["session_id", "root_session_id", "depth", "agent", "model", "archived_at", "turn_count",
-                 "message_count", "in_flight", "tokens_input", "tokens_output", "tokens_reasoning",
-                 "tokens_cache_read", "tokens_cache_write", "cost_usd", "subtree_tokens", "subtree_cost_usd",
-                 "subtree_session_count", "verdict", "finding_count", "walk_error_count", "archive_path",
-                 "schema_version", "content_hash"]  # fmt: skip
-        put("session_index", scols, (
+        put("session_index", _SESSION_COLS, (
             [f"ses_{i}", f"ses_{i}", 0, f"agent{i % 10}", f"model{i % 5}", at[i], 5, 10, False, 100, 50, 5,
              900, 10, 0.1, 1065, 0.1, 1, "stuck" if i % 13 == 0 else "healthy", 1, 0, f"a/ses_{i}.json", 2,
              "0" * 64] for i in range(m)))  # fmt: skip
-        fcols = ["session_id", "detector", "verdict", "score", "start_index", "source", "detected_at"]
-        put("finding", fcols, (
+        put("finding", _FINDING_COLS, (
             [f"ses_{i}", "doom_loop", "stuck" if i % 13 == 0 else "healthy", 0.5, 0, "archive", at[i]]
             for i in range(m)))  # fmt: skip
 
     return load
+
+
+def _cycle_sql(n: int, now: datetime) -> list[str]:
+    """`cycles()` above, as SQL expressions of the row number `i`."""
+    open_ = f"i % {ABANDONED_EVERY} = 17"
+    start = fleet_store.sqlite_time(now, f"-60 * ({n} - i)")
+    whens = " ".join(f"WHEN {k} THEN '{d}'" for k, d in enumerate(DRIVERS))
+    driver = f"CASE i % {len(DRIVERS)} {whens} END"
+    return [
+        "'c' || i", driver, "'h1'", "1000 + i % 50", start,
+        f"CASE WHEN {open_} THEN NULL ELSE {fleet_store.sqlite_time(now, f'-60 * ({n} - i) + 45')} END",
+        f"CASE WHEN {open_} THEN NULL WHEN i % 7 = 0 THEN 'failed' ELSE 'done' END",
+        f"CASE WHEN {open_} THEN NULL ELSE 'merged' END", "0", "'{}'", start,
+    ]  # fmt: skip
+
+
+def _session_sql(m: int, now: datetime) -> list[str]:
+    at = fleet_store.sqlite_time(now, f"-600 * ({m} - i)")
+    return [
+        "'ses_' || i", "'ses_' || i", "0", "'agent' || (i % 10)", "'model' || (i % 5)", at, "5", "10", "0",
+        "100", "50", "5", "900", "10", "0.1", "1065", "0.1", "1",
+        "CASE WHEN i % 13 = 0 THEN 'stuck' ELSE 'healthy' END", "1", "0", "'a/ses_' || i || '.json'", "2",
+        f"'{'0' * 64}'",
+    ]  # fmt: skip
+
+
+def _finding_sql(m: int, now: datetime) -> list[str]:
+    at = fleet_store.sqlite_time(now, f"-600 * ({m} - i)")
+    verdict = "CASE WHEN i % 13 = 0 THEN 'stuck' ELSE 'healthy' END"
+    return ["'ses_' || i", "'doom_loop'", verdict, "0.5", "0", "'archive'", at]
 
 
 def _fixed(engine: Any, now: datetime) -> None:
@@ -150,14 +191,16 @@ def _scrape(n: int, repeats: int, folder: Path, url: str, seed_s: float) -> dict
     with warnings.catch_warnings():  # Starlette nudges its TestClient towards httpx2
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
-    times = []
+    times, cpu = [], []
     with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
         for _ in range(3):
             assert client.get("/metrics").status_code == 200
         for _ in range(repeats):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             r = client.get("/metrics")
             times.append(time.perf_counter() - t)
+            # this process's CPU (client and app, every thread): what the load average cannot move
+            cpu.append(time.process_time() - c)
             assert r.status_code == 200 and b"octel_store_up 1.0" in r.content
     times.sort()
     return {
@@ -166,6 +209,7 @@ def _scrape(n: int, repeats: int, folder: Path, url: str, seed_s: float) -> dict
         "seed_s": round(seed_s, 2),
         "median_ms": round(statistics.median(times) * 1000, 2),
         "p95_ms": round(times[int(0.95 * (len(times) - 1))] * 1000, 2),
+        "cpu_median_ms": round(statistics.median(cpu) * 1000, 2),
         "bytes": len(r.content),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
@@ -194,6 +238,7 @@ def main() -> int:
                 print(
                     f"{n:>9} cycles {n // 10:>8} sessions  seeded in {r['seed_s']:>6.1f} s  "
                     f"scrape median {r['median_ms']:>7.2f} ms  p95 {r['p95_ms']:>7.2f} ms  "
+                    f"CPU median {r['cpu_median_ms']:>6.2f} ms  "
                     f"load average {r['load_average']}",
                     flush=True,
                 )

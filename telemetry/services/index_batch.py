@@ -4,7 +4,9 @@ The same rows and counters as ``indexing.index_records`` (one row per session id
 counted above its high-water marks, each (session, detector, verdict) counted once), written
 with a few statements per batch instead of several per session: the rows of the batch's
 sessions and their findings are read in one query each, and the inserts, updates and deletes
-go out as executemany. Call it inside ``aggregates.coalesced`` so each counter is written once.
+go out as executemany. Each counter is written once, after the daily spend summary (the order
+every writer takes them in, ``spend_links``), at the end of the batch or of the caller's
+``aggregates.coalesced`` block.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
 from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, rows_for_update, shares
-from telemetry.store.aggregates import bump
+from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.store.spend import apply, driver_of
@@ -70,9 +72,16 @@ def index_batch(
     """Insert or update one index row per record, with counters and findings. Records whose
     text was taken from redacted archive documents (``archiver.batch``) pass ``redacted``;
     any other record is redacted here first."""
-    out = BatchIndexed()
     if not records:
-        return out
+        return BatchIndexed()
+    with coalesced(db):
+        return _index_batch(db, records, redactor=redactor, redacted=redacted)
+
+
+def _index_batch(
+    db: Session, records: Sequence[SessionRecord], *, redactor: Redactor, redacted: bool
+) -> BatchIndexed:
+    out = BatchIndexed()
     recs = list(records) if redacted else [redact_record(r, redactor) for r in records]
     if not redacted:
         recs = [_redact_findings(r, redactor) for r in recs]

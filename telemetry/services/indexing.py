@@ -197,12 +197,17 @@ def index_records(
     lock_links(db, [cycle_id, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
     added: list[Share] = []
     removed: list[Share] = []
+    # existing rows locked in one statement, by id, as every writer of the summary locks them,
+    # and read as committed even when this session loaded them before
+    stmt = select(SessionIndex).where(col(SessionIndex.session_id).in_({r.session_id for r in recs}))
+    stmt = stmt.order_by(col(SessionIndex.id)).with_for_update().execution_options(populate_existing=True)
+    rows = {o.session_id: o for o in db.exec(stmt)}
     # counters written once, in one order for every writer (as the bulk indexer does), so
-    # two writers of sessions with the same labels queue instead of deadlocking
+    # two writers of sessions with the same labels queue instead of deadlocking; the summary
+    # moves before them (at the block's end), as in every writer: `spend_day` rows, then counters
     with coalesced(db):
         for r in recs:
-            stmt = select(SessionIndex).where(SessionIndex.session_id == r.session_id).with_for_update()
-            old = db.exec(stmt).first()
+            old = rows.get(r.session_id)
             values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
             if old is not None:
                 removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
@@ -210,7 +215,8 @@ def index_records(
             values["driver"] = driver_of(db, values)
             added.append(share_of(values))
             if old is None:
-                db.add(SessionIndex(**values))
+                rows[r.session_id] = SessionIndex(**values)
+                db.add(rows[r.session_id])
                 stats.new += 1
                 labels = {"agent": r.agent or "", "source": source_label(r.source)}
                 bump(db, "sessions_archived_total", labels, 1)
@@ -220,6 +226,6 @@ def index_records(
                 db.add(old)
                 stats.updated += 1
             stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
-    db.flush()
-    apply(db, added, removed)
+        db.flush()
+        apply(db, added, removed)
     return stats

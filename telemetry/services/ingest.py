@@ -222,6 +222,10 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redact
     row.raw = {**(row.raw or {}), **raw}
     row.updated_at = now
     db.add(row)
+    db.flush()
+    if row.session_id != linked:  # a new cycle, or one that names another session now
+        # the summary before the counters, in the order every writer takes them
+        cycles_changed(db, [(row.cycle_id, row.session_id), (row.cycle_id, linked or None)])
     labels = {
         "driver": p.driver,
         "terminal_state": p.terminal_state,
@@ -231,9 +235,6 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redact
         aggregates.bump(db, "cycles_total", labels, 1)
         if observed:
             aggregates.observe_cycle_duration(db, p.driver, (ended - as_utc(row.started_at)).total_seconds())
-    db.flush()
-    if row.session_id != linked:  # a new cycle, or one that names another session now
-        cycles_changed(db, [(row.cycle_id, row.session_id), (row.cycle_id, linked or None)])
     return row, True
 
 

@@ -9,7 +9,14 @@ writer reads the sessions it names, and under READ COMMITTED neither sees the ot
 uncommitted row. Both take transaction-scoped advisory locks on the link values they share
 (`spend:` + a cycle id or a session id, every key of a transaction at once, sorted), so one
 waits for the other and then sees its row; existing index rows are read `FOR UPDATE`, so a
-row changed meanwhile is read again as committed. On SQLite every writer holds the database.
+row changed meanwhile is read again as committed. A removal deletes exactly the rows it
+locked and subtracts what they held, so a row another writer inserts meanwhile is either
+removed and subtracted or kept and counted, never removed and counted.
+
+Every writer takes its locks in one order, so writers queue and never deadlock: the advisory
+lock of what it writes (`session:` ids sorted, or `cycle:` and then the cycle's row), the
+`spend:` locks, index rows by id, `spend_day` rows by key, then the counters (`aggregate`) by
+metric and labels. On SQLite every writer holds the database.
 """
 
 from __future__ import annotations
@@ -17,14 +24,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, or_, text, update
+from sqlalchemy import Select, delete, or_, text, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
 from telemetry.store.models import SessionIndex
 from telemetry.store.spend import AMOUNTS, Share, apply, driver_of, share_of
 
-__all__ = ["SHARE_COLUMNS", "cycles_changed", "lock_links", "rows_for_update", "sessions_removed", "shares"]
+__all__ = ["SHARE_COLUMNS", "cycles_changed", "lock_links", "remove_sessions", "rows_for_update", "shares"]
 
 _SI = SessionIndex.__table__  # type: ignore[attr-defined]
 # what a row's share and driver are computed from
@@ -98,9 +105,18 @@ def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None
     _relink(db, rows_for_update(db, _select().where(or_(*conds))))
 
 
-def sessions_removed(db: Session, session_ids: Sequence[str]) -> None:
-    """Index rows about to be deleted leave the summary (call before the delete)."""
+def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:
+    """Delete the index rows of `session_ids` and take what they held out of the summary;
+    how many were deleted. The rows are locked first, by id as every writer locks them, then
+    deleted by id: what leaves the summary is exactly what was deleted (deleting by session id
+    would also delete a row another writer inserted after the rows were read, uncounted)."""
     if not session_ids:
-        return
-    rows = rows_for_update(db, _select().where(_SI.c.session_id.in_(list(session_ids))))
-    apply(db, removed=shares(rows))
+        return 0
+    locked = rows_for_update(db, _select().where(_SI.c.session_id.in_(list(session_ids))))
+    if not locked:
+        return 0
+    ids = [r["id"] for r in locked]
+    stmt = delete(_SI).where(_SI.c.id.in_(ids)).returning(*(_SI.c[c] for c in SHARE_COLUMNS))
+    gone = [dict(r._mapping) for r in db.connection().execute(stmt)]
+    apply(db, removed=shares(gone))
+    return len(gone)

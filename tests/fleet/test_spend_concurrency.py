@@ -12,7 +12,7 @@ import pytest
 from spend_ops import CYCLES, SESSIONS, apply_op, assert_same, record
 
 from telemetry.queries.spend_read import recomputed_records, window_records
-from telemetry.services.spend_repair import check_spend, rebuild_spend
+from telemetry.services.spend_repair import check_spend
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 
@@ -22,24 +22,28 @@ THREADS, ROUNDS = 8, 12
 
 
 def _ops(rnd: random.Random) -> list[tuple[Any, ...]]:
-    """A writer's round: archives naming cycles, cycles naming sessions, removals."""
+    """A writer's round: archives naming cycles (one session, or several of a tree in one
+    write, in any order), cycles naming sessions, removals."""
     out: list[tuple[Any, ...]] = []
     for _ in range(4):
         sid, cid = rnd.choice(SESSIONS), rnd.choice(CYCLES)
         # no pruned cycles here: retention deletes old finished cycles, which nobody writes any more
         kind = rnd.choice(["index", "index", "batch", "begin", "finish", "remove"])
-        rec = record(
-            sid,
-            label=rnd.choice([None, cid]),
-            minutes=rnd.randrange(0, 3 * 24 * 60),
-            tokens=rnd.randrange(0, 5000),
-            agent=rnd.choice(["build", "plan"]),
-            source="opencode",
-        )
+        recs = [
+            record(
+                s,
+                label=rnd.choice([None, cid]),
+                minutes=rnd.randrange(0, 3 * 24 * 60),
+                tokens=rnd.randrange(0, 5000),
+                agent=rnd.choice(["build", "plan"]),
+                source="opencode",
+            )
+            for s in [sid, *rnd.sample([s for s in SESSIONS if s != sid], rnd.choice([0, 0, 1, 2]))]
+        ]
         if kind == "index":
-            out.append(("index", [rec], rnd.choice([None, cid])))
+            out.append(("index", recs, rnd.choice([None, cid])))
         elif kind == "batch":
-            out.append(("batch", [rec], None))
+            out.append(("batch", recs, None))
         elif kind == "begin":
             out.append(("begin", cid, rnd.choice([None, sid]), rnd.randrange(0, 3 * 24 * 60)))
         elif kind == "finish":
@@ -49,11 +53,10 @@ def _ops(rnd: random.Random) -> list[tuple[Any, ...]]:
     return out
 
 
-def test_concurrent_writers_on_two_instances_lose_no_write_and_repair_makes_the_summary_exact(
-    pg_url: str,
-) -> None:
-    """No writer fails or deadlocks. The summary may end one session's share off in a group
-    (a known race, docs/fleet.md); then `octel doctor` sees it and its repair makes it exact."""
+def test_concurrent_writers_on_two_instances_lose_no_write_and_keep_the_summary_exact(pg_url: str) -> None:
+    """No writer fails or deadlocks, and whatever the interleaving, the summary equals what
+    the index rows say, each row under the driver its cycles give it: no repair needed (the
+    repair is tested in tests/queries/test_spend_days.py)."""
     engines = [make_engine(pg_url), make_engine(pg_url)]
     upgrade(engines[0])
     barrier = threading.Barrier(THREADS)
@@ -76,12 +79,6 @@ def test_concurrent_writers_on_two_instances_lose_no_write_and_repair_makes_the_
         with session_scope(engines[1], write=False) as db:
             health = check_spend(db, drivers=True)
             got, want = window_records(db, None, None), recomputed_records(db, None, None)
-        if not health.ok:  # the check says so whenever the summary is off
-            with session_scope(engines[1]) as db:
-                rebuild_spend(db)
-            with session_scope(engines[1], write=False) as db:
-                health = check_spend(db, drivers=True)
-                got, want = window_records(db, None, None), recomputed_records(db, None, None)
     finally:
         for e in engines:
             e.dispose()
