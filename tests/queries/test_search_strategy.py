@@ -57,6 +57,7 @@ def _paged(engine: Engine, q: str, agent: str | None, page: int) -> list[str]:
     agent=st.none() | st.just("x"),
     page=st.integers(1, 6),
     budget=st.integers(1, 8),
+    probe=st.integers(1, 8),
 )
 def test_pages_are_the_plain_querys(
     engine: Engine,
@@ -65,6 +66,7 @@ def test_pages_are_the_plain_querys(
     agent: str | None,
     page: int,
     budget: int,
+    probe: int,
 ) -> None:
     with session_scope(engine) as db:
         db.exec(delete(SessionIndex))  # type: ignore[call-overload]
@@ -76,7 +78,7 @@ def test_pages_are_the_plain_querys(
             for i, (t, lab, a, s) in enumerate(rows)
         ),
     )
-    with mock.patch.object(session_search, "WALK_BUDGET", budget):
+    with mock.patch.multiple(session_search, WALK_BUDGET=budget, PROBE=probe):
         assert _paged(engine, q, agent, page) == _plain(engine, q, agent)
 
 
@@ -91,6 +93,6 @@ def test_a_rare_word_past_the_walk_is_found_through_the_index(engine: Engine) ->
         session("ses_old", title="Flaky Parser", archived_at=T0 - timedelta(days=1)),
         session("ses_new", title="the flaky parser again", archived_at=T0 + timedelta(days=1)),
     )
-    with mock.patch.object(session_search, "WALK_BUDGET", 5):
+    with mock.patch.multiple(session_search, WALK_BUDGET=5, PROBE=1):
         assert _paged(engine, "flaky parser", None, 1) == ["ses_new", "ses_old"]
         assert _paged(engine, "no such words", None, 3) == []
