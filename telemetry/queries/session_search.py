@@ -2,7 +2,8 @@
 and rare words alike.
 
 The rule is one predicate on both engines: `lower(title)` or `lower(label)` contains
-`lower(q)` (`LIKE`, so case-insensitive on ASCII letters). The plain query (every filter, the
+`lower(q)`, each lowered by the database (`LIKE`; case-insensitive on ASCII letters on SQLite
+and in PostgreSQL's C locale). The plain query (every filter, the
 predicate, ORDER BY archived_at DESC, id DESC, LIMIT) is the reference: the page returned here
 is always its rows in its order. Two ways to find them, tried in turn:
 
@@ -44,7 +45,7 @@ WALK_BUDGET = 10_000
 PROBE = 500
 
 _ARCHIVED, _ID = col(SessionIndex.archived_at), col(SessionIndex.id)
-_WORD = re.compile(r"[0-9a-z]{3,}")
+_WORD = re.compile(r"[0-9A-Za-z]{3,}")
 Key = tuple[datetime, int]
 
 
@@ -53,16 +54,17 @@ def _escape_like(q: str) -> str:
 
 
 def contains_text(q: str, entity: Any = SessionIndex) -> ColumnElement[bool]:
-    """The search rule: title or label contains `q`, case-insensitive on ASCII letters."""
-    pattern = f"%{_escape_like(q.lower())}%"
+    """The search rule: title or label contains `q`, both lowered by the database's `lower()`
+    (ASCII letters on SQLite and in PostgreSQL's C locale), so a text always finds itself."""
+    pattern = func.lower(f"%{_escape_like(q)}%")
     return or_(
         func.lower(col(entity.title)).like(pattern, escape="\\"),
         func.lower(col(entity.label)).like(pattern, escape="\\"),
     )
 
 
-def _phrase(low: str) -> str:
-    return '"' + low.replace('"', '""') + '"'  # one FTS5 phrase: the trigrams in a row
+def _phrase(q: str) -> str:
+    return '"' + q.replace('"', '""') + '"'  # one FTS5 phrase: the trigrams in a row
 
 
 def _candidates(dialect: str, q: str) -> Any:
@@ -75,19 +77,19 @@ def _candidates(dialect: str, q: str) -> Any:
     when one of its words is on no row (its words alone: under 1 ms). With one long word, `q`
     whole is the better filter ("flaky-42": its "42" narrows 1 in 5 to 1 in 5,400).
     """
-    low = q.lower()  # the text the predicate looks for: every row it matches, FTS5 matches
-    if dialect == "sqlite":
-        if len(low) < 3:
+    if dialect == "sqlite":  # FTS5 folds the case of every letter: it finds all LIKE finds
+        if len(q) < 3:
             return None
         return text(
             "session_index.id IN (SELECT rowid FROM session_search WHERE session_search MATCH :fts_q)"
-        ).bindparams(fts_q=_phrase(low))
-    words = sorted(set(_WORD.findall(low)), key=lambda w: (-len(w), w))[:3]
+        ).bindparams(fts_q=_phrase(q))
+    # Each word is a piece of `q`, lowered by the same `lower()`: a row holding `q` holds it.
+    words = sorted(set(_WORD.findall(q)), key=lambda w: (-len(w), w.lower(), w))[:3]
     if len(words) < 2:
-        return contains_text(q) if len(low) >= 3 else None
+        return contains_text(q) if len(q) >= 3 else None
     return or_(
-        and_(*(func.lower(col(SessionIndex.title)).like(f"%{w}%") for w in words)),
-        and_(*(func.lower(col(SessionIndex.label)).like(f"%{w}%") for w in words)),
+        and_(*(func.lower(col(SessionIndex.title)).like(func.lower(f"%{w}%")) for w in words)),
+        and_(*(func.lower(col(SessionIndex.label)).like(func.lower(f"%{w}%")) for w in words)),
     )
 
 
@@ -99,11 +101,10 @@ def _few_candidates(db: Session, q: str) -> list[int] | None:
     the walk would have spent its budget on before asking the index anyway. The trigram GIN
     index of PostgreSQL builds its whole bitmap before the first row: no such probe there.
     """
-    low = q.lower()
-    if db.get_bind().dialect.name != "sqlite" or len(low) < 3:
+    if db.get_bind().dialect.name != "sqlite" or len(q) < 3:
         return None
     probe = text("SELECT rowid FROM session_search WHERE session_search MATCH :fts_q LIMIT :n")
-    ids = [int(r[0]) for r in db.connection().execute(probe, {"fts_q": _phrase(low), "n": PROBE}).all()]
+    ids = [int(r[0]) for r in db.connection().execute(probe, {"fts_q": _phrase(q), "n": PROBE}).all()]
     return ids if len(ids) < PROBE else None
 
 

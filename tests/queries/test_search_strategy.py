@@ -96,3 +96,16 @@ def test_a_rare_word_past_the_walk_is_found_through_the_index(engine: Engine) ->
     with mock.patch.multiple(session_search, WALK_BUDGET=5, PROBE=1):
         assert _paged(engine, "flaky parser", None, 1) == ["ses_new", "ses_old"]
         assert _paged(engine, "no such words", None, 3) == []
+
+
+def test_a_text_finds_itself_whatever_its_letters(engine: Engine) -> None:
+    """Title and text are lowered by the same function, so typing a title finds it."""
+    add(
+        engine,
+        session("ses_upper", title="Élan vital", archived_at=T0),
+        session("ses_lower", title="élan VITAL", archived_at=T0 + timedelta(minutes=1)),
+    )
+    # (Whether É also finds é is the database's lower(): not on SQLite, in a PostgreSQL locale.)
+    assert "ses_upper" in _paged(engine, "Élan vital", None, 5)
+    assert "ses_lower" in _paged(engine, "élan vital", None, 5)
+    assert _paged(engine, "LAN VITAL", None, 5) == ["ses_lower", "ses_upper"]
