@@ -3,9 +3,9 @@ and rare words alike.
 
 The rule is one predicate on both engines: `lower(title)` or `lower(label)` contains
 `lower(q)`, each lowered by the database (`LIKE`; case-insensitive on ASCII letters on SQLite
-and in PostgreSQL's C locale). The plain query (every filter, the
-predicate, ORDER BY archived_at DESC, id DESC, LIMIT) is the reference: the page returned here
-is always its rows in its order. Two ways to find them, tried in turn:
+and in PostgreSQL's C locale). The plain query (every filter, the predicate, ORDER BY
+archived_at DESC, id DESC, LIMIT) is the reference: the page returned here is always its rows
+in its order. Two ways to find them, tried in turn:
 
 1. Walk: the newest `budget` rows that pass the other filters, through the time-ordered index a
    page without text walks, testing the predicate row by row. A common word fills a page after a
