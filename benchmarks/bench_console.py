@@ -6,8 +6,9 @@ inserts, writes real archive files for a sample of sessions, then measures in-pr
 app through Starlette's TestClient, HTTP stack and JSON included) p50 and p95 of:
 
 - baseline:        GET /api/health (five daemons);
-- sessions list:   filtered pages (agent, verdict, model + window, label, text search,
-                   roots only, agent + verdict, the second page through the cursor);
+- sessions list:   filtered pages (agent, verdict, model + window, label, text search for
+                   common, rare and absent words, roots only, agent + verdict, the second
+                   page through the cursor);
 - session page:    GET /api/sessions/{id} (record, findings, tree, per-turn from the archive)
                    and the first page of its timeline;
 - drivers, costs:  filtered cycle pages, the 24-hour summary, the 7-day cost breakdowns.
@@ -267,7 +268,11 @@ def _measure_all(args: argparse.Namespace, settings: Settings, ready_s: float) -
             "verdict": {"verdict": "stuck"},
             "model+7d": {"model": "openai/gpt-5", "since": "7d"},
             "label": {"label": "flaky-42"},
-            "text search": {"q": "parser refactor"},
+            "text search": {"q": "parser refactor"},  # two words in a row: 1 session in 130
+            "text search, one common word": {"q": "parser"},  # 1 in 5
+            "text search, rare label": {"q": "flaky-42"},  # 1 in 5,400
+            "text search, three common words in a row": {"q": "crash timeout memory"},  # 1 in 4,200
+            "text search + agent": {"q": "parser refactor", "agent": "docs"},
             "text search, no match": {"q": "no-such-words"},
             "roots only": {"root_only": "true"},
             "agent+verdict": {"agent": "docs", "verdict": "suspect"},

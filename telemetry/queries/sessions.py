@@ -3,8 +3,8 @@
 The list is keyset-paged on (archived_at, id) and walks one of the `(column, archived_at, id)`
 indexes of `session_index` in order, so a filtered page never sorts. Root only has no index
 of its own and is written so no single-column index can serve it: the planner then has no
-cheaper plan than the ordered index walk that stops after one page. Text search is the
-exception: the trigram index finds the matching rows first, and only those are sorted.
+cheaper plan than the ordered index walk that stops after one page. A text search walks the
+same way for a bounded number of rows, then asks the text index (`session_search`).
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, get_args
 
-from sqlalchemy import ColumnElement, TextClause, and_, func, or_, text
+from sqlalchemy import and_, func, or_
 from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
 from telemetry.queries.cycles import cycle_dict, linked_cycle
 from telemetry.queries.models import SessionPage, SessionRecord, SessionVerdict, TreeNode
 from telemetry.queries.paging import decode_cursor, encode_cursor
+from telemetry.queries.session_search import search_page
 from telemetry.store.models import Finding, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -128,48 +129,35 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _text_match(db: Session, q: str) -> ColumnElement[bool] | TextClause:
-    """Substring of title or label, case-insensitive. On SQLite a query of three characters or
-    more goes through the FTS5 trigram table (migration 0002) and reads only matching rows; on
-    PostgreSQL `lower(…) LIKE` can use the trigram indexes."""
-    if db.get_bind().dialect.name == "sqlite" and len(q) >= 3:
-        phrase = '"' + q.replace('"', '""') + '"'  # one FTS5 phrase: the trigrams in a row
-        return text(
-            "session_index.id IN (SELECT rowid FROM session_search WHERE session_search MATCH :fts_q)"
-        ).bindparams(fts_q=phrase)
-    pattern = f"%{_escape_like(q.lower())}%"
-    return or_(
-        func.lower(col(SessionIndex.title)).like(pattern, escape="\\"),
-        func.lower(col(SessionIndex.label)).like(pattern, escape="\\"),
-    )
+def _filters(f: SessionFilter) -> list[Any]:
+    """Every condition of `f` but the text: equality, window, roots only, the cursor."""
+    conds: list[Any] = [
+        getattr(SessionIndex, n) == getattr(f, n) for n in _EQUALITY if getattr(f, n) is not None
+    ]
+    archived, rid = col(SessionIndex.archived_at), col(SessionIndex.id)
+    if f.since is not None:
+        conds.append(archived >= f.since)
+    if f.until is not None:
+        conds.append(archived < f.until)
+    if f.root_only:
+        # Not `parent_session_id IS NULL`: its own index would win and the page would be sorted.
+        conds.append(func.coalesce(col(SessionIndex.parent_session_id), "") == "")
+    if f.cursor:
+        at, row_id = decode_cursor(f.cursor)
+        conds.append(or_(archived < at, and_(archived == at, rid < row_id)))
+    return conds
 
 
 def list_sessions(db: Session, f: SessionFilter) -> SessionPage:
     """A page of sessions, newest archived first; every filter and the page run in the database."""
     limit = max(1, min(f.limit, MAX_LIMIT))
-    stmt = select(SessionIndex)
-    for name in _EQUALITY:
-        value = getattr(f, name)
-        if value is not None:
-            stmt = stmt.where(getattr(SessionIndex, name) == value)
-    archived, rid = col(SessionIndex.archived_at), col(SessionIndex.id)
-    if f.since is not None:
-        stmt = stmt.where(archived >= f.since)
-    if f.until is not None:
-        stmt = stmt.where(archived < f.until)
-    if f.root_only:
-        # Not `parent_session_id IS NULL`: its own index would win and the page would be sorted.
-        stmt = stmt.where(func.coalesce(col(SessionIndex.parent_session_id), "") == "")
+    conds = _filters(f)
     if f.q:
-        stmt = stmt.where(_text_match(db, f.q))
-    if f.cursor:
-        at, row_id = decode_cursor(f.cursor)
-        stmt = stmt.where(or_(archived < at, and_(archived == at, rid < row_id)))
-    rows = db.exec(stmt.order_by(archived.desc(), rid.desc()).limit(limit + 1)).all()
+        rows = search_page(db, conds, f.q, limit + 1)
+    else:
+        stmt = select(SessionIndex).where(*conds)
+        order = (col(SessionIndex.archived_at).desc(), col(SessionIndex.id).desc())
+        rows = list(db.exec(stmt.order_by(*order).limit(limit + 1)).all())
     more = len(rows) > limit
     rows = rows[:limit]
     nxt = encode_cursor(rows[-1].archived_at, rows[-1].id or 0) if more and rows else None

@@ -130,7 +130,9 @@ def test_paging_visits_every_row_once_in_order(paging_engine: Engine, page: int,
     ],
 )
 def test_sqlite_plan_walks_an_index_without_sorting(paging_engine: Engine, f: SessionFilter) -> None:
-    """The page must come straight off an index in order, or 100,000 rows would be sorted."""
+    """The page must come straight off an index in order, or 100,000 rows would be sorted. (A
+    text search sends several statements: none may sort; its final read takes the page's rows
+    by id.)"""
     captured: list[str] = []
 
     def grab(conn, cursor, statement, params, context, executemany):  # type: ignore[no-untyped-def]
@@ -145,9 +147,9 @@ def test_sqlite_plan_walks_an_index_without_sorting(paging_engine: Engine, f: Se
             list_sessions(db, f)
     finally:
         event.remove(paging_engine, "before_cursor_execute", grab)
-    plan = captured[-1]
-    assert "TEMP B-TREE" not in plan, plan
-    assert "USING INDEX ix_session_index_" in plan, plan
+    plans = captured[1::2]
+    assert not [p for p in plans if "TEMP B-TREE" in p], captured
+    assert [p for p in plans if "INDEX ix_session_index_" in p], captured
 
 
 def test_tree_nests_children_and_rolls_cost_up(engine: Engine) -> None:

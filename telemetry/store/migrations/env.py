@@ -19,11 +19,11 @@ target_metadata = SQLModel.metadata
 
 
 def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    # Text-search structures made by hand in migration 0002 (FTS5 tables, trigram indexes)
-    # have no model; autogenerate must not propose dropping them.
+    # Text-search structures made by hand in migrations 0002 and 0016 (FTS5 tables, trigram
+    # indexes, SQLite's walk index) have no model; autogenerate must not propose dropping them.
     if type_ == "table" and name and name.startswith("session_search"):
         return False
-    return not (type_ == "index" and name and name.endswith("_trgm"))
+    return not (type_ == "index" and name and name.endswith(("_trgm", "_text_walk")))
 
 
 def _configure(connection: object) -> None:
