@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from archiver.claude.resume import FINGERPRINT_BYTES, fingerprint, resume_entry, tree_prior
+from archiver.claude.resume import FINGERPRINT_BYTES, fingerprint, fingerprint_at, resume_entry, tree_prior
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 from archiver.claude.workflow import JournalFile
@@ -139,10 +139,12 @@ def find_sessions(config_dir: Path) -> list[SessionFiles]:
 def load_tree(files: SessionFiles) -> ClaudeTree:
     """Read the files of one session into a tree; unreadable files are reported, never raised."""
     errors: list[WalkError] = []
+    whole: dict[str, bytes] = {}
 
     def read(path: Path) -> bytes | None:
         try:
-            return path.read_bytes()
+            whole[str(path)] = data = path.read_bytes()
+            return data
         except OSError as exc:
             errors.append(WalkError("malformed", "file", files.session_id, str(exc), str(path)))
             return None
@@ -160,6 +162,9 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
     ]
     tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""), journals=journals)
     tree.errors.extend(errors)
+    for name, (_, consumed, _, _) in tree.reads.items():
+        if (data := whole.get(name)) is not None and consumed <= len(data):
+            tree.fingerprints[name] = fingerprint_at(data, consumed)
     return tree
 
 
@@ -184,7 +189,10 @@ def resume_state(tree: ClaudeTree, bases: dict[str, tuple[int, int]] | None = No
     bases = bases or {}
     prints: dict[str, str] = {}
     for name, (_, consumed, _, _) in tree.reads.items():
-        got = _fingerprint(Path(name), bases.get(name, (0, 0))[0] + consumed)
+        base = bases.get(name, (0, 0))[0]
+        # a file read whole was hashed as it was parsed; a file read from an offset is read again
+        got = tree.fingerprints.get(name) if not base else None
+        got = got or _fingerprint(Path(name), base + consumed)
         if got is None:
             return None
         prints[name] = got

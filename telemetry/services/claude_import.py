@@ -66,8 +66,11 @@ __all__ = [
     "watch_claude",
 ]
 
-# archive files written, synced and indexed together (one transaction, one state-file write)
+# archive files written, synced and indexed together (one transaction)
 _BATCH = 256
+# seconds between two writes of the state file during an import (and once at its end): each
+# write is the whole file, a few hundred bytes per session; what a crash loses of it is time
+_SAVE_EVERY = 5.0
 
 
 def archive_claude(
@@ -161,7 +164,9 @@ def import_claude(
     if isinstance(store, FolderStore):
         store.remove_stale()  # once per run: what writers that died left
 
-    def flush() -> None:
+    saved = [time.monotonic(), False]  # when the state file was last written; whether it is behind
+
+    def flush(last: bool = False) -> None:
         """Write, read back and index what was prepared since the last flush, then remember it."""
         write_prepared([p for *_, p in batch], store)
         records = [r for *_, p in batch for r in p.result.records]
@@ -180,9 +185,12 @@ def import_claude(
             if _report_tree(report, p.result, sid, sig, days, now):
                 done[key] = {"sig": sig, "resume": p.resume}
         batch.clear()
-        if done or not state_path.exists():
-            state.update(done)
+        state.update(done)
+        saved[1] = saved[1] or bool(done)
+        due = last or time.monotonic() - saved[0] >= _SAVE_EVERY
+        if due and (saved[1] or not state_path.exists()):
             save_state(state_path, store_id, _rows(engine), state)
+            saved[:] = [time.monotonic(), False]
 
     todo = plan(report, sessions, state, days=days, now=now, quiet_seconds=quiet_seconds)
     keys = {key_of(files): (key, sig) for files, key, sig in todo.todo}
@@ -207,7 +215,7 @@ def import_claude(
         if pending_files >= _BATCH:
             flush()
             pending_files = 0
-    flush()
+    flush(last=True)
     if progress is not None:
         progress(len(sessions), len(sessions))
     return report
