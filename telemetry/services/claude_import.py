@@ -6,10 +6,12 @@ files when it was last archived; a re-run opens only the sessions whose files ch
 Archiving the same session again replaces its files and updates its one index row, so losing
 the state file costs time, never a double count.
 
-An import goes in batches: the trees of a batch are built and redacted, their files written
-and fsynced together and read back (``archiver.batch``), indexed in one transaction
-(``index_batch``), and only then are the older files of those sessions (named by their index
-rows) removed and the batch remembered in the state file.
+An import goes in batches: the trees of a batch are built and redacted (in worker processes
+for a large folder), their files written and fsynced together and read back
+(``archiver.batch``), indexed in one transaction (``index_batch``), and only then are the
+older files of those sessions (named by their index rows) removed and the batch remembered in
+the state file (written every few seconds and at the end: a crash costs time, never a double
+count). A batch is written in a thread while the workers prepare the next one.
 """
 
 from __future__ import annotations
