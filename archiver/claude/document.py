@@ -91,6 +91,8 @@ def _doc(tree: ClaudeTree, s: ClaudeSession, turns: list[JsonObj], own: JsonObj,
             "unknown_types": dict(sorted(tree.unknown_types.items())) if s.depth == 0 else {},
             # only a Workflow run's agents carry it: other documents stay as they were
             **({"workflow": s.workflow} if s.workflow is not None else {}),
+            # only the root of a session whose Workflow runs left their summary files
+            **({"workflow_runs": tree.workflow_runs} if s.depth == 0 and tree.workflow_runs else {}),
         },
     }
 

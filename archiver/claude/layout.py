@@ -4,7 +4,8 @@
 - ``<sessionId>.jsonl``: the session;
 - ``<sessionId>/subagents/agent-<agentId>.jsonl`` with ``agent-<agentId>.meta.json`` (2.1), also
   deeper, in a ``Workflow`` run's folder (``subagents/workflows/<runId>/``, other versions nest
-  it deeper) beside the run's ``journal.jsonl`` (read by ``workflow``);
+  it deeper) beside the run's ``journal.jsonl`` (read by ``workflow``); the run's summary
+  ``<sessionId>/workflows/<runId>.json`` (read by ``runs``);
 - ``agent-<8 hex>.jsonl`` beside the session files (2.0.x): the owning session is the
   ``sessionId`` inside the file;
 - 1.0.x kept subagents inside the session file as sidechain lines (read by ``tree``).
@@ -21,8 +22,9 @@ from typing import Any
 
 import orjson
 
-from archiver.claude.resume import FINGERPRINT_BYTES, fingerprint, resume_entry, tree_prior
-from archiver.claude.stream import tree_from_stream
+from archiver.claude.resume import FINGERPRINT_BYTES, fingerprint, fingerprint_at, resume_entry, tree_prior
+from archiver.claude.runs import RunFile, read_runs
+from archiver.claude.stream import is_stream_json, tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 from archiver.claude.workflow import JournalFile
 from archiver.errors import WalkError
@@ -54,8 +56,9 @@ class SessionFiles:
     main: Path | None = None
     # (agent id, transcript, meta file or None)
     subagents: list[tuple[str, Path, Path | None]] = field(default_factory=list)
-    # the journal.jsonl of each Workflow run
+    # the journal.jsonl of each Workflow run, and the summary the CLI writes when a run ends
     journals: list[Path] = field(default_factory=list)
+    runs: list[Path] = field(default_factory=list)
 
     def paths(self) -> Iterator[Path]:
         if self.main is not None:
@@ -65,6 +68,7 @@ class SessionFiles:
             if meta is not None:
                 yield meta
         yield from self.journals
+        yield from self.runs
 
 
 def _agent_id(path: Path) -> str:
@@ -119,10 +123,8 @@ def _project_sessions(folder: Path, skipped: list[WalkError]) -> list[SessionFil
                 get(owner).subagents.append((_agent_id(entry), entry, _with_meta(entry)))
             else:
                 get(entry.stem).main = entry
-        elif entry.is_dir() and (entry / "subagents").is_dir():
-            for sub in sorted((entry / "subagents").rglob("agent-*.jsonl")):
-                get(entry.name).subagents.append((_agent_id(sub), sub, _with_meta(sub)))
-            get(entry.name).journals.extend(sorted((entry / "subagents").rglob("journal.jsonl")))
+        elif entry.is_dir() and ((entry / "subagents").is_dir() or (entry / "workflows").is_dir()):
+            _with_subagents(get(entry.name), entry)
     return list(found.values())
 
 
@@ -145,27 +147,32 @@ def find_sessions(config_dir: Path, skipped: list[WalkError] | None = None) -> l
 def load_tree(files: SessionFiles) -> ClaudeTree:
     """Read the files of one session into a tree; unreadable files are reported, never raised."""
     errors: list[WalkError] = []
+    whole: dict[str, bytes] = {}
 
     def read(path: Path) -> bytes | None:
         try:
-            return path.read_bytes()
+            whole[str(path)] = data = path.read_bytes()
+            return data
         except OSError as exc:
             errors.append(WalkError("malformed", "file", files.session_id, str(exc), str(path)))
             return None
 
     main = read(files.main) if files.main is not None else None
-    subs: list[SubagentFile] = []
-    for agent_id, path, meta in files.subagents:
-        data = read(path)
-        if data is None:
-            continue
-        meta_data = read(meta) if meta is not None else None
-        subs.append(SubagentFile(str(path), agent_id, data, meta_data, _run_of(path)))
+    subs = [
+        SubagentFile(str(path), agent_id, data, read(meta) if meta is not None else None, _run_of(path))
+        for agent_id, path, meta in files.subagents
+        if (data := read(path)) is not None
+    ]
     journals = [
         JournalFile(str(p), p.parent.name, data) for p in files.journals if (data := read(p)) is not None
     ]
     tree = build_tree(files.session_id, main, subs, main_name=str(files.main or ""), journals=journals)
-    tree.errors.extend(errors)
+    runs = [RunFile(str(p), p.stem, data) for p in files.runs if (data := read(p)) is not None]
+    tree.workflow_runs, run_errors = read_runs(runs, files.session_id)
+    tree.errors.extend([*errors, *run_errors])
+    for name, (_, consumed, _, _) in tree.reads.items():
+        if (data := whole.get(name)) is not None and consumed <= len(data):
+            tree.fingerprints[name] = fingerprint_at(data, consumed)
     return tree
 
 
@@ -174,8 +181,7 @@ def _fingerprint(path: Path, offset: int) -> str | None:
     try:
         with path.open("rb") as fh:
             head = fh.read(min(offset, FINGERPRINT_BYTES))
-            start = max(0, offset - FINGERPRINT_BYTES)
-            fh.seek(start)
+            fh.seek(start := max(0, offset - FINGERPRINT_BYTES))
             before = fh.read(offset - start)
     except OSError:
         return None
@@ -190,7 +196,9 @@ def resume_state(tree: ClaudeTree, bases: dict[str, tuple[int, int]] | None = No
     bases = bases or {}
     prints: dict[str, str] = {}
     for name, (_, consumed, _, _) in tree.reads.items():
-        got = _fingerprint(Path(name), bases.get(name, (0, 0))[0] + consumed)
+        base = bases.get(name, (0, 0))[0]
+        # a file read whole was hashed as it was parsed; one read from an offset is read again
+        got = (None if base else tree.fingerprints.get(name)) or _fingerprint(Path(name), base + consumed)
         if got is None:
             return None
         prints[name] = got
@@ -234,6 +242,11 @@ def load_grown(
         tree = build_tree(
             files.session_id, tails[str(files.main)], subs, main_name=str(files.main), prior=prior
         )
+        # a run's summary is small and written once, when the run ends: read whole each time
+        tree.workflow_runs, run_errors = read_runs(
+            [RunFile(str(p), p.stem, p.read_bytes()) for p in files.runs], files.session_id
+        )
+        tree.errors.extend(run_errors)
     except (OSError, ValueError, TypeError, KeyError):  # CannotResume included
         return None
     return tree, bases
@@ -252,13 +265,6 @@ def is_claude_file(path: Path) -> bool:
     return b'"sessionId"' in head or b'"claude_code_version"' in head or b'"parent_tool_use_id"' in head
 
 
-def is_stream_json(data: bytes) -> bool:
-    """stream-json output (``system/init``, ``result`` or ``parent_tool_use_id`` lines), not a
-    transcript (whose lines carry ``sessionId``)."""
-    head = data[:200_000]
-    return b'"parent_tool_use_id"' in head or b'"subtype":"init"' in head or b'"type":"result"' in head
-
-
 def tree_of_file(path: Path) -> ClaudeTree:
     """The tree of one ``.jsonl`` file: stream-json output, a session transcript (with its
     subagent files beside it), or one subagent transcript on its own."""
@@ -268,7 +274,7 @@ def tree_of_file(path: Path) -> ClaudeTree:
     if path.name.startswith("agent-"):
         sid = _owner(path) or path.stem
         return build_tree(sid, None, [SubagentFile(str(path), _agent_id(path), data, _read_meta(path))])
-    return load_tree(_with_subagents(SessionFiles(path.stem, path.parent.name, path)))
+    return load_tree(_with_subagents(SessionFiles(path.stem, path.parent.name, path), path.with_suffix("")))
 
 
 def _read_meta(path: Path) -> bytes | None:
@@ -284,14 +290,16 @@ def session_files(config_dir: Path, session_id: str) -> SessionFiles | None:
     if not session_id or "/" in session_id or session_id.startswith("."):
         return None
     for main in sorted((config_dir / "projects").glob(f"*/{session_id}.jsonl")):
-        return _with_subagents(SessionFiles(session_id, main.parent.name, main))
+        return _with_subagents(SessionFiles(session_id, main.parent.name, main), main.with_suffix(""))
     return None
 
 
-def _with_subagents(files: SessionFiles) -> SessionFiles:
-    """``files`` with the subagent transcripts kept beside its session file (2.1 layout)."""
-    sub = files.main.with_suffix("") / "subagents" if files.main is not None else None
-    if sub is not None and sub.is_dir():
-        files.subagents = [(_agent_id(p), p, _with_meta(p)) for p in sorted(sub.rglob("agent-*.jsonl"))]
-        files.journals = sorted(sub.rglob("journal.jsonl"))
+def _with_subagents(files: SessionFiles, folder: Path) -> SessionFiles:
+    """``files`` with what its session's ``folder`` holds (2.1 layout): the subagent transcripts,
+    the journals of its Workflow runs and their summaries (``workflows/<runId>.json``)."""
+    sub = folder / "subagents"
+    if sub.is_dir():
+        files.subagents += [(_agent_id(p), p, _with_meta(p)) for p in sorted(sub.rglob("agent-*.jsonl"))]
+        files.journals += sorted(sub.rglob("journal.jsonl"))
+    files.runs += sorted(p for p in (folder / "workflows").glob("*.json") if p.is_file())
     return files

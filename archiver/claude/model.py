@@ -56,5 +56,10 @@ class ClaudeTree:
     # file name -> (session id, bytes consumed, lines consumed, Built.usage): where a later
     # read of what the file gains starts, and what it merges into (no text)
     reads: dict[str, tuple[str, int, int, dict[str, list[Any]]]] = field(default_factory=dict)
+    # the summary file of each Workflow run (``runs.read_runs``), kept on the root's archive
+    workflow_runs: list[JsonObj] = field(default_factory=list)
+    # file name -> the fingerprint of what ``reads`` consumed of it, taken from the very bytes
+    # that were parsed when the file was read whole (``layout.resume_state``)
+    fingerprints: dict[str, str] = field(default_factory=dict)
     # session id -> redaction counts of text an earlier read archived (``TreePrior.redaction``)
     redacted_before: dict[str, dict[str, int]] = field(default_factory=dict)

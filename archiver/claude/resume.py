@@ -27,6 +27,7 @@ __all__ = [
     "SessionPrior",
     "TreePrior",
     "fingerprint",
+    "fingerprint_at",
     "resume_entry",
     "tree_prior",
 ]
@@ -72,6 +73,13 @@ def fingerprint(head: bytes, before: bytes) -> str:
     return h.hexdigest()[:32]
 
 
+def fingerprint_at(data: bytes, offset: int) -> str:
+    """``fingerprint`` of a file read up to ``offset``, from ``data``, the file's first bytes."""
+    return fingerprint(
+        data[: min(offset, FINGERPRINT_BYTES)], data[max(0, offset - FINGERPRINT_BYTES) : offset]
+    )
+
+
 def resume_entry(
     reads: Mapping[str, tuple[str, int, int, dict[str, list[Any]]]],
     bases: Mapping[str, tuple[int, int]],
@@ -90,7 +98,7 @@ def resume_entry(
 
 
 def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
+    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
 
 
 def _cost_state(check: Mapping[str, Any]) -> JsonObj | None:

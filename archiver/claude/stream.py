@@ -20,14 +20,21 @@ from archiver.claude.lines import read_lines
 from archiver.claude.messages import build_messages
 from archiver.claude.tree import ClaudeSession, ClaudeTree, absorb, finish_tree, first_prompt, place_subagents
 
-__all__ = ["tree_from_stream"]
+__all__ = ["is_stream_json", "tree_from_stream"]
 
 JsonObj = dict[str, Any]
 _KEPT_SYSTEM = frozenset({"api_retry", "api_error", "compact_boundary"})
 
 
 def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
+    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
+
+
+def is_stream_json(data: bytes) -> bool:
+    """stream-json output (``system/init``, ``result`` or ``parent_tool_use_id`` lines), not a
+    transcript (whose lines carry ``sessionId``)."""
+    head = data[:200_000]
+    return b'"parent_tool_use_id"' in head or b'"subtype":"init"' in head or b'"type":"result"' in head
 
 
 def tree_from_stream(data: bytes, *, name: str = "stream-json") -> ClaudeTree:

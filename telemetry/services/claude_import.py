@@ -6,10 +6,12 @@ files when it was last archived; a re-run opens only the sessions whose files ch
 Archiving the same session again replaces its files and updates its one index row, so losing
 the state file costs time, never a double count.
 
-An import goes in batches: the trees of a batch are built and redacted, their files written
-and fsynced together and read back (``archiver.batch``), indexed in one transaction
-(``index_batch``), and only then are the older files of those sessions (named by their index
-rows) removed and the batch remembered in the state file.
+An import goes in batches: the trees of a batch are built and redacted (in worker processes
+for a large folder), their files written and fsynced together and read back
+(``archiver.batch``), indexed in one transaction (``index_batch``), and only then are the
+older files of those sessions (named by their index rows) removed and the batch remembered in
+the state file (written every few seconds and at the end: a crash costs time, never a double
+count). A batch is written in a thread while the workers prepare the next one.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
-from archiver.archive import ArchiveResult
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions
@@ -42,12 +43,12 @@ from telemetry.services.claude_state import (
     cleanup_days,
     key_of,
     load_state,
-    near_cleanup,
     plan,
+    report_tree,
     save_state,
     store_identity,
 )
-from telemetry.services.claude_write import remove_replaced, write_prepared
+from telemetry.services.claude_write import Writer, remove_replaced, write_prepared
 from telemetry.services.index_batch import index_batch
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
@@ -64,8 +65,11 @@ __all__ = [
     "watch_claude",
 ]
 
-# archive files written, synced and indexed together (one transaction, one state-file write)
+# archive files written, synced and indexed together (one transaction)
 _BATCH = 256
+# seconds between two writes of the state file during an import (and once at its end): each
+# write is the whole file, a few hundred bytes per session; what a crash loses of it is time
+_SAVE_EVERY = 5.0
 
 
 def archive_claude(
@@ -120,13 +124,15 @@ def import_claude(
     sessions = find_sessions(config_dir, skipped)
     report.problems.extend(e.to_dict() for e in skipped)
     days = cleanup_days(config_dir)
-    batch: list[tuple[str, list[list[Any]], str, Prepared]] = []
+    batch: list[tuple[str, list[list[Any]], str, Prepared]] = []  # the one being prepared
     store = archive_store(settings, engine)  # one writer for the whole import
     if isinstance(store, FolderStore):
         store.remove_stale()  # once per run: what writers that died left
 
-    def flush() -> None:
-        """Write, read back and index what was prepared since the last flush, then remember it."""
+    saved = [time.monotonic(), False]  # when the state file was last written; whether it is behind
+
+    def flush(batch: list[tuple[str, list[list[Any]], str, Prepared]], last: bool = False) -> None:
+        """Write, read back and index one batch of prepared trees, then remember it."""
         write_prepared([p for *_, p in batch], store)
         records = [r for *_, p in batch for r in p.result.records]
         replaced: dict[str, str] = {}
@@ -141,12 +147,14 @@ def import_claude(
         remove_replaced(store, replaced.values())  # the index names the new documents now
         done: dict[str, Any] = {}
         for key, sig, sid, p in batch:
-            if _report_tree(report, p.result, sid, sig, days, now):
+            if report_tree(report, p.result, sid, sig, days, now):
                 done[key] = {"sig": sig, "resume": p.resume}
-        batch.clear()
-        if done or not state_path.exists():
-            state.update(done)
+        state.update(done)
+        saved[1] = saved[1] or bool(done)
+        due = last or time.monotonic() - saved[0] >= _SAVE_EVERY
+        if due and (saved[1] or not state_path.exists()):
             save_state(state_path, store_id, _rows(engine), state)
+            saved[:] = [time.monotonic(), False]
 
     todo = plan(report, sessions, state, days=days, now=now, quiet_seconds=quiet_seconds)
     keys = {key_of(files): (key, sig) for files, key, sig in todo.todo}
@@ -160,18 +168,21 @@ def import_claude(
     grown = grown_trees(
         todo.todo, state, engine=engine, store=store, redactor=redactor, label=label, whole=whole
     )
-    for i, (files, prepared) in enumerate(
-        itertools.chain(_counted(grown, report), _lazy_pool(whole, redactor, label))
-    ):
-        if progress is not None:
-            progress(report.sessions - len(todo.todo) + i, report.sessions)
-        key, sig = keys[key_of(files)]
-        batch.append((key, sig, files.session_id, prepared))
-        pending_files += len(prepared.files)
-        if pending_files >= _BATCH:
-            flush()
-            pending_files = 0
-    flush()
+    writer = Writer()  # a batch is written while the next one is prepared
+    trees = itertools.chain(_counted(grown, report), writer.after(_lazy_pool(whole, redactor, label)))
+    try:
+        for i, (files, prepared) in enumerate(trees):
+            if progress is not None:
+                progress(report.sessions - len(todo.todo) + i, report.sessions)
+            key, sig = keys[key_of(files)]
+            batch.append((key, sig, files.session_id, prepared))
+            pending_files += len(prepared.files)
+            if pending_files >= _BATCH:
+                writer.start(flush, batch)
+                batch, pending_files = [], 0
+        writer.start(flush, batch, True)
+    finally:
+        writer.wait()  # also when the loop failed: no write is left running
     if progress is not None:
         progress(len(sessions), len(sessions))
     return report
@@ -195,28 +206,6 @@ def _lazy_pool(
 def _rows(engine: Engine) -> int:
     with engine.connect() as conn:
         return int(conn.exec_driver_sql(ROWS_SQL).scalar_one())
-
-
-def _report_tree(
-    report: ClaudeImportReport,
-    result: ArchiveResult,
-    session_id: str,
-    sig: list[list[Any]],
-    days: int,
-    now: float,
-) -> bool:
-    """Count one tree of a flushed batch; whether it is done (no file failed)."""
-    report.problems.extend(result.walk_errors)
-    report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
-    report.files_written += len(result.written)
-    if result.write_errors or not result.records:  # not written, or could not be read at all
-        if near_cleanup(sig, days, now):
-            report.near_cleanup.append(session_id)
-        return False  # tried again next time
-    report.archived += 1
-    if any(r.cost_mismatch for r in result.records):
-        report.cost_mismatches.append(session_id)
-    return True
 
 
 async def watch_claude(

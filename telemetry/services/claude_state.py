@@ -18,11 +18,14 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from archiver.claude.layout import SessionFiles, find_sessions
+
+if TYPE_CHECKING:  # the archive writer is not loaded for an unchanged folder
+    from archiver.archive import ArchiveResult
 
 __all__ = [
     "ROWS_SQL",
@@ -34,6 +37,7 @@ __all__ = [
     "load_state",
     "near_cleanup",
     "plan",
+    "report_tree",
     "save_state",
     "signature",
     "store_identity",
@@ -202,3 +206,25 @@ def unchanged_report(config_dir: Path, data_dir: Path, db_url: str) -> ClaudeImp
     report = ClaudeImportReport(str(config_dir))
     todo = plan(report, find_sessions(config_dir), state, days=cleanup_days(config_dir), now=time.time())
     return report if not todo.todo else None
+
+
+def report_tree(
+    report: ClaudeImportReport,
+    result: ArchiveResult,
+    session_id: str,
+    sig: list[list[Any]],
+    days: int,
+    now: float,
+) -> bool:
+    """Count one tree of a flushed batch; whether it is done (no file failed)."""
+    report.problems.extend(result.walk_errors)
+    report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
+    report.files_written += len(result.written)
+    if result.write_errors or not result.records:  # not written, or could not be read at all
+        if near_cleanup(sig, days, now):
+            report.near_cleanup.append(session_id)
+        return False  # tried again next time
+    report.archived += 1
+    if any(r.cost_mismatch for r in result.records):
+        report.cost_mismatches.append(session_id)
+    return True

@@ -8,7 +8,9 @@ schema and bounds checked) and stores it in the index's transaction at `flush`, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from archiver.batch import Prepared, write_batch
 from archiver.errors import ArchiveWriteError
@@ -16,7 +18,7 @@ from archiver.files import content_hash, parse_archive
 from archiver.record import record_from_doc
 from archiver.store import ArchiveStore, FolderStore
 
-__all__ = ["remove_replaced", "write_prepared"]
+__all__ = ["Writer", "remove_replaced", "write_prepared"]
 
 
 def write_prepared(batch: Sequence[Prepared], store: ArchiveStore, *, compress: bool = False) -> None:
@@ -44,3 +46,40 @@ def write_prepared(batch: Sequence[Prepared], store: ArchiveStore, *, compress: 
 def remove_replaced(store: ArchiveStore, names: Iterable[str]) -> list[str]:
     """Remove the documents index rows named before they were re-archived (after the commit)."""
     return store.remove(list(names))
+
+
+class Writer:
+    """Runs one write at a time in a thread beside the caller, so the worker processes keep
+    preparing the next batch while this one is written, fsynced and indexed (the fsyncs wait on
+    the disk, not on a CPU). ``start`` waits for the write before it; ``wait`` raises what a
+    write raised. Between writes no thread runs, so a process pool started then can fork."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def start(self, write: Callable[..., None], *args: Any) -> None:
+        self.wait()
+
+        def run() -> None:
+            try:
+                write(*args)
+            except BaseException as exc:  # handed to the caller at its next wait
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="octel-archive-writer")
+        self._thread.start()
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def after(self, items: Iterator[Any]) -> Iterator[Any]:
+        """``items``, once the write in flight (if any) is done: a pool that starts when they
+        are first asked for starts with no other thread running."""
+        self.wait()
+        yield from items

@@ -28,7 +28,7 @@ from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, rows_for_u
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
-from telemetry.store.spend import apply, driver_of
+from telemetry.store.spend import apply, drivers_of
 from telemetry.timeutil import utcnow
 
 __all__ = ["BatchIndexed", "index_batch"]
@@ -121,7 +121,9 @@ def _index_batch(
         prev = old.get(sid)
         if prev is not None and prev["archive_path"] != values["archive_path"]:
             out.replaced[sid] = prev["archive_path"]
-        values["driver"] = driver_of(db, {**values, "cycle_id": prev["cycle_id"] if prev else None})
+    named = [{**v, "cycle_id": old[s]["cycle_id"] if s in old else None} for s, v in rows.items()]
+    for values, driver in zip(rows.values(), drivers_of(db, named), strict=True):
+        values["driver"] = driver
     apply(db, shares(rows.values()), shares(old.values()))
     _write_rows(conn, rows, old)
     out.stats.findings_new = _write_findings(db, conn, recs, findings, counted)
