@@ -14,6 +14,8 @@ from sqlalchemy.engine import Engine
 from starlette.middleware.gzip import GZipMiddleware
 
 from telemetry.archiving import redactor_for
+from telemetry.services.group_commit import GroupCommit
+from telemetry.services.ingest_inputs import ConflictError
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
@@ -78,6 +80,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
         app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
         app.state.redactor = redactor_for(settings)  # everything stored passes it first
+        app.state.group_commit = GroupCommit(engine, expected=(ConflictError,))
+        app.state.group_commit.start()
         if (warning := exposure_warning(settings)) is not None:
             log.warning("%s", warning)
         stats = asyncio.create_task(_keep_planner_stats(engine))
@@ -87,6 +91,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             stats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await stats
+            await asyncio.to_thread(app.state.group_commit.close)  # writes what is queued
             engine.dispose()
 
     # No /docs or /redoc: their pages load scripts from a CDN. /openapi.json stays.

@@ -1,11 +1,16 @@
-"""`/api/v1/…`: what dispatchers report. Token required; every call idempotent on retry."""
+"""`/api/v1/…`: what dispatchers report. Token required; every call idempotent on retry.
+
+Cycle begins and finishes, the bulk of the traffic, are written through the app's group
+commit (`telemetry.services.group_commit`): validated and redacted on the event loop, then
+written with whatever other writes arrived meanwhile, in one transaction, and answered after
+it commits."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -16,6 +21,7 @@ from telemetry.queries.ingest_models import CycleBegun, CycleFinished, Heartbeat
 from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
 from telemetry.services.claude_import import archive_run
+from telemetry.services.group_commit import GroupCommit
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.deps import EngineDep, RedactorDep, SettingsDep, require_token
@@ -54,26 +60,44 @@ def _retry(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     return {200: {"model": model, "description": "Already stored: a retry changes nothing"}}
 
 
+def _commit(request: Request) -> GroupCommit:
+    g: GroupCommit = request.app.state.group_commit
+    return g
+
+
+async def _grouped(request: Request, fn: Callable[[Session], T], keys: list[str]) -> T:
+    """A cycle write through the app's group commit: awaited on the event loop, answered once
+    its batch has committed."""
+    try:
+        return await _commit(request).run(fn, keys)
+    except ingest.ConflictError as e:
+        raise ApiError(409, "conflict", str(e)) from None
+
+
 @router.post("/cycles/begin", status_code=201, response_model=CycleBegun, responses=_retry(CycleBegun))
-def begin(
-    p: ingest.CycleBegin, engine: EngineDep, redactor: RedactorDep, response: Response
+async def begin(
+    p: ingest.CycleBegin, request: Request, redactor: RedactorDep, response: Response
 ) -> dict[str, Any]:
+    clean = ingest.clean(redactor, p)
+
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, created = ingest.begin_cycle(db, p, utcnow(), redactor=redactor)
+        row, created = ingest.begin_clean(db, clean, utcnow())
         return cycle_dict(row), created
 
-    row, created = _write(engine, run)
+    row, created = await _grouped(request, run, ingest.cycle_lock_keys(clean))
     response.status_code = 201 if created else 200
     return {"cycle": row, "created": created}
 
 
 @router.post("/cycles/finish", response_model=CycleFinished)
-def finish(p: ingest.CycleFinish, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
+async def finish(p: ingest.CycleFinish, request: Request, redactor: RedactorDep) -> dict[str, Any]:
+    clean = ingest.clean(redactor, p)
+
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, changed = ingest.finish_cycle(db, p, utcnow(), redactor=redactor)
+        row, changed = ingest.finish_clean(db, clean, utcnow())
         return cycle_dict(row), changed
 
-    row, changed = _write(engine, run)
+    row, changed = await _grouped(request, run, ingest.cycle_lock_keys(clean))
     return {"cycle": row, "changed": changed}
 
 

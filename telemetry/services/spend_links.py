@@ -21,6 +21,7 @@ from sqlalchemy import Select, or_, text, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
+from telemetry.store.locks import held_keys
 from telemetry.store.models import SessionIndex
 from telemetry.store.spend import AMOUNTS, Share, apply, driver_of, share_of
 
@@ -47,7 +48,7 @@ SHARE_COLUMNS = (
 def lock_links(db: Session, values: Iterable[str | None]) -> None:
     """Hold `spend:<value>` for each cycle or session id until the transaction ends, in one
     statement, in one order for every writer (PostgreSQL; a no-op on SQLite)."""
-    keys = sorted({f"spend:{v}" for v in values if v})
+    keys = sorted({f"spend:{v}" for v in values if v} - held_keys(db))
     if not keys or db.get_bind().dialect.name != "postgresql":
         return
     calls = ", ".join(f"pg_advisory_xact_lock(hashtextextended(:k{i}, 0))" for i in range(len(keys)))
