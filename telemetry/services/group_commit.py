@@ -17,7 +17,8 @@ batch, so a lone write waits for nothing, and 32 writers at once pay those costs
 - **No deadlock between batches.** Each member names the advisory lock keys it will take; the
   batch takes all of them first, sorted, in one statement (`telemetry.store.locks.lock_keys`),
   and writes every counter bump of the batch in one sorted statement at its end
-  (`aggregates.coalesced`), the order every other writer uses.
+  (`aggregates.coalesced`), the order every other writer uses. The sessions the batch's cycles
+  name are relinked to their drivers once, at its end too (`spend_links.links_deferred`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from telemetry.services.spend_links import links_deferred
 from telemetry.store import aggregates
 from telemetry.store.db import session_scope
 from telemetry.store.locks import lock_keys
@@ -54,31 +56,44 @@ class _Member:
 
 
 class GroupCommit:
-    """Runs writes in shared transactions on one thread; `start` before use, `close` after."""
+    """Runs writes in shared transactions on a few threads of its own; `start` before use,
+    `close` after."""
 
     def __init__(
-        self, engine: Engine, *, expected: tuple[type[Exception], ...] = (), max_batch: int = 64
+        self,
+        engine: Engine,
+        *,
+        expected: tuple[type[Exception], ...] = (),
+        max_batch: int = 64,
+        threads: int = 4,
     ) -> None:
         self.engine = engine
         self.expected = expected
         self.max_batch = max_batch
         self.batches = 0  # transactions that committed a batch (for tests and benchmarks)
         self.members = 0
+        self._count = threading.Lock()
         self._queue: queue.SimpleQueue[_Member | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._loop, name="octel-group-commit", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"octel-group-commit-{i}", daemon=True)
+            for i in range(threads)
+        ]
 
     def start(self) -> None:
-        self._thread.start()
+        for t in self._threads:
+            t.start()
 
     def close(self) -> None:
-        """Write what is queued, then stop the thread."""
-        if self._thread.is_alive():
+        """Write what is queued, then stop the threads."""
+        running = [t for t in self._threads if t.is_alive()]
+        for _ in running:
             self._queue.put(None)
-            self._thread.join()
+        for t in running:
+            t.join()
 
     def submit(self, fn: Callable[[Session], T], keys: Iterable[str] = ()) -> Future[T]:
         """Queue `fn(db)`; its future holds the result once the transaction committed."""
-        if not self._thread.is_alive():
+        if not any(t.is_alive() for t in self._threads):
             raise RuntimeError("the group commit is not running")
         member = _Member(fn, tuple(keys))
         self._queue.put(member)
@@ -101,7 +116,7 @@ class GroupCommit:
                     more = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if more is None:
+                if more is None:  # one stop per thread: this one's, after this batch
                     stopping = True
                     break
                 batch.append(more)
@@ -122,8 +137,9 @@ class GroupCommit:
             for m in batch:
                 self._alone(m)
             return
-        self.batches += 1
-        self.members += len(batch)
+        with self._count:
+            self.batches += 1
+            self.members += len(batch)
         for m, (ok, value) in zip(batch, outcomes, strict=True):
             if ok:
                 m.future.set_result(value)
@@ -134,7 +150,7 @@ class GroupCommit:
         outcomes: list[tuple[bool, Any]] = []
         with session_scope(self.engine) as db:
             lock_keys(db, [k for m in batch for k in m.keys])
-            with aggregates.coalesced(db):
+            with aggregates.coalesced(db), links_deferred(db):
                 for m in batch:
                     try:
                         outcomes.append((True, m.fn(db)))

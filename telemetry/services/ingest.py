@@ -7,11 +7,13 @@ row and changes nothing, so counters in `aggregates` move exactly once per event
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TypeVar
+from types import SimpleNamespace
+from typing import Any, TypeVar
 
 from sqlmodel import Session, select
 
 from archiver.redact import Redactor
+from telemetry.services import cycle_rows
 from telemetry.services.claude import parse_claude_result
 from telemetry.services.ingest_inputs import AgentRunIn, ConflictError, CycleBegin, CycleFinish, HeartbeatIn
 from telemetry.services.redaction import clip_to_columns, redact_model
@@ -39,11 +41,8 @@ __all__ = [
 
 C = TypeVar("C", CycleBegin, CycleFinish)
 
+_BEGIN_FIELDS = ("host", "pid", "candidates_count", "claims_count", "swept_count", "session_id")
 _COUNTS = ("candidates_count", "claims_count", "swept_count", "processed_count", "escalated_count")
-
-
-def _cycle(db: Session, cycle_id: str) -> Cycle | None:
-    return db.exec(select(Cycle).where(Cycle.cycle_id == cycle_id)).first()
 
 
 def clean(redactor: Redactor, p: C) -> C:
@@ -60,72 +59,61 @@ def cycle_lock_keys(p: CycleBegin | CycleFinish) -> list[str]:
     return [*keys, f"spend:{p.session_id}"] if p.session_id else keys
 
 
-def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
+def begin_cycle(
+    db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor
+) -> tuple[SimpleNamespace, bool]:
     """Write a cycle at its start; (row, created). A late begin fills a synthesised start."""
     return begin_clean(db, clean(redactor, p), now)
 
 
-def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[Cycle, bool]:
+def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[SimpleNamespace, bool]:
     """`begin_cycle` for a begin already through `clean`. Raises ConflictError before it
     writes anything (what a group commit relies on)."""
     lock_key(db, "cycle", p.cycle_id)
-    row = _cycle(db, p.cycle_id)
     raw = {"begin": p.model_dump(mode="json", exclude_none=True)}
-    if row is None:
-        row = Cycle(cycle_id=p.cycle_id, driver=p.driver, started_at=p.started_at or now, updated_at=now)
-        for k in ("host", "pid", "candidates_count", "claims_count", "swept_count", "session_id"):
-            setattr(row, k, getattr(p, k))
-        row.raw = raw
-        db.add(row)
-        db.flush()
-        cycles_changed(db, [(row.cycle_id, row.session_id)])  # the driver of sessions it names
-        return row, True
+    fields = {k: getattr(p, k) for k in _BEGIN_FIELDS}
+    new = cycle_rows.insert_new(
+        db,
+        {"cycle_id": p.cycle_id, "driver": p.driver, "started_at": p.started_at or now,
+         "start_synthesised": False, "raw": raw, "updated_at": now, **fields},
+    )  # fmt: skip
+    if new is not None:
+        cycles_changed(db, [(new.cycle_id, new.session_id)])  # the driver of sessions it names
+        return new, True
+    row = cycle_rows.read(db, p.cycle_id)
+    assert row is not None  # the insert met it, and its writers hold the cycle's lock
     if row.driver != p.driver:
         raise ConflictError(f"cycle_id {p.cycle_id!r} belongs to driver {row.driver!r}")
-    if row.start_synthesised and "begin" not in (row.raw or {}):
-        links = (row.started_at, row.session_id)
-        start = p.started_at or as_utc(row.started_at)
-        if row.ended_at is None or start <= as_utc(row.ended_at):
-            row.started_at, row.start_synthesised = start, False
-        for k in ("host", "pid", "candidates_count", "claims_count", "swept_count", "session_id"):
-            if getattr(row, k) is None:
-                setattr(row, k, getattr(p, k))
-        row.raw = {**(row.raw or {}), **raw}
-        row.updated_at = now
-        db.add(row)
-        if (row.started_at, row.session_id) != links:  # which cycle is a session's newest
-            db.flush()
-            cycles_changed(db, [(row.cycle_id, row.session_id)])
+    if not row.start_synthesised or "begin" in (row.raw or {}):
+        return row, False  # a retried begin
+    # a late begin: the finish came first and synthesised the start
+    changed: dict[str, Any] = {k: v for k, v in fields.items() if getattr(row, k) is None}
+    start = p.started_at or as_utc(row.started_at)
+    if row.ended_at is None or start <= as_utc(row.ended_at):
+        changed |= {"started_at": start, "start_synthesised": False}
+    changed |= {"raw": {**(row.raw or {}), **raw}, "updated_at": now}
+    links = (as_utc(row.started_at), row.session_id)
+    row = cycle_rows.update_row(db, row, changed)
+    if (as_utc(row.started_at), row.session_id) != links:  # which cycle is a session's newest
+        cycles_changed(db, [(row.cycle_id, row.session_id)])
     return row, False
 
 
-def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
+def finish_cycle(
+    db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor
+) -> tuple[SimpleNamespace, bool]:
     """Close a cycle; (row, changed). A finish for an unknown cycle synthesises its start."""
     return finish_clean(db, clean(redactor, p), now)
 
 
-def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, bool]:
+def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[SimpleNamespace, bool]:
     """`finish_cycle` for a finish already through `clean`. Raises ConflictError before it
     writes anything (what a group commit relies on)."""
     lock_key(db, "cycle", p.cycle_id)
-    row = _cycle(db, p.cycle_id)
+    row = cycle_rows.read(db, p.cycle_id)
     ended = p.ended_at or now
     raw = {"finish": p.model_dump(mode="json", exclude_none=True)}
-    linked = row.session_id if row is not None else ""  # "": the cycle is new
-    if row is None:
-        start = p.started_at
-        if start is None and p.worker_wallclock_seconds is not None:
-            start = ended - timedelta(seconds=p.worker_wallclock_seconds)
-        row = Cycle(
-            cycle_id=p.cycle_id,
-            driver=p.driver,
-            started_at=start or ended,
-            start_synthesised=True,
-            updated_at=now,
-            raw={},
-        )
-        observed = p.started_at is not None or p.worker_wallclock_seconds is not None
-    else:
+    if row is not None:
         if row.driver != p.driver:
             raise ConflictError(f"cycle_id {p.cycle_id!r} belongs to driver {row.driver!r}")
         if row.ended_at is not None:
@@ -135,21 +123,33 @@ def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, boo
                 f"ended_at {ended.isoformat()} is before cycle {p.cycle_id!r} started "
                 f"({as_utc(row.started_at).isoformat()})"
             )
+    changed: dict[str, Any] = {
+        "ended_at": ended,
+        "terminal_state": p.terminal_state,
+        "worker_outcome": p.worker_outcome,
+        "error_kind": p.error_kind,
+        "worker_wallclock_seconds": p.worker_wallclock_seconds,
+        **{k: getattr(p, k) for k in _COUNTS if getattr(p, k) is not None},
+        "updated_at": now,
+    }
+    if row is None:
+        start = p.started_at
+        if start is None and p.worker_wallclock_seconds is not None:
+            start = ended - timedelta(seconds=p.worker_wallclock_seconds)
+        new = cycle_rows.insert_new(
+            db,
+            {"cycle_id": p.cycle_id, "driver": p.driver, "started_at": start or ended,
+             "start_synthesised": True, "session_id": p.session_id, "raw": raw, **changed},
+        )  # fmt: skip
+        if new is None:  # stored meanwhile by a writer without the cycle's lock: finish that
+            return finish_clean(db, p, now)
+        row, linked = new, ""  # "": the cycle is new
+        observed = p.started_at is not None or p.worker_wallclock_seconds is not None
+    else:
+        linked = row.session_id
+        changed |= {"session_id": p.session_id or row.session_id, "raw": {**(row.raw or {}), **raw}}
+        row = cycle_rows.update_row(db, row, changed)
         observed = True
-    row.ended_at = ended
-    row.terminal_state, row.worker_outcome, row.error_kind = (
-        p.terminal_state,
-        p.worker_outcome,
-        p.error_kind,
-    )
-    row.worker_wallclock_seconds = p.worker_wallclock_seconds
-    row.session_id = p.session_id or row.session_id
-    for k in _COUNTS:
-        if getattr(p, k) is not None:
-            setattr(row, k, getattr(p, k))
-    row.raw = {**(row.raw or {}), **raw}
-    row.updated_at = now
-    db.add(row)
     labels = {
         "driver": p.driver,
         "terminal_state": p.terminal_state,
@@ -159,7 +159,6 @@ def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[Cycle, boo
         aggregates.bump(db, "cycles_total", labels, 1)
         if observed:
             aggregates.observe_cycle_duration(db, p.driver, (ended - as_utc(row.started_at)).total_seconds())
-    db.flush()
     if row.session_id != linked:  # a new cycle, or one that names another session now
         cycles_changed(db, [(row.cycle_id, row.session_id), (row.cycle_id, linked or None)])
     return row, True

@@ -23,7 +23,7 @@ from telemetry.timeutil import utcnow
 
 @pytest.fixture
 def commit(engine: Engine) -> Iterator[GroupCommit]:
-    g = GroupCommit(engine, expected=(ingest.ConflictError,))
+    g = GroupCommit(engine, expected=(ingest.ConflictError,), threads=1)
     g.start()
     yield g
     g.close()
