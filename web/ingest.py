@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import orjson
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel
 from sqlalchemy.engine import Engine
@@ -60,45 +61,50 @@ def _retry(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     return {200: {"model": model, "description": "Already stored: a retry changes nothing"}}
 
 
-def _commit(request: Request) -> GroupCommit:
-    g: GroupCommit = request.app.state.group_commit
-    return g
-
-
 async def _grouped(request: Request, fn: Callable[[Session], T], keys: list[str]) -> T:
     """A cycle write through the app's group commit: awaited on the event loop, answered once
     its batch has committed."""
+    commit: GroupCommit = request.app.state.group_commit
     try:
-        return await _commit(request).run(fn, keys)
+        return await commit.run(fn, keys)
     except ingest.ConflictError as e:
         raise ApiError(409, "conflict", str(e)) from None
 
 
+def _answer(body: dict[str, Any], status: int = 200) -> Response:
+    """The answer as JSON bytes, built here: it is the declared model's shape already (the
+    record's `orphaned` is false for a cycle just written), so FastAPI need not validate and
+    encode it again."""
+    body["cycle"]["orphaned"] = False
+    return Response(orjson.dumps(body), status, media_type="application/json")
+
+
+def _clean(request: Request, p: ingest.C) -> ingest.C:
+    return ingest.clean(request.app.state.redactor, p)  # the app's one redactor
+
+
 @router.post("/cycles/begin", status_code=201, response_model=CycleBegun, responses=_retry(CycleBegun))
-async def begin(
-    p: ingest.CycleBegin, request: Request, redactor: RedactorDep, response: Response
-) -> dict[str, Any]:
-    clean = ingest.clean(redactor, p)
+async def begin(p: ingest.CycleBegin, request: Request) -> Response:
+    clean = _clean(request, p)
 
     def run(db: Session) -> tuple[dict[str, Any], bool]:
         row, created = ingest.begin_clean(db, clean, utcnow())
         return cycle_dict(row), created
 
     row, created = await _grouped(request, run, ingest.cycle_lock_keys(clean))
-    response.status_code = 201 if created else 200
-    return {"cycle": row, "created": created}
+    return _answer({"cycle": row, "created": created}, 201 if created else 200)
 
 
 @router.post("/cycles/finish", response_model=CycleFinished)
-async def finish(p: ingest.CycleFinish, request: Request, redactor: RedactorDep) -> dict[str, Any]:
-    clean = ingest.clean(redactor, p)
+async def finish(p: ingest.CycleFinish, request: Request) -> Response:
+    clean = _clean(request, p)
 
     def run(db: Session) -> tuple[dict[str, Any], bool]:
         row, changed = ingest.finish_clean(db, clean, utcnow())
         return cycle_dict(row), changed
 
     row, changed = await _grouped(request, run, ingest.cycle_lock_keys(clean))
-    return {"cycle": row, "changed": changed}
+    return _answer({"cycle": row, "changed": changed})
 
 
 @router.post("/heartbeat", response_model=HeartbeatStored)

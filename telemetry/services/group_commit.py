@@ -1,10 +1,13 @@
 """Group commit: concurrent ingest writes share one transaction and one commit.
 
 Under many writers a write's cost is mostly per transaction, not per row: a connection checked
-out and pinged, a BEGIN, the advisory locks, the counters' upsert, a durable COMMIT (an fsync on
-PostgreSQL), and a thread of the pool per request. `GroupCommit` runs every write it is given on
-one thread of its own: whatever has queued while the previous batch was written forms the next
-batch, so a lone write waits for nothing, and 32 writers at once pay those costs once a batch.
+out and pinged, a BEGIN, the advisory locks, the counters' upsert, the sessions the cycles name
+relinked, a durable COMMIT (an fsync on PostgreSQL), and a thread of the pool per request.
+`GroupCommit` runs the writes it is given on a few threads of its own (4 by default): each
+takes whatever has queued while it was writing as its next batch, so a lone write waits for
+nothing, and 32 writers at once pay those costs once a batch. More than one thread, because a
+batch spends most of its time waiting on the database (under load, on a busy core): while one
+waits, the next batch is written.
 
 - **Nothing is answered before the commit.** A member's future gets its result only after the
   batch's transaction has committed; when the commit fails, no member was answered yet.
@@ -14,11 +17,14 @@ batch, so a lone write waits for nothing, and 32 writers at once pay those costs
   rolled back and each member runs again alone, in its own transaction (first writes of one key
   racing on another instance retried there, as a single write is), so only the bad one fails.
   Members are idempotent writes, so running one again after an unknown commit outcome is a retry.
-- **No deadlock between batches.** Each member names the advisory lock keys it will take; the
-  batch takes all of them first, sorted, in one statement (`telemetry.store.locks.lock_keys`),
-  and writes every counter bump of the batch in one sorted statement at its end
-  (`aggregates.coalesced`), the order every other writer uses. The sessions the batch's cycles
-  name are relinked to their drivers once, at its end too (`spend_links.links_deferred`).
+- **Batches queue rather than deadlock.** Each member names the advisory lock keys it will
+  take; the batch takes all of them first, sorted, in one statement
+  (`telemetry.store.locks.lock_keys`), and writes every counter bump of the batch in one
+  sorted statement at its end (`aggregates.coalesced`), the order every other writer uses. The
+  sessions the batch's cycles name are relinked to their drivers once, at its end too
+  (`spend_links.links_deferred`). A lock no member could name in advance (the session a
+  finish moves its cycle away from) is taken when met; should the database find a deadlock
+  there, it is an error like any other: the batch is rolled back and each write runs alone.
 """
 
 from __future__ import annotations

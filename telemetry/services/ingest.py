@@ -25,6 +25,7 @@ from telemetry.timeutil import as_utc
 
 __all__ = [
     "AgentRunIn",
+    "C",
     "ConflictError",
     "CycleBegin",
     "CycleFinish",
