@@ -92,7 +92,9 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
         app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
         app.state.redactor = redactor_for(settings)  # everything stored passes it first
-        app.state.group_commit = GroupCommit(engine, expected=(ConflictError,))
+        # SQLite has one writer at a time: more threads would only sleep in its busy handler
+        threads = 1 if engine.dialect.name == "sqlite" else 4
+        app.state.group_commit = GroupCommit(engine, expected=(ConflictError,), threads=threads)
         app.state.group_commit.start()
         if (warning := exposure_warning(settings)) is not None:
             log.warning("%s", warning)
