@@ -22,6 +22,11 @@ from sqlmodel import Session
 __all__ = ["held_keys", "lock_key", "lock_keys"]
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
+# One statement whatever the number of keys (so it is prepared once): the function scan hands
+# the rows over in the array's order, and each lock is taken as its row is aggregated.
+_LOCK_ALL = text(
+    "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest(CAST(:keys AS text[])) AS k"
+)
 _HELD = "octel_held_locks"
 
 
@@ -48,6 +53,5 @@ def lock_keys(db: Session, keys: Iterable[str]) -> None:
     if not wanted:
         return
     if db.get_bind().dialect.name == "postgresql":
-        calls = ", ".join(f"pg_advisory_xact_lock(hashtextextended(:k{i}, 0))" for i in range(len(wanted)))
-        db.connection().execute(text(f"SELECT {calls}"), {f"k{i}": k for i, k in enumerate(wanted)})
+        db.connection().execute(_LOCK_ALL, {"keys": wanted})
     db.info.setdefault(_HELD, set()).update(wanted)

@@ -17,6 +17,7 @@ from telemetry.services import ingest
 from telemetry.services.group_commit import GroupCommit
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import make_engine, session_scope
+from telemetry.store.locks import lock_keys
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
 
@@ -148,3 +149,22 @@ def test_nobody_is_answered_before_the_commit(commit: GroupCommit, store_url: st
         other.dispose()
     assert len(commits) == 1 + 6  # the batch's commit failed; each write was then committed alone
     assert seen == {f"v{i}": True for i in range(6)}
+
+
+@pytest.mark.postgres
+def test_a_batch_holds_every_key_it_names_until_it_commits(pg_url: str) -> None:
+    """The batch's keys, taken in one statement, are held by it: another transaction cannot
+    take any of them until the batch ends. (SQLite's writers hold the whole database.)"""
+    keys = [f"cycle:k{i}" for i in range(5)]
+    probe = text("SELECT pg_try_advisory_xact_lock(hashtextextended(:k, 0))")
+    engine, other = make_engine(pg_url), make_engine(pg_url)
+    try:
+        with session_scope(engine) as db:
+            lock_keys(db, reversed(keys))
+            with session_scope(other) as db2:
+                assert [db2.connection().execute(probe, {"k": k}).scalar() for k in keys] == [False] * 5
+        with session_scope(other) as db2:
+            assert [db2.connection().execute(probe, {"k": k}).scalar() for k in keys] == [True] * 5
+    finally:
+        engine.dispose()
+        other.dispose()
