@@ -82,7 +82,8 @@ def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[SimpleNamesp
         cycles_changed(db, [(new.cycle_id, new.session_id)])  # the driver of sessions it names
         return new, True
     row = cycle_rows.read(db, p.cycle_id)
-    assert row is not None  # the insert met it, and its writers hold the cycle's lock
+    if row is None:  # deleted since the insert met it (retention): insert it now
+        return begin_clean(db, p, now)
     if row.driver != p.driver:
         raise ConflictError(f"cycle_id {p.cycle_id!r} belongs to driver {row.driver!r}")
     if not row.start_synthesised or "begin" in (row.raw or {}):
