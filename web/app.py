@@ -12,8 +12,11 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 from sqlalchemy.engine import Engine
 from starlette.middleware.gzip import GZipMiddleware
+from starlette.types import Receive, Scope, Send
 
 from telemetry.archiving import redactor_for
+from telemetry.services.group_commit import GroupCommit
+from telemetry.services.ingest_inputs import ConflictError
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
@@ -64,6 +67,17 @@ async def _keep_planner_stats(engine: Engine) -> None:
         await asyncio.sleep(_STATS_EVERY_S)
 
 
+class ConsoleGZip(GZipMiddleware):
+    """Gzip for what browsers and readers fetch; a dispatcher's write (`POST /api/v1/…`) gets a
+    few hundred bytes back, and skipping the wrapper saves every write its cost."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].startswith("/api/v1/"):
+            await self.app(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(settings: Settings | None = None, *, migrate: bool = True) -> FastAPI:
     """Build the app; the lifespan opens the store (and upgrades it) and closes it."""
     settings = settings or Settings()
@@ -78,6 +92,10 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
         app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
         app.state.redactor = redactor_for(settings)  # everything stored passes it first
+        # SQLite has one writer at a time: more threads would only sleep in its busy handler
+        threads = 1 if engine.dialect.name == "sqlite" else 4
+        app.state.group_commit = GroupCommit(engine, expected=(ConflictError,), threads=threads)
+        app.state.group_commit.start()
         if (warning := exposure_warning(settings)) is not None:
             log.warning("%s", warning)
         stats = asyncio.create_task(_keep_planner_stats(engine))
@@ -87,6 +105,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             stats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await stats
+            await asyncio.to_thread(app.state.group_commit.close)  # writes what is queued
             engine.dispose()
 
     # No /docs or /redoc: their pages load scripts from a CDN. /openapi.json stays.
@@ -113,7 +132,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     # added innermost first: headers ← allowed hosts ← request metrics ← tokens and body limits
     # ← gzip ← ETag (the tag names the plain body; JSON and static text compress several-fold)
     app.add_middleware(ETagMiddleware)
-    app.add_middleware(GZipMiddleware, minimum_size=1000)
+    app.add_middleware(ConsoleGZip, minimum_size=1000)
     app.add_middleware(Guard, settings=settings)
     app.add_middleware(metrics.RequestMetricsMiddleware)
     app.add_middleware(HostCheck, allowed_hosts=settings.hosts)

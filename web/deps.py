@@ -1,4 +1,7 @@
-"""Dependencies shared by the routers: the app's settings, a store session, the write guard."""
+"""Dependencies shared by the routers: the app's settings, a store session, the write guard.
+
+The ones that only read the app's state are `async def`: FastAPI runs a plain `def`
+dependency on a thread of its pool, a hop that costs more than the lookup itself."""
 
 from __future__ import annotations
 
@@ -19,17 +22,17 @@ from web.errors import ApiError
 __all__ = ["DbDep", "EngineDep", "ReadDbDep", "RedactorDep", "SettingsDep", "require_token"]
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     s: Settings = request.app.state.settings
     return s
 
 
-def _engine(request: Request) -> Engine:
+async def _engine(request: Request) -> Engine:
     e: Engine = request.app.state.engine
     return e
 
 
-def _redactor(request: Request) -> Redactor:
+async def _redactor(request: Request) -> Redactor:
     r: Redactor = request.app.state.redactor
     return r
 
@@ -53,7 +56,7 @@ ReadDbDep = Annotated[Session, Depends(_read_db)]
 _bearer = HTTPBearer(auto_error=False)
 
 
-def require_token(
+async def require_token(
     request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> None:
     """Writes need `Authorization: Bearer <token>`; 401 with WWW-Authenticate otherwise."""

@@ -1,11 +1,17 @@
-"""`/api/v1/…`: what dispatchers report. Token required; every call idempotent on retry."""
+"""`/api/v1/…`: what dispatchers report. Token required; every call idempotent on retry.
+
+Cycle begins and finishes, the bulk of the traffic, are written through the app's group
+commit (`telemetry.services.group_commit`): validated and redacted on the event loop, then
+written with whatever other writes arrived meanwhile, in one transaction, and answered after
+it commits."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from fastapi import APIRouter, Depends, Response
+import orjson
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -16,6 +22,7 @@ from telemetry.queries.ingest_models import CycleBegun, CycleFinished, Heartbeat
 from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
 from telemetry.services.claude_run import archive_run
+from telemetry.services.group_commit import GroupCommit
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.deps import EngineDep, RedactorDep, SettingsDep, require_token
@@ -54,27 +61,50 @@ def _retry(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     return {200: {"model": model, "description": "Already stored: a retry changes nothing"}}
 
 
+async def _grouped(request: Request, fn: Callable[[Session], T], keys: list[str]) -> T:
+    """A cycle write through the app's group commit: awaited on the event loop, answered once
+    its batch has committed."""
+    commit: GroupCommit = request.app.state.group_commit
+    try:
+        return await commit.run(fn, keys)
+    except ingest.ConflictError as e:
+        raise ApiError(409, "conflict", str(e)) from None
+
+
+def _answer(body: dict[str, Any], status: int = 200) -> Response:
+    """The answer as JSON bytes, built here: it is the declared model's shape already (the
+    record's `orphaned` is false for a cycle just written), so FastAPI need not validate and
+    encode it again."""
+    body["cycle"]["orphaned"] = False
+    return Response(orjson.dumps(body), status, media_type="application/json")
+
+
+def _clean(request: Request, p: ingest.C) -> ingest.C:
+    return ingest.clean(request.app.state.redactor, p)  # the app's one redactor
+
+
 @router.post("/cycles/begin", status_code=201, response_model=CycleBegun, responses=_retry(CycleBegun))
-def begin(
-    p: ingest.CycleBegin, engine: EngineDep, redactor: RedactorDep, response: Response
-) -> dict[str, Any]:
+async def begin(p: ingest.CycleBegin, request: Request) -> Response:
+    clean = _clean(request, p)
+
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, created = ingest.begin_cycle(db, p, utcnow(), redactor=redactor)
+        row, created = ingest.begin_clean(db, clean, utcnow())
         return cycle_dict(row), created
 
-    row, created = _write(engine, run)
-    response.status_code = 201 if created else 200
-    return {"cycle": row, "created": created}
+    row, created = await _grouped(request, run, ingest.cycle_lock_keys(clean))
+    return _answer({"cycle": row, "created": created}, 201 if created else 200)
 
 
 @router.post("/cycles/finish", response_model=CycleFinished)
-def finish(p: ingest.CycleFinish, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
+async def finish(p: ingest.CycleFinish, request: Request) -> Response:
+    clean = _clean(request, p)
+
     def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, changed = ingest.finish_cycle(db, p, utcnow(), redactor=redactor)
+        row, changed = ingest.finish_clean(db, clean, utcnow())
         return cycle_dict(row), changed
 
-    row, changed = _write(engine, run)
-    return {"cycle": row, "changed": changed}
+    row, changed = await _grouped(request, run, ingest.cycle_lock_keys(clean))
+    return _answer({"cycle": row, "changed": changed})
 
 
 @router.post("/heartbeat", response_model=HeartbeatStored)

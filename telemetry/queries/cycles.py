@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import and_, func, or_
@@ -27,7 +28,8 @@ class CycleFilter:
     cursor: str | None = None
 
 
-def cycle_dict(c: Cycle, now: datetime | None = None) -> dict[str, Any]:
+def cycle_dict(c: Cycle | SimpleNamespace, now: datetime | None = None) -> dict[str, Any]:
+    """A cycle's public fields, from its ORM object or its plain row (`services.cycle_rows`)."""
     started = as_utc(c.started_at)
     ended = as_utc(c.ended_at) if c.ended_at else None
     d: dict[str, Any] = {

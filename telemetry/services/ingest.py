@@ -7,197 +7,115 @@ row and changes nothing, so counters in `aggregates` move exactly once per event
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated
+from types import SimpleNamespace
+from typing import Any, TypeVar
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    Strict,
-    StringConstraints,
-    model_validator,
-)
 from sqlmodel import Session, select
 
 from archiver.redact import Redactor
-from telemetry.services.bounds import INT32_MAX, MAX_SECONDS, JsonObject, iso_time_only, no_nul
+from telemetry.services import cycle_rows
 from telemetry.services.claude import parse_claude_result
+from telemetry.services.ingest_inputs import AgentRunIn, ConflictError, CycleBegin, CycleFinish, HeartbeatIn
 from telemetry.services.redaction import clip_to_columns, redact_model
 from telemetry.services.spend_links import cycles_changed
 from telemetry.store import aggregates
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, Cycle, Daemon
-from telemetry.timeutil import as_utc, checked_utc
+from telemetry.timeutil import as_utc
 
 __all__ = [
     "AgentRunIn",
+    "C",
     "ConflictError",
     "CycleBegin",
     "CycleFinish",
     "HeartbeatIn",
     "add_agent_run",
+    "begin_clean",
     "begin_cycle",
+    "clean",
+    "cycle_lock_keys",
+    "finish_clean",
     "finish_cycle",
     "heartbeat",
 ]
 
-_Text = AfterValidator(no_nul)
+C = TypeVar("C", CycleBegin, CycleFinish)
 
-
-def _not_blank(v: str) -> str:
-    if not v:
-        raise ValueError("must not be blank")
-    return v
-
-
-# lengths are checked as sent (what the published schema says), whitespace stripped after
-_Strip = AfterValidator(str.strip)
-_Filled = AfterValidator(_not_blank)
-Name = Annotated[str, StringConstraints(min_length=1, max_length=100), _Strip, _Filled, _Text]
-Ident = Annotated[str, StringConstraints(min_length=1, max_length=200), _Strip, _Filled, _Text]
-Label = Annotated[str, StringConstraints(max_length=200), _Strip, _Text]
-# counts, pids and exit codes are INTEGER columns: 32 bits on PostgreSQL; strict, so `false`
-# or "5" is refused as the schema says rather than read as a number
-Count = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
-Pid = Annotated[int, Strict(), Field(ge=1, le=INT32_MAX)]
-ExitCode = Annotated[int, Strict(), Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
-Seconds = Annotated[float, Strict(), Field(ge=0, le=MAX_SECONDS)]
-UtcTime = Annotated[datetime, BeforeValidator(iso_time_only), AfterValidator(checked_utc)]
-
-
-class ConflictError(ValueError):
-    """The request contradicts what is stored (for example a cycle id owned by another driver)."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class CycleBegin(_Strict):
-    cycle_id: Ident
-    driver: Name
-    started_at: UtcTime | None = None
-    host: Label | None = None
-    pid: Pid | None = None
-    candidates_count: Count | None = None
-    claims_count: Count | None = None
-    swept_count: Count | None = None
-    session_id: Ident | None = None
-    meta: JsonObject | None = None
-
-
-class CycleFinish(_Strict):
-    """A finish; `ended_at` may not come before the start it or the stored cycle carries."""
-
-    cycle_id: Ident
-    driver: Name
-    terminal_state: Name
-    worker_outcome: Name | None = None
-    error_kind: Label | None = None
-    started_at: UtcTime | None = None
-    ended_at: UtcTime | None = None
-    session_id: Ident | None = None
-    candidates_count: Count | None = None
-    claims_count: Count | None = None
-    swept_count: Count | None = None
-    processed_count: Count | None = None
-    escalated_count: Count | None = None
-    worker_wallclock_seconds: Seconds | None = None
-    meta: JsonObject | None = None
-
-    @model_validator(mode="after")
-    def _ends_after_start(self) -> CycleFinish:
-        if self.started_at and self.ended_at and self.ended_at < self.started_at:
-            raise ValueError("ended_at is before started_at")
-        if self.ended_at and self.worker_wallclock_seconds and self.started_at is None:
-            try:  # the start a finish without one gets
-                self.ended_at - timedelta(seconds=self.worker_wallclock_seconds)
-            except OverflowError:
-                raise ValueError("worker_wallclock_seconds reaches back before year 1") from None
-        return self
-
-
-class HeartbeatIn(_Strict):
-    driver: Name
-    host: Annotated[str, StringConstraints(min_length=1, max_length=255), _Strip, _Filled, _Text]
-    pid: Pid | None = None
-    in_flight_cycle_id: Ident | None = None
-    at: UtcTime | None = None
-
-
-class AgentRunIn(_Strict):
-    task: Label | None = None
-    agent: Name | None = None
-    exit_code: ExitCode | None = None
-    # The CLI's result text can be long (a stream-json transcript); 64 MiB bounds a mistake.
-    result: JsonObject | Annotated[str, StringConstraints(max_length=64 * 2**20)]
-
-
+_BEGIN_FIELDS = ("host", "pid", "candidates_count", "claims_count", "swept_count", "session_id")
 _COUNTS = ("candidates_count", "claims_count", "swept_count", "processed_count", "escalated_count")
 
 
-def _cycle(db: Session, cycle_id: str) -> Cycle | None:
-    return db.exec(select(Cycle).where(Cycle.cycle_id == cycle_id)).first()
+def clean(redactor: Redactor, p: C) -> C:
+    """A cycle's begin or finish as it may be stored: redacted, cut to the columns."""
+    return redact_model(redactor, p, Cycle)
 
 
-def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
+def cycle_lock_keys(p: CycleBegin | CycleFinish) -> list[str]:
+    """The advisory lock keys a write of the cleaned `p` takes: its cycle, and the spend links
+    of the cycle and the session it names (`spend_links.cycles_changed`). A finish that moves a
+    cycle to another session takes the link of the session it named before too, once it has
+    read the row."""
+    keys = [f"cycle:{p.cycle_id}", f"spend:{p.cycle_id}"]
+    return [*keys, f"spend:{p.session_id}"] if p.session_id else keys
+
+
+def begin_cycle(
+    db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor
+) -> tuple[SimpleNamespace, bool]:
     """Write a cycle at its start; (row, created). A late begin fills a synthesised start."""
-    p = redact_model(redactor, p, Cycle)
+    return begin_clean(db, clean(redactor, p), now)
+
+
+def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[SimpleNamespace, bool]:
+    """`begin_cycle` for a begin already through `clean`. Raises ConflictError before it
+    writes anything (what a group commit relies on)."""
     lock_key(db, "cycle", p.cycle_id)
-    row = _cycle(db, p.cycle_id)
     raw = {"begin": p.model_dump(mode="json", exclude_none=True)}
-    if row is None:
-        row = Cycle(cycle_id=p.cycle_id, driver=p.driver, started_at=p.started_at or now, updated_at=now)
-        for k in ("host", "pid", "candidates_count", "claims_count", "swept_count", "session_id"):
-            setattr(row, k, getattr(p, k))
-        row.raw = raw
-        db.add(row)
-        db.flush()
-        cycles_changed(db, [(row.cycle_id, row.session_id)])  # the driver of sessions it names
-        return row, True
+    fields = {k: getattr(p, k) for k in _BEGIN_FIELDS}
+    new = cycle_rows.insert_new(
+        db,
+        {"cycle_id": p.cycle_id, "driver": p.driver, "started_at": p.started_at or now,
+         "start_synthesised": False, "raw": raw, "updated_at": now, **fields},
+    )  # fmt: skip
+    if new is not None:
+        cycles_changed(db, [(new.cycle_id, new.session_id)])  # the driver of sessions it names
+        return new, True
+    row = cycle_rows.read(db, p.cycle_id)
+    if row is None:  # deleted since the insert met it (retention): insert it now
+        return begin_clean(db, p, now)
     if row.driver != p.driver:
         raise ConflictError(f"cycle_id {p.cycle_id!r} belongs to driver {row.driver!r}")
-    if row.start_synthesised and "begin" not in (row.raw or {}):
-        links = (row.started_at, row.session_id)
-        start = p.started_at or as_utc(row.started_at)
-        if row.ended_at is None or start <= as_utc(row.ended_at):
-            row.started_at, row.start_synthesised = start, False
-        for k in ("host", "pid", "candidates_count", "claims_count", "swept_count", "session_id"):
-            if getattr(row, k) is None:
-                setattr(row, k, getattr(p, k))
-        row.raw = {**(row.raw or {}), **raw}
-        row.updated_at = now
-        db.add(row)
-        if (row.started_at, row.session_id) != links:  # which cycle is a session's newest
-            db.flush()
-            cycles_changed(db, [(row.cycle_id, row.session_id)])
+    if not row.start_synthesised or "begin" in (row.raw or {}):
+        return row, False  # a retried begin
+    # a late begin: the finish came first and synthesised the start
+    changed: dict[str, Any] = {k: v for k, v in fields.items() if getattr(row, k) is None}
+    start = p.started_at or as_utc(row.started_at)
+    if row.ended_at is None or start <= as_utc(row.ended_at):
+        changed |= {"started_at": start, "start_synthesised": False}
+    changed |= {"raw": {**(row.raw or {}), **raw}, "updated_at": now}
+    links = (as_utc(row.started_at), row.session_id)
+    row = cycle_rows.update_row(db, row, changed)
+    if (as_utc(row.started_at), row.session_id) != links:  # which cycle is a session's newest
+        cycles_changed(db, [(row.cycle_id, row.session_id)])
     return row, False
 
 
-def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor) -> tuple[Cycle, bool]:
+def finish_cycle(
+    db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor
+) -> tuple[SimpleNamespace, bool]:
     """Close a cycle; (row, changed). A finish for an unknown cycle synthesises its start."""
-    p = redact_model(redactor, p, Cycle)
+    return finish_clean(db, clean(redactor, p), now)
+
+
+def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[SimpleNamespace, bool]:
+    """`finish_cycle` for a finish already through `clean`. Raises ConflictError before it
+    writes anything (what a group commit relies on)."""
     lock_key(db, "cycle", p.cycle_id)
-    row = _cycle(db, p.cycle_id)
+    row = cycle_rows.read(db, p.cycle_id)
     ended = p.ended_at or now
     raw = {"finish": p.model_dump(mode="json", exclude_none=True)}
-    linked = row.session_id if row is not None else ""  # "": the cycle is new
-    if row is None:
-        start = p.started_at
-        if start is None and p.worker_wallclock_seconds is not None:
-            start = ended - timedelta(seconds=p.worker_wallclock_seconds)
-        row = Cycle(
-            cycle_id=p.cycle_id,
-            driver=p.driver,
-            started_at=start or ended,
-            start_synthesised=True,
-            updated_at=now,
-            raw={},
-        )
-        observed = p.started_at is not None or p.worker_wallclock_seconds is not None
-    else:
+    if row is not None:
         if row.driver != p.driver:
             raise ConflictError(f"cycle_id {p.cycle_id!r} belongs to driver {row.driver!r}")
         if row.ended_at is not None:
@@ -207,22 +125,33 @@ def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redact
                 f"ended_at {ended.isoformat()} is before cycle {p.cycle_id!r} started "
                 f"({as_utc(row.started_at).isoformat()})"
             )
+    changed: dict[str, Any] = {
+        "ended_at": ended,
+        "terminal_state": p.terminal_state,
+        "worker_outcome": p.worker_outcome,
+        "error_kind": p.error_kind,
+        "worker_wallclock_seconds": p.worker_wallclock_seconds,
+        **{k: getattr(p, k) for k in _COUNTS if getattr(p, k) is not None},
+        "updated_at": now,
+    }
+    if row is None:
+        start = p.started_at
+        if start is None and p.worker_wallclock_seconds is not None:
+            start = ended - timedelta(seconds=p.worker_wallclock_seconds)
+        new = cycle_rows.insert_new(
+            db,
+            {"cycle_id": p.cycle_id, "driver": p.driver, "started_at": start or ended,
+             "start_synthesised": True, "session_id": p.session_id, "raw": raw, **changed},
+        )  # fmt: skip
+        if new is None:  # stored meanwhile by a writer without the cycle's lock: finish that
+            return finish_clean(db, p, now)
+        row, linked = new, ""  # "": the cycle is new
+        observed = p.started_at is not None or p.worker_wallclock_seconds is not None
+    else:
+        linked = row.session_id
+        changed |= {"session_id": p.session_id or row.session_id, "raw": {**(row.raw or {}), **raw}}
+        row = cycle_rows.update_row(db, row, changed)
         observed = True
-    row.ended_at = ended
-    row.terminal_state, row.worker_outcome, row.error_kind = (
-        p.terminal_state,
-        p.worker_outcome,
-        p.error_kind,
-    )
-    row.worker_wallclock_seconds = p.worker_wallclock_seconds
-    row.session_id = p.session_id or row.session_id
-    for k in _COUNTS:
-        if getattr(p, k) is not None:
-            setattr(row, k, getattr(p, k))
-    row.raw = {**(row.raw or {}), **raw}
-    row.updated_at = now
-    db.add(row)
-    db.flush()
     if row.session_id != linked:  # a new cycle, or one that names another session now
         # the summary before the counters, in the order every writer takes them
         cycles_changed(db, [(row.cycle_id, row.session_id), (row.cycle_id, linked or None)])

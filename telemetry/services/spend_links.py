@@ -21,18 +21,29 @@ metric and labels. On SQLite every writer holds the database.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Select, delete, or_, text, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
+from telemetry.store.locks import held_keys
 from telemetry.store.models import SessionIndex
 from telemetry.store.spend import AMOUNTS, Share, apply, driver_of, share_of
 
-__all__ = ["SHARE_COLUMNS", "cycles_changed", "lock_links", "remove_sessions", "rows_for_update", "shares"]
+__all__ = [
+    "SHARE_COLUMNS",
+    "cycles_changed",
+    "links_deferred",
+    "lock_links",
+    "remove_sessions",
+    "rows_for_update",
+    "shares",
+]
 
+_DEFERRED = "octel_deferred_links"
 _SI = SessionIndex.__table__  # type: ignore[attr-defined]
 # what a row's share and driver are computed from
 SHARE_COLUMNS = (
@@ -54,7 +65,7 @@ SHARE_COLUMNS = (
 def lock_links(db: Session, values: Iterable[str | None]) -> None:
     """Hold `spend:<value>` for each cycle or session id until the transaction ends, in one
     statement, in one order for every writer (PostgreSQL; a no-op on SQLite)."""
-    keys = sorted({f"spend:{v}" for v in values if v})
+    keys = sorted({f"spend:{v}" for v in values if v} - held_keys(db))
     if not keys or db.get_bind().dialect.name != "postgresql":
         return
     calls = ", ".join(f"pg_advisory_xact_lock(hashtextextended(:k{i}, 0))" for i in range(len(keys)))
@@ -88,10 +99,33 @@ def _relink(db: Session, rows: Sequence[dict[str, Any]]) -> None:
     apply(db, added, removed)
 
 
+@contextmanager
+def links_deferred(db: Session) -> Iterator[None]:
+    """Inside the block, `cycles_changed` only notes its links; they are relinked together
+    when it ends, still in the same transaction, in one statement of locks and one read: what
+    a batch of cycle writes (`group_commit`) needs once, not once a cycle. The sessions end
+    with the drivers the cycles give them at the end, as they would one cycle at a time.
+    Nothing is relinked when the block raises."""
+    if db.info.get(_DEFERRED) is not None:
+        yield
+        return
+    pending: list[tuple[str, str | None]] = []
+    db.info[_DEFERRED] = pending
+    try:
+        yield
+    finally:
+        db.info.pop(_DEFERRED, None)
+    cycles_changed(db, pending)
+
+
 def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None:
     """Cycles (cycle id, session id) were written, moved in time or deleted: every session
     they name takes the driver its cycles now give it, and the summary follows."""
     if not links:
+        return
+    pending: list[tuple[str, str | None]] | None = db.info.get(_DEFERRED)
+    if pending is not None:
+        pending.extend(links)
         return
     cycle_ids = sorted({c for c, _ in links})
     session_ids = sorted({s for _, s in links if s})
