@@ -19,10 +19,10 @@ from telemetry.queries.spend_read import FINE_KEYS, fold
 from telemetry.services.index_batch import index_batch
 from telemetry.services.indexing import index_records
 from telemetry.services.ingest import CycleBegin, CycleFinish, begin_cycle, finish_cycle
-from telemetry.services.spend_links import cycles_changed, sessions_removed
+from telemetry.services.spend_links import cycles_changed, remove_sessions
 from telemetry.store.aggregates import coalesced
 from telemetry.store.db import session_scope
-from telemetry.store.models import Cycle, SessionIndex
+from telemetry.store.models import Cycle
 
 __all__ = ["BASE", "CYCLES", "DRIVER", "SESSIONS", "apply_op", "assert_same", "record", "window"]
 
@@ -98,8 +98,7 @@ def apply_op(engine: Engine, op: tuple[Any, ...]) -> None:
             p = CycleFinish(cycle_id=op[1], driver=DRIVER[op[1]], terminal_state="done", session_id=op[2])
             finish_cycle(db, p, NOW, redactor=RED)
         elif kind == "remove":  # what retention and repair do
-            sessions_removed(db, [op[1]])
-            db.exec(delete(SessionIndex).where(col(SessionIndex.session_id) == op[1]))
+            remove_sessions(db, [op[1]])
         else:  # a pruned cycle
             links = [
                 (c.cycle_id, c.session_id) for c in db.exec(select(Cycle).where(Cycle.cycle_id == op[1]))

@@ -21,6 +21,9 @@ from telemetry.timeutil import as_utc
 
 __all__ = ["most_expensive_sessions", "most_expensive_trees", "session_window", "time_window"]
 
+# the dearest roots of all time a window's dearest trees are looked for among first
+_CANDIDATES = 2000
+
 
 def time_window(expr: Any, since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
     """`since <= expr < until`, each bound only when given."""
@@ -91,41 +94,60 @@ def most_expensive_sessions(
     return _ranked(sessions + _runs(db, since, until, limit), "cost_usd", limit)
 
 
+def _tree_roots() -> list[ColumnElement[bool]]:
+    si = SessionIndex
+    return [col(si.parent_session_id).is_(None), col(si.tree_session_count) > 0]  # TREE_ROOTS
+
+
+def _dearest_roots(db: Session, since: datetime | None, until: datetime | None, limit: int) -> list[int]:
+    """The ids of the `limit` roots of the window with the dearest indexed trees, dearest first.
+
+    First from the dearest roots of all time down, `_CANDIDATES` of them, read from
+    `ix_session_index_tree_cost` alone: any window of days out of a longer history holds its
+    dearest few among them. A window that does not (a narrow or an old one) is read by time
+    instead, its roots sorted: the same answer, in time proportional to the window."""
+    si = SessionIndex
+    cost, ident = col(si.tree_cost_usd), col(si.id)
+    cand = (
+        select(ident, cost, col(si.created_at), col(si.archived_at))
+        .where(*_tree_roots())
+        .order_by(cost.desc(), ident.desc())
+        .limit(_CANDIDATES)
+        .subquery("cand")
+    )
+    at = func.coalesce(cand.c.created_at, cand.c.archived_at)
+    stmt = (
+        select(cand.c.id)
+        .where(*time_window(at, since, until))
+        .order_by(cand.c.tree_cost_usd.desc(), cand.c.id.desc())
+        .limit(limit)
+    )
+    ids = list(db.exec(stmt).all())
+    if len(ids) < limit:
+        # `+ 0`: not the cost index for the order, the window's time indexes for the rows
+        by_time = (
+            select(ident)
+            .where(*_tree_roots(), *session_window(since, until))
+            .order_by((cost + 0).desc(), ident.desc())
+            .limit(limit)
+        )
+        ids = list(db.exec(by_time).all())
+    return [int(i) for i in ids]
+
+
 def most_expensive_trees(
     db: Session, since: datetime | None = None, until: datetime | None = None, limit: int = 10
 ) -> list[dict[str, Any]]:
-    """Root sessions by the cost of their whole indexed tree, and Claude runs, highest first."""
+    """Root sessions created in the window by the cost of their whole indexed tree (every
+    index row naming them as their root, kept on the root's row), and Claude runs, highest
+    first."""
     limit = max(1, limit)
     si = SessionIndex
-    roots = select(col(si.session_id)).where(
-        col(si.parent_session_id).is_(None), *session_window(since, until)
-    )
-    tree_cost = func.sum(col(si.cost_usd)).label("subtree_cost_usd")
-    agg = (
-        select(
-            col(si.root_session_id).label("root"),
-            tree_cost,
-            func.count().label("session_count"),
-            func.sum(
-                col(si.tokens_input)
-                + col(si.tokens_output)
-                + col(si.tokens_reasoning)
-                + col(si.tokens_cache_read)
-                + col(si.tokens_cache_write)
-            ).label("subtree_tokens"),
-        )
-        .where(col(si.root_session_id).in_(roots))
-        .group_by(col(si.root_session_id))
-        .subquery("t")
-    )
-    stmt = (
-        select(si, agg.c.subtree_cost_usd, agg.c.session_count, agg.c.subtree_tokens)
-        .join(agg, agg.c.root == col(si.session_id))
-        .order_by(agg.c.subtree_cost_usd.desc(), col(si.id).desc())
-        .limit(limit)
-    )
+    ids = _dearest_roots(db, since, until, limit)
+    rows = db.exec(select(si).where(col(si.id).in_(ids))).all() if ids else []
     out = []
-    for s, cost, n, tokens in db.exec(stmt).all():
+    for s in sorted(rows, key=lambda r: (-r.tree_cost_usd, -(r.id or 0))):
+        cost, n, tokens = s.tree_cost_usd, s.tree_session_count, s.tree_tokens
         out.append(
             {
                 "source": s.source,

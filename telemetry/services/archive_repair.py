@@ -22,7 +22,7 @@ from archiver.store import ArchiveStore, FolderStore
 from archiver.validate import check_archive
 from telemetry.archive_store import archive_store
 from telemetry.services.indexing import index_records
-from telemetry.services.spend_links import sessions_removed
+from telemetry.services.spend_links import remove_sessions
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import ArchiveDocument, DatabaseStore
 from telemetry.store.db import session_scope
@@ -98,7 +98,6 @@ def repair_index(engine: Engine, settings: Settings, redactor: Redactor) -> dict
                 repointed.append(sid)
             else:
                 db.exec(delete(Finding).where(col(Finding.session_id) == sid))
-                sessions_removed(db, [sid])
-                db.exec(delete(SessionIndex).where(col(SessionIndex.session_id) == sid))
+                remove_sessions(db, [sid])
                 removed.append(sid)
     return {"repointed": repointed, "removed": removed, "stale_parts_removed": parts}

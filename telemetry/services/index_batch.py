@@ -27,6 +27,7 @@ from telemetry.store.aggregates import bump
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.store.spend import apply, driver_of
+from telemetry.store.tree_rollup import refresh_trees
 from telemetry.timeutil import utcnow
 
 __all__ = ["BatchIndexed", "index_batch"]
@@ -115,6 +116,9 @@ def index_batch(
         values["driver"] = driver_of(db, {**values, "cycle_id": prev["cycle_id"] if prev else None})
     apply(db, shares(rows.values()), shares(old.values()))
     _write_rows(conn, rows, old)
+    refresh_trees(
+        db, [v for r in (*rows.values(), *old.values()) for v in (r["session_id"], r["root_session_id"])]
+    )
     out.stats.findings_new = _write_findings(db, conn, recs, findings, counted)
     return out
 

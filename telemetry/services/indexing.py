@@ -25,6 +25,7 @@ from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.store.spend import Share, apply, driver_of, share_of
+from telemetry.store.tree_rollup import refresh_trees
 from telemetry.timeutil import utcnow
 
 __all__ = ["IndexStats", "index_records", "record_findings"]
@@ -197,6 +198,7 @@ def index_records(
     lock_links(db, [cycle_id, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
     added: list[Share] = []
     removed: list[Share] = []
+    trees = {v for r in recs for v in (r.session_id, r.root_session_id)}  # and the old roots
     # counters written once, in one order for every writer (as the bulk indexer does), so
     # two writers of sessions with the same labels queue instead of deadlocking
     with coalesced(db):
@@ -206,6 +208,7 @@ def index_records(
             values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
             if old is not None:
                 removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
+                trees.add(old.root_session_id)
                 values.setdefault("cycle_id", old.cycle_id)
             values["driver"] = driver_of(db, values)
             added.append(share_of(values))
@@ -222,4 +225,5 @@ def index_records(
             stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
     db.flush()
     apply(db, added, removed)
+    refresh_trees(db, trees)
     return stats

@@ -26,7 +26,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
 from archiver.store import ArchiveStore, FolderStore, as_store, locate
-from telemetry.services.spend_links import cycles_changed, sessions_removed
+from telemetry.services.spend_links import cycles_changed, remove_sessions
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 from telemetry.vocabulary import LIKE_PATTERNS
@@ -189,8 +189,7 @@ def prune(
         ids = [s for s, _ in chunk]
         with session_scope(engine) as db:
             _delete_rows(db, Finding, col(Finding.session_id), ids)
-            sessions_removed(db, ids)
-            _delete_rows(db, SessionIndex, col(SessionIndex.session_id), ids)
+            remove_sessions(db, ids)
         if progress is not None:
             progress("sessions", len(chunk))
     for name, model, column, ids in (

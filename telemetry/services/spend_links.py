@@ -2,7 +2,8 @@
 
 Three writes change what the summary holds: an index row written (its usage, its day, its
 agent or model, its driver), an index row deleted (retention, repair), and a cycle that names
-a session (its driver). Each calls one function here in its own transaction.
+a session (its driver). Each calls one function here in its own transaction. A deletion also
+sums the trees it shortens again (`telemetry.store.tree_rollup`).
 
 Several instances on PostgreSQL: a session's driver is read from the cycles while a cycle's
 writer reads the sessions it names, and under READ COMMITTED neither sees the other's
@@ -17,14 +18,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, or_, text, update
+from sqlalchemy import Select, delete, or_, text, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
 from telemetry.store.models import SessionIndex
 from telemetry.store.spend import AMOUNTS, Share, apply, driver_of, share_of
+from telemetry.store.tree_rollup import refresh_trees
 
-__all__ = ["SHARE_COLUMNS", "cycles_changed", "lock_links", "rows_for_update", "sessions_removed", "shares"]
+__all__ = ["SHARE_COLUMNS", "cycles_changed", "lock_links", "remove_sessions", "rows_for_update", "shares"]
 
 _SI = SessionIndex.__table__  # type: ignore[attr-defined]
 # what a row's share and driver are computed from
@@ -98,9 +100,16 @@ def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None
     _relink(db, rows_for_update(db, _select().where(or_(*conds))))
 
 
-def sessions_removed(db: Session, session_ids: Sequence[str]) -> None:
-    """Index rows about to be deleted leave the summary (call before the delete)."""
+def remove_sessions(db: Session, session_ids: Sequence[str]) -> None:
+    """Delete these index rows: they leave the summary, and the trees they were part of are
+    summed again without them."""
     if not session_ids:
         return
-    rows = rows_for_update(db, _select().where(_SI.c.session_id.in_(list(session_ids))))
+    ids = list(session_ids)
+    conn = db.connection()
+    roots = conn.execute(sa_select(_SI.c.root_session_id).where(_SI.c.session_id.in_(ids))).scalars()
+    lock_links(db, [*ids, *roots])  # as every writer of these trees does, before any row lock
+    rows = rows_for_update(db, _select().where(_SI.c.session_id.in_(ids)))
     apply(db, removed=shares(rows))
+    conn.execute(delete(_SI).where(_SI.c.session_id.in_(ids)))
+    refresh_trees(db, [r["root_session_id"] for r in rows])
