@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import func, text
+from sqlalchemy.sql.elements import ColumnElement, TextClause
 from sqlmodel import Session, col, select
 
 from telemetry.queries.sessions import session_dict
-from telemetry.store.models import AgentRun, SessionIndex
+from telemetry.store.models import TREE_ROOTS, AgentRun, SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = ["most_expensive_sessions", "most_expensive_trees", "session_window", "time_window"]
@@ -94,9 +94,13 @@ def most_expensive_sessions(
     return _ranked(sessions + _runs(db, since, until, limit), "cost_usd", limit)
 
 
-def _tree_roots() -> list[ColumnElement[bool]]:
-    si = SessionIndex
-    return [col(si.parent_session_id).is_(None), col(si.tree_session_count) > 0]  # TREE_ROOTS
+def _tree_roots(db: Session) -> list[TextClause]:
+    """The rows of `ix_session_index_tree_cost`, in its words (a bound 0 would not tell the
+    planner that the partial index holds them). SQLite is told that most rows are roots
+    (`likely`), or it finds them through the parent index and sorts them all."""
+    if db.get_bind().dialect.name == "sqlite":
+        return [text(TREE_ROOTS.replace("parent_session_id IS NULL", "likely(parent_session_id IS NULL)"))]
+    return [text(TREE_ROOTS)]
 
 
 def _dearest_roots(db: Session, since: datetime | None, until: datetime | None, limit: int) -> list[int]:
@@ -110,7 +114,7 @@ def _dearest_roots(db: Session, since: datetime | None, until: datetime | None, 
     cost, ident = col(si.tree_cost_usd), col(si.id)
     cand = (
         select(ident, cost, col(si.created_at), col(si.archived_at))
-        .where(*_tree_roots())
+        .where(*_tree_roots(db))
         .order_by(cost.desc(), ident.desc())
         .limit(_CANDIDATES)
         .subquery("cand")
@@ -127,7 +131,7 @@ def _dearest_roots(db: Session, since: datetime | None, until: datetime | None, 
         # `+ 0`: not the cost index for the order, the window's time indexes for the rows
         by_time = (
             select(ident)
-            .where(*_tree_roots(), *session_window(since, until))
+            .where(*_tree_roots(db), *session_window(since, until))
             .order_by((cost + 0).desc(), ident.desc())
             .limit(limit)
         )
