@@ -8,6 +8,12 @@ window at each request (400 ms at 1,000,000 sessions). `session_index.tree_cost_
 the roots with a tree, dearest last, with their times, so the page reads the dearest few of
 its window from the index. Filled here from what the store holds.
 
+The page reads the sessions of the partial days at its window's edges (a "7d" window starts
+mid-day) from the index by creation time; `ix_session_index_created_spend` replaces
+`ix_session_index_created` with every column that read needs, so it never leaves the index
+(on SQLite; on PostgreSQL as far as the visibility map allows) instead of visiting a table
+page per session.
+
 Plain `add_column` (no batch copy-and-move): on SQLite a rebuild of `session_index` would drop
 the text-search triggers of migration 0002.
 
@@ -24,6 +30,20 @@ down_revision = "0014"
 branch_labels = None
 depends_on = None
 
+_SPEND_READ = [
+    "created_at",
+    "archived_at",
+    "source",
+    "agent",
+    "model",
+    "driver",
+    "tokens_input",
+    "tokens_output",
+    "tokens_reasoning",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "cost_usd",
+]
 _TREE_ROOTS = sa.text("parent_session_id IS NULL AND tree_session_count > 0")
 _TOKENS = "tokens_input + tokens_output + tokens_reasoning + tokens_cache_read + tokens_cache_write"
 
@@ -49,9 +69,13 @@ def upgrade() -> None:
         postgresql_where=_TREE_ROOTS,
         sqlite_where=_TREE_ROOTS,
     )
+    op.create_index("ix_session_index_created_spend", "session_index", _SPEND_READ, unique=False)
+    op.drop_index("ix_session_index_created", table_name="session_index")
 
 
 def downgrade() -> None:
+    op.create_index("ix_session_index_created", "session_index", ["created_at"], unique=False)
+    op.drop_index("ix_session_index_created_spend", table_name="session_index")
     op.drop_index("ix_session_index_tree_cost", table_name="session_index")
     op.drop_column("session_index", "tree_session_count")
     op.drop_column("session_index", "tree_tokens")
