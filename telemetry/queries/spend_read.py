@@ -24,7 +24,7 @@ from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.top_spend import session_window, time_window
 from telemetry.store.models import AgentRun, SessionIndex
 from telemetry.store.spend import SpendDay, correlated_driver, day_expr
-from telemetry.timeutil import as_utc
+from telemetry.timeutil import as_utc, utcnow
 
 __all__ = ["FINE_KEYS", "fold", "recomputed_records", "window_groupings", "window_records"]
 
@@ -36,7 +36,8 @@ def _day(db: Session, ts: Any) -> ColumnElement[Any]:
     return day_expr(db.get_bind().dialect.name, ts)
 
 
-def _sessions_part(db: Session, where: Sequence[ColumnElement[bool]], driver: Driver) -> Any:
+def _sessions_part(db: Session, where: Sequence[ColumnElement[bool]], driver: Driver, sign: int = 1) -> Any:
+    """The rows of `where` as parts of a union; `sign` -1 to take them away from a day."""
     si = SessionIndex
     at = func.coalesce(col(si.created_at), col(si.archived_at))
     return sa_select(
@@ -45,9 +46,9 @@ def _sessions_part(db: Session, where: Sequence[ColumnElement[bool]], driver: Dr
         col(si.model).label("model"),
         (col(si.driver) if driver == "stored" else correlated_driver()).label("driver"),
         _day(db, at).label("day"),
-        *(col(getattr(si, f"tokens_{k}")).label(f"t_{k}") for k in TOKEN_KINDS),
-        col(si.cost_usd).label("cost"),
-        literal(1).label("n"),
+        *((sign * col(getattr(si, f"tokens_{k}"))).label(f"t_{k}") for k in TOKEN_KINDS),
+        (sign * col(si.cost_usd)).label("cost"),
+        literal(sign).label("n"),
     ).where(*where)
 
 
@@ -147,17 +148,34 @@ def _summary_part(first: Any, end: Any) -> Any:
 
 def _window_parts(db: Session, since: datetime | None, until: datetime | None) -> list[Any]:
     """What `window_records` reads, as parts of one union: the summary's whole days, the index
-    rows of the partial days, the runs."""
+    rows of the partial days, the runs.
+
+    A partial day at an edge is read either as its rows inside the window, or as the day's
+    summary less its rows outside the window, whichever spans less time up to now (no session
+    is created in the future): a "7d" window ending now reads the hours of its first day
+    before or after `since`, whichever are fewer, and almost nothing of today."""
     first = None if since is None else since.date() + timedelta(days=0 if since.time() == time() else 1)
     end = None if until is None else until.date()
     rows = [_runs_part(db, since, until)]
     if first is not None and end is not None and first >= end:
         return [_pregrouped([_sessions_part(db, session_window(since, until), "stored"), *rows])]
+    now = utcnow()
+    lo, hi = first, end
     if since is not None and first is not None and since < _midnight(first):
-        rows.append(_sessions_part(db, [_between(since, _midnight(first))], "stored"))
+        day = _midnight(since.date())
+        if since - day < min(_midnight(first), now) - since:
+            lo = since.date()  # the whole day, less its hours before `since`
+            rows.append(_sessions_part(db, [_between(day, since)], "stored", -1))
+        else:
+            rows.append(_sessions_part(db, [_between(since, _midnight(first))], "stored"))
     if until is not None and end is not None and until > _midnight(end):
-        rows.append(_sessions_part(db, [_between(_midnight(end), until)], "stored"))
-    return [_summary_part(first, end), _pregrouped(rows)]
+        after = _midnight(end + timedelta(days=1))
+        if max(min(after, now) - until, timedelta()) < until - _midnight(end):
+            hi = end + timedelta(days=1)  # the whole day, less its hours from `until` on
+            rows.append(_sessions_part(db, [_between(until, after)], "stored", -1))
+        else:
+            rows.append(_sessions_part(db, [_between(_midnight(end), until)], "stored"))
+    return [_summary_part(lo, hi), _pregrouped(rows)]
 
 
 def _pregrouped(parts: Sequence[Any]) -> Any:
@@ -200,7 +218,9 @@ def window_groupings(
     out: list[list[dict[str, Any]]] = [[] for _ in key_sets]
     if members:
         for r in db.connection().execute(union_all(*members)).mappings():
-            out[int(r["g"])].append(_record(r))
+            rec = _record(r)
+            if rec["count"]:  # not a group whose sessions were all taken away with their hours
+                out[int(r["g"])].append(rec)
     return [fold(recs, keys) for recs, keys in zip(out, key_sets, strict=True)]
 
 
