@@ -223,7 +223,9 @@ def index_records(
                 db.add(old)
                 stats.updated += 1
             stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
-    db.flush()
-    apply(db, added, removed)
-    refresh_trees(db, trees)
+        # the summary and the trees before the counters, as the bulk indexer and a cycle's
+        # finish write them: writers that took them in opposite orders deadlocked
+        db.flush()
+        apply(db, added, removed)
+        refresh_trees(db, trees)
     return stats
