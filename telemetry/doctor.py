@@ -200,7 +200,15 @@ def _spend(engine: Engine) -> Check:
         first = health.wrong[0]
         what = f"{len(health.wrong)} daily spend groups differ from their sessions (first: {first})"
         return Check("spend summary", "fail", what, "run `octel doctor --repair`")
-    return Check("spend summary", "ok", f"{health.groups} daily spend groups, each equal to its sessions")
+    if health.wrong_trees:
+        first = health.wrong_trees[0]
+        what = f"{len(health.wrong_trees)} roots' kept tree costs differ from their trees (first: {first})"
+        return Check("spend summary", "fail", what, "run `octel doctor --repair`")
+    return Check(
+        "spend summary",
+        "ok",
+        f"{health.groups} daily spend groups and every tree cost equal to their sessions",
+    )
 
 
 def _opencode(s: Settings, client: httpx.Client) -> Check:

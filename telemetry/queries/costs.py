@@ -4,7 +4,7 @@ A session counts at its creation time (its archive time when the server did not 
 run at the time it was recorded. A session's driver is the driver of its cycle, the same link
 `linked_cycle` follows: the archive's `cycle_id` (or a label that is a cycle id), else a cycle
 posted with the session's (or its root's) id. A label is never taken for a driver; Claude runs
-carry no driver. Sessions are read through the daily summary (`spend_read.window_records`).
+carry no driver. Sessions are read through the daily summary (`spend_read.window_groupings`).
 Tokens follow DESIGN.md: input excludes cache reads and writes, so the cache-hit ratio is
 cache_read / (input + cache_read).
 """
@@ -18,7 +18,7 @@ from typing import Any
 from sqlmodel import Session
 
 from archiver.metrics import TOKEN_KINDS
-from telemetry.queries.spend_read import fold, window_records
+from telemetry.queries.spend_read import window_groupings
 from telemetry.queries.top_spend import most_expensive_sessions, most_expensive_trees, session_window
 from telemetry.timeutil import as_utc
 
@@ -70,7 +70,7 @@ def grouped_records(
     bad = [k for k in keys if k not in GROUP_KEYS]
     if bad:
         raise ValueError(f"cannot group by {bad[0]!r}; choose from {', '.join(GROUP_KEYS)}")
-    return fold(window_records(db, since, until), keys)
+    return window_groupings(db, since, until, [keys])[0]
 
 
 def present(

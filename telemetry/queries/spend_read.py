@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, time, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import String, and_, case, cast, exists, func, literal, null, or_, union_all
+from sqlalchemy import String, and_, case, cast, exists, func, literal, literal_column, null, or_, union_all
 from sqlalchemy import select as sa_select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
@@ -24,9 +24,9 @@ from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.top_spend import session_window, time_window
 from telemetry.store.models import AgentRun, SessionIndex
 from telemetry.store.spend import SpendDay, correlated_driver, day_expr
-from telemetry.timeutil import as_utc
+from telemetry.timeutil import as_utc, utcnow
 
-__all__ = ["FINE_KEYS", "fold", "recomputed_records", "window_records"]
+__all__ = ["FINE_KEYS", "fold", "recomputed_records", "window_groupings", "window_records"]
 
 FINE_KEYS = ("agent", "model", "driver", "day")
 Driver = Literal["stored", "lookup"]
@@ -36,7 +36,8 @@ def _day(db: Session, ts: Any) -> ColumnElement[Any]:
     return day_expr(db.get_bind().dialect.name, ts)
 
 
-def _sessions_part(db: Session, where: Sequence[ColumnElement[bool]], driver: Driver) -> Any:
+def _sessions_part(db: Session, where: Sequence[ColumnElement[bool]], driver: Driver, sign: int = 1) -> Any:
+    """The rows of `where` as parts of a union; `sign` -1 to take them away from a day."""
     si = SessionIndex
     at = func.coalesce(col(si.created_at), col(si.archived_at))
     return sa_select(
@@ -45,8 +46,9 @@ def _sessions_part(db: Session, where: Sequence[ColumnElement[bool]], driver: Dr
         col(si.model).label("model"),
         (col(si.driver) if driver == "stored" else correlated_driver()).label("driver"),
         _day(db, at).label("day"),
-        *(col(getattr(si, f"tokens_{k}")).label(f"t_{k}") for k in TOKEN_KINDS),
-        col(si.cost_usd).label("cost"),
+        *((sign * col(getattr(si, f"tokens_{k}"))).label(f"t_{k}") for k in TOKEN_KINDS),
+        (sign * col(si.cost_usd)).label("cost"),
+        literal(sign).label("n"),
     ).where(*where)
 
 
@@ -67,6 +69,7 @@ def _runs_part(db: Session, since: datetime | None, until: datetime | None) -> A
         col(r.cache_read_tokens).label("t_cache_read"),
         col(r.cache_creation_tokens).label("t_cache_write"),
         col(r.cost_usd).label("cost"),
+        literal(1).label("n"),
     ).where(*time_window(col(r.created_at), since, until), ~archived)
 
 
@@ -124,6 +127,101 @@ def window_records(db: Session, since: datetime | None, until: datetime | None) 
     if until is not None and end is not None and until > _midnight(end):
         parts.append(_sessions_part(db, [_between(_midnight(end), until)], "stored"))
     return _summary(db, first, end) + _grouped(db, parts)
+
+
+def _summary_part(first: Any, end: Any) -> Any:
+    """The summary's rows of the whole days [first, end), as a part of the window's union."""
+    sd = SpendDay
+    stmt: Any = sa_select(
+        col(sd.source).label("source"),
+        *(col(getattr(sd, k)).label(k) for k in ("agent", "model", "driver", "day")),
+        *(col(getattr(sd, f"tokens_{k}")).label(f"t_{k}") for k in TOKEN_KINDS),
+        col(sd.cost_usd).label("cost"),
+        col(sd.count).label("n"),
+    ).where(col(sd.count) > 0)
+    if first is not None:
+        stmt = stmt.where(col(sd.day) >= first.isoformat())
+    if end is not None:
+        stmt = stmt.where(col(sd.day) < end.isoformat())
+    return stmt
+
+
+def _window_parts(db: Session, since: datetime | None, until: datetime | None) -> list[Any]:
+    """What `window_records` reads, as parts of one union: the summary's whole days, the index
+    rows of the partial days, the runs.
+
+    A partial day at an edge is read either as its rows inside the window, or as the day's
+    summary less its rows outside the window, whichever spans less time up to now (no session
+    is created in the future): a "7d" window ending now reads the hours of its first day
+    before or after `since`, whichever are fewer, and almost nothing of today."""
+    first = None if since is None else since.date() + timedelta(days=0 if since.time() == time() else 1)
+    end = None if until is None else until.date()
+    rows = [_runs_part(db, since, until)]
+    if first is not None and end is not None and first >= end:
+        return [_pregrouped([_sessions_part(db, session_window(since, until), "stored"), *rows])]
+    now = utcnow()
+    lo, hi = first, end
+    if since is not None and first is not None and since < _midnight(first):
+        day = _midnight(since.date())
+        if since - day < min(_midnight(first), now) - since:
+            lo = since.date()  # the whole day, less its hours before `since`
+            rows.append(_sessions_part(db, [_between(day, since)], "stored", -1))
+        else:
+            rows.append(_sessions_part(db, [_between(since, _midnight(first))], "stored"))
+    if until is not None and end is not None and until > _midnight(end):
+        after = _midnight(end + timedelta(days=1))
+        if max(min(after, now) - until, timedelta()) < until - _midnight(end):
+            hi = end + timedelta(days=1)  # the whole day, less its hours from `until` on
+            rows.append(_sessions_part(db, [_between(until, after)], "stored", -1))
+        else:
+            rows.append(_sessions_part(db, [_between(_midnight(end), until)], "stored"))
+    return [_summary_part(lo, hi), _pregrouped(rows)]
+
+
+def _pregrouped(parts: Sequence[Any]) -> Any:
+    """Row parts summed by the summary's keys first: each grouping then reads a few hundred
+    groups, not every session of the partial days."""
+    u = union_all(*parts).subquery("rows")
+    group = [u.c.source, *(u.c[k] for k in ("agent", "model", "driver", "day"))]
+    return sa_select(
+        *group,
+        *(func.sum(u.c[f"t_{k}"]).label(f"t_{k}") for k in TOKEN_KINDS),
+        func.sum(u.c.cost).label("cost"),
+        func.sum(u.c.n).label("n"),
+    ).group_by(*group)
+
+
+def window_groupings(
+    db: Session, since: datetime | None, until: datetime | None, key_sets: Sequence[Sequence[str]]
+) -> list[list[dict[str, Any]]]:
+    """The window's records summed down to (source, *keys) for each of `key_sets`, each list
+    most expensive first: one statement, which reads the window once and groups it each way
+    in the database (a few rows come back, not every group of every day)."""
+    since = as_utc(since) if since is not None else None
+    until = as_utc(until) if until is not None else None
+    u = union_all(*_window_parts(db, since, until)).cte("u")
+    members = []
+    for i, keys in enumerate(key_sets):
+        bad = [k for k in keys if k not in FINE_KEYS]
+        if bad:
+            raise ValueError(f"cannot group by {bad[0]!r}; choose from {', '.join(FINE_KEYS)}")
+        members.append(
+            sa_select(
+                literal_column(str(i)).label("g"),
+                u.c.source,
+                *((u.c[k] if k in keys else cast(null(), String)).label(k) for k in FINE_KEYS),
+                *(func.sum(u.c[f"t_{k}"]).label(k) for k in TOKEN_KINDS),
+                func.sum(u.c.cost).label("cost_usd"),
+                func.sum(u.c.n).label("count"),
+            ).group_by(u.c.source, *(u.c[k] for k in keys))
+        )
+    out: list[list[dict[str, Any]]] = [[] for _ in key_sets]
+    if members:
+        for r in db.connection().execute(union_all(*members)).mappings():
+            rec = _record(r)
+            if rec["count"]:  # not a group whose sessions were all taken away with their hours
+                out[int(r["g"])].append(rec)
+    return [fold(recs, keys) for recs, keys in zip(out, key_sets, strict=True)]
 
 
 def recomputed_window(db: Session, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:

@@ -11,15 +11,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import func, text
+from sqlalchemy.sql.elements import ColumnElement, TextClause
 from sqlmodel import Session, col, select
 
 from telemetry.queries.sessions import session_dict
-from telemetry.store.models import AgentRun, SessionIndex
+from telemetry.store.models import TREE_ROOTS, AgentRun, SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = ["most_expensive_sessions", "most_expensive_trees", "session_window", "time_window"]
+
+# the dearest roots of all time a window's dearest trees are looked for among first
+_CANDIDATES = 2000
 
 
 def time_window(expr: Any, since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
@@ -91,41 +94,64 @@ def most_expensive_sessions(
     return _ranked(sessions + _runs(db, since, until, limit), "cost_usd", limit)
 
 
+def _tree_roots(db: Session) -> list[TextClause]:
+    """The rows of `ix_session_index_tree_cost`, in its words (a bound 0 would not tell the
+    planner that the partial index holds them). SQLite is told that most rows are roots
+    (`likely`), or it finds them through the parent index and sorts them all."""
+    if db.get_bind().dialect.name == "sqlite":
+        return [text(TREE_ROOTS.replace("parent_session_id IS NULL", "likely(parent_session_id IS NULL)"))]
+    return [text(TREE_ROOTS)]
+
+
+def _dearest_roots(db: Session, since: datetime | None, until: datetime | None, limit: int) -> list[int]:
+    """The ids of the `limit` roots of the window with the dearest indexed trees, dearest first.
+
+    First from the dearest roots of all time down, `_CANDIDATES` of them, read from
+    `ix_session_index_tree_cost` alone: any window of days out of a longer history holds its
+    dearest few among them. A window that does not (a narrow or an old one) is read by time
+    instead, its roots sorted: the same answer, in time proportional to the window."""
+    si = SessionIndex
+    cost, ident = col(si.tree_cost_usd), col(si.id)
+    cand = (
+        select(ident, cost, col(si.created_at), col(si.archived_at))
+        .where(*_tree_roots(db))
+        .order_by(cost.desc(), ident.desc())
+        .limit(_CANDIDATES)
+        .subquery("cand")
+    )
+    at = func.coalesce(cand.c.created_at, cand.c.archived_at)
+    stmt = (
+        select(cand.c.id)
+        .where(*time_window(at, since, until))
+        .order_by(cand.c.tree_cost_usd.desc(), cand.c.id.desc())
+        .limit(limit)
+    )
+    ids = list(db.exec(stmt).all())
+    if len(ids) < limit:
+        # `+ 0`: not the cost index for the order, the window's time indexes for the rows
+        by_time = (
+            select(ident)
+            .where(*_tree_roots(db), *session_window(since, until))
+            .order_by((cost + 0).desc(), ident.desc())
+            .limit(limit)
+        )
+        ids = list(db.exec(by_time).all())
+    return [int(i) for i in ids]
+
+
 def most_expensive_trees(
     db: Session, since: datetime | None = None, until: datetime | None = None, limit: int = 10
 ) -> list[dict[str, Any]]:
-    """Root sessions by the cost of their whole indexed tree, and Claude runs, highest first."""
+    """Root sessions created in the window by the cost of their whole indexed tree (every
+    index row naming them as their root, kept on the root's row), and Claude runs, highest
+    first."""
     limit = max(1, limit)
     si = SessionIndex
-    roots = select(col(si.session_id)).where(
-        col(si.parent_session_id).is_(None), *session_window(since, until)
-    )
-    tree_cost = func.sum(col(si.cost_usd)).label("subtree_cost_usd")
-    agg = (
-        select(
-            col(si.root_session_id).label("root"),
-            tree_cost,
-            func.count().label("session_count"),
-            func.sum(
-                col(si.tokens_input)
-                + col(si.tokens_output)
-                + col(si.tokens_reasoning)
-                + col(si.tokens_cache_read)
-                + col(si.tokens_cache_write)
-            ).label("subtree_tokens"),
-        )
-        .where(col(si.root_session_id).in_(roots))
-        .group_by(col(si.root_session_id))
-        .subquery("t")
-    )
-    stmt = (
-        select(si, agg.c.subtree_cost_usd, agg.c.session_count, agg.c.subtree_tokens)
-        .join(agg, agg.c.root == col(si.session_id))
-        .order_by(agg.c.subtree_cost_usd.desc(), col(si.id).desc())
-        .limit(limit)
-    )
+    ids = _dearest_roots(db, since, until, limit)
+    rows = db.exec(select(si).where(col(si.id).in_(ids))).all() if ids else []
     out = []
-    for s, cost, n, tokens in db.exec(stmt).all():
+    for s in sorted(rows, key=lambda r: (-r.tree_cost_usd, -(r.id or 0))):
+        cost, n, tokens = s.tree_cost_usd, s.tree_session_count, s.tree_tokens
         out.append(
             {
                 "source": s.source,

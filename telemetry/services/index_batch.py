@@ -29,6 +29,7 @@ from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.store.spend import apply, drivers_of
+from telemetry.store.tree_rollup import refresh_trees
 from telemetry.timeutil import utcnow
 
 __all__ = ["BatchIndexed", "index_batch"]
@@ -126,6 +127,9 @@ def _index_batch(
         values["driver"] = driver
     apply(db, shares(rows.values()), shares(old.values()))
     _write_rows(conn, rows, old)
+    refresh_trees(
+        db, [v for r in (*rows.values(), *old.values()) for v in (r["session_id"], r["root_session_id"])]
+    )
     out.stats.findings_new = _write_findings(db, conn, recs, findings, counted)
     return out
 

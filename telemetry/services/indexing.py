@@ -25,6 +25,7 @@ from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 from telemetry.store.spend import Share, apply, driver_of, share_of
+from telemetry.store.tree_rollup import refresh_trees
 from telemetry.timeutil import utcnow
 
 __all__ = ["IndexStats", "index_records", "record_findings"]
@@ -202,6 +203,7 @@ def index_records(
     stmt = select(SessionIndex).where(col(SessionIndex.session_id).in_({r.session_id for r in recs}))
     stmt = stmt.order_by(col(SessionIndex.id)).with_for_update().execution_options(populate_existing=True)
     rows = {o.session_id: o for o in db.exec(stmt)}
+    trees = {v for r in recs for v in (r.session_id, r.root_session_id)}  # and the old roots
     # counters written once, in one order for every writer (as the bulk indexer does), so
     # two writers of sessions with the same labels queue instead of deadlocking; the summary
     # moves before them (at the block's end), as in every writer: `spend_day` rows, then counters
@@ -211,6 +213,7 @@ def index_records(
             values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
             if old is not None:
                 removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
+                trees.add(old.root_session_id)
                 values.setdefault("cycle_id", old.cycle_id)
             values["driver"] = driver_of(db, values)
             added.append(share_of(values))
@@ -226,6 +229,9 @@ def index_records(
                 db.add(old)
                 stats.updated += 1
             stats.findings_new += record_findings(db, r.session_id, r.findings, redactor=redactor)
+        # the summary and the trees before the counters, as the bulk indexer and a cycle's
+        # finish write them: writers that took them in opposite orders deadlocked
         db.flush()
         apply(db, added, removed)
+        refresh_trees(db, trees)
     return stats

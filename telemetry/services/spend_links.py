@@ -2,7 +2,8 @@
 
 Three writes change what the summary holds: an index row written (its usage, its day, its
 agent or model, its driver), an index row deleted (retention, repair), and a cycle that names
-a session (its driver). Each calls one function here in its own transaction.
+a session (its driver). Each calls one function here in its own transaction. A deletion also
+sums the trees it shortens again (`telemetry.store.tree_rollup`).
 
 Several instances on PostgreSQL: a session's driver is read from the cycles while a cycle's
 writer reads the sessions it names, and under READ COMMITTED neither sees the other's
@@ -32,6 +33,7 @@ from sqlmodel import Session, col
 from telemetry.store.locks import held_keys
 from telemetry.store.models import SessionIndex
 from telemetry.store.spend import AMOUNTS, Share, apply, driver_of, share_of
+from telemetry.store.tree_rollup import refresh_trees
 
 __all__ = [
     "SHARE_COLUMNS",
@@ -140,17 +142,23 @@ def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None
 
 
 def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:
-    """Delete the index rows of `session_ids` and take what they held out of the summary;
-    how many were deleted. The rows are locked first, by id as every writer locks them, then
-    deleted by id: what leaves the summary is exactly what was deleted (deleting by session id
-    would also delete a row another writer inserted after the rows were read, uncounted)."""
+    """Delete the index rows of `session_ids`; how many were deleted. What they held leaves the
+    summary and the trees they were part of are summed again without them. The link locks come
+    first (as every writer of these trees takes them), then the rows, by id as every writer
+    locks them, which are then deleted by id: what leaves the summary is exactly what was
+    deleted (deleting by session id would also delete a row another writer inserted after the
+    rows were read, uncounted)."""
     if not session_ids:
         return 0
-    locked = rows_for_update(db, _select().where(_SI.c.session_id.in_(list(session_ids))))
+    ids = list(session_ids)
+    conn = db.connection()
+    roots = conn.execute(sa_select(_SI.c.root_session_id).where(_SI.c.session_id.in_(ids))).scalars()
+    lock_links(db, [*ids, *roots])
+    locked = rows_for_update(db, _select().where(_SI.c.session_id.in_(ids)))
     if not locked:
         return 0
-    ids = [r["id"] for r in locked]
-    stmt = delete(_SI).where(_SI.c.id.in_(ids)).returning(*(_SI.c[c] for c in SHARE_COLUMNS))
-    gone = [dict(r._mapping) for r in db.connection().execute(stmt)]
+    doomed = delete(_SI).where(_SI.c.id.in_([r["id"] for r in locked]))
+    gone = [dict(r._mapping) for r in conn.execute(doomed.returning(*(_SI.c[c] for c in SHARE_COLUMNS)))]
     apply(db, removed=shares(gone))
+    refresh_trees(db, [r["root_session_id"] for r in gone])
     return len(gone)

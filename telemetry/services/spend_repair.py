@@ -3,10 +3,12 @@
 
 The check groups every index row by day, source, agent, model and its stored driver, and
 compares with `spend_day` (tokens and counts exactly, cost to a millionth of a dollar: sums of
-floats added in another order differ in their last bits); with `drivers`, it also counts the
+floats added in another order differ in their last bits), and each row's kept tree sums
+(`telemetry.store.tree_rollup`) with its tree's rows; with `drivers`, it also counts the
 rows whose stored driver is not the one their cycles give now (a lookup per row: slow at
 millions of sessions, so the repair does it and the doctor does not). The rebuild sets every
-row's driver from the cycles and writes the summary again from the rows, in one transaction;
+row's driver from the cycles, writes the summary again from the rows and sums every tree
+again, in one transaction;
 run it while writes are quiet, as any repair.
 """
 
@@ -21,6 +23,7 @@ from sqlmodel import Session, col
 
 from telemetry.store.models import SessionIndex
 from telemetry.store.spend import AMOUNTS, SpendDay, correlated_driver, day_expr, group_key
+from telemetry.store.tree_rollup import refresh_all_trees, wrong_trees
 
 __all__ = ["SpendHealth", "check_spend", "rebuild_spend"]
 
@@ -32,10 +35,11 @@ class SpendHealth:
     groups: int = 0
     wrong: list[str] = field(default_factory=list)  # keys of groups that differ
     stale_drivers: int | None = None  # None: not checked
+    wrong_trees: list[str] = field(default_factory=list)  # roots whose kept tree sums differ
 
     @property
     def ok(self) -> bool:
-        return not self.wrong and not self.stale_drivers
+        return not self.wrong and not self.stale_drivers and not self.wrong_trees
 
 
 def _recomputed(db: Session) -> dict[str, tuple[Any, ...]]:
@@ -90,6 +94,7 @@ def check_spend(db: Session, *, drivers: bool = False) -> SpendHealth:
     health.wrong = sorted(
         k for k in want.keys() | have.keys() if not _same(want.get(k, _ZERO), have.get(k, _ZERO))
     )
+    health.wrong_trees = wrong_trees(db)
     if drivers:
         stmt = sa_select(func.count()).select_from(SessionIndex).where(_stale_condition())
         health.stale_drivers = int(db.connection().execute(stmt).scalar() or 0)
@@ -114,4 +119,5 @@ def rebuild_spend(db: Session) -> dict[str, int]:
     ]
     for i in range(0, len(rows), 5000):
         conn.execute(SpendDay.__table__.insert(), rows[i : i + 5000])  # type: ignore[attr-defined]
-    return {"drivers_changed": int(moved or 0), "groups": len(rows)}
+    trees = refresh_all_trees(db)
+    return {"drivers_changed": int(moved or 0), "groups": len(rows), "trees_changed": trees}

@@ -25,6 +25,8 @@ from sqlmodel import Field, SQLModel
 
 __all__ = [
     "NAMING",
+    "SPEND_READ",
+    "TREE_ROOTS",
     "AgentRun",
     "Aggregate",
     "CountedFinding",
@@ -43,6 +45,24 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 SQLModel.metadata = MetaData(naming_convention=NAMING)
+
+# what the Costs page reads of the rows of a partial day, in the order its index keeps them
+SPEND_READ = (
+    "created_at",
+    "archived_at",
+    "source",
+    "agent",
+    "model",
+    "driver",
+    "tokens_input",
+    "tokens_output",
+    "tokens_reasoning",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "cost_usd",
+)
+# the rows `ix_session_index_tree_cost` holds: roots whose tree has an indexed row
+TREE_ROOTS = "parent_session_id IS NULL AND tree_session_count > 0"
 
 
 # Token counts, byte sizes and durations in milliseconds pass 2**31 in a long-lived fleet:
@@ -139,10 +159,21 @@ class SessionIndex(SQLModel, table=True):
         Index("ix_session_index_verdict_archived", "verdict", "archived_at", "id"),
         Index("ix_session_index_label_archived", "label", "archived_at", "id"),
         Index("ix_session_index_source_archived", "source", "archived_at", "id"),
-        # the part of a Costs window that is not whole days, by creation time (0012)
-        Index("ix_session_index_created", "created_at"),
+        # the part of a Costs window that is not whole days, by creation time, with all the
+        # page reads of each row so the read never leaves the index (0012, covering 0015)
+        Index("ix_session_index_created_spend", *SPEND_READ),
         # the most expensive sessions of a window: read from the dearest down (0012)
         Index("ix_session_index_cost", "cost_usd", "id"),
+        # the dearest trees of a window, read from the dearest down with their times (0015)
+        Index(
+            "ix_session_index_tree_cost",
+            "tree_cost_usd",
+            "id",
+            "created_at",
+            "archived_at",
+            postgresql_where=text(TREE_ROOTS),
+            sqlite_where=text(TREE_ROOTS),
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -181,6 +212,11 @@ class SessionIndex(SQLModel, table=True):
     subtree_tokens: int = _big()
     subtree_cost_usd: float = 0.0
     subtree_session_count: int = 1
+    # the indexed tree: sums over the rows naming this one as their root
+    # (telemetry.store.tree_rollup), kept by every write of the tree (0015)
+    tree_cost_usd: float = Field(default=0.0, sa_column_kwargs={"server_default": "0"})
+    tree_tokens: int = _counted(0, big=True)
+    tree_session_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     verdict: str = Field(default="healthy", max_length=20)
     worst_detector: str | None = Field(default=None, max_length=100)
     finding_count: int = 0

@@ -5,6 +5,7 @@ removals and pruned cycles, in any order."""
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -16,7 +17,8 @@ from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import col
 
-from telemetry.queries.spend_read import recomputed_records, window_records
+from archiver.metrics import TOKEN_KINDS
+from telemetry.queries.spend_read import FINE_KEYS, fold, recomputed_records, window_groupings, window_records
 from telemetry.services.spend_repair import check_spend, rebuild_spend
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
@@ -43,6 +45,17 @@ _OPS = st.one_of(
 _WINDOW = st.tuples(st.one_of(st.none(), _MINUTES), st.one_of(st.none(), _MINUTES))
 
 
+def assert_folded(got: list[dict[str, Any]], want: list[dict[str, Any]], keys: list[str]) -> None:
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        return (r["source"], *(r[k] for k in keys))
+
+    g, w = {key(r): r for r in got if r["count"]}, {key(r): r for r in want if r["count"]}
+    assert g.keys() == w.keys()
+    for k, r in w.items():
+        assert [g[k][t] for t in (*TOKEN_KINDS, "count")] == [r[t] for t in (*TOKEN_KINDS, "count")], k
+        assert math.isclose(g[k]["cost_usd"], r["cost_usd"], rel_tol=1e-9, abs_tol=1e-9), k
+
+
 @contextlib.contextmanager
 def memory_store() -> Iterator[Engine]:
     engine = make_engine("sqlite://")
@@ -63,7 +76,12 @@ def test_the_summary_answers_what_the_sessions_answer(ops: list[tuple[Any, ...]]
             assert check_spend(db, drivers=True).ok
             for w in [(None, None), *windows]:
                 since, until = window(w)
-                assert_same(window_records(db, since, until), recomputed_records(db, since, until))
+                want = recomputed_records(db, since, until)
+                assert_same(window_records(db, since, until), want)
+                # the Costs page's one statement: each grouping summed in the database
+                sets = [list(FINE_KEYS), ["agent"], ["day", "model"], []]
+                for keys, got in zip(sets, window_groupings(db, since, until, sets), strict=True):
+                    assert_folded(got, fold(want, keys), keys)
 
 
 def test_a_cycle_that_arrives_after_its_session_moves_its_spend_to_its_driver(engine: Engine) -> None:

@@ -13,14 +13,14 @@ Building it reads the table once (seconds at 1,000,000 sessions). A later batch 
 rebuilds `session_index` on SQLite must create it again, as it must the triggers of 0002.
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0015
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
 revision = "0016"
-down_revision = "0014"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
