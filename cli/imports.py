@@ -8,7 +8,7 @@ module is imported first creates and registers the group, the other finds it on 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -59,7 +59,13 @@ def import_dispatch(
             )
     if as_json:
         print_json(report)
-        return
+    else:
+        _print_dispatch_report(path, report)
+    if report["totals"]["rejected"]:  # reported and skipped, but not imported: a failure
+        raise typer.Exit(1)
+
+
+def _print_dispatch_report(path: Path, report: dict[str, Any]) -> None:
     table = Table(title=f"imported from {path}", title_justify="left")
     for h in ("table", "driver", "rows", "new", "finished now", "unchanged", "rejected"):
         table.add_column(h, justify="left" if h in ("table", "driver") else "right")

@@ -27,7 +27,7 @@ class Octel:
         base = ["--data-dir", str(self.data_dir), "--database-url", self.url]
         return self.runner.invoke(app, [*base, *args], input=input, catch_exceptions=False)
 
-    def json(self, *args: str, input: str | None = None) -> Any:
+    def json(self, *args: str, input: str | None = None, code: int = 0) -> Any:
         r = self(*args, "--json", input=input)
-        assert r.exit_code == 0, r.output + r.stderr
+        assert r.exit_code == code, r.output + r.stderr
         return json.loads(r.stdout)

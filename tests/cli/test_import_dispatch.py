@@ -107,7 +107,7 @@ def test_import_maps_every_layout_and_keeps_rows(octel: Octel, tmp_path: Path) -
     src = tmp_path / "dispatch.db"
     _build(src)
     r = octel("import", "dispatch-db", str(src))
-    assert r.exit_code == 0, r.output + r.stderr
+    assert r.exit_code == 1, r.output + r.stderr  # one row rejected: the good rows go in, the run fails
     assert "dispatch_review_cycles" in r.stdout and "rejected" in r.stdout
     cycles = _cycles(octel)
     assert set(cycles) == {
@@ -145,14 +145,14 @@ def test_rerun_is_idempotent_and_counts_each_finished_cycle_once(
 ) -> None:
     src = tmp_path / "dispatch.db"
     _build(src)
-    first = octel.json("import", "dispatch-db", str(src))
+    first = octel.json("import", "dispatch-db", str(src), code=1)
     golden("import_dispatch_db", {**first, "source": "<path>"})
     assert first["totals"] == {"rows": 9, "imported": 8, "finished": 0, "unchanged": 0, "rejected": 1}
     assert first["rejects"][0]["row"] == "rv-bad" and "not a time" in first["rejects"][0]["reason"]
     counted = _counters(octel)
     total = sum(v for (m, _), v in counted.items() if m == "cycles_total")
     assert total == 5  # rv-1, rv-2, implementer-1, implementer-3, conflict-7
-    again = octel.json("import", "dispatch-db", str(src))
+    again = octel.json("import", "dispatch-db", str(src), code=1)
     assert again["totals"] == {"rows": 9, "imported": 0, "finished": 0, "unchanged": 8, "rejected": 1}
     assert _counters(octel) == counted
 
@@ -167,13 +167,21 @@ def test_rerun_is_idempotent_and_counts_each_finished_cycle_once(
     )
     db.commit()
     db.close()
-    third = octel.json("import", "dispatch-db", str(src))
+    third = octel.json("import", "dispatch-db", str(src), code=1)
     assert (third["totals"]["finished"], third["totals"]["unchanged"]) == (2, 6)
     after = _counters(octel)
     assert sum(v for (m, _), v in after.items() if m == "cycles_total") == 7
-    assert octel.json("import", "dispatch-db", str(src))["totals"]["finished"] == 0
+    assert octel.json("import", "dispatch-db", str(src), code=1)["totals"]["finished"] == 0
     assert _counters(octel) == after
     assert _cycles(octel)["rv-3"].terminal_state == "done"
+
+    # once the bad row is mended at its source, the same import succeeds
+    db = sqlite3.connect(src)
+    db.execute("DELETE FROM dispatch_review_cycles WHERE cycle_id = 'rv-bad'")
+    db.commit()
+    db.close()
+    clean = octel.json("import", "dispatch-db", str(src))
+    assert clean["totals"]["rejected"] == 0
 
 
 @pytest.mark.parametrize(
