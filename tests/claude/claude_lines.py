@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
 import orjson
 from hypothesis import strategies as st
+from json_mutation import any_json as _any_json
+from json_mutation import replace_inside
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude"
 _uuid = itertools.count(1)
@@ -88,15 +89,7 @@ def write(path: Path, lines: list[dict[str, Any]]) -> Path:
 
 
 # any JSON value, ints past 64 bits included: what a hostile line may hold anywhere
-any_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**63), 2**64)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
-    max_leaves=6,
-)
+any_json = _any_json(64)
 
 
 def mutated_lines(pool: list[Any], max_size: int = 12) -> st.SearchStrategy[list[Any]]:
@@ -104,26 +97,7 @@ def mutated_lines(pool: list[Any], max_size: int = 12) -> st.SearchStrategy[list
 
     @st.composite
     def lines(draw: st.DrawFn) -> list[Any]:
-        out = []
-        for line in draw(st.lists(st.sampled_from(pool), min_size=1, max_size=max_size)):
-            line = json.loads(json.dumps(line))
-            node = line
-            for _ in range(draw(st.integers(0, 4))):
-                keys = (
-                    list(node)
-                    if isinstance(node, dict)
-                    else list(range(len(node)))
-                    if isinstance(node, list)
-                    else []
-                )
-                if not keys:
-                    break
-                k = draw(st.sampled_from(keys))
-                if draw(st.booleans()) or not isinstance(node[k], dict | list):
-                    node[k] = draw(any_json)
-                    break
-                node = node[k]
-            out.append(line)
-        return out
+        drawn = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=max_size))
+        return [replace_inside(draw, line, any_json, depth=(0, 4), odds=2) for line in drawn]
 
     return lines()

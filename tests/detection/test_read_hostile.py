@@ -11,6 +11,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from json_mutation import any_json, replace_inside
 
 from archiver.convert_read import NotASession, read_session
 from detectors import score
@@ -21,38 +22,14 @@ _EXPORT = json.loads((FIXTURES / "export.json").read_text())
 _RUN_LOG = [json.loads(x) for x in (FIXTURES / "run_format_json.jsonl").read_text().splitlines() if x]
 _EVENTS = [e["event"] for e in _FX["events"]][:60]
 
-_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
-    max_leaves=6,
-)
+_json = any_json(70)
 
 
 @st.composite
 def _mutated(draw: st.DrawFn, value: Any) -> Any:
     """``value`` with up to three values somewhere inside replaced by anything."""
-    value = json.loads(json.dumps(value))
     for _ in range(draw(st.integers(0, 3))):
-        node = value
-        for _ in range(draw(st.integers(1, 8))):
-            keys = (
-                list(node)
-                if isinstance(node, dict)
-                else list(range(len(node)))
-                if isinstance(node, list)
-                else []
-            )
-            if not keys:
-                break
-            k = draw(st.sampled_from(keys))
-            if draw(st.integers(0, 3)) == 0 or not isinstance(node[k], dict | list):
-                node[k] = draw(_json)
-                break
-            node = node[k]
+        value = replace_inside(draw, value, _json, depth=(1, 8), odds=4)
     return value
 
 
