@@ -4,12 +4,11 @@ shrink, and findings that come, change verdict and go."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_store import memory_store
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -18,8 +17,7 @@ from archiver.redact import Redactor
 from telemetry.services.index_batch import index_batch
 from telemetry.services.indexing import index_records
 from telemetry.store.aggregates import coalesced, read_all
-from telemetry.store.db import make_engine, session_scope
-from telemetry.store.migrate import upgrade
+from telemetry.store.db import session_scope
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
 
 RED = Redactor(b"k" * 32, ["configured-secret-value-1"])
@@ -85,16 +83,6 @@ _RECORD = st.builds(
 )
 
 
-@contextlib.contextmanager
-def _store() -> Iterator[Engine]:
-    engine = make_engine("sqlite://")
-    upgrade(engine)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
-
-
 def _contents(engine: Engine) -> dict[str, Any]:
     with session_scope(engine, write=False) as db:
         rows = [r.model_dump(exclude={"id", "archived_at"}) for r in db.exec(select(SessionIndex))]
@@ -116,7 +104,7 @@ def _contents(engine: Engine) -> dict[str, Any]:
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.lists(_RECORD, min_size=1, max_size=4), min_size=1, max_size=4))
 def test_a_batch_writes_what_one_by_one_writes(batches: list[list[SessionRecord]]) -> None:
-    with _store() as one, _store() as bulk:
+    with memory_store() as one, memory_store() as bulk:
         for records in batches:
             with session_scope(one) as db:
                 index_records(db, records, redactor=RED)
@@ -128,7 +116,7 @@ def test_a_batch_writes_what_one_by_one_writes(batches: list[list[SessionRecord]
 
 
 def test_the_batch_names_the_files_its_rows_no_longer_point_at() -> None:
-    with _store() as engine:
+    with memory_store() as engine:
         with session_scope(engine) as db:
             first = index_batch(db, [_record("s0", 10, "a.json", (), "t")], redactor=RED)
         with session_scope(engine) as db:

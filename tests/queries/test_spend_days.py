@@ -4,14 +4,13 @@ removals and pruned cycles, in any order."""
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_store import memory_store
 from spend_ops import BASE, CYCLES, SESSIONS, apply_op, assert_same, record, window
 from sqlalchemy import delete
 from sqlalchemy.engine import Engine
@@ -20,8 +19,7 @@ from sqlmodel import col
 from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.spend_read import FINE_KEYS, fold, recomputed_records, window_groupings, window_records
 from telemetry.services.spend_repair import check_spend, rebuild_spend
-from telemetry.store.db import make_engine, session_scope
-from telemetry.store.migrate import upgrade
+from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 
 _MINUTES = st.integers(0, 5 * 24 * 60)
@@ -54,16 +52,6 @@ def assert_folded(got: list[dict[str, Any]], want: list[dict[str, Any]], keys: l
     for k, r in w.items():
         assert [g[k][t] for t in (*TOKEN_KINDS, "count")] == [r[t] for t in (*TOKEN_KINDS, "count")], k
         assert math.isclose(g[k]["cost_usd"], r["cost_usd"], rel_tol=1e-9, abs_tol=1e-9), k
-
-
-@contextlib.contextmanager
-def memory_store() -> Iterator[Engine]:
-    engine = make_engine("sqlite://")
-    upgrade(engine)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 @settings(max_examples=80, deadline=None)

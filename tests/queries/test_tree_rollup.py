@@ -5,14 +5,13 @@ sums that drifted and the repair mends them; the migration fills them on both en
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_store import memory_store
 from spend_ops import BASE, SESSIONS, apply_op, record, window
 from sqlalchemy import func, text, update
 from sqlalchemy.engine import Engine
@@ -81,16 +80,6 @@ def kept_trees(db: Session, since: datetime | None, until: datetime | None, limi
     return [
         (t["session_id"], t["subtree_cost_usd"], t["subtree_session_count"], t["subtree_tokens"]) for t in got
     ]
-
-
-@contextlib.contextmanager
-def memory_store() -> Iterator[Engine]:
-    engine = make_engine("sqlite://")
-    upgrade(engine)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 @settings(max_examples=80, deadline=None)
