@@ -6,31 +6,35 @@ A fleet that cannot wrap the CLI still gets costs and errors: Claude Code export
 becomes one ``agent_run`` row (``run_key = otel:<session.id>``). Usage is tallied twice, from the
 metrics and from the request events, and the row takes the larger of the two, so a fleet that
 exports only one of them is counted, and one that exports both is not counted twice. Every
-observation has a key (the request id, or the data point's series and time): an exporter that
-retries a batch changes nothing.
+observation has a key (the request id, or the data point's series and time), kept as a digest in
+`otlp_seen` once folded in: an exporter that retries a batch changes nothing.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlalchemy import insert
+from sqlmodel import Session, col, select
 
 from archiver.redact import Redactor
 from telemetry.services.bounds import INT64_MAX
 from telemetry.services.otlp_parse import Observation
 from telemetry.store import aggregates
 from telemetry.store.locks import lock_key
-from telemetry.store.models import AgentRun
+from telemetry.store.models import AgentRun, OtlpSeen
 
 __all__ = ["apply"]
 
 _TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 _KEEP_ERRORS = 20
 _MAX_SID = 195  # a placeholder is longer than a short secret: `otel:` + id still fits 200
+_CHUNK = 500  # digests asked at once: under every engine's bound-parameter limit
 
 
 def _tally(raw: dict[str, Any], name: str) -> dict[str, Any]:
@@ -81,6 +85,29 @@ def _redacted(found: list[Observation], redactor: Redactor) -> list[Observation]
     ]
 
 
+def digest(key: str) -> str:
+    """An observation key's digest in `otlp_seen` (128 bits: no two keys of a run share one)."""
+    return hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+
+
+def _unseen(db: Session, run_key: str, found: list[Observation]) -> list[Observation]:
+    """The run's observations not folded in before, nor twice in this batch, in their order;
+    they are marked seen. The caller holds the run's lock, so no other writer marks them too."""
+    fresh: dict[str, Observation] = {}
+    for o in found:
+        fresh.setdefault(digest(o.key), o)
+    wanted = list(fresh)
+    for i in range(0, len(wanted), _CHUNK):
+        known = select(OtlpSeen.digest).where(
+            OtlpSeen.run_key == run_key, col(OtlpSeen.digest).in_(wanted[i : i + _CHUNK])
+        )
+        for d in db.exec(known):
+            del fresh[d]
+    if fresh:
+        db.execute(insert(OtlpSeen), [{"run_key": run_key, "digest": d} for d in fresh])
+    return list(fresh.values())
+
+
 def apply(db: Session, found: list[Observation], now: datetime, redactor: Redactor) -> int:
     """Fold the observations into their sessions' runs; returns how many were new."""
     new = 0
@@ -94,8 +121,7 @@ def apply(db: Session, found: list[Observation], now: datetime, redactor: Redact
             row = AgentRun(
                 run_key=key, agent="claude-code", session_id=sid, subtype="otel", created_at=now, raw={}
             )
-        raw = dict(row.raw or {})
-        seen = set(raw.get("seen", []))
+        raw = copy.deepcopy(row.raw or {})  # tallies change in place: the loaded value must not
         before_cost = row.cost_usd
         before_tokens = {
             "input": row.input_tokens,
@@ -103,12 +129,9 @@ def apply(db: Session, found: list[Observation], now: datetime, redactor: Redact
             "cache_read": row.cache_read_tokens,
             "cache_write": row.cache_creation_tokens,
         }
-        for o in found:
-            if o.session_id == sid and o.key not in seen:
-                seen.add(o.key)
-                _observe(raw, o)
-                new += 1
-        raw["seen"] = sorted(seen)
+        for o in _unseen(db, key, [o for o in found if o.session_id == sid]):
+            _observe(raw, o)
+            new += 1
         m, r = _tally(raw, "metrics"), _tally(raw, "requests")
         row.cost_usd = max(m["cost"], r["cost"])
         tokens = {k: min(int(max(m["tokens"][k], r["tokens"][k])), INT64_MAX) for k in before_tokens}

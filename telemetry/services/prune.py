@@ -28,7 +28,7 @@ from sqlmodel import Session, col, select
 from archiver.store import ArchiveStore, FolderStore, as_store, locate
 from telemetry.services.spend_links import cycles_changed, remove_sessions
 from telemetry.store.db import session_scope
-from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
+from telemetry.store.models import AgentRun, Cycle, Finding, OtlpSeen, SessionIndex
 from telemetry.vocabulary import LIKE_PATTERNS
 
 __all__ = ["PrunePlan", "plan_prune", "prune"]
@@ -199,6 +199,9 @@ def prune(
         for chunk in _chunks(ids):
             with session_scope(engine) as db:
                 links = _cycle_links(db, chunk) if model is Cycle else []
+                if model is AgentRun:  # a run's telemetry keys go with it
+                    keys = select(AgentRun.run_key).where(col(AgentRun.id).in_(chunk))
+                    db.exec(delete(OtlpSeen).where(col(OtlpSeen.run_key).in_(keys)))
                 _delete_rows(db, model, column, chunk)
                 cycles_changed(db, links)  # sessions they named take their next driver
             if progress is not None:

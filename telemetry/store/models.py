@@ -33,6 +33,7 @@ __all__ = [
     "Cycle",
     "Daemon",
     "Finding",
+    "OtlpSeen",
     "SessionIndex",
 ]
 
@@ -298,6 +299,21 @@ class AgentRun(SQLModel, table=True):
     model_usage: dict[str, Any] | None = _json()
     raw: dict[str, Any] | None = _json()
     created_at: datetime = _ts()
+
+
+class OtlpSeen(SQLModel, table=True):
+    """An observation of Claude Code's own telemetry already folded into its run (`otel:` key).
+
+    A retried export finds its observations here and changes nothing. A row per observation,
+    not a list in the run's JSON: that list was rewritten (and redacted again) whole with every
+    export, so a long session cost more with each batch. `digest` is a 128-bit hash of the
+    observation's (redacted) key, which may be kilobytes long.
+    """
+
+    __tablename__ = "otlp_seen"
+
+    run_key: str = Field(max_length=200, primary_key=True)
+    digest: str = Field(max_length=32, primary_key=True)
 
 
 class Aggregate(SQLModel, table=True):
