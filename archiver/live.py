@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = [
     "STATES",
@@ -39,17 +39,7 @@ StateName = Literal[
     "deleted",
     "unknown",
 ]
-STATES: tuple[StateName, ...] = (
-    "busy",
-    "retrying",
-    "waiting_permission",
-    "compacting",
-    "running_tool",
-    "idle",
-    "errored",
-    "deleted",
-    "unknown",
-)
+STATES: tuple[StateName, ...] = get_args(StateName)
 _ID = re.compile(r"^[a-z]{2,5}_([0-9a-f]{12})")
 _PERIOD_MS = 1 << 36  # ids keep the low 36 bits of the creation time in ms
 _MAX_SKEW_S = 86_400.0  # a decoded time further than this from the receipt is not trusted

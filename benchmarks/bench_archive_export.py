@@ -15,31 +15,24 @@ Run: python benchmarks/bench_archive_export.py [--sessions 40] [--messages 100] 
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pgserver
-from bench_archive_store import _archive, _docs
+import archive_setup
+from archive_setup import archive_documents, migrated, redactor
 
-from archiver.redact import Redactor
 from telemetry.services.archive_export import export_archives
 from telemetry.services.archive_import import import_archives
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import DatabaseStore
-from telemetry.store.db import make_engine
-from telemetry.store.migrate import upgrade
 
 
 def _median(rounds: int, before: Callable[[], None], run: Callable[[], Any]) -> float:
@@ -53,12 +46,10 @@ def _median(rounds: int, before: Callable[[], None], run: Callable[[], Any]) -> 
 
 
 def measure(new_url: Callable[[], str], tmp: Path, docs: list[dict[str, Any]], rounds: int) -> dict[str, Any]:
-    redactor = Redactor(b"k" * 32, ["a-configured-secret-value"])
-    source = make_engine(new_url())
-    upgrade(source)
+    red = redactor()
     out_dir = tmp / "out"
-    try:
-        _archive(docs, DatabaseStore(source), source, redactor)
+    with migrated(new_url()) as source, ExitStack() as targets:
+        archive_documents(docs, DatabaseStore(source), source, red)
         store = DatabaseStore(source)
 
         def export() -> None:
@@ -70,26 +61,20 @@ def measure(new_url: Callable[[], str], tmp: Path, docs: list[dict[str, Any]], r
 
         first = _median(rounds, empty, export)
         again = _median(rounds, lambda: None, export)
-        targets: list[Any] = []
+        fresh: list[Any] = []
 
-        def fresh() -> None:
-            eng = make_engine(new_url())
-            upgrade(eng)
-            targets.append(eng)
+        def make() -> None:
+            fresh.append(targets.enter_context(migrated(new_url())))
 
         def load() -> None:
-            eng = targets[-1]
+            eng = fresh[-1]
             settings = Settings(
                 data_dir=tmp / "import", database_url=str(eng.url), archive_store="database", _env_file=None
             )  # type: ignore[call-arg]
-            report = import_archives(eng, out_dir, settings, redactor)
+            report = import_archives(eng, out_dir, settings, red)
             assert report.stats.new == len(docs) and not report.skipped, report.to_dict()
 
-        back = _median(rounds, fresh, load)
-        for eng in targets:
-            eng.dispose()
-    finally:
-        source.dispose()
+        back = _median(rounds, make, load)
     return {
         "export_s": first,
         "export_again_s": again,
@@ -99,50 +84,18 @@ def measure(new_url: Callable[[], str], tmp: Path, docs: list[dict[str, Any]], r
     }
 
 
-def _databases(engine: str, tmp: Path, stack: ExitStack) -> Callable[[], str] | None:
-    """A maker of fresh, empty databases on ``engine`` (None: no PostgreSQL here)."""
-    if engine == "postgres":
-        if pgserver.pg_binaries() is None:
-            print("skipping postgres: " + pgserver.HOW, file=sys.stderr)
-            return None
-        server = stack.enter_context(pgserver.postgres_server(durable=True))
-        return lambda: pgserver.create_database(server)
-    made = iter(range(1_000_000))
-    return lambda: f"sqlite:///{tmp / f'octel-{next(made)}.db'}"
+def _line(r: dict[str, Any]) -> str:
+    return (
+        f"export {r['export_s'] * 1000:7.1f} ms, "
+        f"again {r['export_again_s'] * 1000:7.1f} ms "
+        f"({r['again_vs_export']:.2f}x; target <= 0.5x), "
+        f"import of the files {r['import_s'] * 1000:7.1f} ms "
+        f"(export {r['export_vs_import']:.2f}x of it; target <= 1x)"
+    )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--sessions", type=int, default=40)
-    ap.add_argument("--messages", type=int, default=100)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--engines", default="sqlite,postgres")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
-    docs = _docs(args.sessions, args.messages)
-    size = sum(len(json.dumps(d)) for d in docs) / 1e6
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="octel-bench-export-") as tmp, ExitStack() as stack:
-        for name in args.engines.split(","):
-            new_url = _databases(name, Path(tmp), stack)
-            if new_url is None:
-                continue
-            work = Path(tmp) / name
-            work.mkdir()
-            r = {"engine": name, "documents": len(docs), "mb": round(size, 1)}
-            r.update(measure(new_url, work, docs, args.rounds))
-            results.append(r)
-            if not args.json:
-                print(
-                    f"{name:9} {len(docs)} documents, {size:.1f} MB: export {r['export_s'] * 1000:7.1f} ms, "
-                    f"again {r['export_again_s'] * 1000:7.1f} ms "
-                    f"({r['again_vs_export']:.2f}x; target <= 0.5x), "
-                    f"import of the files {r['import_s'] * 1000:7.1f} ms "
-                    f"(export {r['export_vs_import']:.2f}x of it; target <= 1x)"
-                )
-    if args.json:
-        print(json.dumps(results, indent=2))
-    return 0
+    return archive_setup.main(__doc__, measure, _line, rounds=3, prefix="octel-bench-export-")
 
 
 if __name__ == "__main__":

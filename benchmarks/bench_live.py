@@ -27,11 +27,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.client import OpenCodeClient
@@ -83,6 +85,23 @@ def _server(port: int, *args: str) -> subprocess.Popen[bytes]:
     raise RuntimeError("the fake server did not start")
 
 
+@contextlib.contextmanager
+def _server_and_store(*args: str) -> Iterator[tuple[str, Path, Engine]]:
+    """The fake OpenCode server (started with ``args``) and a migrated SQLite store in a
+    temporary folder: the server's URL, the folder and the store; both stopped on exit."""
+    port = _port()
+    proc = _server(port, *args)
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = make_engine(f"sqlite:///{Path(tmp) / 'octel.db'}")
+        try:
+            upgrade(engine)
+            yield f"http://127.0.0.1:{port}", Path(tmp), engine
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            engine.dispose()
+
+
 def _watcher(http: httpx.AsyncClient, url: str, engine: Any, poll: float) -> _Timed:
     redactor = Redactor(b"k" * 32, [])
 
@@ -98,28 +117,19 @@ def _watcher(http: httpx.AsyncClient, url: str, engine: Any, poll: float) -> _Ti
 
 
 async def load(sessions: int, rate: float, seconds: float) -> dict[str, Any]:
-    port = _port()
-    proc = _server(port, "--sessions", str(sessions), "--rate", str(rate))
-    with tempfile.TemporaryDirectory() as tmp:
-        engine = make_engine(f"sqlite:///{tmp}/octel.db")
-        upgrade(engine)
-        try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http:
-                w = _watcher(http, f"http://127.0.0.1:{port}", engine, 2.0)
-                stop = asyncio.Event()
-                task = asyncio.create_task(w.run(stop))
-                await asyncio.sleep(3.0)  # connect, first poll, first rows
-                w.lags.clear()
-                n0, c0, t0 = w._n, time.process_time(), time.monotonic()
-                await asyncio.sleep(seconds)
-                used, wall = time.process_time() - c0, time.monotonic() - t0
-                events = w._n - n0
-                stop.set()
-                await task
-        finally:
-            proc.terminate()
-            proc.wait(10)
-            engine.dispose()
+    with _server_and_store("--sessions", str(sessions), "--rate", str(rate)) as (url, _, engine):
+        async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http:
+            w = _watcher(http, url, engine, 2.0)
+            stop = asyncio.Event()
+            task = asyncio.create_task(w.run(stop))
+            await asyncio.sleep(3.0)  # connect, first poll, first rows
+            w.lags.clear()
+            n0, c0, t0 = w._n, time.process_time(), time.monotonic()
+            await asyncio.sleep(seconds)
+            used, wall = time.process_time() - c0, time.monotonic() - t0
+            events = w._n - n0
+            stop.set()
+            await task
     lags = sorted(w.lags)
     return {
         "sessions": sessions,
@@ -135,51 +145,42 @@ async def load(sessions: int, rate: float, seconds: float) -> dict[str, Any]:
 
 
 async def latency(events: bool, poll: float = 2.0) -> dict[str, Any]:
-    port = _port()
     args = ["--sessions", "5", "--rate", "2", "--ask-after", "4"] + ([] if events else ["--no-events"])
-    proc = _server(port, *args)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=Path(tmp), _env_file=None)  # type: ignore[call-arg]
-        engine = make_engine(settings.db_url)
-        upgrade(engine)
-        out: dict[str, Any] = {"mode": "event stream" if events else f"polling every {poll:g} s"}
-        try:
-            # the app answers only the hosts it knows: TestClient's default `testserver` is one
-            # only where the test suite's conftest adds it, so name a host it always answers
-            with TestClient(create_app(settings), base_url="http://127.0.0.1") as app:
-                async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http:
-                    w = _watcher(http, f"http://127.0.0.1:{port}", engine, poll)
-                    stop = asyncio.Event()
-                    task = asyncio.create_task(w.run(stop))
-                    row_at = metrics_at = None
-                    deadline = time.monotonic() + 30
-                    while (row_at is None or metrics_at is None) and time.monotonic() < deadline:
-                        await asyncio.sleep(0.02)
-                        if row_at is None:
-                            with session_scope(engine, write=False) as db:
-                                got = db.exec(
-                                    select(LiveSession).where(LiveSession.state == "waiting_permission")
-                                )
-                                row = got.first()
-                            if row is not None:
-                                row_at, asked = time.time(), row.permission_asked_at
-                        if metrics_at is None and row_at is not None:
-                            resp = await asyncio.to_thread(app.get, "/metrics")
-                            if resp.status_code != 200:  # say why rather than wait out the deadline
-                                out["error"] = f"/metrics answered {resp.status_code}: {resp.text[:200]}"
-                                break
-                            text = resp.text
-                            if (
-                                'octel_live_sessions{server="' in text
-                                and 'state="waiting_permission"} 1.0' in text
-                            ):
-                                metrics_at = time.time()
-                    stop.set()
-                    await task
-        finally:
-            proc.terminate()
-            proc.wait(10)
-            engine.dispose()
+    out: dict[str, Any] = {"mode": "event stream" if events else f"polling every {poll:g} s"}
+    with _server_and_store(*args) as (url, tmp, engine):
+        settings = Settings(data_dir=tmp, _env_file=None)  # type: ignore[call-arg]
+        # the app answers only the hosts it knows: TestClient's default `testserver` is one
+        # only where the test suite's conftest adds it, so name a host it always answers
+        with TestClient(create_app(settings), base_url="http://127.0.0.1") as app:
+            async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)) as http:
+                w = _watcher(http, url, engine, poll)
+                stop = asyncio.Event()
+                task = asyncio.create_task(w.run(stop))
+                row_at = metrics_at = None
+                deadline = time.monotonic() + 30
+                while (row_at is None or metrics_at is None) and time.monotonic() < deadline:
+                    await asyncio.sleep(0.02)
+                    if row_at is None:
+                        with session_scope(engine, write=False) as db:
+                            got = db.exec(
+                                select(LiveSession).where(LiveSession.state == "waiting_permission")
+                            )
+                            row = got.first()
+                        if row is not None:
+                            row_at, asked = time.time(), row.permission_asked_at
+                    if metrics_at is None and row_at is not None:
+                        resp = await asyncio.to_thread(app.get, "/metrics")
+                        if resp.status_code != 200:  # say why rather than wait out the deadline
+                            out["error"] = f"/metrics answered {resp.status_code}: {resp.text[:200]}"
+                            break
+                        text = resp.text
+                        if (
+                            'octel_live_sessions{server="' in text
+                            and 'state="waiting_permission"} 1.0' in text
+                        ):
+                            metrics_at = time.time()
+                stop.set()
+                await task
     if "error" in out:
         return out
     if row_at is None or metrics_at is None:

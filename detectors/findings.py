@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = ["DOMINANCE", "VERDICTS", "Finding", "Verdict", "dominant", "grade", "worst_verdict"]
 
 Verdict = Literal["healthy", "suspect", "stuck"]
 # Ordered from best to worst; worst_verdict and the CLI rely on this order.
-VERDICTS: tuple[Verdict, ...] = ("healthy", "suspect", "stuck")
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 _RANK = {v: i for i, v in enumerate(VERDICTS)}
 
 

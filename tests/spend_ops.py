@@ -8,6 +8,7 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from session_records import session_record
 from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
@@ -39,24 +40,16 @@ def record(
 ) -> SessionRecord:
     root = "s0" if sid in ("s0", "s2") else "s1"
     at = BASE + timedelta(minutes=minutes or 0)
-    return SessionRecord(
-        session_id=sid,
+    return session_record(
+        sid,
         root_session_id=root,
         parent_session_id=None if sid == root else root,
         depth=0 if sid == root else 1,
         label=label,
         agent=agent,
         model="m1" if tokens % 2 else "m2",
-        title="t",
-        directory=None,
-        opencode_version=None,
         created_ms=None if minutes is None else at.timestamp() * 1000,
-        updated_ms=None,
         archived_at=(at + timedelta(hours=7)).isoformat(),
-        duration_s=None,
-        turn_count=1,
-        message_count=2,
-        in_flight=False,
         tokens_input=tokens,
         tokens_output=tokens // 2,
         tokens_reasoning=tokens % 7,
@@ -65,15 +58,6 @@ def record(
         cost_usd=tokens / 1000 + 0.1,
         subtree_tokens=tokens,
         subtree_cost_usd=tokens / 1000,
-        subtree_session_count=1,
-        verdict="healthy",
-        worst_detector=None,
-        finding_count=0,
-        walk_error_count=0,
-        error_kind=None,
-        archive_path=f"{sid}.json",
-        schema_version=3,
-        content_hash="sha256:x",
         source=source,
     )
 

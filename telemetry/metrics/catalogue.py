@@ -14,11 +14,12 @@ process's own request metrics, prometheus-client's Counter and Histogram).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from archiver.actions import OUTCOMES
 from archiver.metrics import TOKEN_KINDS
 from detectors.findings import VERDICTS
+from telemetry.queries.fleet_models import DaemonState
 
 __all__ = [
     "CATALOGUE",
@@ -32,7 +33,7 @@ __all__ = [
 Kind = Literal["counter", "gauge", "histogram"]
 Source = Literal["aggregate", "store", "process"]
 
-DAEMON_STATES = ("ok", "running_long_worker", "down", "unknown")
+DAEMON_STATES: tuple[str, ...] = get_args(DaemonState)
 # Seconds; octel's own handlers answer in milliseconds, a slow store in seconds.
 HTTP_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 

@@ -38,21 +38,9 @@ class ActionPage(BaseModel):
 
 
 def _out(r: WatchAction) -> ActionOut:
-    return ActionOut(
-        id=r.id or 0,
-        at=as_utc(r.at),
-        server=r.server,
-        session_id=r.session_id,
-        root_session_id=r.root_session_id,
-        rule=r.rule,
-        action=r.action,
-        outcome=r.outcome,
-        detail=r.detail,
-        evidence=r.evidence or {},
-        answer_status=r.answer_status,
-        answer=r.answer,
-        watcher=r.watcher,
-    )
+    """The stored row as it is answered: every column by its name, the time in UTC."""
+    same = {k: getattr(r, k) for k in ActionOut.model_fields}
+    return ActionOut(**{**same, "id": r.id or 0, "at": as_utc(r.at), "evidence": r.evidence or {}})
 
 
 def list_actions(

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from sqlmodel import Session, col, select
 
+from telemetry.queries.fleet_models import DaemonState
 from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import as_utc
 
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 Liveness = Literal["alive", "dead", "unknown"]
-State = Literal["ok", "running_long_worker", "down", "unknown"]
+State = DaemonState
 # Best to worst: the fleet's status is its worst daemon's state.
 STATES: tuple[State, ...] = ("ok", "running_long_worker", "unknown", "down")
 

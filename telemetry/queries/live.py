@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from sqlmodel import Session, col, func, select
 
 from archiver.live import STATES
+from telemetry.queries.models import stored_tokens
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc
@@ -167,13 +168,7 @@ def live_out(x: LiveSession, now: datetime) -> LiveSessionOut:
         last_activity_at=as_utc(x.last_activity_at) if x.last_activity_at else None,
         inactive_s=_age(x.last_activity_at, now),
         turns=x.turns,
-        tokens={
-            "input": x.tokens_input,
-            "output": x.tokens_output,
-            "reasoning": x.tokens_reasoning,
-            "cache_read": x.tokens_cache_read,
-            "cache_write": x.tokens_cache_write,
-        },
+        tokens=stored_tokens(x),
         cost_usd=x.cost_usd,
         verdict=x.verdict,
         worst_detector=x.worst_detector,

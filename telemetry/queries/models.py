@@ -34,6 +34,7 @@ __all__ = [
     "TraceRef",
     "TreeNode",
     "TurnRow",
+    "stored_tokens",
 ]
 
 
@@ -49,6 +50,11 @@ class Tokens(BaseModel):
     @property
     def total(self) -> int:
         return sum(getattr(self, k) for k in TOKEN_KINDS)
+
+
+def stored_tokens(row: object) -> dict[str, int]:
+    """A stored row's `tokens_<kind>` columns (an index row, a live row), by kind."""
+    return {k: getattr(row, f"tokens_{k}") for k in TOKEN_KINDS}
 
 
 class SessionRecord(BaseModel):

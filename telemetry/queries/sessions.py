@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
 from telemetry.queries.cycles import cycle_dict, linked_cycle
-from telemetry.queries.models import SessionPage, SessionRecord, SessionVerdict, TreeNode
+from telemetry.queries.models import SessionPage, SessionRecord, SessionVerdict, TreeNode, stored_tokens
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.queries.session_search import search_page
 from telemetry.store.models import Finding, SessionIndex
@@ -64,19 +64,9 @@ def _iso(dt: datetime | None) -> str | None:
     return as_utc(dt).isoformat() if dt is not None else None
 
 
-def _tokens(s: SessionIndex) -> dict[str, int]:
-    return {
-        "input": s.tokens_input,
-        "output": s.tokens_output,
-        "reasoning": s.tokens_reasoning,
-        "cache_read": s.tokens_cache_read,
-        "cache_write": s.tokens_cache_write,
-    }
-
-
 def session_dict(s: SessionIndex) -> dict[str, Any]:
     """One index row as JSON-ready data (the shape every session query returns)."""
-    tokens = _tokens(s)
+    tokens = stored_tokens(s)
     return {
         "session_id": s.session_id,
         "root_session_id": s.root_session_id,
@@ -175,7 +165,7 @@ def archive_path_of(db: Session, session_id: str) -> str | None:
 
 
 def _node(s: SessionIndex) -> dict[str, Any]:
-    tokens = _tokens(s)
+    tokens = stored_tokens(s)
     return {
         "session_id": s.session_id,
         "parent_session_id": s.parent_session_id,

@@ -31,8 +31,8 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
 from telemetry.store.locks import held_keys
-from telemetry.store.models import SessionIndex
-from telemetry.store.spend import AMOUNTS, Share, apply, driver_of, share_of
+from telemetry.store.models import SPEND_READ, SessionIndex
+from telemetry.store.spend import Share, apply, driver_of, share_of
 from telemetry.store.tree_rollup import refresh_trees
 
 __all__ = [
@@ -47,21 +47,9 @@ __all__ = [
 
 _DEFERRED = "octel_deferred_links"
 _SI = SessionIndex.__table__  # type: ignore[attr-defined]
-# what a row's share and driver are computed from
-SHARE_COLUMNS = (
-    "id",
-    "session_id",
-    "root_session_id",
-    "cycle_id",
-    "label",
-    "created_at",
-    "archived_at",
-    "source",
-    "agent",
-    "model",
-    "driver",
-    *(a for a in AMOUNTS if a != "count"),
-)
+# what a row's share and driver are computed from: the ids its driver is found by, then what
+# the Costs page reads of a row (its day, keys and amounts)
+SHARE_COLUMNS = ("id", "session_id", "root_session_id", "cycle_id", "label", *SPEND_READ)
 
 
 def lock_links(db: Session, values: Iterable[str | None]) -> None:

@@ -13,12 +13,12 @@ from typing import Any
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from telemetry.store.models import _big, _json, _ts
+from telemetry.store.models import Usage, _json, _ts
 
 __all__ = ["LiveMessage", "LiveSession"]
 
 
-class LiveSession(SQLModel, table=True):
+class LiveSession(Usage, table=True):
     """One session a watcher follows: its state, since when, usage and live findings so far."""
 
     __tablename__ = "live_session"
@@ -51,12 +51,6 @@ class LiveSession(SQLModel, table=True):
     tool_since: datetime | None = _ts(nullable=True)
     last_activity_at: datetime | None = _ts(nullable=True)
     turns: int = 0
-    tokens_input: int = _big()
-    tokens_output: int = _big()
-    tokens_reasoning: int = _big()
-    tokens_cache_read: int = _big()
-    tokens_cache_write: int = _big()
-    cost_usd: float = 0.0
     verdict: str = Field(default="healthy", max_length=20)
     worst_detector: str | None = Field(default=None, max_length=100)
     findings: list[dict[str, Any]] | None = _json()

@@ -35,6 +35,7 @@ __all__ = [
     "Finding",
     "OtlpSeen",
     "SessionIndex",
+    "Usage",
 ]
 
 # A naming convention makes Alembic's constraint names the same on SQLite and PostgreSQL.
@@ -73,6 +74,18 @@ BIG = BigInteger().with_variant(Integer(), "sqlite")
 
 def _big(default: int = 0) -> Any:
     return Field(default=default, sa_type=BIG)
+
+
+class Usage(SQLModel):
+    """The usage columns of every table that sums spend (index rows, live rows, the daily
+    summary): tokens by kind (`archiver.metrics.TOKEN_KINDS`) and cost."""
+
+    tokens_input: int = _big()
+    tokens_output: int = _big()
+    tokens_reasoning: int = _big()
+    tokens_cache_read: int = _big()
+    tokens_cache_write: int = _big()
+    cost_usd: float = 0.0
 
 
 def _counted(default: float, big: bool = False) -> Any:
@@ -148,7 +161,7 @@ class Daemon(SQLModel, table=True):
     first_seen_at: datetime = _ts()
 
 
-class SessionIndex(SQLModel, table=True):
+class SessionIndex(Usage, table=True):
     """One archived OpenCode or Claude Code session: what the console and CLI list, without
     scanning folders."""
 
@@ -204,12 +217,6 @@ class SessionIndex(SQLModel, table=True):
     turn_count: int = 0
     message_count: int = 0
     in_flight: bool = False
-    tokens_input: int = _big()
-    tokens_output: int = _big()
-    tokens_reasoning: int = _big()
-    tokens_cache_read: int = _big()
-    tokens_cache_write: int = _big()
-    cost_usd: float = 0.0
     subtree_tokens: int = _big()
     subtree_cost_usd: float = 0.0
     subtree_session_count: int = 1

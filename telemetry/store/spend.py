@@ -27,10 +27,10 @@ from sqlalchemy import Index, String, bindparam, cast, func, null
 from sqlalchemy import select as sa_select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import ColumnElement
-from sqlmodel import Field, Session, SQLModel, col
+from sqlmodel import Field, Session, col
 
 from archiver.metrics import TOKEN_KINDS
-from telemetry.store.models import Cycle, SessionIndex, _big
+from telemetry.store.models import Cycle, SessionIndex, Usage
 from telemetry.timeutil import as_utc
 
 __all__ = [
@@ -55,7 +55,7 @@ AMOUNTS = (*(f"tokens_{k}" for k in TOKEN_KINDS), "cost_usd", "count")
 Share = tuple[tuple[str, str, str | None, str | None, str | None], tuple[float, ...]]
 
 
-class SpendDay(SQLModel, table=True):
+class SpendDay(Usage, table=True):
     """What the sessions of one UTC day cost, per source, agent, model and driver."""
 
     __tablename__ = "spend_day"
@@ -68,12 +68,6 @@ class SpendDay(SQLModel, table=True):
     agent: str | None = Field(default=None, max_length=100)
     model: str | None = Field(default=None, max_length=200)
     driver: str | None = Field(default=None, max_length=100)
-    tokens_input: int = _big()
-    tokens_output: int = _big()
-    tokens_reasoning: int = _big()
-    tokens_cache_read: int = _big()
-    tokens_cache_write: int = _big()
-    cost_usd: float = 0.0
     count: int = 0
 
 

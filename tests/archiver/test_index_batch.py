@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_store import memory_store
+from session_records import session_record
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -27,41 +28,25 @@ GH = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 def _record(
     sid: str, tokens: int, path: str, findings: tuple[tuple[str, str], ...], title: str
 ) -> SessionRecord:
-    return SessionRecord(
-        session_id=sid,
+    return session_record(
+        sid,
         root_session_id="s0",
         parent_session_id=None if sid == "s0" else "s0",
         depth=0 if sid == "s0" else 1,
-        label=None,
-        agent="build",
-        model="m",
         title=title,
-        directory=None,
-        opencode_version=None,
         created_ms=1.7e12,
         updated_ms=1.7e12 + tokens,
         archived_at="2026-11-30T00:00:00Z",
-        duration_s=None,
-        turn_count=1,
-        message_count=2,
-        in_flight=False,
         tokens_input=tokens,
         tokens_output=tokens // 2,
-        tokens_reasoning=0,
         tokens_cache_read=tokens // 3,
-        tokens_cache_write=0,
         cost_usd=tokens / 1000,
         subtree_tokens=tokens,
         subtree_cost_usd=tokens / 1000,
-        subtree_session_count=1,
         verdict=findings[0][1] if findings else "healthy",
         worst_detector=findings[0][0] if findings else None,
         finding_count=len(findings),
-        walk_error_count=0,
-        error_kind=None,
         archive_path=path,
-        schema_version=3,
-        content_hash="sha256:x",
         findings=tuple(
             {"detector": d, "verdict": v, "score": 0.5, "evidence": {"why": title}} for d, v in findings
         ),

@@ -13,6 +13,7 @@ import pytest
 from archiver_fakes import FakeOpenCode, raises, recording_deletes, status, tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from session_records import session_record
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -100,42 +101,20 @@ def test_rearchive_updates_rows_and_counts_only_growth(tmp_path: Path, engine: E
 
 
 def _record(**kw: Any) -> SessionRecord:
-    base = SessionRecord(
-        session_id="s1",
-        root_session_id="s1",
-        parent_session_id=None,
-        depth=0,
-        label=None,
-        agent="build",
-        model="p/m",
-        title="t",
-        directory=None,
-        opencode_version=None,
-        created_ms=1.0,
-        updated_ms=2.0,
-        archived_at="2026-11-29T10:00:00.000Z",
-        duration_s=None,
-        turn_count=0,
-        message_count=0,
-        in_flight=False,
-        tokens_input=0,
-        tokens_output=0,
-        tokens_reasoning=0,
-        tokens_cache_read=0,
-        tokens_cache_write=0,
-        cost_usd=0.0,
-        subtree_tokens=0,
-        subtree_cost_usd=0.0,
-        subtree_session_count=1,
-        verdict="stuck",
-        worst_detector="doom_loop",
-        finding_count=1,
-        walk_error_count=0,
-        error_kind=None,
-        archive_path="a.json",
-        schema_version=2,
-        content_hash="sha256:x",
-        findings=(
+    stuck = {
+        "root_session_id": "s1",
+        "model": "p/m",
+        "created_ms": 1.0,
+        "updated_ms": 2.0,
+        "archived_at": "2026-11-29T10:00:00.000Z",
+        "turn_count": 0,
+        "message_count": 0,
+        "verdict": "stuck",
+        "worst_detector": "doom_loop",
+        "finding_count": 1,
+        "archive_path": "a.json",
+        "schema_version": 2,
+        "findings": (
             {
                 "detector": "doom_loop",
                 "verdict": "stuck",
@@ -144,8 +123,8 @@ def _record(**kw: Any) -> SessionRecord:
                 "start_index": 3,
             },
         ),
-    )
-    return dataclasses.replace(base, **kw)
+    }
+    return session_record(**{**stuck, **kw})
 
 
 def test_findings_are_upserted(engine: Engine) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from liveserver import OctelProcess, live_octel
+from session_records import session_record
 from sqlmodel import func, select
 
 from archiver.record import SessionRecord
@@ -185,39 +186,13 @@ def _count_once(pg_url: str) -> None:
 
 
 def _record(tokens: int) -> SessionRecord:
-    return SessionRecord(
-        session_id="ses_shared",
-        root_session_id="ses_shared",
-        parent_session_id=None,
-        depth=0,
-        label=None,
-        agent="build",
-        model="m",
-        title="t",
-        directory=None,
-        opencode_version=None,
-        created_ms=None,
-        updated_ms=None,
-        archived_at="2026-11-30T00:00:00+00:00",
-        duration_s=None,
-        turn_count=1,
-        message_count=2,
-        in_flight=False,
+    return session_record(
+        "ses_shared",
         tokens_input=tokens,
         tokens_output=1,
-        tokens_reasoning=0,
-        tokens_cache_read=0,
-        tokens_cache_write=0,
         cost_usd=0.01,
         subtree_tokens=tokens + 1,
         subtree_cost_usd=0.01,
-        subtree_session_count=1,
-        verdict="healthy",
-        worst_detector=None,
-        finding_count=0,
-        walk_error_count=0,
-        error_kind=None,
-        archive_path="ses_shared.json",
         schema_version=2,
         content_hash="h",
     )

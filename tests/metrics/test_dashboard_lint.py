@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -20,6 +19,7 @@ from metrics_helpers import (
     metric_families,
 )
 from realparts import require, which
+from script_modules import load_script
 
 from archiver.record import SOURCE_KINDS
 from telemetry.metrics.catalogue import CATALOGUE, by_name
@@ -52,10 +52,7 @@ def _counter_series() -> set[str]:
 
 
 def test_json_is_what_the_builder_writes() -> None:
-    spec = importlib.util.spec_from_file_location("build_dashboard", DASHBOARDS / "build_dashboard.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(DASHBOARDS / "build_dashboard.py")
     assert _dashboard() == json.loads(json.dumps(mod.build())), "run python dashboards/build_dashboard.py"
 
 

@@ -31,6 +31,7 @@ from metrics_helpers import (
     seed_session,
 )
 from realparts import free_port, require, which
+from sqlalchemy.engine import Engine
 
 from archiver.redact import Redactor
 from telemetry.services import ingest
@@ -125,14 +126,22 @@ def _seed_before_start(url: str, live_pid: int) -> None:
             ingest.heartbeat(db, beat, utcnow(), redactor=RED)
         run = claude_result("run-0", "claude-sonnet-4-5", 0.5, RUN_TOKENS)
         ingest.add_agent_run(db, ingest.AgentRunIn(agent="impl", result=run), utcnow(), redactor=RED)
+    _archive_side(engine, "ses_seed", 0.5, "healthy")
+    seed_live(engine)  # an ask, a quiet busy session and a retry storm, twenty minutes old
+    engine.dispose()
+
+
+def _archive_side(engine: Engine, sid: str, cost: float, verdict: str) -> None:
+    """An archived session with a doom-loop finding of ``verdict``, and one more of each
+    counter the archiver, the exporter and the watcher's rules move."""
     seed_session(
         engine,
-        "ses_seed",
+        sid,
         agent="build",
         model="gpt-5",
         tokens=SESSION_TOKENS,
-        cost=0.5,
-        findings={"doom_loop": "healthy"},
+        cost=cost,
+        findings={"doom_loop": verdict},
     )
     bump(engine, "archive_failures_total", {"error_kind": "timeout"}, 1)
     bump(engine, "otel_spans_exported_total", {}, 40)
@@ -140,8 +149,6 @@ def _seed_before_start(url: str, live_pid: int) -> None:
     bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
     bump(engine, "trees_lost_total", {"reason": "incomplete"}, 1)
     bump(engine, "actions_total", {"rule": "deny_asks_after", "outcome": "done"}, 1)
-    seed_live(engine)  # an ask, a quiet busy session and a retry storm, twenty minutes old
-    engine.dispose()
 
 
 def _grow(octel: httpx.Client, url: str) -> None:
@@ -163,21 +170,7 @@ def _grow(octel: httpx.Client, url: str) -> None:
     run = claude_result("run-1", "claude-sonnet-4-5", 10.0, RUN_TOKENS)
     assert octel.post("/api/v1/agent-runs", json={"agent": "impl", "result": run}, headers=auth).is_success
     engine = make_engine(url)
-    seed_session(
-        engine,
-        "ses_stuck",
-        agent="build",
-        model="gpt-5",
-        tokens=SESSION_TOKENS,
-        cost=30.0,
-        findings={"doom_loop": "stuck"},
-    )
-    bump(engine, "archive_failures_total", {"error_kind": "timeout"}, 1)
-    bump(engine, "otel_spans_exported_total", {}, 40)
-    bump(engine, "otel_spans_dropped_total", {}, 3)
-    bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
-    bump(engine, "trees_lost_total", {"reason": "incomplete"}, 1)
-    bump(engine, "actions_total", {"rule": "deny_asks_after", "outcome": "done"}, 1)
+    _archive_side(engine, "ses_stuck", 30.0, "stuck")
     engine.dispose()
 
 

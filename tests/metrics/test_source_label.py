@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 from metrics_helpers import parse, value
+from session_records import session_record
 
 from archiver.claude.layout import find_sessions, load_tree
 from archiver.record import SOURCE_KINDS, SessionRecord, source_label
@@ -30,40 +31,16 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
 
 def _opencode_record() -> SessionRecord:
-    return SessionRecord(
-        session_id="ses_oc",
-        root_session_id="ses_oc",
-        parent_session_id=None,
-        depth=0,
-        label=None,
-        agent="build",
+    return session_record(
+        "ses_oc",
         model="p/m",
-        title="t",
-        directory=None,
-        opencode_version=None,
         created_ms=1.0,
         updated_ms=2.0,
         archived_at="2026-11-29T10:00:00.000Z",
-        duration_s=None,
-        turn_count=1,
-        message_count=2,
-        in_flight=False,
         tokens_input=40,
-        tokens_output=0,
-        tokens_reasoning=0,
-        tokens_cache_read=0,
-        tokens_cache_write=0,
         cost_usd=0.5,
         subtree_tokens=40,
         subtree_cost_usd=0.5,
-        subtree_session_count=1,
-        verdict="healthy",
-        worst_detector=None,
-        finding_count=0,
-        walk_error_count=0,
-        error_kind=None,
-        archive_path="ses_oc.json",
-        schema_version=3,
         content_hash="0" * 64,
         source="opencode",
     )

@@ -2,7 +2,7 @@
 // driver and day (one row per key, OpenCode's and Claude Code's spend inside it), cache-hit
 // ratio, and the most expensive sessions and trees, Claude CLI runs among them.
 
-import { clear, el, fact, getJSON, num, pct, usd } from "./util.js";
+import { clear, el, fact, getJSON, num, pct, table, usd } from "./util.js";
 import { filterBar } from "./filters.js";
 import { spendChart } from "./chart.js";
 
@@ -72,24 +72,19 @@ function breakdown(by, title, rows) {
     { id: `by-${by}`, "aria-labelledby": `h-by-${by}` },
     el("h2", { id: `h-by-${by}` }, title),
     rows.length
-      ? el(
+      ? table(
           "table.grid",
-          {},
-          el("thead", {}, el("tr", {}, el("th", {}, by), el("th.num", {}, "sessions and runs"), el("th.num", {}, "tokens in"), el("th.num", {}, "tokens out"), el("th.num", {}, "cache hit"), el("th.num", {}, "cost"))),
-          el(
-            "tbody",
-            {},
-            rows.map((r) =>
-              el(
-                "tr",
-                drill(by, r),
-                el("th", { scope: "row" }, r.key ?? el("span.muted", {}, "(none)"), " ", sourcesLine(r)),
-                el("td.num", {}, num(r.count)),
-                el("td.num", {}, num(r.tokens.input)),
-                el("td.num", {}, num(r.tokens.output)),
-                el("td.num", {}, pct(r.cache_hit_ratio)),
-                el("td.num", {}, el("span.barcell", { style: `width:${max ? Math.round((60 * (r.cost_usd || 0)) / max) : 0}px`, "aria-hidden": "true" }), usd(r.cost_usd)),
-              ),
+          [[by], ["sessions and runs", "num"], ["tokens in", "num"], ["tokens out", "num"], ["cache hit", "num"], ["cost", "num"]],
+          rows.map((r) =>
+            el(
+              "tr",
+              drill(by, r),
+              el("th", { scope: "row" }, r.key ?? el("span.muted", {}, "(none)"), " ", sourcesLine(r)),
+              el("td.num", {}, num(r.count)),
+              el("td.num", {}, num(r.tokens.input)),
+              el("td.num", {}, num(r.tokens.output)),
+              el("td.num", {}, pct(r.cache_hit_ratio)),
+              el("td.num", {}, el("span.barcell", { style: `width:${max ? Math.round((60 * (r.cost_usd || 0)) / max) : 0}px`, "aria-hidden": "true" }), usd(r.cost_usd)),
             ),
           ),
         )
@@ -106,36 +101,31 @@ function drill(by, r) {
 function topTable(title, id, rows, trees) {
   const cost = trees ? "subtree_cost_usd" : "cost_usd";
   const head = trees
-    ? [el("th", {}, "root session or run"), el("th", {}, "agent"), el("th.num", { title: "sessions in the tree: the root and all its subagents" }, "sessions in tree"), el("th.num", {}, "tree cost")]
-    : [el("th", {}, "session or run"), el("th", {}, "agent"), el("th", {}, "model"), el("th.num", {}, "own cost")];
+    ? [["root session or run"], ["agent"], ["sessions in tree", "num", { title: "sessions in the tree: the root and all its subagents" }], ["tree cost", "num"]]
+    : [["session or run"], ["agent"], ["model"], ["own cost", "num"]];
   return el(
     "section",
     { id, "aria-labelledby": `h-${id}` },
     el("h2", { id: `h-${id}` }, title),
     rows.length
-      ? el(
+      ? table(
           "table.grid",
-          {},
-          el("thead", {}, el("tr", {}, head)),
-          el(
-            "tbody",
-            {},
-            rows.map((s) => {
-              const run = s.source === "claude";
-              const href = run ? null : `#/session/${encodeURIComponent(s.session_id)}`;
-              const name = run
-                ? [s.title || s.run_key, " ", el("span.src", { title: "Claude Code CLI run" }, "Claude CLI")]
-                : [el("a", { href }, s.title || s.session_id), s.verdict && s.verdict !== "healthy" ? [" ", el(`span.pill.${s.verdict}`, {}, s.verdict)] : null];
-              return el(
-                "tr",
-                href ? { tabindex: 0, "data-href": href } : { dataset: { run: s.run_key } },
-                el("td.title", {}, name),
-                el("td", {}, s.agent || "–"),
-                trees ? el("td.num", {}, num(s.subtree_session_count)) : el("td", {}, s.model || "–"),
-                el("td.num", {}, usd(s[cost])),
-              );
-            }),
-          ),
+          head,
+          rows.map((s) => {
+            const run = s.source === "claude";
+            const href = run ? null : `#/session/${encodeURIComponent(s.session_id)}`;
+            const name = run
+              ? [s.title || s.run_key, " ", el("span.src", { title: "Claude Code CLI run" }, "Claude CLI")]
+              : [el("a", { href }, s.title || s.session_id), s.verdict && s.verdict !== "healthy" ? [" ", el(`span.pill.${s.verdict}`, {}, s.verdict)] : null];
+            return el(
+              "tr",
+              href ? { tabindex: 0, "data-href": href } : { dataset: { run: s.run_key } },
+              el("td.title", {}, name),
+              el("td", {}, s.agent || "–"),
+              trees ? el("td.num", {}, num(s.subtree_session_count)) : el("td", {}, s.model || "–"),
+              el("td.num", {}, usd(s[cost])),
+            );
+          }),
         )
       : el("p.muted", {}, "Nothing in this window."),
   );

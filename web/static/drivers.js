@@ -1,6 +1,6 @@
 // Drivers: cycles per driver over a window, then the cycles themselves (in-flight rows tinted).
 
-import { clear, duration, el, getJSON, num, pill, timeEl } from "./util.js";
+import { clear, duration, el, getJSON, num, pill, table, timeEl } from "./util.js";
 import { filterBar, pager } from "./filters.js";
 
 const WINDOWS = [["", "any time"], ["1h", "last hour"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
@@ -56,23 +56,18 @@ function drawPerDriver(node, summary, since) {
   const count = (d, s) => Object.values(d.by_state[s] || {}).reduce((a, b) => a + b, 0);
   clear(
     node,
-    el(
+    table(
       "table.grid",
-      {},
-      el("thead", {}, el("tr", {}, el("th", {}, "driver"), el("th.num", {}, "cycles"), el("th.num", {}, "in flight"), el("th.num", {}, "orphaned"), states.map((s) => el("th.num", {}, s)))),
-      el(
-        "tbody",
-        {},
-        summary.drivers.map((d) =>
-          el(
-            "tr",
-            { tabindex: 0, "data-href": `#/drivers?driver=${encodeURIComponent(d.driver)}${since ? `&since=${since}` : ""}` },
-            el("th", { scope: "row" }, d.driver),
-            el("td.num", {}, num(d.total)),
-            el("td.num", {}, d.in_flight ? pill(`${d.in_flight} in flight`, "inflight") : "0"),
-            el("td.num", {}, d.orphaned ? pill(`${d.orphaned} orphaned`, "orphaned") : "0"),
-            states.map((s) => el("td.num", {}, num(count(d, s)))),
-          ),
+      [["driver"], ["cycles", "num"], ["in flight", "num"], ["orphaned", "num"], ...states.map((s) => [s, "num"])],
+      summary.drivers.map((d) =>
+        el(
+          "tr",
+          { tabindex: 0, "data-href": `#/drivers?driver=${encodeURIComponent(d.driver)}${since ? `&since=${since}` : ""}` },
+          el("th", { scope: "row" }, d.driver),
+          el("td.num", {}, num(d.total)),
+          el("td.num", {}, d.in_flight ? pill(`${d.in_flight} in flight`, "inflight") : "0"),
+          el("td.num", {}, d.orphaned ? pill(`${d.orphaned} orphaned`, "orphaned") : "0"),
+          states.map((s) => el("td.num", {}, num(count(d, s)))),
         ),
       ),
     ),
@@ -88,37 +83,32 @@ function drawCycles(node, page, route, ctx) {
   const head = ["cycle", "driver", "host", "started", "duration", "cand.", "claims", "proc.", "esc.", "terminal state", "outcome", "error", "session"];
   clear(
     node,
-    el(
+    table(
       "table.grid.cycles",
-      {},
-      el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
-      el(
-        "tbody",
-        {},
-        page.items.map((c) =>
+      head.map((h) => [h]),
+      page.items.map((c) =>
+        el(
+          `tr${c.in_flight ? ".inflight" : ""}`,
+          { dataset: { cycle: c.cycle_id } },
           el(
-            `tr${c.in_flight ? ".inflight" : ""}`,
-            { dataset: { cycle: c.cycle_id } },
-            el(
-              "td",
-              {},
-              el("code", {}, c.cycle_id),
-              c.orphaned ? [" ", pill("orphaned", "orphaned")] : c.in_flight ? [" ", pill("in flight", "inflight")] : null,
-              c.start_synthesised ? [" ", pill("start synthesised", "muted")] : null,
-            ),
-            el("td", {}, c.driver),
-            el("td", {}, c.host || "–", c.pid ? ` · ${c.pid}` : ""),
-            el("td", {}, timeEl(c.started_at)),
-            el("td.num", {}, c.orphaned ? `open ${duration(c.elapsed_s)}, daemon down` : c.in_flight ? `${duration(c.elapsed_s)} so far` : duration(c.duration_s)),
-            el("td.num", {}, num(c.candidates_count)),
-            el("td.num", {}, num(c.claims_count)),
-            el("td.num", {}, num(c.processed_count)),
-            el("td.num", {}, num(c.escalated_count)),
-            el("td", {}, c.terminal_state ? pill(c.terminal_state, `s-${c.terminal_state.replace(/[^a-z0-9]+/gi, "_")}`) : "–"),
-            el("td", {}, c.worker_outcome || "–"),
-            el("td", {}, c.error_kind || ""),
-            el("td", {}, c.session_id ? el("a", { href: `#/session/${encodeURIComponent(c.session_id)}` }, el("code", {}, shortId(c.session_id))) : ""),
+            "td",
+            {},
+            el("code", {}, c.cycle_id),
+            c.orphaned ? [" ", pill("orphaned", "orphaned")] : c.in_flight ? [" ", pill("in flight", "inflight")] : null,
+            c.start_synthesised ? [" ", pill("start synthesised", "muted")] : null,
           ),
+          el("td", {}, c.driver),
+          el("td", {}, c.host || "–", c.pid ? ` · ${c.pid}` : ""),
+          el("td", {}, timeEl(c.started_at)),
+          el("td.num", {}, c.orphaned ? `open ${duration(c.elapsed_s)}, daemon down` : c.in_flight ? `${duration(c.elapsed_s)} so far` : duration(c.duration_s)),
+          el("td.num", {}, num(c.candidates_count)),
+          el("td.num", {}, num(c.claims_count)),
+          el("td.num", {}, num(c.processed_count)),
+          el("td.num", {}, num(c.escalated_count)),
+          el("td", {}, c.terminal_state ? pill(c.terminal_state, `s-${c.terminal_state.replace(/[^a-z0-9]+/gi, "_")}`) : "–"),
+          el("td", {}, c.worker_outcome || "–"),
+          el("td", {}, c.error_kind || ""),
+          el("td", {}, c.session_id ? el("a", { href: `#/session/${encodeURIComponent(c.session_id)}` }, el("code", {}, shortId(c.session_id))) : ""),
         ),
       ),
     ),

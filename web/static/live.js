@@ -2,7 +2,7 @@
 // live session's page. Everything drawn here comes from /api/live (numbers as the server
 // computed them; ages are the server's, moved on by the time since the answer).
 
-import { clear, duration, el, errorBox, getJSON, num, pill, treeLead, treeOrder, usd } from "./util.js";
+import { clear, duration, el, errorBox, getJSON, num, pill, table, treeLead, treeOrder, usd } from "./util.js";
 import { drawTimeline } from "./timeline.js";
 
 const QUIET = new Set(["idle", "deleted"]);
@@ -79,31 +79,26 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
   // children under their root: each root, then its descendants depth-first
   const rows = group ? treeOrder(items) : items.map((s) => ({ s, depth: 0, detached: false }));
   const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict"], ["cycle"]];
-  return el(
+  return table(
     "table.grid.live",
-    {},
-    caption ? el("caption", {}, caption) : null,
-    el("thead", {}, el("tr", {}, head.map(([h, c]) => el(c ? `th.${c}` : "th", {}, h)))),
-    el(
-      "tbody",
-      {},
-      rows.map((row) => {
-        const s = row.s;
-        return el(
-          "tr",
-          { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}`, dataset: { session: s.session_id, state: s.state } },
-          el("td.title", {}, treeLead(row), sessionLink(s)),
-          el("td", {}, statePill(s.state)),
-          el("td.num", {}, duration(s.state_age_s)),
-          el("td.what", {}, s.explanation.split(";")[0]),
-          el("td", {}, s.agent || "–"),
-          el("td.num", {}, num(s.turns)),
-          el("td.num", {}, usd(s.cost_usd)),
-          el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
-          el("td", {}, s.cycle_id ? cycleLink(s) : "–"),
-        );
-      }),
-    ),
+    head,
+    rows.map((row) => {
+      const s = row.s;
+      return el(
+        "tr",
+        { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}`, dataset: { session: s.session_id, state: s.state } },
+        el("td.title", {}, treeLead(row), sessionLink(s)),
+        el("td", {}, statePill(s.state)),
+        el("td.num", {}, duration(s.state_age_s)),
+        el("td.what", {}, s.explanation.split(";")[0]),
+        el("td", {}, s.agent || "–"),
+        el("td.num", {}, num(s.turns)),
+        el("td.num", {}, usd(s.cost_usd)),
+        el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
+        el("td", {}, s.cycle_id ? cycleLink(s) : "–"),
+      );
+    }),
+    caption,
   );
 }
 

@@ -1,7 +1,7 @@
 // Overview: what runs now (unanswered asks first), a tile per daemon, the last 24 hours of
 // cycle outcomes, stuck sessions.
 
-import { ApiError, Unreachable, ago, clear, duration, el, errorBox, getJSON, num, pill } from "./util.js";
+import { ApiError, Unreachable, ago, clear, duration, el, errorBox, getJSON, num, pill, table } from "./util.js";
 import { drawRunningNow, fetchLive } from "./live.js";
 
 const STATE_TEXT = {
@@ -147,7 +147,7 @@ function drawOutcomes(node, summary) {
   });
   clear(
     node,
-    el("table.grid", {}, el("thead", {}, el("tr", {}, el("th", {}, "driver"), el("th.num", {}, "cycles"), el("th", {}, "terminal state / worker outcome"))), el("tbody", {}, rows)),
+    table("table.grid", [["driver"], ["cycles", "num"], ["terminal state / worker outcome"]], rows),
   );
 }
 
@@ -163,23 +163,18 @@ function drawStuck(node, page) {
   const now = Date.now();
   clear(
     node,
-    el(
+    table(
       "table.grid",
-      {},
-      el("thead", {}, el("tr", {}, ["session", "agent", "detector", "turns", "archived"].map((h) => el("th", {}, h)))),
-      el(
-        "tbody",
-        {},
-        page.items.map((s) =>
-          el(
-            "tr",
-            { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}` },
-            el("td", {}, el("a", { href: `#/session/${encodeURIComponent(s.session_id)}` }, s.title || s.session_id), " ", pill(s.verdict)),
-            el("td", {}, s.agent || "–"),
-            el("td", {}, s.worst_detector || "–"),
-            el("td.num", {}, num(s.turn_count)),
-            el("td", {}, ago(s.archived_at, now)),
-          ),
+      [["session"], ["agent"], ["detector"], ["turns"], ["archived"]],
+      page.items.map((s) =>
+        el(
+          "tr",
+          { tabindex: 0, "data-href": `#/session/${encodeURIComponent(s.session_id)}` },
+          el("td", {}, el("a", { href: `#/session/${encodeURIComponent(s.session_id)}` }, s.title || s.session_id), " ", pill(s.verdict)),
+          el("td", {}, s.agent || "–"),
+          el("td", {}, s.worst_detector || "–"),
+          el("td.num", {}, num(s.turn_count)),
+          el("td", {}, ago(s.archived_at, now)),
         ),
       ),
     ),

@@ -1,7 +1,7 @@
 // Sessions: the sessions running now (live, children under their root) above the searchable
 // table of archived sessions (filtered and paged by the server).
 
-import { ago, clear, el, getJSON, num, pill, treeLead, treeOrder, usd } from "./util.js";
+import { ago, clear, el, getJSON, num, pill, table, treeLead, treeOrder, usd } from "./util.js";
 import { filterBar, pager } from "./filters.js";
 import { fetchLive, liveTable } from "./live.js";
 
@@ -77,41 +77,36 @@ function draw(node, page, route, ctx) {
   const head = [["session"], ["source"], ["label"], ["agent"], ["model"], ["verdict"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["state"], ["archived"]];
   clear(
     node,
-    el(
+    table(
       "table.grid.sessions",
-      {},
-      el("thead", {}, el("tr", {}, head.map(([h, c]) => el(c ? `th.${c}` : "th", {}, h)))),
-      el(
-        "tbody",
-        {},
-        // children under their parent when both are on the page, never under an unrelated row
-        treeOrder(page.items).map((row) => {
-          const s = row.s;
-          const href = `#/session/${encodeURIComponent(s.session_id)}`;
-          return el(
-            "tr",
-            { tabindex: 0, "data-href": href, dataset: { session: s.session_id } },
-            el(
-              "td.title",
-              {},
-              treeLead(row),
-              el("a", { href }, s.title || s.session_id),
-              s.in_flight ? [" ", pill("in flight", "inflight")] : null,
-            ),
-            el("td", {}, s.source === "claude_code" ? "Claude Code" : "OpenCode"),
-            el("td", {}, s.label ? el("a", { href: `#/sessions?label=${encodeURIComponent(s.label)}`, title: "sessions with this label" }, s.label) : ""),
-            el("td", {}, s.agent || "–"),
-            el("td", {}, s.model || "–"),
-            el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
-            el("td.num", {}, num(s.turn_count)),
-            el("td.num", {}, num(s.tokens_total)),
-            el("td.num", {}, usd(s.cost_usd)),
-            el("td.num", {}, s.subtree_session_count > 1 ? usd(s.subtree_cost_usd) : ""),
-            el("td", {}, el("span.pill.live-archived", { dataset: { state: "archived" } }, "archived")),
-            el("td", {}, el("span", { title: s.archived_at }, ago(s.archived_at, now))),
-          );
-        }),
-      ),
+      head,
+      // children under their parent when both are on the page, never under an unrelated row
+      treeOrder(page.items).map((row) => {
+        const s = row.s;
+        const href = `#/session/${encodeURIComponent(s.session_id)}`;
+        return el(
+          "tr",
+          { tabindex: 0, "data-href": href, dataset: { session: s.session_id } },
+          el(
+            "td.title",
+            {},
+            treeLead(row),
+            el("a", { href }, s.title || s.session_id),
+            s.in_flight ? [" ", pill("in flight", "inflight")] : null,
+          ),
+          el("td", {}, s.source === "claude_code" ? "Claude Code" : "OpenCode"),
+          el("td", {}, s.label ? el("a", { href: `#/sessions?label=${encodeURIComponent(s.label)}`, title: "sessions with this label" }, s.label) : ""),
+          el("td", {}, s.agent || "–"),
+          el("td", {}, s.model || "–"),
+          el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
+          el("td.num", {}, num(s.turn_count)),
+          el("td.num", {}, num(s.tokens_total)),
+          el("td.num", {}, usd(s.cost_usd)),
+          el("td.num", {}, s.subtree_session_count > 1 ? usd(s.subtree_cost_usd) : ""),
+          el("td", {}, el("span.pill.live-archived", { dataset: { state: "archived" } }, "archived")),
+          el("td", {}, el("span", { title: s.archived_at }, ago(s.archived_at, now))),
+        );
+      }),
     ),
     pager(route, ctx, page.next_cursor),
   );

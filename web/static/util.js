@@ -77,12 +77,14 @@ export function fact(k, v, title) {
 }
 
 // The one table builder: table("table.grid.turns", [["msg"], ["cost", "num"]], rows) where each
-// head is [label, class] and rows are <tr> nodes (or arrays of them).
-export function table(spec, head, rows) {
+// head is [label, class, attributes] (class and attributes optional) and rows are <tr> nodes
+// (or arrays of them); a caption, when given, comes first.
+export function table(spec, head, rows, caption = null) {
   return el(
     spec,
     {},
-    el("thead", {}, el("tr", {}, head.map(([h, cls]) => el(cls ? `th.${cls}` : "th", {}, h)))),
+    caption ? el("caption", {}, caption) : null,
+    el("thead", {}, el("tr", {}, head.map(([h, cls, attrs]) => el(cls ? `th.${cls}` : "th", attrs || {}, h)))),
     el("tbody", {}, rows),
   );
 }

@@ -1,0 +1,60 @@
+"""What the benchmarks that compare SQLite with a real PostgreSQL share: fresh databases on
+each engine (PostgreSQL left out, saying why, where it is not installed) and the report, a line
+a result as each comes, or all of them as JSON at the end."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import pgserver
+
+__all__ = ["fresh_databases", "per_engine"]
+
+Result = dict[str, Any]
+
+
+def fresh_databases(engine: str, tmp: Path, stack: ExitStack) -> Callable[[], str] | None:
+    """A maker of fresh, empty databases on ``engine`` (None: no PostgreSQL here). The
+    PostgreSQL server is durable, as a fleet runs it, and lives as long as ``stack``."""
+    if engine == "postgres":
+        if pgserver.pg_binaries() is None:
+            print("skipping postgres: " + pgserver.HOW, file=sys.stderr)
+            return None
+        server = stack.enter_context(pgserver.postgres_server(durable=True))
+        return lambda: pgserver.create_database(server)
+    made = iter(range(1_000_000))
+    return lambda: f"sqlite:///{tmp / f'octel-{next(made)}.db'}"
+
+
+def per_engine(
+    engines: str,
+    prefix: str,
+    run: Callable[[str, Callable[[], str], Path], Iterable[Result]],
+    line: Callable[[Result], str],
+    *,
+    as_json: bool,
+) -> int:
+    """``run(engine, new_database_url, tmp)`` for each of the comma-separated ``engines`` there
+    is here, in one temporary folder; each result is printed as ``line`` says when it comes (a
+    run takes a while), or all as JSON at the end. The exit status of the benchmark."""
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, ExitStack() as stack:
+        for name in engines.split(","):
+            new_url = fresh_databases(name, Path(tmp), stack)
+            if new_url is None:
+                continue
+            for r in run(name, new_url, Path(tmp)):
+                results.append(r)
+                if not as_json:
+                    print(line(r), flush=True)
+    if as_json:
+        print(json.dumps(results, indent=2))
+    return 0
