@@ -16,9 +16,9 @@ route's own answer, word for word, a 4xx naming the field.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-import orjson
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
@@ -49,12 +49,11 @@ def _json_body(scope: Scope) -> bool:
 
 
 def validated(model: type[BaseModel], body: bytes) -> Any:
-    """The body as the route's model, or None for anything the route must answer itself. The
-    route reads JSON with the standard library; orjson refuses more (NaN, lone surrogates,
-    integers past 64 bits) and never reads a text differently, so what it reads is what the
-    route would validate."""
+    """The body as the route's model, or None for anything the route must answer itself. Read
+    with the standard library's JSON reader, as the route reads it (orjson reads an integer
+    past 64 bits as a float, which the route refuses): the same text, the same values."""
     try:
-        obj = orjson.loads(body)
+        obj = json.loads(body)
         return model.model_validate(obj) if isinstance(obj, dict) else None
     except Exception:  # the route's own answer for it, whatever it is
         return None

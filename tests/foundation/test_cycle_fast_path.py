@@ -47,6 +47,7 @@ _VALID = {
 _RAW = [
     b"", b"{", b"[]", b'"c1"', b"null", b'{"cycle_id": NaN}', b'{"cycle_id": "\\ud800"}', b"\xef\xbb\xbf{}",
     b'{"cycle_id": "c1", "driver": "review", "terminal_state": "done", "pid": 1e400}',
+    b'{"cycle_id": "c1", "driver": "review", "terminal_state": "done", "meta": {"n": 18446744073709551616}}',
 ]  # fmt: skip
 
 
