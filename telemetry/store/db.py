@@ -102,10 +102,20 @@ def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
         raise DisconnectionError(f"the store's connection was lost: {e}") from e
 
 
+def _writer(engine: Engine) -> Engine:
+    """`engine` with the write option, made once per engine: making it costs about as much as
+    opening the session itself, and every write transaction asks for it."""
+    found: Engine | None = getattr(engine, "_octel_writer", None)
+    if found is None:
+        found = engine.execution_options(**{_WRITE: True})
+        setattr(engine, "_octel_writer", found)  # noqa: B010 (an attribute Engine does not declare)
+    return found
+
+
 @contextmanager
 def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
     """One transaction: committed when the block ends, rolled back on an exception."""
-    bind = engine.execution_options(**{_WRITE: True}) if write else engine
+    bind = _writer(engine) if write else engine
     with Session(bind, expire_on_commit=False) as session:
         try:
             yield session
