@@ -6,8 +6,12 @@ with the ingest token, as dispatchers do. Reported per engine and writer count: 
 and the ratio against a baseline measured in the same run against the same server (`GET
 /api/health` requests per second from the same number of writers), so a slower machine moves
 both. Each server runs with each `--serve-workers` count (`octel serve --workers N`). The
-machine's load average is printed beside each figure. Target: ≥ 1,000 pairs per second on
-PostgreSQL with 32 writers.
+CPU of octel's processes and of PostgreSQL's (its server and backends) is read from /proc and
+given per pair, so the cores a rate needs can be told on any machine. The machine's load
+average is printed beside each figure. Run from another octel tree's folder
+(`cd old-tree && python /path/to/bench_ingest.py`), the server is that tree's (`python -m cli`
+takes the current folder first): a before and after on the same machine, minutes apart.
+Target: ≥ 1,000 pairs per second on PostgreSQL with 32 writers.
 
     python benchmarks/bench_ingest.py [--writers 8,32] [--pairs 300] [--engines sqlite,postgres]
                                       [--serve-workers 1,2] [--json]
@@ -170,16 +174,50 @@ def _rate(writers: int, per_writer: int, job: Job, base: str, client: str = "lea
     return asyncio.run(run())
 
 
+def _stats() -> Iterator[tuple[int, list[str]]]:
+    """(pid, the fields of /proc/PID/stat after the command name) of every process."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            yield int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, ValueError):
+            continue
+
+
 def _cpu_seconds(pgid: int) -> float:
     """User+system CPU of every process in the server's group (the workers too), from /proc."""
     total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
+    for _pid, fields in _stats():
         if int(fields[2]) == pgid:  # pgrp
             total += int(fields[11]) + int(fields[12])  # utime, stime (children reaped count too)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _postmaster(database_url: str | None) -> int | None:
+    """The pid of the PostgreSQL server listening on the URL's port (started by this run)."""
+    if not database_url:
+        return None
+    port = database_url.rsplit(":", 1)[1].split("/", 1)[0]
+    for pid, _fields in _stats():
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"postgres") and b"-p" in argv and port.encode() in argv:
+            return pid
+    return None
+
+
+def _db_cpu_seconds(postmaster: int | None) -> float:
+    """CPU of the PostgreSQL server: the postmaster, its backends and background workers alive
+    now, and the children it reaped (pooled connections live through a run)."""
+    if postmaster is None:
+        return 0.0
+    total = 0
+    for pid, fields in _stats():
+        if pid == postmaster:
+            total += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+        elif int(fields[1]) == postmaster:  # ppid
+            total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
 
 
@@ -189,7 +227,9 @@ async def _ok(c: Any, method: str, path: str, body: dict[str, Any] | None = None
         raise RuntimeError(f"{method} {path}: {status} {answer[:200]!r}")
 
 
-def _measure(base: str, pgid: int, writers: int, pairs: int, tag: str, client: str) -> dict[str, Any]:
+def _measure(
+    base: str, pgid: int, writers: int, pairs: int, tag: str, client: str, postmaster: int | None
+) -> dict[str, Any]:
     async def health(c: Any, w: int, i: int) -> None:
         await _ok(c, "GET", "/api/health")
 
@@ -201,15 +241,16 @@ def _measure(base: str, pgid: int, writers: int, pairs: int, tag: str, client: s
 
     cpu0, me0 = _cpu_seconds(pgid), time.process_time()
     baseline = _rate(writers, pairs, health, base, client)
-    cpu1, me1 = _cpu_seconds(pgid), time.process_time()
+    cpu1, me1, db1 = _cpu_seconds(pgid), time.process_time(), _db_cpu_seconds(postmaster)
     rate = _rate(writers, pairs, pair, base, client)
-    cpu2, me2 = _cpu_seconds(pgid), time.process_time()
+    cpu2, me2, db2 = _cpu_seconds(pgid), time.process_time(), _db_cpu_seconds(postmaster)
     n = writers * pairs
     load = [round(x, 2) for x in os.getloadavg()]
     return {"writers": writers, "pairs_per_s": round(rate, 1), "health_per_s": round(baseline, 1),
             "ratio": round(rate / baseline, 3),
             "server_cpu_ms_per_health": round((cpu1 - cpu0) / n * 1000, 2),
             "server_cpu_ms_per_pair": round((cpu2 - cpu1) / n * 1000, 2),
+            "database_cpu_ms_per_pair": round((db2 - db1) / n * 1000, 2) if postmaster else None,
             "client_cpu_ms_per_health": round((me1 - me0) / n * 1000, 2),
             "client_cpu_ms_per_pair": round((me2 - me1) / n * 1000, 2),
             "load_average": load}  # fmt: skip
@@ -234,6 +275,7 @@ def main() -> int:
                     print("skipping postgres: " + pgserver.HOW, file=sys.stderr)
                     continue
                 url = pgserver.create_database(stack.enter_context(pgserver.postgres_server(durable=True)))
+            postmaster = _postmaster(url)
             for sw in (int(x) for x in args.serve_workers.split(",")):
                 with _serve(Path(tmp) / engine, url, sw) as (base, pgid):
                     for w in (int(x) for x in args.writers.split(",")):
@@ -241,7 +283,13 @@ def main() -> int:
                             "engine": engine,
                             "serve_workers": sw,
                             **_measure(
-                                base, pgid, w, args.pairs, f"{engine}{sw}-{w}-{args.client}", args.client
+                                base,
+                                pgid,
+                                w,
+                                args.pairs,
+                                f"{engine}{sw}-{w}-{args.client}",
+                                args.client,
+                                postmaster,
                             ),
                         }
                         results.append(r)
@@ -249,7 +297,8 @@ def main() -> int:
                             print(f"{engine:9} --workers {sw} {w:3} writers: {r['pairs_per_s']:8.1f} pairs/s "
                                   f"(health {r['health_per_s']:7.1f} req/s, ratio {r['ratio']:.3f}; "
                                   f"server CPU {r['server_cpu_ms_per_health']} ms a health check, "
-                                  f"{r['server_cpu_ms_per_pair']} ms a pair; client CPU "
+                                  f"{r['server_cpu_ms_per_pair']} ms a pair; PostgreSQL CPU "
+                                  f"{r['database_cpu_ms_per_pair']} ms a pair; client CPU "
                                   f"{r['client_cpu_ms_per_health']} / {r['client_cpu_ms_per_pair']} ms; "
                                   f"load average {r['load_average']})", flush=True)  # fmt: skip
     if args.json:

@@ -35,6 +35,7 @@ from web import (
     status,
 )
 from web.caching import ETagMiddleware
+from web.cycle_fast_path import CycleFastPath
 from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
 from web.hosts import HostCheck
@@ -131,6 +132,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(login.router)
     # added innermost first: headers ← allowed hosts ← request metrics ← tokens and body limits
     # ← gzip ← ETag (the tag names the plain body; JSON and static text compress several-fold)
+    # ← cycle begins and finishes, past the door, without the router
+    app.add_middleware(CycleFastPath)
     app.add_middleware(ETagMiddleware)
     app.add_middleware(ConsoleGZip, minimum_size=1000)
     app.add_middleware(Guard, settings=settings)

@@ -19,7 +19,9 @@ __all__ = [
     "WRITE_ERROR_RESPONSES",
     "ApiError",
     "ErrorEnvelope",
+    "api_error_response",
     "error_body",
+    "http_error_response",
     "install_error_handlers",
     "invalid_request",
 ]
@@ -93,9 +95,14 @@ def _loc(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(str(p) for p in loc)
 
 
+def api_error_response(exc: ApiError) -> JSONResponse:
+    """The envelope answering `exc` (also what `web.cycle_fast_path` sends)."""
+    return JSONResponse(error_body(exc.code, exc.message, exc.fields), exc.status, headers=exc.headers)
+
+
 async def _api_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(error_body(exc.code, exc.message, exc.fields), exc.status, headers=exc.headers)
+    return api_error_response(exc)
 
 
 async def _validation(_: Request, exc: Exception) -> JSONResponse:
@@ -107,8 +114,8 @@ async def _validation(_: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body("invalid_request", f"{first['field']}: {first['message']}", fields), 422)
 
 
-async def _http(_: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, StarletteHTTPException)
+def http_error_response(exc: StarletteHTTPException) -> JSONResponse:
+    """The envelope answering an HTTP exception (a body over its limit, an unknown path)."""
     code = {
         400: "bad_request",
         401: "unauthorized",
@@ -118,6 +125,11 @@ async def _http(_: Request, exc: Exception) -> JSONResponse:
         413: "payload_too_large",
     }.get(exc.status_code, "http_error")
     return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
+
+
+async def _http(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return http_error_response(exc)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -28,7 +28,7 @@ from telemetry.timeutil import utcnow
 from web.deps import EngineDep, RedactorDep, SettingsDep, require_token
 from web.errors import WRITE_ERROR_RESPONSES, ApiError
 
-__all__ = ["router"]
+__all__ = ["cycle_write", "router"]
 
 router = APIRouter(
     prefix="/api/v1", tags=["ingest"], dependencies=[Depends(require_token)], responses=WRITE_ERROR_RESPONSES
@@ -61,50 +61,58 @@ def _retry(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     return {200: {"model": model, "description": "Already stored: a retry changes nothing"}}
 
 
-async def _grouped(request: Request, fn: Callable[[Session], T], keys: list[str]) -> T:
-    """A cycle write through the app's group commit: awaited on the event loop, answered once
-    its batch has committed."""
-    commit: GroupCommit = request.app.state.group_commit
+def _begun(p: ingest.CycleBegin) -> Callable[[Session], tuple[dict[str, Any], bool]]:
+    def run(db: Session) -> tuple[dict[str, Any], bool]:
+        row, created = ingest.begin_clean(db, p, utcnow())
+        return cycle_dict(row), created
+
+    return run
+
+
+def _finished(p: ingest.CycleFinish) -> Callable[[Session], tuple[dict[str, Any], bool]]:
+    def run(db: Session) -> tuple[dict[str, Any], bool]:
+        row, changed = ingest.finish_clean(db, p, utcnow())
+        return cycle_dict(row), changed
+
+    return run
+
+
+async def cycle_write(state: Any, p: ingest.CycleBegin | ingest.CycleFinish) -> tuple[bytes, int]:
+    """A validated begin or finish, redacted by the app's one redactor and written through its
+    group commit; the answer's JSON and status, once its batch has committed. The route and
+    `web.cycle_fast_path` both answer with it.
+
+    The answer is built here as bytes: it is the declared model's shape already (the record's
+    `orphaned` is false for a cycle just written), so FastAPI need not validate and encode it
+    again."""
+    commit: GroupCommit = state.group_commit
+    # the app's one redactor first; the locks are of what is stored
+    if isinstance(p, ingest.CycleBegin):
+        begin = ingest.clean(state.redactor, p)
+        write, keys = _begun(begin), ingest.cycle_lock_keys(begin)
+    else:
+        finish = ingest.clean(state.redactor, p)
+        write, keys = _finished(finish), ingest.cycle_lock_keys(finish)
     try:
-        return await commit.run(fn, keys)
+        row, news = await commit.run(write, keys)
     except ingest.ConflictError as e:
         raise ApiError(409, "conflict", str(e)) from None
-
-
-def _answer(body: dict[str, Any], status: int = 200) -> Response:
-    """The answer as JSON bytes, built here: it is the declared model's shape already (the
-    record's `orphaned` is false for a cycle just written), so FastAPI need not validate and
-    encode it again."""
-    body["cycle"]["orphaned"] = False
-    return Response(orjson.dumps(body), status, media_type="application/json")
-
-
-def _clean(request: Request, p: ingest.C) -> ingest.C:
-    return ingest.clean(request.app.state.redactor, p)  # the app's one redactor
+    row["orphaned"] = False
+    if isinstance(p, ingest.CycleBegin):
+        return orjson.dumps({"cycle": row, "created": news}), 201 if news else 200
+    return orjson.dumps({"cycle": row, "changed": news}), 200
 
 
 @router.post("/cycles/begin", status_code=201, response_model=CycleBegun, responses=_retry(CycleBegun))
 async def begin(p: ingest.CycleBegin, request: Request) -> Response:
-    clean = _clean(request, p)
-
-    def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, created = ingest.begin_clean(db, clean, utcnow())
-        return cycle_dict(row), created
-
-    row, created = await _grouped(request, run, ingest.cycle_lock_keys(clean))
-    return _answer({"cycle": row, "created": created}, 201 if created else 200)
+    body, status = await cycle_write(request.app.state, p)
+    return Response(body, status, media_type="application/json")
 
 
 @router.post("/cycles/finish", response_model=CycleFinished)
 async def finish(p: ingest.CycleFinish, request: Request) -> Response:
-    clean = _clean(request, p)
-
-    def run(db: Session) -> tuple[dict[str, Any], bool]:
-        row, changed = ingest.finish_clean(db, clean, utcnow())
-        return cycle_dict(row), changed
-
-    row, changed = await _grouped(request, run, ingest.cycle_lock_keys(clean))
-    return _answer({"cycle": row, "changed": changed})
+    body, status = await cycle_write(request.app.state, p)
+    return Response(body, status, media_type="application/json")
 
 
 @router.post("/heartbeat", response_model=HeartbeatStored)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlmodel import Session, create_engine
 
 __all__ = ["make_engine", "refresh_planner_stats", "session_scope"]
@@ -69,13 +71,51 @@ def make_engine(url: str) -> Engine:
 
         event.listen(engine, "begin", _sqlite_begin)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    engine = create_engine(url, pool_size=10, max_overflow=20)
+    event.listen(engine, "checkin", _checked_in)
+    event.listen(engine, "checkout", _ping_if_idle)
+    return engine
+
+
+# A connection back from the pool is pinged (a round trip) only when it sat there this long:
+# a busy server checks connections out hundreds of times a second, and SQLAlchemy's
+# `pool_pre_ping` cost every one of them a round trip. A server restarted meanwhile fails the
+# first statement of a connection used just before; SQLAlchemy then drops the whole pool, so
+# the next checkouts connect afresh (and the group commit writes such a batch again, alone).
+IDLE_PING_SECONDS = 5.0
+_IDLE_SINCE = "octel_idle_since"
+
+
+def _checked_in(_dbapi_conn: Any, record: Any) -> None:
+    record.info[_IDLE_SINCE] = time.monotonic()
+
+
+def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+    since = record.info.get(_IDLE_SINCE)
+    if since is None or time.monotonic() - since < IDLE_PING_SECONDS:
+        return  # new, or back from a request a moment ago
+    try:
+        with dbapi_conn.cursor() as cur:
+            cur.execute("SELECT 1")
+        dbapi_conn.rollback()  # the ping's own transaction: the pool hands out none open
+    except Exception as e:  # the pool connects afresh and tries again
+        raise DisconnectionError(f"the store's connection was lost: {e}") from e
+
+
+def _writer(engine: Engine) -> Engine:
+    """`engine` with the write option, made once per engine: making it costs about as much as
+    opening the session itself, and every write transaction asks for it."""
+    found: Engine | None = getattr(engine, "_octel_writer", None)
+    if found is None:
+        found = engine.execution_options(**{_WRITE: True})
+        setattr(engine, "_octel_writer", found)  # noqa: B010 (an attribute Engine does not declare)
+    return found
 
 
 @contextmanager
 def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
     """One transaction: committed when the block ends, rolled back on an exception."""
-    bind = engine.execution_options(**{_WRITE: True}) if write else engine
+    bind = _writer(engine) if write else engine
     with Session(bind, expire_on_commit=False) as session:
         try:
             yield session
