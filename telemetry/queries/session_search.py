@@ -5,22 +5,23 @@ The rule is one predicate on both engines: `lower(title)` or `lower(label)` cont
 `lower(q)`, each lowered by the database (`LIKE`; case-insensitive on ASCII letters on SQLite
 and in PostgreSQL's C locale). The plain query (every filter, the predicate, ORDER BY
 archived_at DESC, id DESC, LIMIT) is the reference: the page returned here is always its rows
-in its order. Two ways to find them, tried in turn:
+in its order. Three ways to find them, tried in turn:
 
-1. Walk: the newest `budget` rows that pass the other filters, through the time-ordered index a
+1. Index first, for a rare text: the text index (SQLite: the FTS5 trigram table; PostgreSQL:
+   the GIN index of every run of three characters, migration 0017) is asked for the rows
+   holding the text's rarest-looking runs (`search_trigrams`). SQLite probes FTS5 for `PROBE`
+   of them; PostgreSQL asks its planner how many it expects. Few: they are the page's only
+   candidates, and nothing else is read.
+2. Walk: the newest `budget` rows that pass the other filters, through the time-ordered index a
    page without text walks, testing the predicate row by row. A common word fills a page after a
    few dozen rows and no text index is read (reading every match of a common word from the text
    index and sorting them all was the slowest page of the console).
-2. Index: when those rows hold less than a page, the rest comes from the text index (PostgreSQL:
-   the trigram GIN indexes; SQLite: the FTS5 trigram table), limited to rows older than the last
-   one walked. A word that is rare among the newest rows has few matches in all, so reading them
-   and sorting them is cheap. The index only proposes candidates; each is tested with the same
-   predicate, so the index's own idea of a match (FTS5 also folds non-ASCII case) never changes
-   the answer.
+3. Index for the rest: when the walk holds less than a page, the rest comes from the text
+   index, limited to rows older than the last one walked. A text that is rare among the newest
+   rows has few matches in all, so reading them and sorting them is cheap.
 
-On SQLite a probe comes first: FTS5 hands out matches one at a time, so asking it for `PROBE`
-of them is cheap for a common text and, for a rare one, is the whole answer (then neither the
-walk nor a second reading of the index is needed).
+The index only proposes candidates; each is tested with the same predicate, so the index's own
+idea of a match (FTS5 also folds non-ASCII case) never changes the answer.
 """
 
 from __future__ import annotations
