@@ -1,4 +1,4 @@
-"""Text search pages: the walk-then-index plan against the plain query, in the same run.
+"""Text search pages: index first or walk then index, against the plain query, in one run.
 
 For each text (common, rare, absent, with and without another filter) it times, interleaved so
 both see the same load, the page `list_sessions` returns and the plain query it replaces (every

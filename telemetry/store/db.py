@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import statistics
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -137,4 +138,31 @@ def refresh_planner_stats(engine: Engine) -> None:
     with engine.execution_options(**{_WRITE: True}).connect() as conn:
         conn.exec_driver_sql("PRAGMA analysis_limit=1000")
         conn.exec_driver_sql("ANALYZE")
+        _even_row_counts(conn)
         conn.commit()
+        conn.exec_driver_sql("ANALYZE sqlite_schema")  # load the edited statistics
+
+
+def _even_row_counts(conn: Any) -> None:
+    """Give every full index of a table the same row count in `sqlite_stat1`: the median of
+    those the sampling found.
+
+    A sampled ANALYZE guesses each index's rows on its own (491,000 for one index of
+    `session_index` and 919,000 for another, of 1,000,000), and the planner then took the index
+    it thought smaller over the one that held every column the query read: a text search's walk
+    read the table for each row (25 ms instead of 3). Partial indexes keep their own count."""
+    stats = conn.exec_driver_sql("SELECT tbl, idx, stat FROM sqlite_stat1 WHERE idx IS NOT NULL").all()
+    by_table: dict[str, dict[str, str]] = {}
+    for tbl, idx, stat in stats:
+        by_table.setdefault(tbl, {})[idx] = stat
+    for tbl, found in by_table.items():
+        partial = {r[1] for r in conn.exec_driver_sql(f'PRAGMA index_list("{tbl}")') if r[4]}
+        full = {idx: stat.split(" ", 1) for idx, stat in found.items() if idx not in partial}
+        if len(full) < 2:
+            continue
+        rows = statistics.median_low(int(parts[0]) for parts in full.values())
+        for idx, parts in full.items():
+            stat = " ".join([str(rows), *parts[1:]])
+            conn.exec_driver_sql(
+                "UPDATE sqlite_stat1 SET stat = ? WHERE tbl = ? AND idx = ?", (stat, tbl, idx)
+            )

@@ -1,5 +1,6 @@
-"""A text search page walks the newest rows, then asks the text index: whatever the words, the
-data, the filters, the page size and how far the walk may go, the pages are the plain query's."""
+"""A text search page asks the text index first for a rare text, else walks the newest rows,
+then asks the text index: whatever the words, the data, the filters, the page size, how far the
+walk may go and which way is taken, the pages are the plain query's."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from telemetry.queries.sessions import SessionFilter, list_sessions
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 
-# ASCII letters in both cases, separators pg_trgm splits words on, LIKE's own characters, FTS5's
-# quote, and letters whose case only Unicode folds (FTS5 folds them, the predicate does not).
-ALPHABET = "abcAB -_%\"'éÉ\u212a"
+# ASCII letters in both cases, a digit, separators between words, LIKE's own characters, FTS5's
+# quote, and letters whose case only Unicode folds (FTS5 folds them, the predicate does not):
+# every kind of run of three characters the text index may be asked for.
+ALPHABET = "abcAB1 -_%\"'éÉ\u212a"
 TEXT = st.text(ALPHABET, max_size=10)
 ROWS = st.lists(
     st.tuples(st.none() | TEXT, st.none() | TEXT, st.sampled_from(["x", "y"]), st.integers(0, 6)),
@@ -58,6 +60,8 @@ def _paged(engine: Engine, q: str, agent: str | None, page: int) -> list[str]:
     page=st.integers(1, 6),
     budget=st.integers(1, 8),
     probe=st.integers(1, 8),
+    probe_more=st.integers(1, 8),
+    rare=st.sampled_from([0, 10**9]),
 )
 def test_pages_are_the_plain_querys(
     engine: Engine,
@@ -67,6 +71,8 @@ def test_pages_are_the_plain_querys(
     page: int,
     budget: int,
     probe: int,
+    probe_more: int,
+    rare: int,
 ) -> None:
     with session_scope(engine) as db:
         db.exec(delete(SessionIndex))  # type: ignore[call-overload]
@@ -78,7 +84,9 @@ def test_pages_are_the_plain_querys(
             for i, (t, lab, a, s) in enumerate(rows)
         ),
     )
-    with mock.patch.multiple(session_search, WALK_BUDGET=budget, PROBE=probe):
+    # `rare`: PostgreSQL's index goes first always (10**9) or never (0).
+    patched = {"WALK_BUDGET": budget, "PROBE": probe, "PROBE_MORE": probe_more, "RARE_ROWS": rare}
+    with mock.patch.multiple(session_search, **patched):
         assert _paged(engine, q, agent, page) == _plain(engine, q, agent)
 
 
@@ -93,7 +101,7 @@ def test_a_rare_word_past_the_walk_is_found_through_the_index(engine: Engine) ->
         session("ses_old", title="Flaky Parser", archived_at=T0 - timedelta(days=1)),
         session("ses_new", title="the flaky parser again", archived_at=T0 + timedelta(days=1)),
     )
-    with mock.patch.multiple(session_search, WALK_BUDGET=5, PROBE=1):
+    with mock.patch.multiple(session_search, WALK_BUDGET=5, PROBE=1, RARE_ROWS=0):
         assert _paged(engine, "flaky parser", None, 1) == ["ses_new", "ses_old"]
         assert _paged(engine, "no such words", None, 3) == []
 

@@ -19,11 +19,11 @@ target_metadata = SQLModel.metadata
 
 
 def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    # Text-search structures made by hand in migrations 0002 and 0016 (FTS5 tables, trigram
-    # indexes, SQLite's walk index) have no model; autogenerate must not propose dropping them.
+    # Text-search structures made by hand in migrations 0002, 0016 and 0017 (FTS5 tables,
+    # trigram indexes, SQLite's walk index) have no model; autogenerate must not drop them.
     if type_ == "table" and name and name.startswith("session_search"):
         return False
-    return not (type_ == "index" and name and name.endswith(("_trgm", "_text_walk")))
+    return not (type_ == "index" and name and name.endswith(("_trgm", "_text_walk", "_text_trigrams")))
 
 
 def _configure(connection: object) -> None:
