@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from telemetry.otel_export.spans import AttrValue, SpanEvent, SpanRecord
 
-__all__ = ["SpanEncoder", "encode_attributes", "varint"]
+__all__ = ["SpanEncoder", "any_value", "encode_attributes", "varint"]
 
 _KIND = {"INTERNAL": 1, "CLIENT": 3}
 _STATUS = {"UNSET": 0, "OK": 1, "ERROR": 2}
@@ -48,6 +48,10 @@ def varint(n: int) -> bytes:
     """Base-128 varint of a non-negative integer below 2**64."""
     if n < 0x80:
         return _SMALL[n]
+    if n < 0x4000:  # two and three bytes (most token counts) without the loop
+        return bytes((n & 0x7F | 0x80, n >> 7))
+    if n < 0x200000:
+        return bytes((n & 0x7F | 0x80, (n >> 7) & 0x7F | 0x80, n >> 14))
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -60,7 +64,7 @@ def _field(tag: bytes, payload: bytes) -> bytes:
     return tag + varint(len(payload)) + payload
 
 
-def _any(value: AttrValue) -> bytes:
+def any_value(value: AttrValue) -> bytes:
     """An AnyValue message: bool before int (a bool is an int in Python), a sequence as an array."""
     if isinstance(value, str):
         return _field(b"\x0a", value.encode())
@@ -70,11 +74,11 @@ def _any(value: AttrValue) -> bytes:
         return b"\x18" + varint(value & _U64)  # int64: negatives as two's complement
     if isinstance(value, float):
         return b"\x21" + _D(value)
-    return _field(b"\x2a", b"".join(_field(b"\x0a", _any(v)) for v in value))
+    return _field(b"\x2a", b"".join(_field(b"\x0a", any_value(v)) for v in value))
 
 
 def _key_value(key: str, value: AttrValue) -> bytes:
-    return _field(b"\x0a", key.encode()) + _field(b"\x12", _any(value))
+    return _field(b"\x0a", key.encode()) + _field(b"\x12", any_value(value))
 
 
 def encode_attributes(tag: bytes, attributes: Mapping[str, AttrValue]) -> bytes:
@@ -145,14 +149,14 @@ class SpanEncoder:
             elif t is list and len(v) == 1 and type(v[0]) is str:  # type: ignore[arg-type, index]
                 seen = (v[0],)  # type: ignore[index]  # a finish reason: a few repeat
             else:
-                append(_field(tag, entry[0] + _field(b"\x12", _any(v))))
+                append(_field(tag, entry[0] + _field(b"\x12", any_value(v))))
                 continue
             got = kept.get(seen)
             if got is None:
                 if t is str:
                     value = _field(b"\x0a", v.encode())  # type: ignore[union-attr]
                 else:
-                    value = b"\x18" + varint(v & _U64) if t is int else _any(v)  # type: ignore[operator]
+                    value = b"\x18" + varint(v & _U64) if t is int else any_value(v)  # type: ignore[operator]
                 kv = entry[0] + b"\x12" + varint(len(value)) + value
                 got = tag + varint(len(kv)) + kv
                 if len(kept) < _VALUES_PER_KEY:
@@ -167,36 +171,58 @@ class SpanEncoder:
 
     def span(self, r: SpanRecord) -> bytes:
         """One Span message, as the ``spans`` field of ScopeSpans."""
-        trace = self._ids.get(r.trace_id)
+        attributes: list[bytes] = []
+        self._attributes(attributes, b"\x4a", r.attributes)
+        return self.encoded_span(
+            r.trace_id, r.span_id, r.parent_span_id, r.name, r.kind, r.start_ns, r.end_ns,
+            b"".join(attributes), r.events, r.status, r.status_message,
+        )  # fmt: skip
+
+    def encoded_span(
+        self,
+        trace_id: int,
+        span_id: int,
+        parent_span_id: int | None,
+        name: str,
+        kind: str,
+        start_ns: int,
+        end_ns: int,
+        attributes: bytes,
+        events: Sequence[SpanEvent] = (),
+        status: str = "UNSET",
+        status_message: str | None = None,
+    ) -> bytes:
+        """`span` of a span whose attributes are already encoded (Span fields 9, in order)."""
+        trace = self._ids.get(trace_id)
         if trace is None:
             if len(self._ids) > _CACHE_LIMIT:
                 self._ids.clear()
-            trace = self._ids[r.trace_id] = b"\x0a\x10" + r.trace_id.to_bytes(16, "big")
-        body = [trace, b"\x12\x08" + r.span_id.to_bytes(8, "big")]
-        if r.parent_span_id is not None:
-            body.append(b"\x22\x08" + r.parent_span_id.to_bytes(8, "big"))
-        name = self._names.get(r.name)  # names repeat: `chat {model}`, `execute_tool bash`
-        if name is None:
+            trace = self._ids[trace_id] = b"\x0a\x10" + trace_id.to_bytes(16, "big")
+        body = [trace, b"\x12\x08" + span_id.to_bytes(8, "big")]
+        if parent_span_id is not None:
+            body.append(b"\x22\x08" + parent_span_id.to_bytes(8, "big"))
+        encoded = self._names.get(name)  # names repeat: `chat {model}`, `execute_tool bash`
+        if encoded is None:
             if len(self._names) > _CACHE_LIMIT:
                 self._names.clear()
-            name = self._names[r.name] = _field(b"\x2a", r.name.encode()) if r.name else b""
-        body.append(name)
-        body.append(_KIND_FIELD[r.kind])
-        if r.start_ns:
-            body.append(b"\x39" + _Q(r.start_ns))
-        if r.end_ns:
-            body.append(b"\x41" + _Q(r.end_ns))
-        self._attributes(body, b"\x4a", r.attributes)
-        for e in r.events:
+            encoded = self._names[name] = _field(b"\x2a", name.encode()) if name else b""
+        body.append(encoded)
+        body.append(_KIND_FIELD[kind])
+        if start_ns:
+            body.append(b"\x39" + _Q(start_ns))
+        if end_ns:
+            body.append(b"\x41" + _Q(end_ns))
+        body.append(attributes)
+        for e in events:
             body.append(self._event(e))
-        if r.status == "UNSET":  # most spans: an empty status, then the flags
+        if status == "UNSET":  # most spans: an empty status, then the flags
             body.append(_UNSET_TAIL)
         else:
-            status = b""
-            if r.status == "ERROR" and r.status_message:
-                status = _field(b"\x12", r.status_message.encode())
-            status += b"\x18" + _SMALL[_STATUS[r.status]]
-            body.append(_field(b"\x7a", status))
+            encoded = b""
+            if status == "ERROR" and status_message:
+                encoded = _field(b"\x12", status_message.encode())
+            encoded += b"\x18" + _SMALL[_STATUS[status]]
+            body.append(_field(b"\x7a", encoded))
             body.append(_FLAGS)
         return _field(b"\x12", b"".join(body))
 
