@@ -13,9 +13,10 @@ from typing import Any
 from archiver.metrics import TOKEN_KINDS
 from detectors import REGISTRY
 from telemetry.otel_export.claude_tools import is_claude
-from telemetry.otel_export.fields import Key
+from telemetry.otel_export.fields import Key, KeyGroup
 from telemetry.otel_export.spans import SpanEvent
 from telemetry.otel_export.times import ms_to_ns
+from telemetry.otel_export.wire import varint
 
 __all__ = [
     "agent_attributes",
@@ -59,8 +60,16 @@ _LLM_CACHE_READ = Key("llm.token_count.prompt_details.cache_read")
 _LLM_CACHE_WRITE = Key("llm.token_count.prompt_details.cache_write")
 _LLM_REASONING = Key("llm.token_count.completion_details.reasoning")
 _IN_FLIGHT = Key("octel.turn.in_flight")
-_MODELS = (Key("gen_ai.request.model"), Key("gen_ai.response.model"), Key("llm.model_name"))
-_LLM_PROVIDER = Key("llm.provider")
+_MODEL_FIELDS = KeyGroup(Key("gen_ai.request.model"), Key("gen_ai.response.model"), Key("llm.model_name"))
+_PROVIDER_FIELDS = KeyGroup(_PROVIDER, Key("llm.provider"))
+_H_IN, _H_OUT, _H_CACHE_READ, _H_CACHE_WRITE, _H_REASONING = (
+    k.int_heads for k in (_IN, _OUT, _CACHE_READ, _CACHE_WRITE, _REASONING)
+)
+_H_PROMPT, _H_COMPLETION, _H_TOTAL = _PROMPT.int_heads, _COMPLETION.int_heads, _TOTAL.int_heads
+_H_LLM_CACHE_READ, _H_LLM_CACHE_WRITE = _LLM_CACHE_READ.int_heads, _LLM_CACHE_WRITE.int_heads
+_H_LLM_REASONING = _LLM_REASONING.int_heads
+_H_T0, _H_T1, _H_T2, _H_T3, _H_T4 = (k.int_heads for k in _TOKENS)
+_INT64 = 1 << 63
 _FINISH = Key("gen_ai.response.finish_reasons")
 _INPUT_MESSAGES, _OUTPUT_MESSAGES = Key("gen_ai.input.messages"), Key("gen_ai.output.messages")
 _INPUT, _OUTPUT = Key("input.value"), Key("output.value")
@@ -154,22 +163,39 @@ def chat_attributes(
     """A turn's chat span attributes; ``head`` is the session's (`session_heads`), ``message_id``
     the message's `message_field`."""
     get = _d(turn.get("tokens")).get
-    i, o, r, cr, cw = [int(get(k) or 0) for k in TOKEN_KINDS]  # the order TOKEN_KINDS names them
+    # the order TOKEN_KINDS names them: input, output, reasoning, cache_read, cache_write
+    i, o, r = int(get("input") or 0), int(get("output") or 0), int(get("reasoning") or 0)
+    cr, cw = int(get("cache_read") or 0), int(get("cache_write") or 0)
     p = i + cr + cw
     c = o + r
-    a = [
-        head, message_id, _RESPONSE_ID.s(mid), _IN.i(p), _OUT.i(c), _CACHE_READ.i(cr),
-        _CACHE_WRITE.i(cw), _REASONING.i(r), _PROMPT.i(p), _COMPLETION.i(c), _TOTAL.i(p + c),
-        _LLM_CACHE_READ.i(cr), _LLM_CACHE_WRITE.i(cw), _LLM_REASONING.i(r),
-        _COST.f(float(turn.get("cost") or 0.0)), _IN_FLIGHT.b(bool(turn.get("in_flight"))),
-        _TOKENS[0].i(i), _TOKENS[1].i(o), _TOKENS[2].i(r), _TOKENS[3].i(cr), _TOKENS[4].i(cw),
-    ]  # fmt: skip
+    cost = _COST.f(float(turn.get("cost") or 0.0))
+    flight = _IN_FLIGHT.b(bool(turn.get("in_flight")))
+    if i >= 0 and o >= 0 and r >= 0 and cr >= 0 and cw >= 0 and p + c < _INT64:
+        # each count's varint once (p, c, cr, cw and r go to two or three keys), then each field
+        # is its key's fixed bytes for that length and the varint
+        v = varint
+        vi, vo, vr, vcr, vcw, vp, vc, vt = v(i), v(o), v(r), v(cr), v(cw), v(p), v(c), v(p + c)
+        li, lo, lr, lcr, lcw, lp, lc = len(vi), len(vo), len(vr), len(vcr), len(vcw), len(vp), len(vc)
+        a = [
+            head, message_id, _RESPONSE_ID.s(mid), _H_IN[lp], vp, _H_OUT[lc], vc,
+            _H_CACHE_READ[lcr], vcr, _H_CACHE_WRITE[lcw], vcw, _H_REASONING[lr], vr,
+            _H_PROMPT[lp], vp, _H_COMPLETION[lc], vc, _H_TOTAL[len(vt)], vt,
+            _H_LLM_CACHE_READ[lcr], vcr, _H_LLM_CACHE_WRITE[lcw], vcw, _H_LLM_REASONING[lr], vr,
+            cost, flight, _H_T0[li], vi, _H_T1[lo], vo, _H_T2[lr], vr, _H_T3[lcr], vcr, _H_T4[lcw], vcw,
+        ]  # fmt: skip
+    else:  # a negative or huge count (a damaged document): as int64 does, field by field
+        a = [
+            head, message_id, _RESPONSE_ID.s(mid), _IN.i(p), _OUT.i(c), _CACHE_READ.i(cr),
+            _CACHE_WRITE.i(cw), _REASONING.i(r), _PROMPT.i(p), _COMPLETION.i(c), _TOTAL.i(p + c),
+            _LLM_CACHE_READ.i(cr), _LLM_CACHE_WRITE.i(cw), _LLM_REASONING.i(r), cost, flight,
+            _TOKENS[0].i(i), _TOKENS[1].i(o), _TOKENS[2].i(r), _TOKENS[3].i(cr), _TOKENS[4].i(cw),
+        ]  # fmt: skip
     model = turn.get("model")
     if model is not None:
-        a += [key.put(model, keep=True) for key in _MODELS]
+        a.append(_MODEL_FIELDS.put(model))
     provider = turn.get("provider")
     if provider is not None:
-        a += (_PROVIDER.put(provider, keep=True), _LLM_PROVIDER.put(provider, keep=True))
+        a.append(_PROVIDER_FIELDS.put(provider))
     finish = turn.get("finish")
     if finish:
         a.append(_FINISH.one_string_list(str(finish)))
@@ -179,21 +205,28 @@ def chat_attributes(
             asked = _text([p for p in prompt.get("parts") or [] if isinstance(p, Mapping)])
             a.append(_INPUT_MESSAGES.put(_messages("user", asked) if asked else None))
             a.append(_INPUT.put(_clip(asked)))
-        said = _text(parts)
+        said = _text([p for p in parts if isinstance(p, Mapping)])
         a.append(_OUTPUT_MESSAGES.put(_messages("assistant", said, finish) if said else None))
         a.append(_OUTPUT.put(_clip(said)))
     return b"".join(a)
 
 
-def tool_attributes(head: bytes, message_id: bytes, part: Mapping[str, Any], content: bool) -> bytes:
-    """A tool call's execute_tool span attributes; ``head`` is the session's (`session_heads`),
-    ``message_id`` its message's `message_field`."""
-    state = _d(part.get("state"))
-    tool = part.get("tool")
-    status = state.get("status")
+def tool_attributes(
+    head: bytes,
+    message_id: bytes,
+    tool: object,
+    call: object,
+    part_id: object,
+    status: object,
+    state: Mapping[str, Any],
+    content: bool,
+) -> bytes:
+    """A tool call's execute_tool span attributes, from its part's `tool`, `callID`, `id` and
+    `state` (and its `status`); ``head`` is the session's (`session_heads`), ``message_id`` its
+    message's `message_field`."""
     a = [
-        head, message_id, _TOOL.put(tool, keep=True), _TOOL_NAME.put(tool, keep=True),
-        _CALL.put(part.get("callID")), _PART.put(part.get("id")), _STATUS.put(status, keep=True),
+        head, message_id, _TOOL.put(tool, keep=True), _TOOL_NAME.put(tool, keep=True), _CALL.put(call),
+        _PART.put(part_id), _STATUS.put(status, keep=True),
     ]  # fmt: skip
     if status == "error":
         a.append(_TOOL_ERROR)

@@ -22,7 +22,7 @@ from typing import Any
 from telemetry.otel_export.spans import AttrValue
 from telemetry.otel_export.wire import any_value, varint
 
-__all__ = ["Key", "decode"]
+__all__ = ["Key", "KeyGroup", "decode"]
 
 _TAG = b"\x4a"  # Span.attributes, length-delimited
 _SMALL = [bytes([i]) for i in range(128)]
@@ -34,7 +34,7 @@ _KEPT = 256  # values kept per key: past it, a key's values are written each tim
 class Key:
     """One attribute key; its writers return the whole field (b"" for no value where noted)."""
 
-    __slots__ = ("_double", "_false", "_heads", "_ints", "_kept", "_kp", "_lists", "_true", "name")
+    __slots__ = ("_double", "_false", "_heads", "_kept", "_kp", "_lists", "_true", "int_heads", "name")
 
     def __init__(self, name: str) -> None:
         raw = name.encode()
@@ -46,8 +46,8 @@ class Key:
             _TAG + _SMALL[k + n + 4] + self._kp + b"\x12" + _SMALL[n + 2] + b"\x0a" + _SMALL[n]
             for n in range(max(0, 124 - k))
         ]
-        # an int of varint length L (1-10 bytes)
-        self._ints = [b""] + [
+        # an int of varint length L (1-10 bytes): `int_heads[len(raw)] + raw`
+        self.int_heads = [b""] + [
             _TAG + varint(k + 3 + n) + self._kp + b"\x12" + _SMALL[1 + n] + b"\x18" for n in range(1, 11)
         ]
         self._double = _TAG + varint(k + 11) + self._kp + b"\x12\x09\x21"
@@ -78,7 +78,7 @@ class Key:
     def i(self, value: int) -> bytes:
         """An int64 attribute (a negative one as two's complement, as protobuf writes it)."""
         raw = varint(value & _U64) if value >= 0x80 or value < 0 else _SMALL[value]
-        return self._ints[len(raw)] + raw
+        return self.int_heads[len(raw)] + raw
 
     def f(self, value: float) -> bytes:
         return self._double + _D(value)
@@ -122,6 +122,26 @@ class Key:
             got = self._any([value])
             if len(self._lists) < _KEPT:
                 self._lists[value] = got
+        return got
+
+
+class KeyGroup:
+    """Keys that carry one value (a turn's model: request, response and OpenInference's model
+    name): the fields of a value that repeats are written once and kept."""
+
+    __slots__ = ("_kept", "_keys")
+
+    def __init__(self, *keys: Key) -> None:
+        self._keys = keys
+        self._kept: dict[object, bytes] = {}
+
+    def put(self, value: object) -> bytes:
+        """`Key.put` of the value to each key, in order (a string kept)."""
+        got = self._kept.get(value) if type(value) is str else None
+        if got is None:
+            got = b"".join(k.put(value, keep=True) for k in self._keys)
+            if type(value) is str and len(self._kept) < _KEPT:
+                self._kept[value] = got
         return got
 
 

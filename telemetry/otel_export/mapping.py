@@ -36,7 +36,7 @@ from telemetry.otel_export.attributes import (
 from telemetry.otel_export.claude_tools import is_claude, launching_call, tool_parts
 from telemetry.otel_export.fields import decode
 from telemetry.otel_export.order import root_of, session_order
-from telemetry.otel_export.spans import Kind, SpanEvent, SpanRecord, Status, span_ids, trace_id
+from telemetry.otel_export.spans import Kind, SpanEvent, SpanRecord, Status, span_id_bytes, span_ids, trace_id
 from telemetry.otel_export.times import doc_window, ms_to_ns
 from telemetry.otel_export.wire import SpanEncoder
 
@@ -73,7 +73,8 @@ class _Node:
         self, key: str, name: str, kind: Kind, start_ns: int, end_ns: int, attributes: bytes, sid: str
     ) -> None:
         self.key, self.name, self.kind, self.attributes, self.session_id = key, name, kind, attributes, sid
-        self.start_ns, self.end_ns = start_ns, max(end_ns, start_ns)  # a span never ends before it starts
+        self.start_ns = start_ns
+        self.end_ns = end_ns if end_ns > start_ns else start_ns  # a span never ends before it starts
         self.parent: str | None = None
         self.events: list[SpanEvent] | None = None
         self.status: Status = "UNSET"
@@ -126,14 +127,18 @@ class _Builder:
         prompt: JsonObj | None = None
         for m in messages:
             info = _d(m.get("info"))
-            mid = str(info.get("id"))
-            if info.get("role") == "user":
+            role = info.get("role")
+            if role == "user":
                 if any(_d(p).get("type") == "text" for p in m.get("parts") or []):
                     prompt = m  # a Claude Code tool result is a user message, not a prompt
-            elif mid in turns and info.get("role") == "assistant":
-                launched |= self.turn(
-                    sid, key, heads, m, turns[mid], prompt, end, calls.get(mid) if claude else None
+                continue
+            mid = str(info.get("id"))
+            if mid in turns and role == "assistant":
+                got = self.turn(
+                    sid, mid, key, heads, m, turns[mid], prompt, end, calls.get(mid) if claude else None
                 )
+                if got:
+                    launched |= got
                 prompt = None
         findings = [f for f in doc.get("findings") or [] if isinstance(f, Mapping)]
         if findings:
@@ -143,6 +148,7 @@ class _Builder:
     def turn(
         self,
         sid: str,
+        mid: str,
         parent: str,
         heads: tuple[bytes, bytes],
         m: JsonObj,
@@ -150,11 +156,10 @@ class _Builder:
         prompt: JsonObj | None,
         fallback: int,
         tools: Sequence[JsonObj] | None,
-    ) -> dict[str, str]:
-        """A turn's span and its tool calls' (``tools``: Claude Code's, made OpenCode-shaped)."""
-        info = _d(m.get("info"))
-        mid = str(info.get("id"))
-        parts = [p for p in m.get("parts") or [] if isinstance(p, _MAPPING)]
+    ) -> dict[str, str] | None:
+        """A turn's span and its tool calls' (``tools``: Claude Code's, made OpenCode-shaped);
+        returns {child session id: key of the task span that launched it}, if any."""
+        parts = m.get("parts") or []
         start = ms_to_ns(turn.get("created"), fallback)
         end = ms_to_ns(turn.get("completed"), start)
         key = f"message:{sid}:{mid}"
@@ -162,30 +167,34 @@ class _Builder:
         mfield = message_field(mid)
         attrs = chat_attributes(heads[0], mid, mfield, turn, parts, prompt if content else None, content)
         node = _Node(key, f"chat {turn.get('model') or 'unknown'}", "CLIENT", start, end, attrs, sid)
-        if turn.get("error"):
-            node.status, node.status_message = "ERROR", str(turn.get("error_message") or turn["error"])
+        error = turn.get("error")
+        if error:
+            node.status, node.status_message = "ERROR", str(turn.get("error_message") or error)
         self.add(node, parent)
-        launched: dict[str, str] = {}
+        launched: dict[str, str] | None = None
+        nodes, calls, tool_head = self.nodes, self.calls, heads[1]
         for p in parts if tools is None else tools:
-            if p.get("type") != "tool":
+            if (type(p) is not dict and not isinstance(p, Mapping)) or p.get("type") != "tool":
                 continue
             state = _d(p.get("state"))
             t = _d(state.get("time"))
             t0 = ms_to_ns(t.get("start"), start)
-            call = p.get("callID")
-            tkey = f"part:{sid}:{p.get('id') or call}"
-            tool_name = p.get("tool")
-            tattrs = tool_attributes(heads[1], mfield, p, content)
             t1 = ms_to_ns(t.get("end"), t0)
+            call, pid, tool_name, status = p.get("callID"), p.get("id"), p.get("tool"), state.get("status")
+            tkey = f"part:{sid}:{pid or call}"
+            tattrs = tool_attributes(tool_head, mfield, tool_name, call, pid, status, state, content)
             tool = _Node(tkey, f"execute_tool {tool_name}", "INTERNAL", t0, t1, tattrs, sid)
-            if state.get("status") == "error":
+            if status == "error":
                 tool.status, tool.status_message = "ERROR", str(state.get("error") or "tool error")[:500]
-            self.add(tool, key)
+            if tkey not in nodes:  # the same part twice in a document: keep the first
+                tool.parent = key
+                nodes[tkey] = tool
             if call:
-                self.calls[(sid, str(call))] = tkey
+                calls[(sid, str(call))] = tkey
             if tool_name == "task":
                 child = _d(state.get("metadata")).get("sessionId")
                 if isinstance(child, str) and child:
+                    launched = launched or {}
                     launched.setdefault(child, tkey)
         return launched
 
@@ -270,12 +279,10 @@ def encoded_tree_spans(
     """`tree_spans` as the encoder's Span messages, written without span records: what the
     export sends (`encoder.request` of them is `encoder.encode` of the records)."""
     root, b = _build(docs, cycle, content)
-    tid = trace_id(root)
-    ids = span_ids(root, b.nodes)
-    span = encoder.encoded_span
-    out = []
-    for n in b.nodes.values():
-        parent = ids[n.parent] if n.parent is not None else None
-        head = (tid, ids[n.key], parent, n.name, n.kind, n.start_ns, n.end_ns, n.attributes)
-        out.append(span(*head, _events(n), n.status, n.status_message))
-    return out
+    ids = span_id_bytes(root, b.nodes)
+    rows = (
+        (ids[n.key], ids[n.parent] if n.parent is not None else None, n.name, n.kind, n.start_ns, n.end_ns,
+         n.attributes, _events(n), n.status, n.status_message)
+        for n in b.nodes.values()
+    )  # fmt: skip
+    return encoder.spans(trace_id(root), rows)

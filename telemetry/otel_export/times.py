@@ -23,7 +23,9 @@ def _d(v: object) -> Mapping[str, Any]:
 def ms_to_ns(ms: object, fallback: int) -> int:
     """Milliseconds as nanoseconds; ``fallback`` (nanoseconds) when the time is missing."""
     t = type(ms)
-    if (t is float or t is int) and ms >= 0:  # type: ignore[operator]
+    if t is int:  # the common case (OpenCode's times): exact, no rounding to call
+        return ms * 1_000_000 if ms >= 0 else fallback  # type: ignore[operator]
+    if t is float and ms >= 0:  # type: ignore[operator]
         return round(ms * 1_000_000)  # type: ignore[operator]
     return fallback
 

@@ -28,7 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from telemetry.otel_export.spans import AttrValue, SpanEvent, SpanRecord
 
-__all__ = ["SpanEncoder", "any_value", "encode_attributes", "varint"]
+__all__ = ["SpanEncoder", "SpanRow", "any_value", "encode_attributes", "varint"]
+
+SpanRow = tuple[bytes, bytes | None, str, str, int, int, bytes, Sequence[SpanEvent], str, str | None]
 
 _KIND = {"INTERNAL": 1, "CLIENT": 3}
 _STATUS = {"UNSET": 0, "OK": 1, "ERROR": 2}
@@ -52,6 +54,8 @@ def varint(n: int) -> bytes:
         return bytes((n & 0x7F | 0x80, n >> 7))
     if n < 0x200000:
         return bytes((n & 0x7F | 0x80, (n >> 7) & 0x7F | 0x80, n >> 14))
+    if n < 0x10000000:
+        return bytes((n & 0x7F | 0x80, (n >> 7) & 0x7F | 0x80, (n >> 14) & 0x7F | 0x80, n >> 21))
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -113,7 +117,6 @@ class SpanEncoder:
         # per tag, per key: the encoded key, the encoded KeyValue fields of the values seen, and
         # the fields' fixed parts for a double (all but its 8 bytes) and for false and true
         self._attrs: dict[bytes, dict[str, tuple[bytes, dict[object, bytes], bytes, bytes, bytes]]] = {}
-        self._ids: dict[int, bytes] = {}
         self._names: dict[str, bytes] = {}
 
     def _attributes(self, out: list[bytes], tag: bytes, attributes: Mapping[str, AttrValue]) -> None:
@@ -173,58 +176,37 @@ class SpanEncoder:
         """One Span message, as the ``spans`` field of ScopeSpans."""
         attributes: list[bytes] = []
         self._attributes(attributes, b"\x4a", r.attributes)
-        return self.encoded_span(
-            r.trace_id, r.span_id, r.parent_span_id, r.name, r.kind, r.start_ns, r.end_ns,
-            b"".join(attributes), r.events, r.status, r.status_message,
-        )  # fmt: skip
+        parent = r.parent_span_id.to_bytes(8, "big") if r.parent_span_id is not None else None
+        row = (r.span_id.to_bytes(8, "big"), parent, r.name, r.kind, r.start_ns, r.end_ns)
+        return self.spans(r.trace_id, [(*row, b"".join(attributes), r.events, r.status, r.status_message)])[0]
 
-    def encoded_span(
-        self,
-        trace_id: int,
-        span_id: int,
-        parent_span_id: int | None,
-        name: str,
-        kind: str,
-        start_ns: int,
-        end_ns: int,
-        attributes: bytes,
-        events: Sequence[SpanEvent] = (),
-        status: str = "UNSET",
-        status_message: str | None = None,
-    ) -> bytes:
-        """`span` of a span whose attributes are already encoded (Span fields 9, in order)."""
-        trace = self._ids.get(trace_id)
-        if trace is None:
-            if len(self._ids) > _CACHE_LIMIT:
-                self._ids.clear()
-            trace = self._ids[trace_id] = b"\x0a\x10" + trace_id.to_bytes(16, "big")
-        body = [trace, b"\x12\x08" + span_id.to_bytes(8, "big")]
-        if parent_span_id is not None:
-            body.append(b"\x22\x08" + parent_span_id.to_bytes(8, "big"))
-        encoded = self._names.get(name)  # names repeat: `chat {model}`, `execute_tool bash`
-        if encoded is None:
-            if len(self._names) > _CACHE_LIMIT:
-                self._names.clear()
-            encoded = self._names[name] = _field(b"\x2a", name.encode()) if name else b""
-        body.append(encoded)
-        body.append(_KIND_FIELD[kind])
-        if start_ns:
-            body.append(b"\x39" + _Q(start_ns))
-        if end_ns:
-            body.append(b"\x41" + _Q(end_ns))
-        body.append(attributes)
-        for e in events:
-            body.append(self._event(e))
-        if status == "UNSET":  # most spans: an empty status, then the flags
-            body.append(_UNSET_TAIL)
-        else:
-            encoded = b""
-            if status == "ERROR" and status_message:
-                encoded = _field(b"\x12", status_message.encode())
-            encoded += b"\x18" + _SMALL[_STATUS[status]]
-            body.append(_field(b"\x7a", encoded))
-            body.append(_FLAGS)
-        return _field(b"\x12", b"".join(body))
+    def spans(self, trace_id: int, rows: Iterable[SpanRow]) -> list[bytes]:
+        """Span messages of one trace from rows whose ids are their 8 bytes and whose attributes
+        are already encoded (Span fields 9, in order): (span id, parent span id or None, name,
+        kind, start, end, attributes, events, status, status message)."""
+        trace = b"\x0a\x10" + trace_id.to_bytes(16, "big")
+        names, kinds, out = self._names, _KIND_FIELD, []
+        if len(names) > _CACHE_LIMIT:
+            names.clear()
+        for span_id, parent, name, kind, start, end, attributes, events, status, message in rows:
+            encoded = names.get(name)  # names repeat: `chat {model}`, `execute_tool bash`
+            if encoded is None:
+                encoded = names[name] = _field(b"\x2a", name.encode()) if name else b""
+            if status == "UNSET":  # most spans: an empty status, then the flags
+                tail = _UNSET_TAIL
+            else:
+                got = _field(b"\x12", message.encode()) if status == "ERROR" and message else b""
+                tail = _field(b"\x7a", got + b"\x18" + _SMALL[_STATUS[status]]) + _FLAGS
+            body = b"".join(
+                (
+                    trace, b"\x12\x08", span_id, b"\x22\x08" + parent if parent is not None else b"",
+                    encoded, kinds[kind], b"\x39" + _Q(start) if start else b"",
+                    b"\x41" + _Q(end) if end else b"", attributes,
+                    b"".join([self._event(e) for e in events]) if events else b"", tail,
+                )
+            )  # fmt: skip
+            out.append(b"\x12" + varint(len(body)) + body)
+        return out
 
     def request(self, spans: Iterable[bytes]) -> bytes:
         """An ExportTraceServiceRequest holding already encoded spans (from `span`); no spans, an
