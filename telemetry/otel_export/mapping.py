@@ -90,11 +90,20 @@ def _d(v: object) -> Mapping[str, Any]:
     return v if isinstance(v, Mapping) else {}
 
 
-def _turns(doc: JsonObj, messages: list[JsonObj], claude: bool) -> Sequence[JsonObj]:
+def _turns(doc: JsonObj, messages: list[JsonObj], claude: bool) -> dict[str, JsonObj]:
+    """The per-turn entries by message id: the archive's own, else computed again."""
     stored = doc.get("per_turn")
-    if isinstance(stored, list) and all(isinstance(t, dict) for t in stored):
-        return stored
-    return claude_per_turn(messages) if claude else per_turn(messages)
+    if isinstance(stored, list):
+        turns: dict[str, JsonObj] = {}
+        for t in stored:
+            if not isinstance(t, dict):
+                break
+            mid = t.get("message_id")
+            turns[mid if type(mid) is str else str(mid)] = t
+        else:
+            return turns
+    computed = claude_per_turn(messages) if claude else per_turn(messages)
+    return {str(t.get("message_id")): t for t in computed}
 
 
 class _Builder:
@@ -122,15 +131,19 @@ class _Builder:
         launched: dict[str, str] = {}
         messages = [m for m in doc.get("messages") or [] if isinstance(m, _MAPPING)]
         claude = is_claude(doc)
-        turns = {str(t.get("message_id")): t for t in _turns(doc, messages, claude)}
+        turns = _turns(doc, messages, claude)
         calls = tool_parts(messages) if claude else {}
         prompt: JsonObj | None = None
         for m in messages:
-            info = _d(m.get("info"))
+            info = m.get("info")
+            if type(info) is not dict:
+                info = _d(info)
             role = info.get("role")
             if role == "user":
-                if any(_d(p).get("type") == "text" for p in m.get("parts") or []):
-                    prompt = m  # a Claude Code tool result is a user message, not a prompt
+                for p in m.get("parts") or []:
+                    if (p if type(p) is dict else _d(p)).get("type") == "text":
+                        prompt = m  # a Claude Code tool result is a user message, not a prompt
+                        break
                 continue
             mid = str(info.get("id"))
             if mid in turns and role == "assistant":
@@ -170,9 +183,12 @@ class _Builder:
         error = turn.get("error")
         if error:
             node.status, node.status_message = "ERROR", str(turn.get("error_message") or error)
-        self.add(node, parent)
+        nodes = self.nodes
+        if key not in nodes:  # the same message twice in a document: keep the first
+            node.parent = parent
+            nodes[key] = node
         launched: dict[str, str] | None = None
-        nodes, calls, tool_head = self.nodes, self.calls, heads[1]
+        calls, tool_head = self.calls, heads[1]
         for p in parts if tools is None else tools:
             if (type(p) is not dict and not isinstance(p, Mapping)) or p.get("type") != "tool":
                 continue
