@@ -1,7 +1,10 @@
 """The attributes and events of each kind of span (pure; conventions.py documents every key).
 
-Content (prompts, outputs, tool arguments and results) is added only when asked for, and is
-the archive's text: redacted before it was stored, so nothing here redacts again.
+Attributes are written as encoded Span fields (`fields.Key`), in the order a span carries them,
+straight from the archive's fields: the parts every span of a session shares (`session_heads`)
+once per session, a turn's token counts encoded once per value. Events stay records (a finding
+is rare). Content (prompts, outputs, tool arguments and results) is added only when asked for,
+and is the archive's text: redacted before it was stored, so nothing here redacts again.
 """
 
 from __future__ import annotations
