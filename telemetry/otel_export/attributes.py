@@ -118,7 +118,7 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> tuple[str, bytes]:
     tokens = _d(tot.get("tokens"))
     sid = str(doc["session_id"])
     a = [
-        _AGENT_OP, _AGENT.kept(agent), _AGENT_ID.s(sid), _CONV.kept(root), _SESSION.kept(root), _SID.s(sid),
+        _AGENT_OP, _AGENT.kept(agent), _AGENT_ID.s(sid), _CONV.s(root), _SESSION.s(root), _SID.s(sid),
         _DEPTH.i(int(doc.get("depth") or 0)), _COST.f(float(tot.get("cost") or 0.0)),
         _PROVIDER.put(provider, keep=True), _PARENT.put(doc.get("parent_session_id")),
         _TITLE.put(doc.get("title")), _LABEL.put(doc.get("label"), keep=True),
@@ -135,7 +135,7 @@ def cycle_id_attribute(cycle_id: str) -> bytes:
 
 def session_heads(root: str, sid: str) -> tuple[bytes, bytes]:
     """The attributes every chat and every execute_tool span of a session starts with."""
-    common = _CONV.kept(root) + _SESSION.kept(root) + _SID.kept(sid)
+    common = _CONV.s(root) + _SESSION.s(root) + _SID.s(sid)
     return _CHAT_OP + common, _TOOL_OP + common
 
 

@@ -8,8 +8,9 @@ token counts), so writing an attribute is a table look-up and a concatenation:
     Span.attributes (9)  KeyValue  key=1 (string)  value=2 (AnyValue)
     AnyValue             string=1  bool=2  int=3  double=4  array=5
 
-Values that repeat in real trees (models, providers, tool and agent names, statuses, the
-session ids of a tree) can be kept per key (`Key.kept`); ids and token counts are written again.
+Values that repeat across trees (models, providers, tool and agent names, statuses, finish
+reasons) are kept per key (`Key.kept`, at most 256 a key); ids and token counts are written each
+time. The kept fields are shared by every thread: a race can only encode a value twice.
 `decode` reads the fields back into a dictionary (the span records the tests inspect).
 """
 

@@ -12,7 +12,7 @@ from otel_trees import trees
 from sdk_reference import sdk_request
 
 from telemetry.otel_export.conventions import SCHEMA_URL
-from telemetry.otel_export.fields import Key, decode
+from telemetry.otel_export.fields import Key, KeyGroup, decode
 from telemetry.otel_export.mapping import CycleFacts, encoded_tree_spans, tree_spans
 from telemetry.otel_export.resource import SCOPE_NAME, SCOPE_VERSION, encoder_for, resource_attributes
 from telemetry.otel_export.spans import SpanEvent, SpanRecord
@@ -144,3 +144,8 @@ def test_attributes_written_field_by_field_are_the_encoded_dictionary(attrs: dic
     assert b"".join(keys[k].put(v, keep=True) for k, v in attrs.items()) == encode_attributes(
         b"\x4a", {k: v for k, v in attrs.items() if v != ""}
     )
+    # keys that carry one value (a model) write it to each, kept or not, the same
+    group = KeyGroup(*keys.values())
+    for v in attrs.values():
+        want = encode_attributes(b"\x4a", {k: v for k in keys}) if v != "" and v is not None else b""
+        assert group.put(v) == group.put(v) == want
