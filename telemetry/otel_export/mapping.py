@@ -263,9 +263,7 @@ def _build(docs: Sequence[JsonObj], cycle: CycleFacts | None, content: bool) -> 
 
 def _events(n: _Node) -> tuple[SpanEvent, ...]:
     """The node's events, each moved inside the node's (widened) window."""
-    if not n.events:
-        return ()
-    return tuple(e._replace(time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events)
+    return tuple(e._replace(time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events or ())
 
 
 def tree_spans(
@@ -274,18 +272,16 @@ def tree_spans(
     """Span records of one session tree, parents before children.
 
     ``docs`` are the archive documents of the tree's sessions (any order; the root's need not be
-    there, its children then hang at the top). ``content`` adds prompts, outputs and tool
-    arguments and results, as the archive holds them (already redacted). The records' attributes
-    are read back from the encoded fields `encoded_tree_spans` sends.
+    there, its children then hang at the top). ``content`` adds prompts, outputs and tool arguments
+    and results as archived (redacted). Attributes are decoded from what `encoded_tree_spans` sends.
     """
     root, b = _build(docs, cycle, content)
-    tid = trace_id(root)
-    ids = span_ids(root, b.nodes)  # once per span: a parent has many children
+    tid, ids = trace_id(root), span_ids(root, b.nodes)  # once per span: a parent has many children
     out = []
     for n in b.nodes.values():
-        parent = ids[n.parent] if n.parent is not None else None
-        head = (tid, ids[n.key], parent, n.name, n.kind, n.start_ns, n.end_ns, decode(n.attributes))
-        out.append(SpanRecord(*head, _events(n), n.status, n.status_message, n.session_id))
+        head = (tid, ids[n.key], ids[n.parent] if n.parent is not None else None, n.name, n.kind)
+        out.append(SpanRecord(*head, n.start_ns, n.end_ns, decode(n.attributes), _events(n), n.status,
+                              n.status_message, n.session_id))  # fmt: skip
     return out
 
 
