@@ -20,11 +20,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from telemetry.archive_store import archive_store
-from telemetry.otel_export.mapping import tree_spans
+from telemetry.otel_export.mapping import encoded_tree_spans
 from telemetry.otel_export.otlp_http import OTLPSender
 from telemetry.otel_export.resource import encoder_for
 from telemetry.otel_export.sources import LoadedTree, iter_trees
-from telemetry.otel_export.spans import SpanRecord, trace_id
+from telemetry.otel_export.spans import trace_id
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import session_scope
@@ -43,7 +43,7 @@ class TreeExport:
     dropped: int = 0
     problems: list[str] = field(default_factory=list)
     error: str | None = None
-    records: list[SpanRecord] = field(default_factory=list, repr=False)  # until sent
+    encoded: list[bytes] = field(default_factory=list, repr=False)  # Span messages, until sent
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -176,13 +176,13 @@ class TreeExporter:
                 for tree in iter_trees(db, self.store, list(roots)):
                     out = self._map(tree)
                     results.append(out)
-                    for i in range(0, len(out.records), BATCH_SPANS):
-                        chunk = out.records[i : i + BATCH_SPANS]
+                    for i in range(0, len(out.encoded), BATCH_SPANS):
+                        chunk = out.encoded[i : i + BATCH_SPANS]
                         if len(batch) + len(chunk) > BATCH_SPANS:
                             flush(last=False)
-                        batch.extend(self.encoder.span(r) for r in chunk)
+                        batch += chunk
                         owners.append((out, len(chunk)))
-                    out.records = []  # the spans are in the batch now: each tree's records once
+                    out.encoded = []  # the spans are in the batch now: each tree's spans once
                     if progress is not None:
                         progress()
             flush(last=True)
@@ -202,8 +202,9 @@ class TreeExporter:
         if not tree.docs:
             out.error = "no readable archive of this tree"
             return out
-        out.records = tree_spans(tree.docs, cycle=tree.cycle, content=self.settings.otel_content)
-        out.spans = len(out.records)
+        content = self.settings.otel_content
+        out.encoded = encoded_tree_spans(tree.docs, self.encoder, cycle=tree.cycle, content=content)
+        out.spans = len(out.encoded)
         return out
 
     def shutdown(self) -> None:

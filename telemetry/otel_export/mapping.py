@@ -17,7 +17,7 @@ Findings become `gen_ai.evaluation.result` events on their session's `invoke_age
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,17 +27,22 @@ from telemetry.otel_export.attributes import (
     agent_attributes,
     chat_attributes,
     cycle_attributes,
+    cycle_id_attribute,
     finding_event,
+    message_field,
+    session_heads,
     tool_attributes,
 )
 from telemetry.otel_export.claude_tools import is_claude, launching_call, tool_parts
-from telemetry.otel_export.spans import Kind, SpanEvent, SpanRecord, Status, span_ids, trace_id
+from telemetry.otel_export.fields import decode
+from telemetry.otel_export.order import root_of, session_order
+from telemetry.otel_export.spans import Kind, SpanEvent, SpanRecord, Status, span_id_bytes, span_ids, trace_id
 from telemetry.otel_export.times import doc_window, ms_to_ns
+from telemetry.otel_export.wire import SpanEncoder
 
-__all__ = ["CycleFacts", "tree_spans"]
+__all__ = ["CycleFacts", "encoded_tree_spans", "tree_spans"]
 
 JsonObj = Mapping[str, Any]
-Attrs = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +61,8 @@ class CycleFacts:
 
 class _Node:
     """A span while the tree is built: its window may still widen. Nodes are added parents
-    first, so the insertion order of `_Builder.nodes` is a parents-before-children order."""
+    first, so the insertion order of `_Builder.nodes` is a parents-before-children order.
+    Its attributes are already encoded (`fields`): Span fields, in order."""
 
     __slots__ = (
         "attributes", "end_ns", "events", "key", "kind", "name", "parent", "session_id", "start_ns",
@@ -64,10 +70,11 @@ class _Node:
     )  # fmt: skip
 
     def __init__(
-        self, key: str, name: str, kind: Kind, start_ns: int, end_ns: int, attributes: Attrs, sid: str
+        self, key: str, name: str, kind: Kind, start_ns: int, end_ns: int, attributes: bytes, sid: str
     ) -> None:
         self.key, self.name, self.kind, self.attributes, self.session_id = key, name, kind, attributes, sid
-        self.start_ns, self.end_ns = start_ns, max(end_ns, start_ns)  # a span never ends before it starts
+        self.start_ns = start_ns
+        self.end_ns = end_ns if end_ns > start_ns else start_ns  # a span never ends before it starts
         self.parent: str | None = None
         self.events: list[SpanEvent] | None = None
         self.status: Status = "UNSET"
@@ -83,11 +90,20 @@ def _d(v: object) -> Mapping[str, Any]:
     return v if isinstance(v, Mapping) else {}
 
 
-def _turns(doc: JsonObj, messages: list[JsonObj], claude: bool) -> Sequence[JsonObj]:
+def _turns(doc: JsonObj, messages: list[JsonObj], claude: bool) -> dict[str, JsonObj]:
+    """The per-turn entries by message id: the archive's own, else computed again."""
     stored = doc.get("per_turn")
-    if isinstance(stored, list) and all(isinstance(t, dict) for t in stored):
-        return stored
-    return claude_per_turn(messages) if claude else per_turn(messages)
+    if isinstance(stored, list):
+        turns: dict[str, JsonObj] = {}
+        for t in stored:
+            if not isinstance(t, dict):
+                break
+            mid = t.get("message_id")
+            turns[mid if type(mid) is str else str(mid)] = t
+        else:
+            return turns
+    computed = claude_per_turn(messages) if claude else per_turn(messages)
+    return {str(t.get("message_id")): t for t in computed}
 
 
 class _Builder:
@@ -108,25 +124,34 @@ class _Builder:
         sid = str(doc["session_id"])
         start, end = doc_window(doc)
         key = f"session:{sid}"
-        node = _Node(key, "", "INTERNAL", start, end, agent_attributes(doc, self.root), sid)
-        node.name = f"invoke_agent {node.attributes['gen_ai.agent.name']}"
+        agent, attributes = agent_attributes(doc, self.root)
+        node = _Node(key, f"invoke_agent {agent}", "INTERNAL", start, end, attributes, sid)
         self.add(node, parent)
+        heads = session_heads(self.root, sid)
         launched: dict[str, str] = {}
         messages = [m for m in doc.get("messages") or [] if isinstance(m, _MAPPING)]
         claude = is_claude(doc)
-        turns = {str(t.get("message_id")): t for t in _turns(doc, messages, claude)}
+        turns = _turns(doc, messages, claude)
         calls = tool_parts(messages) if claude else {}
         prompt: JsonObj | None = None
         for m in messages:
-            info = _d(m.get("info"))
+            info = m.get("info")
+            if type(info) is not dict:
+                info = _d(info)
+            role = info.get("role")
+            if role == "user":
+                for p in m.get("parts") or []:
+                    if (p if type(p) is dict else _d(p)).get("type") == "text":
+                        prompt = m  # a Claude Code tool result is a user message, not a prompt
+                        break
+                continue
             mid = str(info.get("id"))
-            if info.get("role") == "user":
-                if any(_d(p).get("type") == "text" for p in m.get("parts") or []):
-                    prompt = m  # a Claude Code tool result is a user message, not a prompt
-            elif mid in turns and info.get("role") == "assistant":
-                launched |= self.turn(
-                    sid, key, m, turns[mid], prompt, end, calls.get(mid) if claude else None
+            if mid in turns and role == "assistant":
+                got = self.turn(
+                    sid, mid, key, heads, m, turns[mid], prompt, end, calls.get(mid) if claude else None
                 )
+                if got:
+                    launched |= got
                 prompt = None
         findings = [f for f in doc.get("findings") or [] if isinstance(f, Mapping)]
         if findings:
@@ -136,47 +161,56 @@ class _Builder:
     def turn(
         self,
         sid: str,
+        mid: str,
         parent: str,
+        heads: tuple[bytes, bytes],
         m: JsonObj,
         turn: JsonObj,
         prompt: JsonObj | None,
         fallback: int,
         tools: Sequence[JsonObj] | None,
-    ) -> dict[str, str]:
-        """A turn's span and its tool calls' (``tools``: Claude Code's, made OpenCode-shaped)."""
-        info = _d(m.get("info"))
-        mid = str(info.get("id"))
-        parts = [p for p in m.get("parts") or [] if isinstance(p, _MAPPING)]
+    ) -> dict[str, str] | None:
+        """A turn's span and its tool calls' (``tools``: Claude Code's, made OpenCode-shaped);
+        returns {child session id: key of the task span that launched it}, if any."""
+        parts = m.get("parts") or []
         start = ms_to_ns(turn.get("created"), fallback)
         end = ms_to_ns(turn.get("completed"), start)
         key = f"message:{sid}:{mid}"
-        root, content = self.root, self.content
-        attrs = chat_attributes(sid, root, info, turn, parts, prompt if content else None, content)
+        content = self.content
+        mfield = message_field(mid)
+        attrs = chat_attributes(heads[0], mid, mfield, turn, parts, prompt if content else None, content)
         node = _Node(key, f"chat {turn.get('model') or 'unknown'}", "CLIENT", start, end, attrs, sid)
-        if turn.get("error"):
-            node.status, node.status_message = "ERROR", str(turn.get("error_message") or turn["error"])
-        self.add(node, parent)
-        launched: dict[str, str] = {}
+        error = turn.get("error")
+        if error:
+            node.status, node.status_message = "ERROR", str(turn.get("error_message") or error)
+        nodes = self.nodes
+        if key not in nodes:  # the same message twice in a document: keep the first
+            node.parent = parent
+            nodes[key] = node
+        launched: dict[str, str] | None = None
+        calls, tool_head = self.calls, heads[1]
         for p in parts if tools is None else tools:
-            if p.get("type") != "tool":
+            if (type(p) is not dict and not isinstance(p, Mapping)) or p.get("type") != "tool":
                 continue
             state = _d(p.get("state"))
             t = _d(state.get("time"))
             t0 = ms_to_ns(t.get("start"), start)
-            call = p.get("callID")
-            tkey = f"part:{sid}:{p.get('id') or call}"
-            tool_name = p.get("tool")
-            tattrs = tool_attributes(sid, root, mid, p, content)
             t1 = ms_to_ns(t.get("end"), t0)
+            call, pid, tool_name, status = p.get("callID"), p.get("id"), p.get("tool"), state.get("status")
+            tkey = f"part:{sid}:{pid or call}"
+            tattrs = tool_attributes(tool_head, mfield, tool_name, call, pid, status, state, content)
             tool = _Node(tkey, f"execute_tool {tool_name}", "INTERNAL", t0, t1, tattrs, sid)
-            if state.get("status") == "error":
+            if status == "error":
                 tool.status, tool.status_message = "ERROR", str(state.get("error") or "tool error")[:500]
-            self.add(tool, key)
+            if tkey not in nodes:  # the same part twice in a document: keep the first
+                tool.parent = key
+                nodes[tkey] = tool
             if call:
-                self.calls[(sid, str(call))] = tkey
+                calls[(sid, str(call))] = tkey
             if tool_name == "task":
                 child = _d(state.get("metadata")).get("sessionId")
                 if isinstance(child, str) and child:
+                    launched = launched or {}
                     launched.setdefault(child, tkey)
         return launched
 
@@ -193,50 +227,10 @@ class _Builder:
                     p.end_ns = n.end_ns
 
 
-def _order(docs: Mapping[str, JsonObj], root: str) -> list[tuple[str, str | None]]:
-    """(session, parent session) breadth-first from the root; sessions the root does not reach
-    (a missing parent, a cycle in the parent links) follow, each under the root."""
-    kids: dict[str, list[str]] = {sid: [] for sid in docs}
-    for sid in sorted(docs):
-        parent = docs[sid].get("parent_session_id")
-        if sid != root and isinstance(parent, str) and parent in docs:
-            kids[parent].append(sid)
-    out: list[tuple[str, str | None]] = []
-    seen: set[str] = set()
-    for start, parent in [(root, None), *((s, root) for s in sorted(docs) if s != root)]:
-        if start in seen:
-            continue
-        queue: list[tuple[str, str | None]] = [(start, parent)]
-        seen.add(start)
-        while queue:
-            sid, par = queue.pop(0)
-            out.append((sid, par))
-            for k in kids[sid]:
-                if k not in seen:
-                    seen.add(k)
-                    queue.append((k, sid))
-    return out
-
-
-def _root_of(docs: Iterable[JsonObj]) -> str:
-    roots = {str(d.get("root_session_id") or d["session_id"]) for d in docs}
-    if len(roots) != 1:
-        raise ValueError(f"documents of {len(roots)} trees given; export one tree at a time")
-    return roots.pop()
-
-
-def tree_spans(
-    docs: Sequence[JsonObj], *, cycle: CycleFacts | None = None, content: bool = False
-) -> list[SpanRecord]:
-    """Span records of one session tree, parents before children.
-
-    ``docs`` are the archive documents of the tree's sessions (any order; the root's need not be
-    there, its children then hang at the top). ``content`` adds prompts, outputs and tool
-    arguments and results, as the archive holds them (already redacted).
-    """
+def _build(docs: Sequence[JsonObj], cycle: CycleFacts | None, content: bool) -> tuple[str, _Builder]:
     if not docs:
         raise ValueError("no archive documents given")
-    root = _root_of(docs)
+    root = root_of(docs)
     by_id = {str(d["session_id"]): d for d in docs}
     top = root if root in by_id else min(by_id)
     b = _Builder(root, content)
@@ -245,29 +239,16 @@ def tree_spans(
         cycle_key = f"cycle:{cycle.cycle_id}"
         start = ms_to_ns(cycle.started_ms, 0)
         attrs = cycle_attributes(
-            cycle.cycle_id,
-            cycle.driver,
-            cycle.counts,
-            cycle.terminal_state,
-            cycle.worker_outcome,
-            cycle.error_kind,
-            root,
-            cycle.ended_ms is None,
-        )
-        node = _Node(
-            cycle_key,
-            f"dispatch_cycle {cycle.driver}",
-            "INTERNAL",
-            start,
-            ms_to_ns(cycle.ended_ms, start),
-            attrs,
-            root,
-        )
+            cycle.cycle_id, cycle.driver, cycle.counts, cycle.terminal_state, cycle.worker_outcome,
+            cycle.error_kind, root, cycle.ended_ms is None,
+        )  # fmt: skip
+        end = ms_to_ns(cycle.ended_ms, start)
+        node = _Node(cycle_key, f"dispatch_cycle {cycle.driver}", "INTERNAL", start, end, attrs, root)
         if cycle.error_kind:
             node.status, node.status_message = "ERROR", cycle.error_kind
         b.add(node, None)
     launched: dict[str, str] = {}
-    for sid, parent_sid in _order(by_id, top):
+    for sid, parent_sid in session_order(by_id, top):
         parent = cycle_key if parent_sid is None else f"session:{parent_sid}"
         call = launching_call(by_id[sid])
         via = launched.get(sid) or (b.calls.get((parent_sid, call)) if parent_sid and call else None)
@@ -275,32 +256,45 @@ def tree_spans(
             parent = via
         launched |= b.session(by_id[sid], parent)
         if cycle is not None and parent_sid is None:
-            b.nodes[f"session:{sid}"].attributes["octel.cycle.id"] = cycle.cycle_id
-    tid = trace_id(root)
+            b.nodes[f"session:{sid}"].attributes += cycle_id_attribute(cycle.cycle_id)
     b.widen()
-    ids = span_ids(root, b.nodes)  # once per span: a parent has many children
-    # tuple.__new__ straight: the named tuple's own __new__ is a Python function that costs
-    # more than the tuple it makes (about 2 ms of 29 for 2,932 spans)
-    new = tuple.__new__
-    return [
-        new(
-            SpanRecord,
-            (
-                tid,
-                ids[n.key],
-                ids[n.parent] if n.parent is not None else None,
-                n.name,
-                n.kind,
-                n.start_ns,
-                n.end_ns,
-                n.attributes,
-                tuple(e._replace(time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events)
-                if n.events
-                else (),
-                n.status,
-                n.status_message,
-                n.session_id,
-            ),
-        )
+    return root, b
+
+
+def _events(n: _Node) -> tuple[SpanEvent, ...]:
+    """The node's events, each moved inside the node's (widened) window."""
+    return tuple(e._replace(time_ns=min(max(e.time_ns, n.start_ns), n.end_ns)) for e in n.events or ())
+
+
+def tree_spans(
+    docs: Sequence[JsonObj], *, cycle: CycleFacts | None = None, content: bool = False
+) -> list[SpanRecord]:
+    """Span records of one session tree, parents before children.
+
+    ``docs`` are the archive documents of the tree's sessions (any order; the root's need not be
+    there, its children then hang at the top). ``content`` adds prompts, outputs and tool arguments
+    and results as archived (redacted). Attributes are decoded from what `encoded_tree_spans` sends.
+    """
+    root, b = _build(docs, cycle, content)
+    tid, ids = trace_id(root), span_ids(root, b.nodes)  # once per span: a parent has many children
+    out = []
+    for n in b.nodes.values():
+        head = (tid, ids[n.key], ids[n.parent] if n.parent is not None else None, n.name, n.kind)
+        out.append(SpanRecord(*head, n.start_ns, n.end_ns, decode(n.attributes), _events(n), n.status,
+                              n.status_message, n.session_id))  # fmt: skip
+    return out
+
+
+def encoded_tree_spans(
+    docs: Sequence[JsonObj], encoder: SpanEncoder, *, cycle: CycleFacts | None = None, content: bool = False
+) -> list[bytes]:
+    """`tree_spans` as the encoder's Span messages, written without span records: what the
+    export sends (`encoder.request` of them is `encoder.encode` of the records)."""
+    root, b = _build(docs, cycle, content)
+    ids = span_id_bytes(root, b.nodes)
+    rows = (
+        (ids[n.key], ids[n.parent] if n.parent is not None else None, n.name, n.kind, n.start_ns, n.end_ns,
+         n.attributes, _events(n), n.status, n.status_message)
         for n in b.nodes.values()
-    ]
+    )  # fmt: skip
+    return encoder.spans(trace_id(root), rows)

@@ -23,7 +23,9 @@ def _d(v: object) -> Mapping[str, Any]:
 def ms_to_ns(ms: object, fallback: int) -> int:
     """Milliseconds as nanoseconds; ``fallback`` (nanoseconds) when the time is missing."""
     t = type(ms)
-    if (t is float or t is int) and ms >= 0:  # type: ignore[operator]
+    if t is int:  # the common case (OpenCode's times): exact, no rounding to call
+        return ms * 1_000_000 if ms >= 0 else fallback  # type: ignore[operator]
+    if t is float and ms >= 0:  # type: ignore[operator]
         return round(ms * 1_000_000)  # type: ignore[operator]
     return fallback
 
@@ -44,7 +46,9 @@ def doc_window(doc: Mapping[str, Any]) -> tuple[int, int]:
     stime = _d(session.get("time"))
     starts = [v for v in (_num(stime.get("created")), _num(tot.get("first_created"))) if v is not None]
     ends = [v for v in (_num(stime.get("updated")), _num(tot.get("last_activity"))) if v is not None]
-    archived = _iso_ms(doc.get("archived_at"))
-    start = min(starts) if starts else (min(ends) if ends else archived or 0.0)
+    if starts or ends:
+        start = min(starts) if starts else min(ends)
+    else:  # no recorded time at all: when it was archived (parsed only then: it costs)
+        start = _iso_ms(doc.get("archived_at")) or 0.0
     end = max(ends) if ends else start
     return ms_to_ns(start, 0), ms_to_ns(max(end, start), 0)

@@ -28,7 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from telemetry.otel_export.spans import AttrValue, SpanEvent, SpanRecord
 
-__all__ = ["SpanEncoder", "encode_attributes", "varint"]
+__all__ = ["SpanEncoder", "SpanRow", "any_value", "encode_attributes", "varint"]
+
+SpanRow = tuple[bytes, bytes | None, str, str, int, int, bytes, Sequence[SpanEvent], str, str | None]
 
 _KIND = {"INTERNAL": 1, "CLIENT": 3}
 _STATUS = {"UNSET": 0, "OK": 1, "ERROR": 2}
@@ -48,6 +50,12 @@ def varint(n: int) -> bytes:
     """Base-128 varint of a non-negative integer below 2**64."""
     if n < 0x80:
         return _SMALL[n]
+    if n < 0x4000:  # two and three bytes (most token counts) without the loop
+        return bytes((n & 0x7F | 0x80, n >> 7))
+    if n < 0x200000:
+        return bytes((n & 0x7F | 0x80, (n >> 7) & 0x7F | 0x80, n >> 14))
+    if n < 0x10000000:
+        return bytes((n & 0x7F | 0x80, (n >> 7) & 0x7F | 0x80, (n >> 14) & 0x7F | 0x80, n >> 21))
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -60,7 +68,7 @@ def _field(tag: bytes, payload: bytes) -> bytes:
     return tag + varint(len(payload)) + payload
 
 
-def _any(value: AttrValue) -> bytes:
+def any_value(value: AttrValue) -> bytes:
     """An AnyValue message: bool before int (a bool is an int in Python), a sequence as an array."""
     if isinstance(value, str):
         return _field(b"\x0a", value.encode())
@@ -70,11 +78,11 @@ def _any(value: AttrValue) -> bytes:
         return b"\x18" + varint(value & _U64)  # int64: negatives as two's complement
     if isinstance(value, float):
         return b"\x21" + _D(value)
-    return _field(b"\x2a", b"".join(_field(b"\x0a", _any(v)) for v in value))
+    return _field(b"\x2a", b"".join(_field(b"\x0a", any_value(v)) for v in value))
 
 
 def _key_value(key: str, value: AttrValue) -> bytes:
-    return _field(b"\x0a", key.encode()) + _field(b"\x12", _any(value))
+    return _field(b"\x0a", key.encode()) + _field(b"\x12", any_value(value))
 
 
 def encode_attributes(tag: bytes, attributes: Mapping[str, AttrValue]) -> bytes:
@@ -109,7 +117,6 @@ class SpanEncoder:
         # per tag, per key: the encoded key, the encoded KeyValue fields of the values seen, and
         # the fields' fixed parts for a double (all but its 8 bytes) and for false and true
         self._attrs: dict[bytes, dict[str, tuple[bytes, dict[object, bytes], bytes, bytes, bytes]]] = {}
-        self._ids: dict[int, bytes] = {}
         self._names: dict[str, bytes] = {}
 
     def _attributes(self, out: list[bytes], tag: bytes, attributes: Mapping[str, AttrValue]) -> None:
@@ -145,14 +152,14 @@ class SpanEncoder:
             elif t is list and len(v) == 1 and type(v[0]) is str:  # type: ignore[arg-type, index]
                 seen = (v[0],)  # type: ignore[index]  # a finish reason: a few repeat
             else:
-                append(_field(tag, entry[0] + _field(b"\x12", _any(v))))
+                append(_field(tag, entry[0] + _field(b"\x12", any_value(v))))
                 continue
             got = kept.get(seen)
             if got is None:
                 if t is str:
                     value = _field(b"\x0a", v.encode())  # type: ignore[union-attr]
                 else:
-                    value = b"\x18" + varint(v & _U64) if t is int else _any(v)  # type: ignore[operator]
+                    value = b"\x18" + varint(v & _U64) if t is int else any_value(v)  # type: ignore[operator]
                 kv = entry[0] + b"\x12" + varint(len(value)) + value
                 got = tag + varint(len(kv)) + kv
                 if len(kept) < _VALUES_PER_KEY:
@@ -167,38 +174,39 @@ class SpanEncoder:
 
     def span(self, r: SpanRecord) -> bytes:
         """One Span message, as the ``spans`` field of ScopeSpans."""
-        trace = self._ids.get(r.trace_id)
-        if trace is None:
-            if len(self._ids) > _CACHE_LIMIT:
-                self._ids.clear()
-            trace = self._ids[r.trace_id] = b"\x0a\x10" + r.trace_id.to_bytes(16, "big")
-        body = [trace, b"\x12\x08" + r.span_id.to_bytes(8, "big")]
-        if r.parent_span_id is not None:
-            body.append(b"\x22\x08" + r.parent_span_id.to_bytes(8, "big"))
-        name = self._names.get(r.name)  # names repeat: `chat {model}`, `execute_tool bash`
-        if name is None:
-            if len(self._names) > _CACHE_LIMIT:
-                self._names.clear()
-            name = self._names[r.name] = _field(b"\x2a", r.name.encode()) if r.name else b""
-        body.append(name)
-        body.append(_KIND_FIELD[r.kind])
-        if r.start_ns:
-            body.append(b"\x39" + _Q(r.start_ns))
-        if r.end_ns:
-            body.append(b"\x41" + _Q(r.end_ns))
-        self._attributes(body, b"\x4a", r.attributes)
-        for e in r.events:
-            body.append(self._event(e))
-        if r.status == "UNSET":  # most spans: an empty status, then the flags
-            body.append(_UNSET_TAIL)
-        else:
-            status = b""
-            if r.status == "ERROR" and r.status_message:
-                status = _field(b"\x12", r.status_message.encode())
-            status += b"\x18" + _SMALL[_STATUS[r.status]]
-            body.append(_field(b"\x7a", status))
-            body.append(_FLAGS)
-        return _field(b"\x12", b"".join(body))
+        attributes: list[bytes] = []
+        self._attributes(attributes, b"\x4a", r.attributes)
+        parent = r.parent_span_id.to_bytes(8, "big") if r.parent_span_id is not None else None
+        row = (r.span_id.to_bytes(8, "big"), parent, r.name, r.kind, r.start_ns, r.end_ns)
+        return self.spans(r.trace_id, [(*row, b"".join(attributes), r.events, r.status, r.status_message)])[0]
+
+    def spans(self, trace_id: int, rows: Iterable[SpanRow]) -> list[bytes]:
+        """Span messages of one trace from rows whose ids are their 8 bytes and whose attributes
+        are already encoded (Span fields 9, in order): (span id, parent span id or None, name,
+        kind, start, end, attributes, events, status, status message)."""
+        trace = b"\x0a\x10" + trace_id.to_bytes(16, "big")
+        names, kinds, out = self._names, _KIND_FIELD, []
+        if len(names) > _CACHE_LIMIT:
+            names.clear()
+        for span_id, parent, name, kind, start, end, attributes, events, status, message in rows:
+            encoded = names.get(name)  # names repeat: `chat {model}`, `execute_tool bash`
+            if encoded is None:
+                encoded = names[name] = _field(b"\x2a", name.encode()) if name else b""
+            if status == "UNSET":  # most spans: an empty status, then the flags
+                tail = _UNSET_TAIL
+            else:
+                got = _field(b"\x12", message.encode()) if status == "ERROR" and message else b""
+                tail = _field(b"\x7a", got + b"\x18" + _SMALL[_STATUS[status]]) + _FLAGS
+            body = b"".join(
+                (
+                    trace, b"\x12\x08", span_id, b"\x22\x08" + parent if parent is not None else b"",
+                    encoded, kinds[kind], b"\x39" + _Q(start) if start else b"",
+                    b"\x41" + _Q(end) if end else b"", attributes,
+                    b"".join([self._event(e) for e in events]) if events else b"", tail,
+                )
+            )  # fmt: skip
+            out.append(b"\x12" + varint(len(body)) + body)
+        return out
 
     def request(self, spans: Iterable[bytes]) -> bytes:
         """An ExportTraceServiceRequest holding already encoded spans (from `span`); no spans, an

@@ -19,7 +19,8 @@ from archiver.claude.document import build_claude_documents
 from archiver.claude.layout import find_sessions, load_tree
 from cli import app
 from telemetry.otel_export.claude_tools import tool_parts
-from telemetry.otel_export.mapping import tree_spans
+from telemetry.otel_export.mapping import encoded_tree_spans, tree_spans
+from telemetry.otel_export.resource import encoder_for
 from telemetry.otel_export.spans import SpanRecord, trace_id
 
 CLAUDE = Path(__file__).resolve().parents[1] / "fixtures" / "claude"
@@ -158,6 +159,18 @@ def test_a_document_without_per_turn_entries_maps_the_same(run: str) -> None:
     docs = claude_docs(run)
     bare = [{k: v for k, v in d.items() if k != "per_turn"} for d in docs]
     assert tree_spans(bare) == tree_spans(docs)
+
+
+@pytest.mark.parametrize("run", ["d_subagent_tree/json", "c_doom_loop/json", "e2_retry_429_500/stream-json"])
+@pytest.mark.parametrize("content", [False, True])
+def test_the_spans_sent_are_the_records_encoded(run: str, content: bool) -> None:
+    """The export writes span bytes straight from the documents: the same request as the span
+    records (which the SDK's encoder is checked against) make."""
+    docs = claude_docs(run)
+    enc = encoder_for("octel", {})
+    assert enc.request(encoded_tree_spans(docs, enc, content=content)) == enc.encode(
+        tree_spans(docs, content=content)
+    )
 
 
 def test_every_attribute_of_a_claude_tree_is_declared_and_documented() -> None:

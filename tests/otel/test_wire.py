@@ -12,10 +12,11 @@ from otel_trees import trees
 from sdk_reference import sdk_request
 
 from telemetry.otel_export.conventions import SCHEMA_URL
-from telemetry.otel_export.mapping import CycleFacts, tree_spans
+from telemetry.otel_export.fields import Key, KeyGroup, decode
+from telemetry.otel_export.mapping import CycleFacts, encoded_tree_spans, tree_spans
 from telemetry.otel_export.resource import SCOPE_NAME, SCOPE_VERSION, encoder_for, resource_attributes
 from telemetry.otel_export.spans import SpanEvent, SpanRecord
-from telemetry.otel_export.wire import SpanEncoder, varint
+from telemetry.otel_export.wire import SpanEncoder, encode_attributes, varint
 
 META = {
     "resource_schema_url": SCHEMA_URL,
@@ -52,6 +53,9 @@ def test_a_mapped_tree_encodes_as_the_sdk_would(tree: Any, content: bool, with_c
     # one encoder over many trees: what it keeps from earlier spans must not leak into later ones
     same_as_sdk(records, _SHARED, resource)
     same_as_sdk(records, encoder_for("octel", {}), resource)
+    # what the export sends (spans written straight from the documents) is those records' request
+    sent = _SHARED.request(encoded_tree_spans(docs, _SHARED, cycle=cycle, content=content))
+    assert sent == _SHARED.encode(records)
 
 
 _SHARED = encoder_for("octel", {})
@@ -123,3 +127,25 @@ def test_varint_round_trips(n: int) -> None:
         shift += 7
         assert (byte & 0x80 == 0) == (i == len(data) - 1)
     assert value == n
+
+
+@settings(max_examples=150, deadline=None)
+@given(_attrs)
+def test_attributes_written_field_by_field_are_the_encoded_dictionary(attrs: dict[str, Any]) -> None:
+    """`Key` writes each value as the dictionary encoder does (a str kept or not, every type),
+    and `decode` reads the fields back to the same dictionary."""
+    keys = {k: Key(k) for k in attrs}
+    want = encode_attributes(b"\x4a", attrs)
+    assert b"".join(keys[k].v(v) for k, v in attrs.items()) == want
+    kept = [keys[k].kept(v) if type(v) is str else keys[k].v(v) for k, v in attrs.items()]
+    assert b"".join(kept) == want
+    assert decode(want) == attrs
+    # `put` leaves out what says nothing: None and ""
+    assert b"".join(keys[k].put(v, keep=True) for k, v in attrs.items()) == encode_attributes(
+        b"\x4a", {k: v for k, v in attrs.items() if v != ""}
+    )
+    # keys that carry one value (a model) write it to each, kept or not, the same
+    group = KeyGroup(*keys.values())
+    for v in attrs.values():
+        want = encode_attributes(b"\x4a", {k: v for k in keys}) if v != "" and v is not None else b""
+        assert group.put(v) == group.put(v) == want
