@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions
-from archiver.claude.pool import prepared_trees, workers_for
+from archiver.claude.pool import Target, prepared_trees, sync_written, workers_for
 from archiver.claude.tree import ClaudeTree
 from archiver.errors import WalkError
 from archiver.redact import Redactor
@@ -133,7 +133,10 @@ def import_claude(
 
     def flush(batch: list[tuple[str, list[list[Any]], str, Prepared]], last: bool = False) -> None:
         """Write, read back and index one batch of prepared trees, then remember it."""
-        write_prepared([p for *_, p in batch], store)
+        prepared = [p for *_, p in batch]
+        if isinstance(store, FolderStore):  # what workers wrote: its renames made durable
+            sync_written(prepared, store.folder)
+        write_prepared(prepared, store)
         records = [r for *_, p in batch for r in p.result.records]
         replaced: dict[str, str] = {}
         if records:
@@ -168,15 +171,18 @@ def import_claude(
     grown = grown_trees(
         todo.todo, state, engine=engine, store=store, redactor=redactor, label=label, whole=whole
     )
-    writer = Writer()  # a batch is written while the next one is prepared
-    trees = itertools.chain(_counted(grown, report), writer.after(_lazy_pool(whole, redactor, label)))
+    writer = Writer()  # a batch is indexed while the next one is prepared
+    # with the archive folder, worker processes write the files of what they prepare
+    target = Target(store.folder, store.max_bytes) if isinstance(store, FolderStore) else None
+    pool = _lazy_pool(whole, redactor, label, target)
+    trees = itertools.chain(_counted(grown, report), writer.after(pool))
     try:
         for i, (files, prepared) in enumerate(trees):
             if progress is not None:
                 progress(report.sessions - len(todo.todo) + i, report.sessions)
             key, sig = keys[key_of(files)]
             batch.append((key, sig, files.session_id, prepared))
-            pending_files += len(prepared.files)
+            pending_files += len(prepared.files) + len(prepared.result.written)
             if pending_files >= _BATCH:
                 writer.start(flush, batch)
                 batch, pending_files = [], 0
@@ -197,10 +203,11 @@ def _counted(
 
 
 def _lazy_pool(
-    whole: list[SessionFiles], redactor: Redactor, label: str | None
+    whole: list[SessionFiles], redactor: Redactor, label: str | None, target: Target | None
 ) -> Iterator[tuple[SessionFiles, Prepared]]:
     """The pool over ``whole``, started once the grown sessions have filled it."""
-    yield from prepared_trees(whole, redactor, label=label, workers=workers_for(len(whole)))
+    workers = workers_for(len(whole))
+    yield from prepared_trees(whole, redactor, label=label, workers=workers, target=target)
 
 
 def _rows(engine: Engine) -> int:
