@@ -40,6 +40,7 @@ from archiver.files import sync_folder
 from archiver.redact import Redactor
 
 __all__ = [
+    "Preparing",
     "Target",
     "not_prepared",
     "prepare_chunk",
@@ -158,38 +159,63 @@ def prepared_trees(
         for files in sessions:
             yield files, prepare_whole(files, redactor, label)
         return
-    # fork starts a worker in milliseconds; with other threads running (a progress bar, a
-    # server) a forked child could inherit a lock held mid-way, so then forkserver
-    fork = threading.active_count() == 1
-    ctx = multiprocessing.get_context("fork" if fork else "forkserver")
-    # a forked worker inherits the redactor as it is; one started afresh builds it again (its
-    # patterns and scanner database take a second to compile)
-    init = functools.partial(_init, redactor)
-    if fork:
-        _REDACTOR[:] = [redactor]
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=init) as pool:
-        waiting: deque[tuple[list[SessionFiles], Future[list[Prepared]]]] = deque()
+    with Preparing(redactor, label, workers) as pool:
+        yield from pool.results(sessions, target)
+
+
+class Preparing:
+    """Worker processes preparing sessions, started before all of them are known: a few
+    sessions may be handed over at once (``start``, e.g. while the caller still opens its
+    store), the rest as results are taken (``results``); results come in the order given."""
+
+    def __init__(self, redactor: Redactor, label: str | None, workers: int) -> None:
+        # fork starts a worker in milliseconds; with other threads running (a progress bar, a
+        # server) a forked child could inherit a lock held mid-way, so then forkserver
+        fork = threading.active_count() == 1
+        ctx = multiprocessing.get_context("fork" if fork else "forkserver")
+        # a forked worker inherits the redactor as it is; one started afresh builds it again
+        # (its patterns and scanner database take a second to compile)
+        if fork:
+            _REDACTOR[:] = [redactor]
+        self._redactor, self._label, self._workers = redactor, label, workers
+        init = functools.partial(_init, redactor)
+        self._pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=init)
+        self._waiting: deque[tuple[list[SessionFiles], Future[list[Prepared]]]] = deque()
+
+    def __enter__(self) -> Preparing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self, sessions: Iterable[SessionFiles], target: Target | None = None) -> None:
+        """Hand ``sessions`` to the workers now (all of them: keep it to a few)."""
+        for chunk in _chunks(sessions):
+            self._waiting.append((chunk, self._pool.submit(_prepare, chunk, self._label, target)))
+
+    def results(
+        self, sessions: Iterable[SessionFiles] = (), target: Target | None = None
+    ) -> Iterator[tuple[SessionFiles, Prepared]]:
+        """What ``start`` was given, then ``sessions``, a few chunks ahead, each prepared."""
+        for chunk in _chunks(sessions):
+            self._waiting.append((chunk, self._pool.submit(_prepare, chunk, self._label, target)))
+            while len(self._waiting) >= self._workers * _AHEAD:
+                yield from self._result(*self._waiting.popleft())
+        while self._waiting:
+            yield from self._result(*self._waiting.popleft())
+
+    def close(self) -> None:
+        """Start nothing more; wait for the workers to end."""
+        for _, fut in self._waiting:
+            fut.cancel()
+        self._waiting.clear()
+        self._pool.shutdown(wait=True)
+
+    def _result(
+        self, chunk: list[SessionFiles], fut: Future[list[Prepared]]
+    ) -> Iterator[tuple[SessionFiles, Prepared]]:
         try:
-            for chunk in _chunks(sessions):
-                waiting.append((chunk, pool.submit(_prepare, chunk, label, target)))
-                if len(waiting) >= workers * _AHEAD:
-                    yield from _result(*waiting.popleft(), redactor, label, target)
-            while waiting:
-                yield from _result(*waiting.popleft(), redactor, label, target)
-        finally:  # the caller stopped early: start nothing more
-            for _, fut in waiting:
-                fut.cancel()
-
-
-def _result(
-    chunk: list[SessionFiles],
-    fut: Future[list[Prepared]],
-    redactor: Redactor,
-    label: str | None,
-    target: Target | None,
-) -> Iterator[tuple[SessionFiles, Prepared]]:
-    try:
-        got = fut.result()
-    except Exception:  # a worker that died (out of memory, killed): this process does it
-        got = prepare_chunk(chunk, redactor, label, None)
-    yield from zip(chunk, got, strict=True)
+            got = fut.result()
+        except Exception:  # a worker that died (out of memory, killed): this process does it
+            got = prepare_chunk(chunk, self._redactor, self._label, None)
+        yield from zip(chunk, got, strict=True)

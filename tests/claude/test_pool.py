@@ -22,6 +22,7 @@ from archiver.claude.tree import ClaudeTree
 from archiver.files import content_hash
 from archiver.redact import Redactor
 from cli import app
+from telemetry.services import claude_early
 
 RED = Redactor(b"k" * 32, ["configured-secret-value-1"])
 
@@ -69,6 +70,7 @@ def test_workers_write_the_files_the_index_then_names(
     one past the size limit are reported and skipped; nothing half-written stays behind; a
     re-run reads nothing again."""
     monkeypatch.setattr(pool.threading, "active_count", lambda: threads)
+    monkeypatch.setattr(claude_early, "_EARLY", 16)  # the rest is written by the workers
     project = tmp_path / "claude" / "projects" / "-work"
     sids = [f"s{i:03d}" for i in range(70)]
     for sid in sids:
