@@ -6,12 +6,14 @@ files when it was last archived; a re-run opens only the sessions whose files ch
 Archiving the same session again replaces its files and updates its one index row, so losing
 the state file costs time, never a double count.
 
-An import goes in batches: the trees of a batch are built and redacted (in worker processes
-for a large folder), their files written and fsynced together and read back
-(``archiver.batch``), indexed in one transaction (``index_batch``), and only then are the
-older files of those sessions (named by their index rows) removed and the batch remembered in
-the state file (written every few seconds and at the end: a crash costs time, never a double
-count). A batch is written in a thread while the workers prepare the next one.
+An import goes in batches: the trees of a batch are built and redacted, their files written
+and fsynced and read back (``archiver.batch``), indexed in one transaction (``index_batch``),
+and only then are the older files of those sessions (named by their index rows) removed and
+the batch remembered in the state file (written every few seconds and at the end: a crash
+costs time, never a double count). For a large folder worker processes do the first part and
+write the files themselves (``archiver.claude.pool``); the folder is then fsynced once per
+batch before it is indexed. A batch is indexed in a thread while the workers prepare the
+next one; the CLI starts the workers before it opens the store (``claude_early``).
 """
 
 from __future__ import annotations
