@@ -175,9 +175,12 @@ def write_batch(
     *,
     compress: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    sync_dir: bool = True,
 ) -> None:
     """Write every prepared file of ``batch`` into ``archive_dir``; each tree's result gets its
-    files, its index records and its errors. Never raises for one file's failure."""
+    files, its index records and its errors. Never raises for one file's failure. A caller
+    that writes many batches into one folder may pass ``sync_dir=False`` and sync the folder
+    once (``sync_folder``) before anything written counts."""
     for b in batch:  # the results name their files in this folder
         if b.result.store is None:
             b.result.store = FolderStore(archive_dir, max_bytes)
@@ -205,7 +208,8 @@ def write_batch(
                 for p in part:  # renamed when synced, else removed: no temporary file stays behind
                     _finish(p)
     try:
-        sync_folder(archive_dir)
+        if sync_dir:
+            sync_folder(archive_dir)
     except OSError as exc:
         for p in pending:
             if p.error is None:

@@ -12,6 +12,7 @@ from cli.app import command_group, console, err_console, fail, open_store, print
 from telemetry.services.claude_state import ClaudeImportReport, unchanged_report
 
 if TYPE_CHECKING:
+    from telemetry.services.claude_early import EarlyStart
     from telemetry.settings import Settings
 
 __all__ = ["import_claude_cmd"]
@@ -51,6 +52,20 @@ def import_claude_cmd(
 
 
 def _import(folder: Path, settings: Settings, label: str | None) -> ClaudeImportReport:
+    from telemetry.services.claude_early import start_early
+
+    # workers start on the first sessions while the store is opened (no file written before)
+    early = start_early(folder, settings, label)
+    try:
+        return _import_into(folder, settings, label, early)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _import_into(
+    folder: Path, settings: Settings, label: str | None, early: EarlyStart | None
+) -> ClaudeImportReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from telemetry.services.claude_import import import_claude
@@ -68,6 +83,7 @@ def _import(folder: Path, settings: Settings, label: str | None) -> ClaudeImport
                 engine=engine,
                 label=label,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
+                early=early,
             )
     return report
 

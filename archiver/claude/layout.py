@@ -235,12 +235,24 @@ def load_grown(
         prior = tree_prior(docs, entry)
         subs = [
             SubagentFile(
-                str(path), agent_id, tails[str(path)], meta.read_bytes() if meta is not None else None
+                str(path),
+                agent_id,
+                tails[str(path)],
+                meta.read_bytes() if meta is not None else None,
+                _run_of(path),
             )
             for agent_id, path, meta in files.subagents
         ]
+        # a run's journal is a short ledger with no usage in it (nothing it says is counted):
+        # read whole each time, so what it gained (an agent started, a result) is never missed
+        journals = [JournalFile(str(p), p.parent.name, p.read_bytes()) for p in files.journals]
         tree = build_tree(
-            files.session_id, tails[str(files.main)], subs, main_name=str(files.main), prior=prior
+            files.session_id,
+            tails[str(files.main)],
+            subs,
+            main_name=str(files.main),
+            journals=journals,
+            prior=prior,
         )
         # a run's summary is small and written once, when the run ends: read whole each time
         tree.workflow_runs, run_errors = read_runs(

@@ -6,12 +6,14 @@ files when it was last archived; a re-run opens only the sessions whose files ch
 Archiving the same session again replaces its files and updates its one index row, so losing
 the state file costs time, never a double count.
 
-An import goes in batches: the trees of a batch are built and redacted (in worker processes
-for a large folder), their files written and fsynced together and read back
-(``archiver.batch``), indexed in one transaction (``index_batch``), and only then are the
-older files of those sessions (named by their index rows) removed and the batch remembered in
-the state file (written every few seconds and at the end: a crash costs time, never a double
-count). A batch is written in a thread while the workers prepare the next one.
+An import goes in batches: the trees of a batch are built and redacted, their files written
+and fsynced and read back (``archiver.batch``), indexed in one transaction (``index_batch``),
+and only then are the older files of those sessions (named by their index rows) removed and
+the batch remembered in the state file (written every few seconds and at the end: a crash
+costs time, never a double count). For a large folder worker processes do the first part and
+write the files themselves (``archiver.claude.pool``); the folder is then fsynced once per
+batch before it is indexed. A batch is indexed in a thread while the workers prepare the
+next one; the CLI starts the workers before it opens the store (``claude_early``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from sqlalchemy.engine import Engine
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions
-from archiver.claude.pool import prepared_trees, workers_for
+from archiver.claude.pool import Preparing, Target, prepared_trees, sync_written, workers_for
 from archiver.claude.tree import ClaudeTree
 from archiver.errors import WalkError
 from archiver.redact import Redactor
@@ -57,6 +59,7 @@ from telemetry.store.db import session_scope
 
 if TYPE_CHECKING:  # the archiving API loads the OpenCode client and watcher: only when used
     from telemetry.archiving import ArchiveOutcome
+    from telemetry.services.claude_early import EarlyStart
 
 __all__ = [
     "ClaudeImportReport",
@@ -112,16 +115,19 @@ def import_claude(
     quiet_seconds: float = 0.0,
     progress: Callable[[int, int], None] | None = None,
     now: float | None = None,
+    early: EarlyStart | None = None,
 ) -> ClaudeImportReport:
     """Archive every session under ``config_dir`` whose files changed since the last import.
-    With ``quiet_seconds``, a session written to more recently than that is left for later."""
+    With ``quiet_seconds``, a session written to more recently than that is left for later.
+    ``early``: workers started before the store was open (``claude_early``), taken over; the
+    caller closes them."""
     now = time.time() if now is None else now
     report = ClaudeImportReport(str(config_dir))
     state_path = settings.data_dir / STATE_FILE
     store_id = store_identity(settings.db_url)
     state = load_state(state_path, store_id, _rows(engine))
-    skipped: list[WalkError] = []
-    sessions = find_sessions(config_dir, skipped)
+    skipped: list[WalkError] = early.skipped if early is not None else []
+    sessions = early.sessions if early is not None else find_sessions(config_dir, skipped)
     report.problems.extend(e.to_dict() for e in skipped)
     days = cleanup_days(config_dir)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []  # the one being prepared
@@ -133,7 +139,10 @@ def import_claude(
 
     def flush(batch: list[tuple[str, list[list[Any]], str, Prepared]], last: bool = False) -> None:
         """Write, read back and index one batch of prepared trees, then remember it."""
-        write_prepared([p for *_, p in batch], store)
+        prepared = [p for *_, p in batch]
+        if isinstance(store, FolderStore):  # what workers wrote: its renames made durable
+            sync_written(prepared, store.folder)
+        write_prepared(prepared, store)
         records = [r for *_, p in batch for r in p.result.records]
         replaced: dict[str, str] = {}
         if records:
@@ -162,21 +171,26 @@ def import_claude(
         if progress is not None:
             progress(len(sessions), len(sessions))
         return report
-    redactor = redactor_for(settings)
+    redactor = early.redactor if early is not None else redactor_for(settings)
     pending_files = 0
     whole: list[SessionFiles] = []  # sessions that cannot be resumed: read whole, in workers
-    grown = grown_trees(
-        todo.todo, state, engine=engine, store=store, redactor=redactor, label=label, whole=whole
-    )
-    writer = Writer()  # a batch is written while the next one is prepared
-    trees = itertools.chain(_counted(grown, report), writer.after(_lazy_pool(whole, redactor, label)))
+    handed = early.keys if early is not None else set()  # read whole by the early workers
+    rest = [t for t in todo.todo if t[1] not in handed]
+    grown = grown_trees(rest, state, engine=engine, store=store, redactor=redactor, label=label, whole=whole)
+    writer = Writer()  # a batch is indexed while the next one is prepared
+    # with the archive folder, worker processes write the files of what they prepare
+    target = Target(store.folder, store.max_bytes) if isinstance(store, FolderStore) else None
+    pool = _lazy_pool(whole, redactor, label, target, early.pool if early is not None else None)
+    trees = itertools.chain(_counted(grown, report), writer.after(pool))
     try:
         for i, (files, prepared) in enumerate(trees):
             if progress is not None:
                 progress(report.sessions - len(todo.todo) + i, report.sessions)
-            key, sig = keys[key_of(files)]
+            if (hit := keys.get(key_of(files))) is None:
+                continue  # handed over early, but this plan leaves it out: dropped unwritten
+            key, sig = hit
             batch.append((key, sig, files.session_id, prepared))
-            pending_files += len(prepared.files)
+            pending_files += len(prepared.files) + len(prepared.result.written)
             if pending_files >= _BATCH:
                 writer.start(flush, batch)
                 batch, pending_files = [], 0
@@ -197,10 +211,19 @@ def _counted(
 
 
 def _lazy_pool(
-    whole: list[SessionFiles], redactor: Redactor, label: str | None
+    whole: list[SessionFiles],
+    redactor: Redactor,
+    label: str | None,
+    target: Target | None,
+    early: Preparing | None,
 ) -> Iterator[tuple[SessionFiles, Prepared]]:
-    """The pool over ``whole``, started once the grown sessions have filled it."""
-    yield from prepared_trees(whole, redactor, label=label, workers=workers_for(len(whole)))
+    """The pool over ``whole``, started once the grown sessions have filled it (what the early
+    workers were handed first)."""
+    if early is not None:
+        yield from early.results(whole, target)
+        return
+    workers = workers_for(len(whole))
+    yield from prepared_trees(whole, redactor, label=label, workers=workers, target=target)
 
 
 def _rows(engine: Engine) -> int:

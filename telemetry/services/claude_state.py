@@ -40,6 +40,8 @@ __all__ = [
     "report_tree",
     "save_state",
     "signature",
+    "sqlite_path",
+    "sqlite_rows",
     "store_identity",
     "unchanged_report",
 ]
@@ -88,7 +90,7 @@ def key_of(files: SessionFiles) -> str:
     return f"{files.project}/{files.session_id}"
 
 
-def _sqlite_path(db_url: str) -> Path | None:
+def sqlite_path(db_url: str) -> Path | None:
     if not db_url.startswith("sqlite:///"):
         return None
     return Path(db_url.removeprefix("sqlite:///").split("?", 1)[0]).resolve()
@@ -96,7 +98,7 @@ def _sqlite_path(db_url: str) -> Path | None:
 
 def store_identity(db_url: str) -> str:
     """The store the state belongs to: its URL without a password (a SQLite file's full path)."""
-    path = _sqlite_path(db_url)
+    path = sqlite_path(db_url)
     return f"sqlite:///{path}" if path is not None else _PASSWORD.sub(r"\1:***@", db_url)
 
 
@@ -128,12 +130,12 @@ def save_state(path: Path, store: str, rows: int, sessions: dict[str, Any]) -> N
     write_atomic(path, orjson.dumps(state))
 
 
-def _sqlite_rows(db_url: str) -> int | None:
+def sqlite_rows(db_url: str) -> int | None:
     """The store's Claude Code index rows, read with the standard library's SQLite (no
     SQLAlchemy); None for another engine or a file that cannot be read."""
     import sqlite3
 
-    path = _sqlite_path(db_url)
+    path = sqlite_path(db_url)
     if path is None or not path.is_file():
         return None
     try:
@@ -199,7 +201,7 @@ def plan(
 def unchanged_report(config_dir: Path, data_dir: Path, db_url: str) -> ClaudeImportReport | None:
     """The report of an import that has nothing to do (every session's files as the state of
     this store remembers them), found without opening the store; None when there is work."""
-    rows = _sqlite_rows(db_url)
+    rows = sqlite_rows(db_url)
     state = load_state(data_dir / STATE_FILE, store_identity(db_url), rows) if rows is not None else {}
     if not state:
         return None

@@ -9,13 +9,15 @@ it in one pass; numbers, times and flags are left as they are.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
-from sqlmodel import SQLModel
 
 from archiver.redact import Redactor, load_key, secret_values
 from telemetry.settings import Settings
+
+if TYPE_CHECKING:  # an import builds its redactor before it loads the store's models
+    from sqlmodel import SQLModel
 
 __all__ = ["clip_to_columns", "redact_model", "redact_values", "redactor_for"]
 

@@ -1,19 +1,28 @@
-"""Trees prepared in worker processes are the trees prepared in-process, in the same order."""
+"""Trees prepared in worker processes are the trees prepared in-process, in the same order;
+written by the workers, they are indexed only once on disk, and a bad one is skipped."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from claude_lines import FIXTURES
+from claude_lines import FIXTURES, assistant, user, write
+from typer.testing import CliRunner
 
+from archiver.batch import Prepared
 from archiver.claude import pool
 from archiver.claude.layout import find_sessions
 from archiver.claude.pool import prepared_trees, workers_for
+from archiver.claude.tree import ClaudeTree
+from archiver.files import content_hash
 from archiver.redact import Redactor
+from cli import app
+from telemetry.services import claude_early
 
 RED = Redactor(b"k" * 32, ["configured-secret-value-1"])
 
@@ -49,4 +58,51 @@ def test_workers_prepare_what_this_process_prepares(
 def test_few_sessions_or_one_cpu_run_in_process() -> None:
     assert workers_for(10, cpus=8) == 0
     assert workers_for(1000, cpus=1) == 0
-    assert workers_for(1000, cpus=2) == 2
+    assert workers_for(1000, cpus=2) == 4
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["forked", "forkserver"])
+def test_workers_write_the_files_the_index_then_names(
+    tmp_path: Path, threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder large enough for worker processes: they write each archive file; every index
+    row names a file holding the bytes it was indexed from; a session the reader fails on and
+    one past the size limit are reported and skipped; nothing half-written stays behind; a
+    re-run reads nothing again."""
+    monkeypatch.setattr(pool.threading, "active_count", lambda: threads)
+    monkeypatch.setattr(claude_early, "_EARLY", 16)  # the rest is written by the workers
+    project = tmp_path / "claude" / "projects" / "-work"
+    sids = [f"s{i:03d}" for i in range(70)]
+    for sid in sids:
+        write(project / f"{sid}.jsonl", [user(sid, f"question {sid}"), *assistant(sid, f"m-{sid}", [])])
+    write(project / "boom.jsonl", [user("boom", "hi")])
+    write(project / "big.jsonl", [user("big", "x" * 300_000)])
+    real = pool.prepare_claude_tree
+
+    def faulty(tree: ClaudeTree, *args: Any, **kw: Any) -> Prepared:
+        if tree.root_id == "boom":  # a fault no reader foresaw, raised inside a worker
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(tree, *args, **kw)
+
+    if threads == 1:  # a forked worker runs this process's code as it is now
+        monkeypatch.setattr(pool, "prepare_claude_tree", faulty)
+    monkeypatch.setenv("OCTEL_ARCHIVE_MAX_BYTES", "200000")
+    data = tmp_path / "data"
+    args = ["--data-dir", str(data), "import", "claude", str(tmp_path / "claude"), "--json"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 1, r.output  # sessions were left unarchived
+    report = json.loads(r.stdout)
+    assert report["archived"] == 70 + (threads == 2)
+    kinds = {(p.get("session_id") or "", p["error_kind"]) for p in report["problems"]}
+    assert any(k == "write" for _, k in kinds)  # big: past the limit, reported
+    assert (("boom", "unreadable") in kinds) == (threads == 1)
+    db = sqlite3.connect(data / "octel.db")
+    rows = db.execute("SELECT session_id, archive_path, content_hash FROM session_index").fetchall()
+    db.close()
+    archives = data / "archives"
+    assert sorted(r[0] for r in rows) == sorted(sids + ([] if threads == 1 else ["boom"]))
+    for _, name, digest in rows:  # each row names a file written in full, the bytes it indexed
+        assert content_hash((archives / name).read_bytes()) == digest
+    assert sorted(p.name for p in archives.iterdir()) == sorted(r[1] for r in rows)  # no .part
+    again = json.loads(CliRunner().invoke(app, args).stdout)
+    assert again["unchanged"] == len(rows) and again["archived"] == 0

@@ -251,3 +251,47 @@ def test_workflow_run_folder_nested_under_an_agent_id(tmp_path: Path) -> None:
     assert [(s.parent_id, s.depth, s.title) for s in tree.sessions[1:]] == [
         ("s", 1, "one")
     ] and not tree.errors
+
+
+def test_a_grown_journal_is_picked_up_by_the_read_from_where_it_stopped(config: Path, tmp_path: Path) -> None:
+    """Only the journal grew (a failed agent's call returned on a retry): the next import
+    resumes the session and its archive says what a read of the whole files says."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    data = tmp_path / "data"
+    args = ["--data-dir", str(data), "import", "claude", str(config), "--json"]
+
+    def run() -> dict[str, object]:
+        r = CliRunner().invoke(app, args)
+        return dict(json.loads(r.stdout))
+
+    def review() -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+        docs = {}
+        for p in (data / "archives").iterdir():
+            doc = orjson.loads(p.read_bytes())
+            doc.pop("archived_at")
+            docs[doc["session_id"]] = doc
+        (wf,) = [
+            d["claude"]["workflow"]
+            for d in docs.values()
+            if d["claude"].get("workflow", {}).get("label") == "review"
+        ]
+        return wf, docs
+
+    run()
+    assert review()[0]["status"] == "failed"
+    journal = _run_dir(config) / "journal.jsonl"
+    key = next(orjson.loads(x)["key"] for x in journal.read_bytes().splitlines() if b'"review"' in x)
+    line = {"type": "result", "key": key, "agentId": "a1e2d3c4b5a6f7e8d", "result": "reviewed on retry"}
+    with journal.open("ab") as fh:
+        fh.write(orjson.dumps(line) + b"\n")
+    assert run()["resumed"] == 1
+    wf, resumed = review()
+    assert (wf["status"], wf["result"]) == ("done", "reviewed on retry")
+    (data / "claude-import-state.json").unlink()  # the next import reads every file whole
+    assert run()["resumed"] == 0
+    assert review()[1] == resumed

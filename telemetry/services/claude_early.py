@@ -1,0 +1,81 @@
+"""The first sessions of an import handed to worker processes before the store is open.
+
+Opening the store (loading SQLAlchemy and the models, bringing the schema up to date) takes
+about a second in which worker processes can already read transcripts. ``start_early`` plans
+the import from the state file alone (as ``claude_state.unchanged_report`` does: SQLite only),
+starts the workers and hands them the first sessions that will be read whole. They prepare
+them but write nothing, since no file is written before the store is open: their bytes come
+back and are written, read back and indexed with the first batch. ``import_claude`` then takes
+the workers over and plans again with the store's own count; a session handed over early that
+this plan leaves out is dropped unwritten.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archiver.claude.layout import SessionFiles, find_sessions
+from archiver.claude.pool import Preparing, workers_for
+from archiver.errors import WalkError
+from archiver.redact import Redactor
+from telemetry.services.claude_state import (
+    STATE_FILE,
+    ClaudeImportReport,
+    cleanup_days,
+    key_of,
+    load_state,
+    plan,
+    sqlite_path,
+    sqlite_rows,
+    store_identity,
+)
+from telemetry.services.redaction import redactor_for
+from telemetry.settings import Settings
+
+__all__ = ["EarlyStart", "start_early"]
+
+# sessions handed over before the store is open: about what the workers prepare meanwhile
+_EARLY = 512
+
+
+@dataclass
+class EarlyStart:
+    pool: Preparing
+    redactor: Redactor
+    sessions: list[SessionFiles]  # every session found, as ``find_sessions`` gave them
+    skipped: list[WalkError] = field(default_factory=list)  # what it reported
+    keys: set[str] = field(default_factory=set)  # the sessions handed over
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def start_early(config_dir: Path, settings: Settings, label: str | None) -> EarlyStart | None:
+    """Workers already preparing the first sessions to read whole, or None (not SQLite, or
+    too few sessions for workers)."""
+    if sqlite_path(settings.db_url) is None:
+        return None
+    rows = sqlite_rows(settings.db_url) or 0  # a store not made yet holds none
+    state = load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url), rows)
+    skipped: list[WalkError] = []
+    sessions = find_sessions(config_dir, skipped)
+    todo = plan(
+        ClaudeImportReport(str(config_dir)), sessions, state, days=cleanup_days(config_dir), now=time.time()
+    )
+    whole = [f for f, key, _ in todo.todo if not _resumable(state.get(key))]
+    workers = workers_for(len(whole))
+    if not workers:
+        return None
+    redactor = redactor_for(settings)
+    pool = Preparing(redactor, label, workers)
+    first = whole[:_EARLY]
+    pool.start(first)
+    return EarlyStart(pool, redactor, sessions, skipped, {key_of(f) for f in first})
+
+
+def _resumable(entry: object) -> bool:
+    """The state kept where its read stopped (``claude_grown`` reads it from there)."""
+    return isinstance(entry, Mapping) and isinstance(entry.get("resume"), Mapping)
