@@ -14,8 +14,9 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from telemetry.queries.fleet_models import DaemonState
@@ -81,6 +82,33 @@ def local_liveness(host: str, pid: int | None) -> Liveness:
     return "alive"
 
 
+class _OpenCycle(Protocol):
+    """What health reads of an open cycle: a `Cycle`, or a row of `_OPEN`'s columns."""
+
+    @property
+    def cycle_id(self) -> str: ...
+    @property
+    def driver(self) -> str: ...
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def pid(self) -> int | None: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def candidates_count(self) -> int | None: ...
+
+
+# Open cycles as plain rows: a fleet may hold thousands that never finished, and a whole ORM object
+# each (every column, identity map) was half of what the health check cost.
+_OPEN = sa.select(
+    *(col(c) for c in (Cycle.cycle_id, Cycle.driver, Cycle.host, Cycle.pid, Cycle.started_at)),
+    col(Cycle.session_id), col(Cycle.candidates_count),
+).where(col(Cycle.ended_at).is_(None))  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class DaemonHealth:
     driver: str
@@ -126,7 +154,7 @@ def _in_flight(db: Session, d: Daemon, now: datetime) -> dict[str, Any] | None:
     return None if c.ended_at is not None else _flight(c, now)
 
 
-def _flight(c: Cycle, now: datetime) -> dict[str, Any]:
+def _flight(c: _OpenCycle, now: datetime) -> dict[str, Any]:
     started = as_utc(c.started_at)
     return {
         "cycle_id": c.cycle_id,
@@ -157,7 +185,7 @@ def daemon_health(
     return out
 
 
-def _never_beat(c: Cycle, now: datetime, live: Liveness) -> DaemonHealth:
+def _never_beat(c: _OpenCycle, now: datetime, live: Liveness) -> DaemonHealth:
     """A driver known only from a cycle it began: no heartbeat, so only its pid can speak."""
     if live == "dead":
         state: State
@@ -190,7 +218,7 @@ def fleet_health(
     extra: list[DaemonHealth] = []
     orphaned = sum(1 for d in daemons if d.in_flight_cycle and d.state == "down")
     in_flight = sum(1 for d in daemons if d.in_flight_cycle and d.state != "down")
-    open_ = db.exec(select(Cycle).where(col(Cycle.ended_at).is_(None))).all()
+    open_: list[Any] = list(db.execute(_OPEN).all())
     for c in sorted(open_, key=lambda c: (c.driver, as_utc(c.started_at))):
         if c.cycle_id in claimed:
             continue
