@@ -10,35 +10,31 @@ and is the archive's text: redacted before it was stored, so nothing here redact
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from archiver.metrics import TOKEN_KINDS
-from detectors import REGISTRY
 from telemetry.otel_export.claude_tools import is_claude
 from telemetry.otel_export.fields import Key, KeyGroup
-from telemetry.otel_export.spans import SpanEvent
-from telemetry.otel_export.times import ms_to_ns
 from telemetry.otel_export.wire import varint
 
 __all__ = [
     "agent_attributes",
     "chat_attributes",
-    "cycle_attributes",
-    "cycle_id_attribute",
-    "finding_event",
-    "message_field",
+    "message_fields",
     "session_heads",
     "tool_attributes",
 ]
 
-EVALUATION_EVENT = "gen_ai.evaluation.result"
+_KEPT_TAILS = 1024
 _CONTENT_LIMIT = 32_000  # characters per attribute: backends refuse or cut larger values anyway
 
 _OP, _KIND = Key("gen_ai.operation.name"), Key("openinference.span.kind")
 _CONV, _SESSION, _SID = Key("gen_ai.conversation.id"), Key("session.id"), Key("octel.session.id")
 _MESSAGE = Key("octel.message.id")
 _TOKENS = tuple(Key(f"octel.tokens.{k}") for k in TOKEN_KINDS)
+_TOKEN_KEYS = tuple(zip(TOKEN_KINDS, _TOKENS, strict=True))
 _COST = Key("octel.cost_usd")
 _PROVIDER = Key("gen_ai.provider.name")
 _ERROR = Key("error.type")
@@ -63,6 +59,10 @@ _LLM_CACHE_READ = Key("llm.token_count.prompt_details.cache_read")
 _LLM_CACHE_WRITE = Key("llm.token_count.prompt_details.cache_write")
 _LLM_REASONING = Key("llm.token_count.completion_details.reasoning")
 _IN_FLIGHT = Key("octel.turn.in_flight")
+_FLIGHT_TRUE, _FLIGHT_FALSE = _IN_FLIGHT.b(True), _IN_FLIGHT.b(False)
+_COST_HEAD = _COST.double_head
+_D = struct.Struct("<d").pack
+_SMALL = [bytes([n]) for n in range(128)]
 _MODEL_FIELDS = KeyGroup(Key("gen_ai.request.model"), Key("gen_ai.response.model"), Key("llm.model_name"))
 _PROVIDER_FIELDS = KeyGroup(_PROVIDER, Key("llm.provider"))
 _H_IN, _H_OUT, _H_CACHE_READ, _H_CACHE_WRITE, _H_REASONING = (
@@ -80,16 +80,9 @@ _INPUT, _OUTPUT = Key("input.value"), Key("output.value")
 _TOOL_OP = _OP.s("execute_tool") + _KIND.s("TOOL") + Key("gen_ai.tool.type").s("function")
 _TOOL, _TOOL_NAME, _CALL = Key("gen_ai.tool.name"), Key("tool.name"), Key("gen_ai.tool.call.id")
 _PART, _STATUS = Key("octel.part.id"), Key("octel.tool.status")
+_TOOL_FIELDS = KeyGroup(_TOOL, _TOOL_NAME)
 _TOOL_ERROR = _ERROR.s("tool_error")
 _ARGUMENTS, _RESULT = Key("gen_ai.tool.call.arguments"), Key("gen_ai.tool.call.result")
-
-_CYCLE_KIND = _KIND.s("CHAIN")
-_CYCLE_ID, _DRIVER = Key("octel.cycle.id"), Key("octel.cycle.driver")
-_CYCLE_IN_FLIGHT = Key("octel.cycle.in_flight")
-_COUNTS = tuple(
-    (n, Key(f"octel.cycle.{n}")) for n in ("candidates", "claims", "swept", "processed", "escalated")
-)
-_TERMINAL, _OUTCOME = Key("octel.cycle.terminal_state"), Key("octel.cycle.worker_outcome")
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -100,7 +93,9 @@ def _d(v: object) -> Mapping[str, Any]:
 
 def _first_assistant(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     for m in doc.get("messages") or []:
-        info = _d(_d(m).get("info"))
+        info = (m if type(m) is dict else _d(m)).get("info")
+        if type(info) is not dict:
+            info = _d(info)
         if info.get("role") == "assistant":
             return info
     return {}
@@ -124,13 +119,10 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> tuple[str, bytes]:
         _TITLE.put(doc.get("title")), _LABEL.put(doc.get("label"), keep=True),
         _VERDICT.put(doc.get("verdict"), keep=True),
     ]  # fmt: skip
-    a += [key.i(int(tokens.get(k) or 0)) for k, key in zip(TOKEN_KINDS, _TOKENS, strict=True)]
+    get = tokens.get
+    for k, key in _TOKEN_KEYS:
+        a.append(key.i(int(get(k) or 0)))
     return agent, b"".join(a)
-
-
-def cycle_id_attribute(cycle_id: str) -> bytes:
-    """`octel.cycle.id`, which the root's invoke_agent span carries after its own attributes."""
-    return _CYCLE_ID.s(cycle_id)
 
 
 def session_heads(root: str, sid: str) -> tuple[bytes, bytes]:
@@ -154,33 +146,47 @@ def _messages(role: str, text: str, finish: object = None) -> str:
     return json.dumps([msg], ensure_ascii=False)
 
 
+def message_fields(mid: str) -> tuple[bytes, bytes]:
+    """(`octel.message.id`, `gen_ai.response.id`) of a turn, the id encoded once: the turn's span
+    carries both, its tool calls' spans the first."""
+    raw = mid.encode()
+    return _MESSAGE.utf8(raw), _RESPONSE_ID.utf8(raw)
+
+
 def chat_attributes(
     head: bytes,
-    mid: str,
     message_id: bytes,
+    response_id: bytes,
     turn: Mapping[str, Any],
     parts: Sequence[Mapping[str, Any]],
     prompt: Mapping[str, Any] | None,
     content: bool,
 ) -> bytes:
     """A turn's chat span attributes; ``head`` is the session's (`session_heads`), ``message_id``
-    the message's `message_field`."""
-    get = _d(turn.get("tokens")).get
+    and ``response_id`` the message's `message_fields`."""
+    tokens = turn.get("tokens")
+    get = (tokens if type(tokens) is dict else _d(tokens)).get
     # the order TOKEN_KINDS names them: input, output, reasoning, cache_read, cache_write
     i, o, r = int(get("input") or 0), int(get("output") or 0), int(get("reasoning") or 0)
     cr, cw = int(get("cache_read") or 0), int(get("cache_write") or 0)
     p = i + cr + cw
     c = o + r
-    cost = _COST.f(float(turn.get("cost") or 0.0))
-    flight = _IN_FLIGHT.b(bool(turn.get("in_flight")))
+    cost = _COST_HEAD + _D(float(turn.get("cost") or 0.0))
+    flight = _FLIGHT_TRUE if turn.get("in_flight") else _FLIGHT_FALSE
     if i >= 0 and o >= 0 and r >= 0 and cr >= 0 and cw >= 0 and p + c < _INT64:
         # each count's varint once (p, c, cr, cw and r go to two or three keys), then each field
-        # is its key's fixed bytes for that length and the varint
-        v = varint
-        vi, vo, vr, vcr, vcw, vp, vc, vt = v(i), v(o), v(r), v(cr), v(cw), v(p), v(c), v(p + c)
+        # is its key's fixed bytes for that length and the varint; a count below 128 (zeros, most
+        # reasoning and cache counts) is its own byte, without a call
+        v, small = varint, _SMALL
+        vi = small[i] if i < 128 else v(i)
+        vo = small[o] if o < 128 else v(o)
+        vr = small[r] if r < 128 else v(r)
+        vcr = small[cr] if cr < 128 else v(cr)
+        vcw = small[cw] if cw < 128 else v(cw)
+        vp, vc, vt = v(p), v(c), v(p + c)
         li, lo, lr, lcr, lcw, lp, lc = len(vi), len(vo), len(vr), len(vcr), len(vcw), len(vp), len(vc)
         a = [
-            head, message_id, _RESPONSE_ID.s(mid), _H_IN[lp], vp, _H_OUT[lc], vc,
+            head, message_id, response_id, _H_IN[lp], vp, _H_OUT[lc], vc,
             _H_CACHE_READ[lcr], vcr, _H_CACHE_WRITE[lcw], vcw, _H_REASONING[lr], vr,
             _H_PROMPT[lp], vp, _H_COMPLETION[lc], vc, _H_TOTAL[len(vt)], vt,
             _H_LLM_CACHE_READ[lcr], vcr, _H_LLM_CACHE_WRITE[lcw], vcw, _H_LLM_REASONING[lr], vr,
@@ -188,21 +194,13 @@ def chat_attributes(
         ]  # fmt: skip
     else:  # a negative or huge count (a damaged document): as int64 does, field by field
         a = [
-            head, message_id, _RESPONSE_ID.s(mid), _IN.i(p), _OUT.i(c), _CACHE_READ.i(cr),
+            head, message_id, response_id, _IN.i(p), _OUT.i(c), _CACHE_READ.i(cr),
             _CACHE_WRITE.i(cw), _REASONING.i(r), _PROMPT.i(p), _COMPLETION.i(c), _TOTAL.i(p + c),
             _LLM_CACHE_READ.i(cr), _LLM_CACHE_WRITE.i(cw), _LLM_REASONING.i(r), cost, flight,
             _TOKENS[0].i(i), _TOKENS[1].i(o), _TOKENS[2].i(r), _TOKENS[3].i(cr), _TOKENS[4].i(cw),
         ]  # fmt: skip
-    model = turn.get("model")
-    if model is not None:
-        a.append(_MODEL_FIELDS.put(model))
-    provider = turn.get("provider")
-    if provider is not None:
-        a.append(_PROVIDER_FIELDS.put(provider))
     finish = turn.get("finish")
-    if finish:
-        a.append(_FINISH.one_string_list(str(finish)))
-    a.append(_ERROR.put(turn.get("error"), keep=True))
+    a.append(_chat_tail(turn.get("model"), turn.get("provider"), finish, turn.get("error")))
     if content:
         if prompt is not None:
             asked = _text([p for p in prompt.get("parts") or [] if isinstance(p, Mapping)])
@@ -212,6 +210,31 @@ def chat_attributes(
         a.append(_OUTPUT_MESSAGES.put(_messages("assistant", said, finish) if said else None))
         a.append(_OUTPUT.put(_clip(said)))
     return b"".join(a)
+
+
+_TAILS: dict[tuple[object, ...], bytes] = {}  # (model, provider, finish, error) of turns: they repeat
+
+
+def _chat_tail(model: object, provider: object, finish: object, error: object) -> bytes:
+    """The model, provider, finish reason and error fields of a turn; the fields of strings (or
+    nothing) that repeat are kept, at most _KEPT_TAILS of them (shared by every thread: a race
+    can only write a tail twice)."""
+    key = (model, provider, finish, error)
+    got = _TAILS.get(key) if all(v is None or type(v) is str for v in key) else None
+    if got is not None:
+        return got
+    a = []
+    if model is not None:
+        a.append(_MODEL_FIELDS.put(model))
+    if provider is not None:
+        a.append(_PROVIDER_FIELDS.put(provider))
+    if finish:
+        a.append(_FINISH.one_string_list(str(finish)))
+    a.append(_ERROR.put(error, keep=True))
+    got = b"".join(a)
+    if len(_TAILS) < _KEPT_TAILS and all(v is None or type(v) is str for v in key):
+        _TAILS[key] = got
+    return got
 
 
 def tool_attributes(
@@ -228,7 +251,7 @@ def tool_attributes(
     `state` (and its `status`); ``head`` is the session's (`session_heads`), ``message_id`` its
     message's `message_field`."""
     a = [
-        head, message_id, _TOOL.put(tool, keep=True), _TOOL_NAME.put(tool, keep=True), _CALL.put(call),
+        head, message_id, _TOOL_FIELDS.put(tool), _CALL.put(call),
         _PART.put(part_id), _STATUS.put(status, keep=True),
     ]  # fmt: skip
     if status == "error":
@@ -243,58 +266,3 @@ def tool_attributes(
         a.append(_RESULT.put(_clip(str(result)) if result is not None else None))
         a.append(_OUTPUT.put(_clip(str(result)) if result is not None else None))
     return b"".join(a)
-
-
-def message_field(mid: str) -> bytes:
-    """`octel.message.id` of a turn, as its tool calls' spans carry it."""
-    return _MESSAGE.s(mid)
-
-
-def cycle_attributes(
-    cycle_id: str,
-    driver: str,
-    counts: Mapping[str, int | None],
-    terminal_state: str | None,
-    worker_outcome: str | None,
-    error_kind: str | None,
-    root: str,
-    in_flight: bool,
-) -> bytes:
-    a = [
-        _CYCLE_KIND, _SESSION.v(root), _CYCLE_ID.v(cycle_id), _DRIVER.v(driver),
-        _CYCLE_IN_FLIGHT.v(in_flight),
-    ]  # fmt: skip
-    for name, key in _COUNTS:
-        v = counts.get(name)
-        if isinstance(v, int):
-            a.append(key.v(v))
-    a += (_TERMINAL.put(terminal_state), _OUTCOME.put(worker_outcome), _ERROR.put(error_kind))
-    return b"".join(a)
-
-
-def _summary(detector: str) -> str:
-    spec = REGISTRY.spec(detector)
-    return spec.summary if spec is not None else "a pattern this detector looks for"
-
-
-def finding_event(f: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], fallback_ns: int) -> SpanEvent:
-    """A detector finding as a `gen_ai.evaluation.result` event, at the message where it began."""
-    detector = str(f.get("detector") or "unknown")
-    verdict = str(f.get("verdict") or "healthy")
-    score = float(f.get("score") or 0.0)
-    start = f.get("start_index")
-    at = fallback_ns
-    where = ""
-    if isinstance(start, int) and 0 <= start < len(messages):
-        at = ms_to_ns(_d(_d(_d(messages[start]).get("info")).get("time")).get("created"), fallback_ns)
-        where = f", from message {start}"
-    explanation = f"{detector} {verdict} (score {score:.2f}): {_summary(detector)}{where}."
-    attrs: dict[str, Any] = {
-        "gen_ai.evaluation.name": detector,
-        "gen_ai.evaluation.score.value": score,
-        "gen_ai.evaluation.score.label": verdict,
-        "gen_ai.evaluation.explanation": explanation,
-    }
-    if isinstance(start, int):
-        attrs["octel.finding.start_index"] = start
-    return SpanEvent(EVALUATION_EVENT, at, attrs)

@@ -59,7 +59,10 @@ class Key:
 
     def s(self, value: str) -> bytes:
         """A string attribute (the string may be empty: callers skip those)."""
-        raw = value.encode()
+        return self.utf8(value.encode())
+
+    def utf8(self, raw: bytes) -> bytes:
+        """`s` of a string already encoded (one encoding for the keys that carry it)."""
         n = len(raw)
         if n < len(self._heads):
             return self._heads[n] + raw
@@ -80,6 +83,11 @@ class Key:
         """An int64 attribute (a negative one as two's complement, as protobuf writes it)."""
         raw = varint(value & _U64) if value >= 0x80 or value < 0 else _SMALL[value]
         return self.int_heads[len(raw)] + raw
+
+    @property
+    def double_head(self) -> bytes:
+        """A double attribute's field is these bytes and the value's 8 (little-endian)."""
+        return self._double
 
     def f(self, value: float) -> bytes:
         return self._double + _D(value)

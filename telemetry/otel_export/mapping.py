@@ -18,7 +18,6 @@ Findings become `gen_ai.evaluation.result` events on their session's `invoke_age
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.claude.metrics import per_turn as claude_per_turn
@@ -26,14 +25,17 @@ from archiver.metrics import per_turn
 from telemetry.otel_export.attributes import (
     agent_attributes,
     chat_attributes,
-    cycle_attributes,
-    cycle_id_attribute,
-    finding_event,
-    message_field,
+    message_fields,
     session_heads,
     tool_attributes,
 )
 from telemetry.otel_export.claude_tools import is_claude, launching_call, tool_parts
+from telemetry.otel_export.cycle_findings import (
+    CycleFacts,
+    cycle_attributes,
+    cycle_id_attribute,
+    finding_event,
+)
 from telemetry.otel_export.fields import decode
 from telemetry.otel_export.order import root_of, session_order
 from telemetry.otel_export.spans import Kind, SpanEvent, SpanRecord, Status, span_id_bytes, span_ids, trace_id
@@ -43,20 +45,6 @@ from telemetry.otel_export.wire import SpanEncoder
 __all__ = ["CycleFacts", "encoded_tree_spans", "tree_spans"]
 
 JsonObj = Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class CycleFacts:
-    """The dispatcher cycle that names a root session (times in Unix milliseconds)."""
-
-    cycle_id: str
-    driver: str
-    started_ms: float
-    ended_ms: float | None = None
-    counts: Mapping[str, int | None] = field(default_factory=dict)  # candidates, claims, …
-    terminal_state: str | None = None
-    worker_outcome: str | None = None
-    error_kind: str | None = None
 
 
 class _Node:
@@ -173,12 +161,15 @@ class _Builder:
         """A turn's span and its tool calls' (``tools``: Claude Code's, made OpenCode-shaped);
         returns {child session id: key of the task span that launched it}, if any."""
         parts = m.get("parts") or []
-        start = ms_to_ns(turn.get("created"), fallback)
-        end = ms_to_ns(turn.get("completed"), start)
+        # integer milliseconds (OpenCode's, most turns) without a call; anything else: ms_to_ns
+        t = turn.get("created")
+        start = t * 1_000_000 if type(t) is int and t >= 0 else ms_to_ns(t, fallback)
+        t = turn.get("completed")
+        end = t * 1_000_000 if type(t) is int and t >= 0 else ms_to_ns(t, start)
         key = f"message:{sid}:{mid}"
         content = self.content
-        mfield = message_field(mid)
-        attrs = chat_attributes(heads[0], mid, mfield, turn, parts, prompt if content else None, content)
+        mfield, rfield = message_fields(mid)
+        attrs = chat_attributes(heads[0], mfield, rfield, turn, parts, prompt if content else None, content)
         node = _Node(key, f"chat {turn.get('model') or 'unknown'}", "CLIENT", start, end, attrs, sid)
         error = turn.get("error")
         if error:
@@ -192,10 +183,16 @@ class _Builder:
         for p in parts if tools is None else tools:
             if (type(p) is not dict and not isinstance(p, Mapping)) or p.get("type") != "tool":
                 continue
-            state = _d(p.get("state"))
-            t = _d(state.get("time"))
-            t0 = ms_to_ns(t.get("start"), start)
-            t1 = ms_to_ns(t.get("end"), t0)
+            state = p.get("state")
+            if type(state) is not dict:
+                state = _d(state)
+            times = state.get("time")
+            if type(times) is not dict:
+                times = _d(times)
+            t = times.get("start")
+            t0 = t * 1_000_000 if type(t) is int and t >= 0 else ms_to_ns(t, start)
+            t = times.get("end")
+            t1 = t * 1_000_000 if type(t) is int and t >= 0 else ms_to_ns(t, t0)
             call, pid, tool_name, status = p.get("callID"), p.get("id"), p.get("tool"), state.get("status")
             tkey = f"part:{sid}:{pid or call}"
             tattrs = tool_attributes(tool_head, mfield, tool_name, call, pid, status, state, content)
@@ -292,9 +289,9 @@ def encoded_tree_spans(
     export sends (`encoder.request` of them is `encoder.encode` of the records)."""
     root, b = _build(docs, cycle, content)
     ids = span_id_bytes(root, b.nodes)
-    rows = (
+    rows = [
         (ids[n.key], ids[n.parent] if n.parent is not None else None, n.name, n.kind, n.start_ns, n.end_ns,
-         n.attributes, _events(n), n.status, n.status_message)
+         n.attributes, _events(n) if n.events else (), n.status, n.status_message)
         for n in b.nodes.values()
-    )  # fmt: skip
+    ]  # fmt: skip
     return encoder.spans(trace_id(root), rows)

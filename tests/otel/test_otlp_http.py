@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from otel_store import archive
 from otlp_receiver import OTLPReceiver
 
@@ -145,3 +146,40 @@ def test_requests_on_their_way_while_the_next_is_prepared_are_all_counted(
     finally:
         ex.shutdown()
         engine.dispose()
+
+
+# bytes: each tree here is 13-17 kB (spans of up to 1.3 kB), so 20 kB holds one tree and not two,
+# and 1 kB is less than some spans (those go alone)
+@pytest.mark.parametrize("budget", [20_000, 1000])
+def test_requests_hold_at_most_their_byte_budget_and_small_trees_stay_whole(
+    cfg: Settings, rx: OTLPReceiver, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    monkeypatch.setattr(export_module, "BATCH_BYTES", budget)
+    roots = [archive(cfg, "doom_loop"), archive(cfg, "tool_errors"), archive(cfg, "subagent_tree")]
+    engine = make_engine(cfg.db_url)
+    config = OTLPConfig.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint}, timeout=2)
+    ex = TreeExporter(cfg, engine, sender=OTLPSender(config), attempts=1)
+    try:
+        got = ex.export_roots(roots)
+    finally:
+        ex.shutdown()
+        engine.dispose()
+    assert [t.exported for t in got] == [t.spans for t in got] and all(t.spans for t in got)
+    assert rx.requests > 1
+    trees_of_requests = []
+    for body in rx.bodies:
+        spans = ExportTraceServiceRequest.FromString(body).resource_spans[0].scope_spans[0].spans
+        # each Span field: its bytes, a tag and a length of up to 2 bytes
+        assert len(spans) == 1 or sum(s.ByteSize() + 3 for s in spans) <= budget
+        trees_of_requests.append({s.trace_id.hex() for s in spans})
+    sent = [s.trace_id.hex() for body in rx.bodies for s in ExportTraceServiceRequest.FromString(body)
+            .resource_spans[0].scope_spans[0].spans]  # fmt: skip
+    assert len(sent) == sum(t.spans for t in got)
+    assert list(dict.fromkeys(sent)) == [t.trace_id for t in got]  # in order, each tree once
+    # a tree that fits a request is never split across two
+    for t in got:
+        holding = [i for i, trees in enumerate(trees_of_requests) if t.trace_id in trees]
+        size = sum(s.ByteSize() + 3 for b in (rx.bodies[i] for i in holding) for s in
+                   ExportTraceServiceRequest.FromString(b).resource_spans[0].scope_spans[0].spans
+                   if s.trace_id.hex() == t.trace_id)  # fmt: skip
+        assert len(holding) == 1 or size > budget

@@ -8,9 +8,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from otel_trees import trees
 from sdk_reference import sdk_request
 
+from archiver.metrics import TOKEN_KINDS
+from telemetry.otel_export.attributes import chat_attributes, message_fields, session_heads
 from telemetry.otel_export.conventions import SCHEMA_URL
 from telemetry.otel_export.fields import Key, KeyGroup, decode
 from telemetry.otel_export.mapping import CycleFacts, encoded_tree_spans, tree_spans
@@ -149,3 +152,36 @@ def test_attributes_written_field_by_field_are_the_encoded_dictionary(attrs: dic
     for v in attrs.values():
         want = encode_attributes(b"\x4a", {k: v for k in keys}) if v != "" and v is not None else b""
         assert group.put(v) == group.put(v) == want
+
+
+_count = st.integers(-3, 2**40) | st.integers(2**62, 2**64)
+_maybe = st.none() | st.just("") | _text | st.integers(-3, 3)
+
+
+def _int64(n: int) -> int:
+    return (n + 2**63) % 2**64 - 2**63
+
+
+@settings(max_examples=150, deadline=None)
+@given(_text, st.dictionaries(st.sampled_from(TOKEN_KINDS), _count), _maybe, _maybe, _maybe, _maybe)
+def test_a_turns_fields_decode_as_written_and_kept_runs_change_nothing(
+    mid: str, tokens: dict[str, int], model: Any, provider: Any, finish: Any, error: Any
+) -> None:
+    """A turn's chat attributes, written from the message id encoded once and with the repeated
+    model/provider/finish/error run kept, parse (opentelemetry-proto) as the dictionary encoder
+    writes the same attributes, carry the conventions' token sums, and come out the same again."""
+    mfield, rfield = message_fields(mid)
+    assert (mfield, rfield) == (Key("octel.message.id").s(mid), Key("gen_ai.response.id").s(mid))
+    assert Key("k").utf8(mid.encode()) == Key("k").s(mid)
+    turn = {"tokens": tokens, "model": model, "provider": provider, "finish": finish, "error": error}
+    head = session_heads("root", "sid")[0]
+    first = chat_attributes(head, mfield, rfield, turn, [], None, False)
+    assert chat_attributes(head, mfield, rfield, turn, [], None, False) == first
+    attrs = decode(first)
+    assert Span.FromString(first) == Span.FromString(encode_attributes(b"\x4a", attrs))
+    t = {k: tokens.get(k, 0) for k in TOKEN_KINDS}
+    assert attrs["gen_ai.usage.input_tokens"] == _int64(t["input"] + t["cache_read"] + t["cache_write"])
+    assert attrs["gen_ai.usage.output_tokens"] == _int64(t["output"] + t["reasoning"])
+    assert attrs["octel.message.id"] == attrs["gen_ai.response.id"] == mid
+    assert ("gen_ai.request.model" in attrs) == (model is not None and model != "")
+    assert ("error.type" in attrs) == (error is not None and error != "")
