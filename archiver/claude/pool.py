@@ -20,6 +20,7 @@ few sessions, everything runs in this process.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import multiprocessing
@@ -42,6 +43,7 @@ from archiver.redact import Redactor
 __all__ = [
     "Preparing",
     "Target",
+    "fewer_collections",
     "not_prepared",
     "prepare_chunk",
     "prepare_whole",
@@ -57,6 +59,10 @@ _CHUNK = 16
 _AHEAD = 2  # chunks waiting per worker
 
 _REDACTOR: list[Redactor] = []
+# an import's objects live for one session (a worker) or one batch (the importing process):
+# collections at the default pace walk the parsed trees and loaded modules and find little
+# to free (a few per cent of an import's time)
+_GC_THRESHOLD = (10_000, 50, 100)
 
 
 @dataclass(frozen=True)
@@ -69,9 +75,18 @@ class Target:
 
 def _init(redactor: Redactor) -> None:
     _REDACTOR[:] = [redactor]
-    # a worker's objects live for one session: frequent collections walk the parsed trees
-    # and find little to free (a few per cent of a worker's time)
-    gc.set_threshold(10_000, 50, 100)
+    gc.set_threshold(*_GC_THRESHOLD)
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Inside the block, the garbage collector runs at an import's pace; as before after it."""
+    was = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
 
 
 def _prepare(chunk: Sequence[SessionFiles], label: str | None, target: Target | None) -> list[Prepared]:
