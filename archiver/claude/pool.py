@@ -28,12 +28,12 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from archiver.archive import ArchiveResult, now_iso
-from archiver.batch import Prepared, write_batch
+from archiver.batch import Prepared, sync_threads, write_batch
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, load_tree, resume_state
 from archiver.errors import WalkError
@@ -59,6 +59,9 @@ _CHUNK = 16
 _AHEAD = 2  # chunks waiting per worker
 
 _REDACTOR: list[Redactor] = []
+# a worker's fsync threads, started with its first chunk and kept for the next ones (a
+# chunk's files are a dozen or two: starting threads for each cost more than its writes)
+_SYNCS: list[ThreadPoolExecutor] = []
 # an import's objects live for one session (a worker) or one batch (the importing process):
 # collections at the default pace walk the parsed trees and loaded modules and find little
 # to free (a few per cent of an import's time)
@@ -75,6 +78,7 @@ class Target:
 
 def _init(redactor: Redactor) -> None:
     _REDACTOR[:] = [redactor]
+    _SYNCS.clear()  # a forked worker has none of its parent's threads
     gc.set_threshold(*_GC_THRESHOLD)
 
 
@@ -90,7 +94,9 @@ def fewer_collections() -> Iterator[None]:
 
 
 def _prepare(chunk: Sequence[SessionFiles], label: str | None, target: Target | None) -> list[Prepared]:
-    return prepare_chunk(chunk, _REDACTOR[0], label, target)
+    if target is not None and not _SYNCS:
+        _SYNCS.append(sync_threads())
+    return prepare_chunk(chunk, _REDACTOR[0], label, target, _SYNCS[0] if _SYNCS else None)
 
 
 def prepare_whole(files: SessionFiles, redactor: Redactor, label: str | None) -> Prepared:
@@ -105,13 +111,18 @@ def prepare_whole(files: SessionFiles, redactor: Redactor, label: str | None) ->
 
 
 def prepare_chunk(
-    chunk: Sequence[SessionFiles], redactor: Redactor, label: str | None, target: Target | None
+    chunk: Sequence[SessionFiles],
+    redactor: Redactor,
+    label: str | None,
+    target: Target | None,
+    syncs: ThreadPoolExecutor | None = None,
 ) -> list[Prepared]:
     """A few sessions prepared; with a ``target``, written there too (each result then names
-    its files and holds their index records, and no longer their bytes)."""
+    its files and holds their index records, and no longer their bytes), their fsyncs in
+    ``syncs`` when given."""
     out = [prepare_whole(files, redactor, label) for files in chunk]
     if target is not None:  # the caller syncs the folder before it counts any of them
-        write_batch(out, target.folder, max_bytes=target.max_bytes, sync_dir=False)
+        write_batch(out, target.folder, max_bytes=target.max_bytes, sync_dir=False, syncs=syncs)
         for p in out:  # on disk, read back and compared: only what the index needs goes back
             p.files, p.checked, p.result.store = [], {}, None
     return out
