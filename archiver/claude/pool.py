@@ -35,7 +35,8 @@ from pathlib import Path
 from archiver.archive import ArchiveResult, now_iso
 from archiver.batch import Prepared, sync_threads, write_batch
 from archiver.claude.archive import prepare_claude_tree
-from archiver.claude.layout import SessionFiles, load_tree, resume_state
+from archiver.claude.layout import SessionFiles
+from archiver.claude.loading import load_tree, resume_state
 from archiver.errors import WalkError
 from archiver.files import sync_folder
 from archiver.redact import Redactor
