@@ -44,7 +44,7 @@ from archiver.redact import Redactor
 from archiver.store import FolderStore
 from archiver.validate import check_archive
 
-__all__ = ["Prepared", "prepare", "write_batch"]
+__all__ = ["Prepared", "prepare", "sync_threads", "write_batch"]
 
 # fsyncs in flight at once: enough for the file system to commit many files in one go
 _SYNC_THREADS = 16
@@ -97,6 +97,11 @@ def prepare(
         out.files.append((name, data))
     result.redaction = dict(sorted(total.items()))
     return out
+
+
+def sync_threads(files: int = _SYNC_THREADS) -> ThreadPoolExecutor:
+    """Threads for the fsyncs of ``files`` files at once (at most ``_SYNC_THREADS``)."""
+    return ThreadPoolExecutor(max(1, min(_SYNC_THREADS, files)), thread_name_prefix="octel-fsync")
 
 
 @dataclass
@@ -176,11 +181,13 @@ def write_batch(
     compress: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     sync_dir: bool = True,
+    syncs: ThreadPoolExecutor | None = None,
 ) -> None:
     """Write every prepared file of ``batch`` into ``archive_dir``; each tree's result gets its
     files, its index records and its errors. Never raises for one file's failure. A caller
     that writes many batches into one folder may pass ``sync_dir=False`` and sync the folder
-    once (``sync_folder``) before anything written counts."""
+    once (``sync_folder``) before anything written counts, and ``syncs``, threads kept for
+    the fsyncs of every batch (``sync_threads``), instead of threads started for this one."""
     for b in batch:  # the results name their files in this folder
         if b.result.store is None:
             b.result.store = FolderStore(archive_dir, max_bytes)
@@ -197,7 +204,7 @@ def write_batch(
         for p in pending:
             p.owner.write_errors.append(str(ArchiveWriteError(str(p.path), exc.strerror or str(exc))))
         return
-    with ThreadPoolExecutor(min(_SYNC_THREADS, len(pending))) as pool:
+    with contextlib.nullcontext(syncs) if syncs is not None else sync_threads(len(pending)) as pool:
         for i in range(0, len(pending), _OPEN):
             part = pending[i : i + _OPEN]
             try:

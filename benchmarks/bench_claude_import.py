@@ -12,9 +12,11 @@ window; subagent files come along), then runs, each as a fresh process:
 - the same import after a tenth of the sessions grew by one answer (read from where they stopped).
 
 Reported: the three times (and the CPU time of each, worker processes included, which a shared
-machine's load does not inflate), octel's import against ccusage (target: at most 1x) and the re-import
-against the first import (target: at least 10x faster), and the totals by day and model of both
-tools side by side (tokens must be equal; costs are compared and any difference explained).
+machine's load inflates far less than wall time, though not at all only on an idle machine: compare
+runs made at a similar load), octel's import against ccusage (target: at most 1x) and the re-import
+against the first import (target: at least 10x faster), the load average before and after, and the
+totals by day and model of both tools side by side (tokens must be equal; costs are compared and
+any difference explained).
 
     python benchmarks/bench_claude_import.py [--sessions 3000] [--ccusage PATH] [--json]
 
@@ -162,6 +164,7 @@ def main() -> None:
     try:
         cfg, data = work / "claude", work / "data"
         size = generate(cfg, args.sessions)
+        load_before = os.getloadavg()
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(cfg), "TZ": "UTC", "OCTEL_DATA_DIR": str(data)}
         t_cc, cc_out = _timed(
             [ccusage, "daily", "--json", "--offline", "--timezone", "UTC", "--breakdown"], env
@@ -178,8 +181,13 @@ def main() -> None:
         ]
         cost_cc = sum(v["cost"] for v in cc.values())
         cost_oc = sum(v["cost"] for v in oc.values())
+        load_after = os.getloadavg()
         report: dict[str, Any] = {
             "sessions": args.sessions,
+            "load_average": {
+                "before": [round(x, 2) for x in load_before],
+                "after": [round(x, 2) for x in load_after],
+            },
             "transcript_bytes": size,
             "ccusage_daily_s": round(t_cc, 2),
             "octel_import_s": round(t_first, 2),
@@ -210,7 +218,8 @@ def main() -> None:
         if args.json:
             print(json.dumps(report, indent=2))
             return
-        print(f"{args.sessions} sessions, {size / 1e6:.1f} MB of transcripts")
+        print(f"{args.sessions} sessions, {size / 1e6:.1f} MB of transcripts; load average "
+              f"{load_before[0]:.2f} before, {load_after[0]:.2f} after")  # fmt: skip
         print(f"ccusage daily --json     {t_cc:7.2f} s   (baseline)")
         print(f"octel import claude      {t_first:7.2f} s   {t_first / t_cc:.2f}x ccusage (target <= 1x)")
         print(f"octel import, unchanged  {t_again:7.2f} s   {t_first / t_again:.1f}x faster (target >= 10x)")

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from archiver.claude.convert import from_claude
-from archiver.claude.layout import is_claude_file, tree_of_file
+from archiver.claude.layout import is_claude_file
+from archiver.claude.loading import tree_of_file
 from archiver.convert import Converted
 from archiver.convert_read import NotASession, read_session
 from archiver.files import read_plain

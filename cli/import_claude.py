@@ -52,15 +52,17 @@ def import_claude_cmd(
 
 
 def _import(folder: Path, settings: Settings, label: str | None) -> ClaudeImportReport:
+    from archiver.claude.pool import fewer_collections
     from telemetry.services.claude_early import start_early
 
-    # workers start on the first sessions while the store is opened (no file written before)
-    early = start_early(folder, settings, label)
-    try:
-        return _import_into(folder, settings, label, early)
-    finally:
-        if early is not None:
-            early.close()
+    with fewer_collections():  # loading the store's modules and each batch's results
+        # workers start on the first sessions while the store is opened (no file written before)
+        early = start_early(folder, settings, label)
+        try:
+            return _import_into(folder, settings, label, early)
+        finally:
+            if early is not None:
+                early.close()
 
 
 def _import_into(

@@ -20,6 +20,7 @@ few sessions, everything runs in this process.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import multiprocessing
@@ -27,14 +28,15 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from archiver.archive import ArchiveResult, now_iso
-from archiver.batch import Prepared, write_batch
+from archiver.batch import Prepared, sync_threads, write_batch
 from archiver.claude.archive import prepare_claude_tree
-from archiver.claude.layout import SessionFiles, load_tree, resume_state
+from archiver.claude.layout import SessionFiles
+from archiver.claude.loading import load_tree, resume_state
 from archiver.errors import WalkError
 from archiver.files import sync_folder
 from archiver.redact import Redactor
@@ -42,6 +44,7 @@ from archiver.redact import Redactor
 __all__ = [
     "Preparing",
     "Target",
+    "fewer_collections",
     "not_prepared",
     "prepare_chunk",
     "prepare_whole",
@@ -57,6 +60,13 @@ _CHUNK = 16
 _AHEAD = 2  # chunks waiting per worker
 
 _REDACTOR: list[Redactor] = []
+# a worker's fsync threads, started with its first chunk and kept for the next ones (a
+# chunk's files are a dozen or two: starting threads for each cost more than its writes)
+_SYNCS: list[ThreadPoolExecutor] = []
+# an import's objects live for one session (a worker) or one batch (the importing process):
+# collections at the default pace walk the parsed trees and loaded modules and find little
+# to free (a few per cent of an import's time)
+_GC_THRESHOLD = (10_000, 50, 100)
 
 
 @dataclass(frozen=True)
@@ -69,13 +79,25 @@ class Target:
 
 def _init(redactor: Redactor) -> None:
     _REDACTOR[:] = [redactor]
-    # a worker's objects live for one session: frequent collections walk the parsed trees
-    # and find little to free (a few per cent of a worker's time)
-    gc.set_threshold(10_000, 50, 100)
+    _SYNCS.clear()  # a forked worker has none of its parent's threads
+    gc.set_threshold(*_GC_THRESHOLD)
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Inside the block, the garbage collector runs at an import's pace; as before after it."""
+    was = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
 
 
 def _prepare(chunk: Sequence[SessionFiles], label: str | None, target: Target | None) -> list[Prepared]:
-    return prepare_chunk(chunk, _REDACTOR[0], label, target)
+    if target is not None and not _SYNCS:
+        _SYNCS.append(sync_threads())
+    return prepare_chunk(chunk, _REDACTOR[0], label, target, _SYNCS[0] if _SYNCS else None)
 
 
 def prepare_whole(files: SessionFiles, redactor: Redactor, label: str | None) -> Prepared:
@@ -90,13 +112,18 @@ def prepare_whole(files: SessionFiles, redactor: Redactor, label: str | None) ->
 
 
 def prepare_chunk(
-    chunk: Sequence[SessionFiles], redactor: Redactor, label: str | None, target: Target | None
+    chunk: Sequence[SessionFiles],
+    redactor: Redactor,
+    label: str | None,
+    target: Target | None,
+    syncs: ThreadPoolExecutor | None = None,
 ) -> list[Prepared]:
     """A few sessions prepared; with a ``target``, written there too (each result then names
-    its files and holds their index records, and no longer their bytes)."""
+    its files and holds their index records, and no longer their bytes), their fsyncs in
+    ``syncs`` when given."""
     out = [prepare_whole(files, redactor, label) for files in chunk]
     if target is not None:  # the caller syncs the folder before it counts any of them
-        write_batch(out, target.folder, max_bytes=target.max_bytes, sync_dir=False)
+        write_batch(out, target.folder, max_bytes=target.max_bytes, sync_dir=False, syncs=syncs)
         for p in out:  # on disk, read back and compared: only what the index needs goes back
             p.files, p.checked, p.result.store = [], {}, None
     return out

@@ -2,7 +2,7 @@
 
 For each session whose state kept where its read stopped (``archiver.claude.resume``), the
 documents its index rows name are read from the archive store and the lines its files gained
-are merged into them (``archiver.claude.layout.load_grown``); the tree is then prepared like
+are merged into them (``archiver.claude.loading.load_grown``); the tree is then prepared like
 any other (built, serialised, redacted: the archived text again, whose placeholders stay as
 they are, and the new text for the first time). A session that cannot be resumed (a file
 rewritten or shorter, a document missing or unreadable) is handed back to be read whole.
@@ -18,7 +18,8 @@ from sqlalchemy.engine import Engine
 
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
-from archiver.claude.layout import SessionFiles, load_grown, resume_state
+from archiver.claude.layout import SessionFiles
+from archiver.claude.loading import load_grown, resume_state
 from archiver.files import parse_archive
 from archiver.redact import Redactor
 from archiver.store import ArchiveStore

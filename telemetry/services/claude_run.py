@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 import orjson
 from sqlalchemy.engine import Engine
 
-from archiver.claude.layout import is_stream_json, load_tree, session_files
-from archiver.claude.stream import tree_from_stream
+from archiver.claude.layout import session_files
+from archiver.claude.loading import load_tree
+from archiver.claude.stream import is_stream_json, tree_from_stream
 from archiver.claude.tree import ClaudeTree
 from telemetry.services.claude_import import archive_claude
 from telemetry.settings import Settings

@@ -60,7 +60,13 @@ CYCLE_DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.
 
 
 def labels_key(labels: Mapping[str, str]) -> str:
-    return json.dumps({k: str(v) for k, v in labels.items()}, sort_keys=True, separators=(",", ":"))
+    return _labels_key(tuple((k, str(v)) for k, v in labels.items()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _labels_key(items: tuple[tuple[str, str], ...]) -> str:
+    # a bulk import bumps the same few label sets for every session it indexes
+    return json.dumps(dict(items), sort_keys=True, separators=(",", ":"))
 
 
 def bump(db: Session, metric: str, labels: Mapping[str, str], delta: float) -> None:

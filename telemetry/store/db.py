@@ -28,6 +28,10 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
+    # a bulk insert into the index (its full-text triggers) spills each row's statement
+    # journal past SQLite's 64 KiB to a file in /var/tmp: tens of thousands of writes per
+    # batch, and index text outside the data folder. In memory it is a few pages a row.
+    cur.execute("PRAGMA temp_store=MEMORY")
     cur.close()
 
 

@@ -17,7 +17,8 @@ from sqlmodel import select
 
 from archiver.archive import serialise
 from archiver.claude.document import build_claude_documents
-from archiver.claude.layout import find_sessions, load_tree
+from archiver.claude.layout import find_sessions
+from archiver.claude.loading import load_tree
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import build_tree
 from archiver.document import build_documents

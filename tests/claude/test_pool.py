@@ -3,6 +3,8 @@ written by the workers, they are indexed only once on disk, and a bad one is ski
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import shutil
 import sqlite3
@@ -106,3 +108,13 @@ def test_workers_write_the_files_the_index_then_names(
     assert sorted(p.name for p in archives.iterdir()) == sorted(r[1] for r in rows)  # no .part
     again = json.loads(CliRunner().invoke(app, args).stdout)
     assert again["unchanged"] == len(rows) and again["archived"] == 0
+
+
+def test_fewer_collections_inside_an_import_and_as_before_after() -> None:
+    was = gc.get_threshold()
+    with pool.fewer_collections():
+        assert gc.get_threshold()[0] > was[0]
+    assert gc.get_threshold() == was
+    with contextlib.suppress(RuntimeError), pool.fewer_collections():
+        raise RuntimeError("an import that failed")
+    assert gc.get_threshold() == was

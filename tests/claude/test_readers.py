@@ -9,8 +9,9 @@ import orjson
 import pytest
 from claude_lines import FIXTURES, assistant, jsonl, tool_result, tool_use, usage, user, write
 
-from archiver.claude.layout import find_sessions, load_tree
+from archiver.claude.layout import find_sessions
 from archiver.claude.lines import read_lines
+from archiver.claude.loading import load_tree
 from archiver.claude.stream import tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 

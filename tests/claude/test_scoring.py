@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 import detectors
 from archiver.claude.convert import from_claude
-from archiver.claude.layout import find_sessions, load_tree
+from archiver.claude.layout import find_sessions
+from archiver.claude.loading import load_tree
 from archiver.claude.tree import SubagentFile, build_tree
 from cli import app
 from detectors.model import Reasoning, Retry, ToolCall

@@ -12,7 +12,8 @@ from claude_lines import FIXTURES, assistant, jsonl, tool_result, tool_use, usag
 
 from archiver.archive import serialise
 from archiver.claude.document import build_claude_documents
-from archiver.claude.layout import find_sessions, load_tree, session_files, tree_of_file
+from archiver.claude.layout import find_sessions, session_files
+from archiver.claude.loading import load_tree, tree_of_file
 from archiver.claude.tree import ClaudeTree, build_tree
 from archiver.claude.workflow import JournalFile, read_journal
 from archiver.redact import Redactor

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from archiver.archive import serialise
 from archiver.claude.document import build_claude_documents
-from archiver.claude.layout import find_sessions, load_tree, session_files
+from archiver.claude.layout import find_sessions, session_files
+from archiver.claude.loading import load_tree
 from archiver.claude.runs import RunFile, read_runs
 from archiver.redact import Redactor
 from cli import app

@@ -32,7 +32,7 @@ from fake_api import Answer, Fail, fake_anthropic  # noqa: E402
 from record_real import split  # noqa: E402
 
 from archiver.claude.convert import from_claude  # noqa: E402
-from archiver.claude.layout import tree_of_file  # noqa: E402
+from archiver.claude.loading import tree_of_file  # noqa: E402
 from detectors.model import Retry  # noqa: E402
 
 __all__ = ["OUT", "all_claude_runs", "claude_runs", "claude_split", "record"]

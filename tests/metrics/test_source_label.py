@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from metrics_helpers import parse, value
 from session_records import session_record
 
-from archiver.claude.layout import find_sessions, load_tree
+from archiver.claude.layout import find_sessions
+from archiver.claude.loading import load_tree
 from archiver.record import SOURCE_KINDS, SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.services.claude_import import archive_claude

@@ -16,7 +16,8 @@ from otlp_receiver import OTLPReceiver
 from typer.testing import CliRunner
 
 from archiver.claude.document import build_claude_documents
-from archiver.claude.layout import find_sessions, load_tree
+from archiver.claude.layout import find_sessions
+from archiver.claude.loading import load_tree
 from cli import app
 from telemetry.otel_export.claude_tools import tool_parts
 from telemetry.otel_export.mapping import encoded_tree_spans, tree_spans

@@ -15,7 +15,8 @@ import pytest
 from sqlmodel import select
 from typer.testing import CliRunner
 
-from archiver.claude.layout import find_sessions, load_tree
+from archiver.claude.layout import find_sessions
+from archiver.claude.loading import load_tree
 from cli import app
 from telemetry.otel_export.spans import trace_id
 from telemetry.store.db import make_engine, session_scope

@@ -87,7 +87,8 @@ def test_claude_sessions_rank_with_their_own_source(client: TestClient, store: S
     not a run (`claude`), and the answer stays valid (it was a 500)."""
     from pathlib import Path
 
-    from archiver.claude.layout import find_sessions, load_tree
+    from archiver.claude.layout import find_sessions
+    from archiver.claude.loading import load_tree
     from telemetry.services.claude_import import archive_claude
 
     fixtures = Path(__file__).parents[1] / "fixtures" / "claude" / "d_subagent_tree" / "json"

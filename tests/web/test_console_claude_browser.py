@@ -21,7 +21,8 @@ from browser_harness import CHROMIUM, TOKEN, Page, serve
 from console_seed import Store, build_store
 from realparts import require
 
-from archiver.claude.layout import find_sessions, load_tree
+from archiver.claude.layout import find_sessions
+from archiver.claude.loading import load_tree
 from telemetry.services.claude_import import archive_claude
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
