@@ -39,6 +39,7 @@ from web.cycle_fast_path import CycleFastPath
 from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
 from web.hosts import HostCheck
+from web.http_telemetry import telemetry_config
 
 __all__ = ["app_from_environment", "create_app", "exposure_warning", "settings_environment"]
 
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         docs_url=None,
         redoc_url=None,
         responses=ERROR_RESPONSES,
+        **telemetry_config(),
     )
     install_error_handlers(app)
     app.include_router(ingest.router)

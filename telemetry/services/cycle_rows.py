@@ -3,7 +3,8 @@
 A begin or a finish is the hottest write octel has: the ORM's unit of work (an object built,
 its attributes tracked, a flush planned) cost more CPU than the statements themselves. Here a
 new cycle is one `INSERT … ON CONFLICT DO NOTHING RETURNING`, an existing one a `SELECT` and
-an `UPDATE` of the columns that changed; every statement is built once and cached compiled.
+an `UPDATE` of the columns that changed; every statement is built once and cached compiled
+(on PostgreSQL, fixed SQL text sent by psycopg itself: `cycle_rows_pg`).
 A row is a `SimpleNamespace` with the table's columns as attributes, what `cycle_dict` reads.
 """
 
@@ -17,6 +18,7 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from telemetry.services import cycle_rows_pg
 from telemetry.store.models import Cycle
 
 __all__ = ["COLUMNS", "insert_new", "read", "update_row"]
@@ -41,18 +43,26 @@ def _insert(dialect: str) -> Any:
 
 def read(db: Session, cycle_id: str) -> SimpleNamespace | None:
     """The stored cycle, or None."""
-    row = db.connection().execute(_read(), {"cid": cycle_id}).first()
+    conn = db.connection()
+    if conn.dialect.name == "postgresql":
+        found = cycle_rows_pg.read(conn, cycle_id)
+        return SimpleNamespace(**found) if found is not None else None
+    row = conn.execute(_read(), {"cid": cycle_id}).first()
     return SimpleNamespace(**row._mapping) if row is not None else None
 
 
 def insert_new(db: Session, values: dict[str, Any]) -> SimpleNamespace | None:
     """Insert a cycle unless its id is stored already; the new row, or None when it was."""
     conn = db.connection()
-    row = conn.execute(_insert(conn.dialect.name), {c: values.get(c) for c in _NEW}).first()
-    if row is None:
+    if conn.dialect.name == "postgresql":
+        new = cycle_rows_pg.insert_new(conn, values)
+    else:
+        row = conn.execute(_insert(conn.dialect.name), {c: values.get(c) for c in _NEW}).first()
+        new = dict(row._mapping) if row is not None else None
+    if new is None:
         return None
-    _forget(db, row.id)
-    return SimpleNamespace(**row._mapping)
+    _forget(db, new["id"])
+    return SimpleNamespace(**new)
 
 
 @functools.cache
@@ -62,8 +72,12 @@ def _update(keys: tuple[str, ...]) -> Any:
 
 def update_row(db: Session, row: SimpleNamespace, changed: dict[str, Any]) -> SimpleNamespace:
     """Write `changed` columns of a stored row; the row as it is now."""
-    keys = tuple(sorted(changed))
-    db.connection().execute(_update(keys), {"row_id": row.id, **{f"v_{k}": changed[k] for k in keys}})
+    conn = db.connection()
+    if conn.dialect.name == "postgresql":
+        cycle_rows_pg.update_row(conn, row.id, changed)
+    else:
+        keys = tuple(sorted(changed))
+        conn.execute(_update(keys), {"row_id": row.id, **{f"v_{k}": changed[k] for k in keys}})
     _forget(db, row.id)
     return SimpleNamespace(**{**vars(row), **changed})
 

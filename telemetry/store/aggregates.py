@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -60,7 +60,17 @@ CYCLE_DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.
 
 
 def labels_key(labels: Mapping[str, str]) -> str:
-    return json.dumps({k: str(v) for k, v in labels.items()}, sort_keys=True, separators=(",", ":"))
+    try:  # every finish bumps a counter: the few label sets a fleet has are written out once
+        return _labels_key(tuple(labels.items()))
+    except TypeError:  # a value that cannot be a cache key
+        return _labels_text(labels.items())
+
+
+def _labels_text(items: Iterable[tuple[str, Any]]) -> str:
+    return json.dumps({k: str(v) for k, v in items}, sort_keys=True, separators=(",", ":"))
+
+
+_labels_key = functools.lru_cache(maxsize=4096)(_labels_text)
 
 
 def bump(db: Session, metric: str, labels: Mapping[str, str], delta: float) -> None:

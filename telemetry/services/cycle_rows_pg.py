@@ -1,0 +1,77 @@
+"""The `cycle` table's three ingestion statements on PostgreSQL, straight to psycopg.
+
+`cycle_rows` builds them with SQLAlchemy Core; on PostgreSQL the same statements go to the
+psycopg connection beneath the transaction's SQLAlchemy connection, as fixed SQL text with
+positional parameters. SQLAlchemy's execution of a cached, compiled statement (its execution
+context, bind and result processing) cost more CPU than psycopg sending it; psycopg still
+prepares a statement it has run five times on a connection, as for every other statement.
+
+The values are what SQLAlchemy would send (a JSON column's value wrapped as psycopg `Json`,
+as its psycopg dialect does) and the rows what it would return. An error is raised as
+SQLAlchemy's own (`DBAPIError.instance`: an `IntegrityError` is one still), and a
+connection psycopg found broken is invalidated, so the pool does not hand it out again.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
+
+from telemetry.store.models import Cycle
+
+__all__ = ["insert_new", "read", "update_row"]
+
+_T = Cycle.__table__  # type: ignore[attr-defined]
+_COLUMNS: tuple[str, ...] = tuple(c.name for c in _T.columns)
+_NEW = tuple(c for c in _COLUMNS if c != "id")
+_JSON = frozenset(c.name for c in _T.columns if c.type.__class__.__name__ == "JSON")
+_ALL = ", ".join(_COLUMNS)
+_READ = f"SELECT {_ALL} FROM cycle WHERE cycle_id = %s"
+_INSERT = (
+    f"INSERT INTO cycle ({', '.join(_NEW)}) VALUES ({', '.join(['%s'] * len(_NEW))}) "
+    f"ON CONFLICT (cycle_id) DO NOTHING RETURNING {_ALL}"
+)
+
+
+@functools.cache
+def _update(keys: tuple[str, ...]) -> str:
+    return f"UPDATE cycle SET {', '.join(f'{k} = %s' for k in keys)} WHERE id = %s"
+
+
+def _value(column: str, v: Any) -> Any:
+    if column in _JSON and v is not None:
+        from psycopg.types.json import Json
+
+        return Json(v)
+    return v
+
+
+def _one(conn: Connection, sql: str, params: list[Any]) -> dict[str, Any] | None:
+    """Run `sql` on the transaction's psycopg connection; its first row as a mapping."""
+    import psycopg
+
+    pg = conn.connection.driver_connection
+    try:
+        cur = pg.execute(sql, params)  # type: ignore[union-attr]
+        row = cur.fetchone() if cur.description is not None else None
+    except psycopg.Error as e:
+        if pg.broken or pg.closed:  # type: ignore[union-attr]
+            conn.invalidate(e)
+        raise DBAPIError.instance(sql, params, e, psycopg.Error) from e
+    return dict(zip(_COLUMNS, row, strict=True)) if row is not None else None
+
+
+def read(conn: Connection, cycle_id: str) -> dict[str, Any] | None:
+    return _one(conn, _READ, [cycle_id])
+
+
+def insert_new(conn: Connection, values: dict[str, Any]) -> dict[str, Any] | None:
+    return _one(conn, _INSERT, [_value(c, values.get(c)) for c in _NEW])
+
+
+def update_row(conn: Connection, row_id: int, changed: dict[str, Any]) -> None:
+    keys = tuple(sorted(changed))
+    _one(conn, _update(keys), [*(_value(k, changed[k]) for k in keys), row_id])
