@@ -49,14 +49,15 @@ def _value(column: str, v: Any) -> Any:
     return v
 
 
-def _one(conn: Connection, sql: str, params: list[Any]) -> dict[str, Any] | None:
-    """Run `sql` on the transaction's psycopg connection; its first row as a mapping."""
+def _one(conn: Connection, sql: str, params: list[Any], *, rows: bool = True) -> dict[str, Any] | None:
+    """Run `sql` on the transaction's psycopg connection; its first row as a mapping (when it
+    returns `rows`)."""
     import psycopg
 
     pg = conn.connection.driver_connection
     try:
         cur = pg.execute(sql, params)  # type: ignore[union-attr]
-        row = cur.fetchone() if cur.description is not None else None
+        row = cur.fetchone() if rows else None
     except psycopg.Error as e:
         if pg.broken or pg.closed:  # type: ignore[union-attr]
             conn.invalidate(e)
@@ -74,4 +75,4 @@ def insert_new(conn: Connection, values: dict[str, Any]) -> dict[str, Any] | Non
 
 def update_row(conn: Connection, row_id: int, changed: dict[str, Any]) -> None:
     keys = tuple(sorted(changed))
-    _one(conn, _update(keys), [*(_value(k, changed[k]) for k in keys), row_id])
+    _one(conn, _update(keys), [*(_value(k, changed[k]) for k in keys), row_id], rows=False)
