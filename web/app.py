@@ -15,6 +15,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import Receive, Scope, Send
 
 from telemetry.archiving import redactor_for
+from telemetry.services import cycle_rows
 from telemetry.services.group_commit import GroupCommit
 from telemetry.services.ingest_inputs import ConflictError
 from telemetry.settings import Settings
@@ -96,7 +97,9 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         app.state.redactor = redactor_for(settings)  # everything stored passes it first
         # SQLite has one writer at a time: more threads would only sleep in its busy handler
         threads = 1 if engine.dialect.name == "sqlite" else 4
-        app.state.group_commit = GroupCommit(engine, expected=(ConflictError,), threads=threads)
+        app.state.group_commit = GroupCommit(
+            engine, expected=(ConflictError,), threads=threads, prefetch=cycle_rows.prefetch
+        )
         app.state.group_commit.start()
         if (warning := exposure_warning(settings)) is not None:
             log.warning("%s", warning)

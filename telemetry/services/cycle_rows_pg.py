@@ -22,7 +22,7 @@ from sqlalchemy.exc import DBAPIError
 
 from telemetry.store.models import Cycle
 
-__all__ = ["insert_new", "read", "update_row"]
+__all__ = ["insert_new", "read", "read_many", "update_row"]
 
 _T = Cycle.__table__  # type: ignore[attr-defined]
 _COLUMNS: tuple[str, ...] = tuple(c.name for c in _T.columns)
@@ -30,6 +30,7 @@ _NEW = tuple(c for c in _COLUMNS if c != "id")
 _JSON = frozenset(c.name for c in _T.columns if c.type.__class__.__name__ == "JSON")
 _ALL = ", ".join(_COLUMNS)
 _READ = f"SELECT {_ALL} FROM cycle WHERE cycle_id = %s"
+_READ_MANY = f"SELECT {_ALL} FROM cycle WHERE cycle_id = ANY(%s)"
 _INSERT = (
     f"INSERT INTO cycle ({', '.join(_NEW)}) VALUES ({', '.join(['%s'] * len(_NEW))}) "
     f"ON CONFLICT (cycle_id) DO NOTHING RETURNING {_ALL}"
@@ -49,24 +50,33 @@ def _value(column: str, v: Any) -> Any:
     return v
 
 
-def _one(conn: Connection, sql: str, params: list[Any], *, rows: bool = True) -> dict[str, Any] | None:
-    """Run `sql` on the transaction's psycopg connection; its first row as a mapping (when it
+def _run(conn: Connection, sql: str, params: list[Any], rows: bool) -> list[dict[str, Any]]:
+    """Run `sql` on the transaction's psycopg connection; the rows as mappings (when it
     returns `rows`)."""
     import psycopg
 
     pg = conn.connection.driver_connection
     try:
         cur = pg.execute(sql, params)  # type: ignore[union-attr]
-        row = cur.fetchone() if rows else None
+        found = cur.fetchall() if rows else []
     except psycopg.Error as e:
         if pg.broken or pg.closed:  # type: ignore[union-attr]
             conn.invalidate(e)
         raise DBAPIError.instance(sql, params, e, psycopg.Error) from e
-    return dict(zip(_COLUMNS, row, strict=True)) if row is not None else None
+    return [dict(zip(_COLUMNS, r, strict=True)) for r in found]
+
+
+def _one(conn: Connection, sql: str, params: list[Any]) -> dict[str, Any] | None:
+    found = _run(conn, sql, params, True)
+    return found[0] if found else None
 
 
 def read(conn: Connection, cycle_id: str) -> dict[str, Any] | None:
     return _one(conn, _READ, [cycle_id])
+
+
+def read_many(conn: Connection, cycle_ids: list[str]) -> list[dict[str, Any]]:
+    return _run(conn, _READ_MANY, [cycle_ids], True)
 
 
 def insert_new(conn: Connection, values: dict[str, Any]) -> dict[str, Any] | None:
@@ -75,4 +85,4 @@ def insert_new(conn: Connection, values: dict[str, Any]) -> dict[str, Any] | Non
 
 def update_row(conn: Connection, row_id: int, changed: dict[str, Any]) -> None:
     keys = tuple(sorted(changed))
-    _one(conn, _update(keys), [*(_value(k, changed[k]) for k in keys), row_id], rows=False)
+    _run(conn, _update(keys), [*(_value(k, changed[k]) for k in keys), row_id], False)

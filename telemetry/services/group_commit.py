@@ -22,9 +22,11 @@ waits, the next batch is written.
   (`telemetry.store.locks.lock_keys`), and writes every counter bump of the batch in one
   sorted statement at its end (`aggregates.coalesced`), the order every other writer uses. The
   sessions the batch's cycles name are relinked to their drivers once, at its end too
-  (`spend_links.links_deferred`). A lock no member could name in advance (the session a
-  finish moves its cycle away from) is taken when met; should the database find a deadlock
-  there, it is an error like any other: the batch is rolled back and each write runs alone.
+  (`spend_links.links_deferred`). What the members will read under their locks (`reads`) is
+  read for the whole batch in one statement once the locks are held (`prefetch`). A lock no
+  member could name in advance (the session a finish moves its cycle away from) is taken when
+  met; should the database find a deadlock there, it is an error like any other: the batch is
+  rolled back and each write runs alone.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ _ALONE_ATTEMPTS = 3  # two first writes of one id on two instances collide; the 
 class _Member:
     fn: Callable[[Session], Any]
     keys: tuple[str, ...]
+    reads: tuple[str, ...] = ()
     future: Future[Any] = field(default_factory=Future)
 
 
@@ -72,9 +75,11 @@ class GroupCommit:
         expected: tuple[type[Exception], ...] = (),
         max_batch: int = 64,
         threads: int = 4,
+        prefetch: Callable[[Session, list[str]], None] | None = None,
     ) -> None:
         self.engine = engine
         self.expected = expected
+        self.prefetch = prefetch
         self.max_batch = max_batch
         self.batches = 0  # transactions that committed a batch (for tests and benchmarks)
         self.members = 0
@@ -97,17 +102,20 @@ class GroupCommit:
         for t in running:
             t.join()
 
-    def submit(self, fn: Callable[[Session], T], keys: Iterable[str] = ()) -> Future[T]:
-        """Queue `fn(db)`; its future holds the result once the transaction committed."""
+    def submit(
+        self, fn: Callable[[Session], T], keys: Iterable[str] = (), reads: Iterable[str] = ()
+    ) -> Future[T]:
+        """Queue `fn(db)`; its future holds the result once the transaction committed. `reads`
+        name what it will read under those locks: a batch hands them all to `prefetch` at once."""
         if not any(t.is_alive() for t in self._threads):
             raise RuntimeError("the group commit is not running")
-        member = _Member(fn, tuple(keys))
+        member = _Member(fn, tuple(keys), tuple(reads))
         self._queue.put(member)
         return member.future
 
-    async def run(self, fn: Callable[[Session], T], keys: Iterable[str] = ()) -> T:
+    async def run(self, fn: Callable[[Session], T], keys: Iterable[str] = (), reads: Iterable[str] = ()) -> T:
         """`submit`, awaited from the event loop without a thread of the pool."""
-        result: T = await asyncio.wrap_future(self.submit(fn, keys))
+        result: T = await asyncio.wrap_future(self.submit(fn, keys, reads))
         return result
 
     def _loop(self) -> None:
@@ -156,6 +164,9 @@ class GroupCommit:
         outcomes: list[tuple[bool, Any]] = []
         with session_scope(self.engine) as db:
             lock_keys(db, [k for m in batch for k in m.keys])
+            reads = [r for m in batch for r in m.reads]
+            if self.prefetch is not None and len(reads) > 1:  # one read alone is read as it comes
+                self.prefetch(db, reads)
             with aggregates.coalesced(db), links_deferred(db):
                 for m in batch:
                     try:
