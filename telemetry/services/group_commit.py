@@ -32,12 +32,13 @@ waits, the next batch is written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy.engine import Engine
@@ -61,7 +62,16 @@ class _Member:
     fn: Callable[[Session], Any]
     keys: tuple[str, ...]
     reads: tuple[str, ...] = ()
-    future: Future[Any] = field(default_factory=Future)
+    future: Future[Any] | None = None  # `submit`'s
+    waiter: asyncio.Future[Any] | None = None  # `run`'s, set on its event loop
+    settled: bool = False
+
+
+def _wake(outcomes: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    """On the event loop: answer the batch's awaiting writes (one wakeup for them all)."""
+    for waiter, ok, value in outcomes:
+        if not waiter.done():  # a request that went away meanwhile was cancelled
+            waiter.set_result(value) if ok else waiter.set_exception(value)
 
 
 class GroupCommit:
@@ -109,14 +119,34 @@ class GroupCommit:
         name what it will read under those locks: a batch hands them all to `prefetch` at once."""
         if not any(t.is_alive() for t in self._threads):
             raise RuntimeError("the group commit is not running")
-        member = _Member(fn, tuple(keys), tuple(reads))
-        self._queue.put(member)
-        return member.future
+        future: Future[T] = Future()
+        self._queue.put(_Member(fn, tuple(keys), tuple(reads), future=future))
+        return future
 
     async def run(self, fn: Callable[[Session], T], keys: Iterable[str] = (), reads: Iterable[str] = ()) -> T:
-        """`submit`, awaited from the event loop without a thread of the pool."""
-        result: T = await asyncio.wrap_future(self.submit(fn, keys, reads))
-        return result
+        """`submit`, awaited from the event loop without a thread of the pool. A batch's
+        writes awaited on one loop are answered there with one wakeup, once it committed."""
+        if not any(t.is_alive() for t in self._threads):
+            raise RuntimeError("the group commit is not running")
+        waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put(_Member(fn, tuple(keys), tuple(reads), waiter=waiter))
+        return await waiter
+
+    def _settle(self, outcomes: Iterable[tuple[_Member, bool, Any]]) -> None:
+        """Give each member its result (ok) or error; those awaited on an event loop in one
+        call there per loop."""
+        woken: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+        for m, ok, value in outcomes:
+            if m.settled:
+                continue
+            m.settled = True
+            if m.waiter is not None:
+                woken.setdefault(m.waiter.get_loop(), []).append((m.waiter, ok, value))
+            elif m.future is not None and not m.future.done():
+                m.future.set_result(value) if ok else m.future.set_exception(value)
+        for loop, items in woken.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+                loop.call_soon_threadsafe(_wake, items)
 
     def _loop(self) -> None:
         stopping = False
@@ -138,9 +168,7 @@ class GroupCommit:
                 self._run(batch)
             except BaseException as e:  # never leave a caller waiting on a future nobody sets
                 log.exception("octel: group commit failed")
-                for m in batch:
-                    if not m.future.done():
-                        m.future.set_exception(e)
+                self._settle((m, False, e) for m in batch)
 
     def _run(self, batch: list[_Member]) -> None:
         try:
@@ -154,11 +182,7 @@ class GroupCommit:
         with self._count:
             self.batches += 1
             self.members += len(batch)
-        for m, (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                m.future.set_result(value)
-            else:
-                m.future.set_exception(value)
+        self._settle((m, ok, value) for m, (ok, value) in zip(batch, outcomes, strict=True))
 
     def _together(self, batch: list[_Member]) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
@@ -183,9 +207,9 @@ class GroupCommit:
             except IntegrityError as e:
                 if attempt < _ALONE_ATTEMPTS - 1:
                     continue
-                m.future.set_exception(e)
+                self._settle([(m, False, e)])
             except Exception as e:
-                m.future.set_exception(e)
+                self._settle([(m, False, e)])
             else:
-                m.future.set_result(value)
+                self._settle([(m, True, value)])
             return
