@@ -1,15 +1,8 @@
-"""The `cycle` table's three ingestion statements on PostgreSQL, straight to psycopg.
-
-`cycle_rows` builds them with SQLAlchemy Core; on PostgreSQL the same statements go to the
-psycopg connection beneath the transaction's SQLAlchemy connection, as fixed SQL text with
-positional parameters. SQLAlchemy's execution of a cached, compiled statement (its execution
-context, bind and result processing) cost more CPU than psycopg sending it; psycopg still
-prepares a statement it has run five times on a connection, as for every other statement.
+"""The `cycle` table's three ingestion statements on PostgreSQL, sent by psycopg itself
+(`telemetry.store.pg_direct`); `cycle_rows` builds them with SQLAlchemy Core elsewhere.
 
 The values are what SQLAlchemy would send (a JSON column's value wrapped as psycopg `Json`,
-as its psycopg dialect does) and the rows what it would return. An error is raised as
-SQLAlchemy's own (`DBAPIError.instance`: an `IntegrityError` is one still), and a
-connection psycopg found broken is invalidated, so the pool does not hand it out again.
+as its psycopg dialect does) and the rows what it would return.
 """
 
 from __future__ import annotations
@@ -18,8 +11,8 @@ import functools
 from typing import Any
 
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
 
+from telemetry.store import pg_direct
 from telemetry.store.models import Cycle
 
 __all__ = ["insert_new", "read", "read_many", "update_row"]
@@ -51,19 +44,7 @@ def _value(column: str, v: Any) -> Any:
 
 
 def _run(conn: Connection, sql: str, params: list[Any], rows: bool) -> list[dict[str, Any]]:
-    """Run `sql` on the transaction's psycopg connection; the rows as mappings (when it
-    returns `rows`)."""
-    import psycopg
-
-    pg = conn.connection.driver_connection
-    try:
-        cur = pg.execute(sql, params)  # type: ignore[union-attr]
-        found = cur.fetchall() if rows else []
-    except psycopg.Error as e:
-        if pg.broken or pg.closed:  # type: ignore[union-attr]
-            conn.invalidate(e)
-        raise DBAPIError.instance(sql, params, e, psycopg.Error) from e
-    return [dict(zip(_COLUMNS, r, strict=True)) for r in found]
+    return [dict(zip(_COLUMNS, r, strict=True)) for r in pg_direct.execute(conn, sql, params, rows=rows)]
 
 
 def _one(conn: Connection, sql: str, params: list[Any]) -> dict[str, Any] | None:
