@@ -23,10 +23,12 @@ _NEW = tuple(c for c in _COLUMNS if c != "id")
 _JSON = frozenset(c.name for c in _T.columns if c.type.__class__.__name__ == "JSON")
 _ALL = ", ".join(_COLUMNS)
 _READ = f"SELECT {_ALL} FROM cycle WHERE cycle_id = %s"
-_READ_MANY = f"SELECT {_ALL} FROM cycle WHERE cycle_id = ANY(%s)"
+_READ_MANY = f"SELECT {_ALL} FROM cycle WHERE cycle_id = ANY(%b::text[])"  # binary: no quoting
+# a new row is what was sent and its id (no defaults or triggers on the table): only the id
+# comes back, not every column to be read again
 _INSERT = (
     f"INSERT INTO cycle ({', '.join(_NEW)}) VALUES ({', '.join(['%s'] * len(_NEW))}) "
-    f"ON CONFLICT (cycle_id) DO NOTHING RETURNING {_ALL}"
+    "ON CONFLICT (cycle_id) DO NOTHING RETURNING id"
 )
 
 
@@ -61,7 +63,9 @@ def read_many(conn: Connection, cycle_ids: list[str]) -> list[dict[str, Any]]:
 
 
 def insert_new(conn: Connection, values: dict[str, Any]) -> dict[str, Any] | None:
-    return _one(conn, _INSERT, [_value(c, values.get(c)) for c in _NEW])
+    row = {c: values.get(c) for c in _NEW}
+    found = pg_direct.execute(conn, _INSERT, [_value(c, v) for c, v in row.items()], rows=True)
+    return {"id": found[0][0], **row} if found else None
 
 
 def update_row(conn: Connection, row_id: int, changed: dict[str, Any]) -> None:
