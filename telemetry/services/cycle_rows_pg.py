@@ -23,7 +23,7 @@ _NEW = tuple(c for c in _COLUMNS if c != "id")
 _JSON = frozenset(c.name for c in _T.columns if c.type.__class__.__name__ == "JSON")
 _ALL = ", ".join(_COLUMNS)
 _READ = f"SELECT {_ALL} FROM cycle WHERE cycle_id = %s"
-_READ_MANY = f"SELECT {_ALL} FROM cycle WHERE cycle_id = ANY(%b::text[])"  # binary: no quoting
+_READ_MANY = f"SELECT {_ALL} FROM cycle WHERE cycle_id = ANY(%s)"
 # a new row is what was sent and its id (no defaults or triggers on the table): only the id
 # comes back, not every column to be read again
 _INSERT = (

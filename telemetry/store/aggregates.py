@@ -141,11 +141,10 @@ def _upsert_many(db: Session, items: list[tuple[tuple[str, str], float]]) -> Non
 
 # Every counter of a batch in one statement whatever their number (so it is prepared once),
 # instead of one statement per counter sent in a pipeline: the function scan hands the rows
-# over in the arrays' order, so the rows are taken in the sorted order every writer uses. The
-# arrays go in binary: psycopg writes their elements without quoting each one.
+# over in the arrays' order, so the rows are taken in the sorted order every writer uses.
 _UPSERT_ALL = (
     'INSERT INTO aggregate (metric, labels, "value", updated_at) '
-    "SELECT m, l, d, %s FROM unnest(%b::text[], %b::text[], %b::double precision[]) AS u(m, l, d) "
+    "SELECT m, l, d, %s FROM unnest(%s::text[], %s::text[], %s::double precision[]) AS u(m, l, d) "
     'ON CONFLICT (metric, labels) DO UPDATE SET "value" = aggregate."value" + excluded."value", '
     "updated_at = excluded.updated_at"
 )

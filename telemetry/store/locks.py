@@ -25,9 +25,8 @@ __all__ = ["held_keys", "lock_key", "lock_keys"]
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 # One statement whatever the number of keys (so it is prepared once): the function scan hands
-# the rows over in the array's order, and each lock is taken as its row is aggregated. The keys
-# go in binary: psycopg writes a text array's elements without quoting them one by one.
-_LOCK_ALL = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest(%b::text[]) AS k"
+# the rows over in the array's order, and each lock is taken as its row is aggregated.
+_LOCK_ALL = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest(%s::text[]) AS k"
 _HELD = "octel_held_locks"
 
 
