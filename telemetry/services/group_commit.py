@@ -3,7 +3,7 @@
 Under many writers a write's cost is mostly per transaction, not per row: a connection checked
 out and pinged, a BEGIN, the advisory locks, the counters' upsert, the sessions the cycles name
 relinked, a durable COMMIT (an fsync on PostgreSQL), and a thread of the pool per request.
-`GroupCommit` runs the writes it is given on a few threads of its own (4 by default): each
+`GroupCommit` runs the writes it is given on a few threads of its own (2 by default): each
 takes whatever has queued while it was writing as its next batch, so a lone write waits for
 nothing, and 32 writers at once pay those costs once a batch. More than one thread, because a
 batch spends most of its time waiting on the database (under load, on a busy core): while one
@@ -84,7 +84,7 @@ class GroupCommit:
         *,
         expected: tuple[type[Exception], ...] = (),
         max_batch: int = 64,
-        threads: int = 4,
+        threads: int = 2,
         prefetch: Callable[[Session, list[str]], None] | None = None,
     ) -> None:
         self.engine = engine
