@@ -6,8 +6,9 @@ with the ingest token, as dispatchers do. Reported per engine and writer count: 
 and the ratio against a baseline measured in the same run against the same server (`GET
 /api/health` requests per second from the same number of writers), so a slower machine moves
 both. Each server runs with each `--serve-workers` count (`octel serve --workers N`). The
-CPU of octel's processes and of PostgreSQL's (its server and backends) is read from /proc and
-given per pair, so the cores a rate needs can be told on any machine. The machine's load
+CPU of octel's processes, of PostgreSQL's (its server and backends) and of the load generator
+itself (`ingest_client.py`) is read from /proc and given per pair, so the cores a rate needs
+can be told on any machine, the server's apart from the client's. The machine's load
 average is printed beside each figure. Run from another octel tree's folder
 (`cd old-tree && python /path/to/bench_ingest.py`), the server is that tree's (`python -m cli`
 takes the current folder first): a before and after on the same machine, minutes apart.
@@ -20,16 +21,14 @@ Target: ≥ 1,000 pairs per second on PostgreSQL with 32 writers.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -39,9 +38,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import pgserver
+from ingest_client import TOKEN, rate_of
 from realparts import free_port
-
-TOKEN = "bench-token-0123456789"
 
 
 @contextmanager
@@ -69,109 +67,6 @@ def _serve(data_dir: Path, database_url: str | None, workers: int) -> Iterator[t
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(20)
-
-
-class _Conn:
-    """One keep-alive HTTP/1.1 connection, written and read by hand, all of them on one event
-    loop: the load generator shares the server's cores, so it must cost far less CPU than the
-    server (`--client httpx`, a thread and an httpx client per writer, is kept to compare)."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str) -> None:
-        self.reader, self.writer = reader, writer
-        self.head = f"Host: {host}\r\nAuthorization: Bearer {TOKEN}\r\n"
-
-    @classmethod
-    async def open(cls, base: str) -> _Conn:
-        host, port = base.removeprefix("http://").split(":")
-        reader, writer = await asyncio.open_connection(host, int(port))
-        return cls(reader, writer, host)
-
-    async def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
-        data = json.dumps(body).encode() if body is not None else b""
-        extra = (
-            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n" if body is not None else ""
-        )
-        self.writer.write(f"{method} {path} HTTP/1.1\r\n{self.head}{extra}\r\n".encode() + data)
-        status = int((await self.reader.readline()).split()[1])
-        length = 0
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        return status, await self.reader.readexactly(length)
-
-    def close(self) -> None:
-        self.writer.close()
-
-
-Job = Callable[[Any, int, int], Awaitable[None]]
-
-
-class _HttpxConn:
-    """The same requests through a blocking httpx client (one per writer thread)."""
-
-    def __init__(self, base: str) -> None:
-        self.client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
-
-    async def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
-        r = self.client.request(method, path, json=body)
-        return r.status_code, r.content
-
-    def close(self) -> None:
-        self.client.close()
-
-
-def _rate_threads(writers: int, per_writer: int, job: Job, base: str) -> float:
-    barrier = threading.Barrier(writers + 1)
-    errors: list[BaseException] = []
-
-    def run(w: int) -> None:
-        c = _HttpxConn(base)
-        asyncio.run(c.request("GET", "/api/health"))
-        barrier.wait()
-        try:
-            asyncio.run(_repeat(job, c, w, per_writer))
-        except BaseException as e:  # reported after the run, not swallowed
-            errors.append(e)
-        c.close()
-
-    threads = [threading.Thread(target=run, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - t0
-    if errors:
-        raise errors[0]
-    return writers * per_writer / elapsed
-
-
-async def _repeat(job: Job, c: Any, w: int, n: int) -> None:
-    for i in range(n):
-        await job(c, w, i)
-
-
-def _rate(writers: int, per_writer: int, job: Job, base: str, client: str = "lean") -> float:
-    """Operations per second when `writers` connections each run `job` `per_writer` times,
-    one after another (a dispatcher waits for each answer), all from one event loop."""
-    if client == "httpx":
-        return _rate_threads(writers, per_writer, job, base)
-
-    async def run() -> float:
-        conns = [await _Conn.open(base) for _ in range(writers)]
-        for c in conns:  # connected and answered once before the clock starts
-            await c.request("GET", "/api/health")
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(_repeat(job, conns[w], w, per_writer) for w in range(writers)))
-        elapsed = time.perf_counter() - t0
-        for c in conns:
-            c.close()
-        return writers * per_writer / elapsed
-
-    return asyncio.run(run())
 
 
 def _stats() -> Iterator[tuple[int, list[str]]]:
@@ -240,9 +135,9 @@ def _measure(
         await _ok(c, "POST", "/api/v1/cycles/finish", body)
 
     cpu0, me0 = _cpu_seconds(pgid), time.process_time()
-    baseline = _rate(writers, pairs, health, base, client)
+    baseline = rate_of(writers, pairs, health, base, client)
     cpu1, me1, db1 = _cpu_seconds(pgid), time.process_time(), _db_cpu_seconds(postmaster)
-    rate = _rate(writers, pairs, pair, base, client)
+    rate = rate_of(writers, pairs, pair, base, client)
     cpu2, me2, db2 = _cpu_seconds(pgid), time.process_time(), _db_cpu_seconds(postmaster)
     n = writers * pairs
     load = [round(x, 2) for x in os.getloadavg()]

@@ -2,9 +2,10 @@
 without the router.
 
 Under many writers the router, FastAPI's dependency resolution and its request and response
-machinery cost more CPU than the write itself. This middleware sits innermost of the app's
-own, so the `Host` check, the door (`web.guard`: the ingest token, the body limits, NUL in the
-query), the request metrics and the security headers apply as to any request. It reads the
+machinery cost more CPU than the write itself. This middleware sits just inside the door, so
+the `Host` check, the door (`web.guard`: the ingest token, the body limits, NUL in the query),
+the request metrics and the security headers apply as to any request (gzip and ETag, inside
+it, leave a dispatcher's POST as it is). It reads the
 body, validates it with the route's own pydantic model, and writes it through the function the
 route calls (`web.ingest.cycle_write`: the app's one redactor, then the group commit, answered
 after the commit).

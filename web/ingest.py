@@ -86,15 +86,16 @@ async def cycle_write(state: Any, p: ingest.CycleBegin | ingest.CycleFinish) -> 
     `orphaned` is false for a cycle just written), so FastAPI need not validate and encode it
     again."""
     commit: GroupCommit = state.group_commit
+    reads: tuple[str, ...] = ()
     # the app's one redactor first; the locks are of what is stored
     if isinstance(p, ingest.CycleBegin):
         begin = ingest.clean(state.redactor, p)
         write, keys = _begun(begin), ingest.cycle_lock_keys(begin)
-    else:
+    else:  # a finish reads its stored row first: read with the rest of its batch's
         finish = ingest.clean(state.redactor, p)
-        write, keys = _finished(finish), ingest.cycle_lock_keys(finish)
+        write, keys, reads = _finished(finish), ingest.cycle_lock_keys(finish), (finish.cycle_id,)
     try:
-        row, news = await commit.run(write, keys)
+        row, news = await commit.run(write, keys, reads)
     except ingest.ConflictError as e:
         raise ApiError(409, "conflict", str(e)) from None
     row["orphaned"] = False

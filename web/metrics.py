@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -117,6 +117,16 @@ class _AppMetrics:
     process: CollectorRegistry
     requests: Counter
     latency: Histogram
+    # each label set's series, found once: a request counts and times itself with them
+    series: dict[tuple[str, str, str], tuple[Any, Any]] = field(default_factory=dict)
+
+    def record(self, method: str, route: str, status: str, seconds: float) -> None:
+        found = self.series.get((method, route, status))
+        if found is None:
+            found = (self.requests.labels(method, route, status), self.latency.labels(method, route))
+            self.series[(method, route, status)] = found
+        found[0].inc()
+        found[1].observe(seconds)
 
 
 _create_lock = threading.Lock()
@@ -163,12 +173,17 @@ class RequestMetricsMiddleware:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self._for: Any = None  # the app whose metrics `_metrics` are (looked up once)
+        self._metrics: _AppMetrics | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        metrics = app_metrics(scope["app"])
+        metrics = self._metrics
+        if metrics is None or self._for is not scope["app"]:
+            metrics = self._metrics = app_metrics(scope["app"])
+            self._for = scope["app"]
         started = time.perf_counter()
         status = 500  # an exception before the response started ends as a 500
 
@@ -183,8 +198,7 @@ class RequestMetricsMiddleware:
         finally:
             method = scope["method"] if scope["method"] in _METHODS else "other"
             route = _route_template(scope)
-            metrics.requests.labels(method, route, str(status)).inc()
-            metrics.latency.labels(method, route).observe(time.perf_counter() - started)
+            metrics.record(method, route, str(status), time.perf_counter() - started)
 
 
 def _refresh_heartbeat_files(request: Request) -> None:

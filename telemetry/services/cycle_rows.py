@@ -3,13 +3,20 @@
 A begin or a finish is the hottest write octel has: the ORM's unit of work (an object built,
 its attributes tracked, a flush planned) cost more CPU than the statements themselves. Here a
 new cycle is one `INSERT … ON CONFLICT DO NOTHING RETURNING`, an existing one a `SELECT` and
-an `UPDATE` of the columns that changed; every statement is built once and cached compiled.
+an `UPDATE` of the columns that changed; every statement is built once and cached compiled
+(on PostgreSQL, fixed SQL text sent by psycopg itself: `cycle_rows_pg`).
 A row is a `SimpleNamespace` with the table's columns as attributes, what `cycle_dict` reads.
+
+A transaction that writes many cycles at once (`group_commit`) reads the stored rows of the
+cycles it will finish in one statement (`prefetch`), once it holds their advisory locks: no
+other writer can change them until it commits, and what it writes itself is kept in step, so
+`read` answers from them as the table would.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,18 +24,25 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from telemetry.services import cycle_rows_pg
 from telemetry.store.models import Cycle
 
-__all__ = ["COLUMNS", "insert_new", "read", "update_row"]
+__all__ = ["COLUMNS", "insert_new", "prefetch", "read", "update_row"]
 
 _T = Cycle.__table__  # type: ignore[attr-defined]
 COLUMNS: tuple[str, ...] = tuple(c.name for c in _T.columns)
 _NEW = tuple(c for c in COLUMNS if c != "id")
+_KNOWN = "octel_cycle_rows"  # Session.info: cycle id → its row (None: not stored), prefetched
 
 
 @functools.cache
 def _read() -> Any:
     return select(*_T.columns).where(_T.c.cycle_id == bindparam("cid"))
+
+
+@functools.cache
+def _read_many() -> Any:
+    return select(*_T.columns).where(_T.c.cycle_id.in_(bindparam("cids", expanding=True)))
 
 
 @functools.cache
@@ -39,20 +53,50 @@ def _insert(dialect: str) -> Any:
     return insert(_T).returning(*_T.columns)
 
 
+def prefetch(db: Session, cycle_ids: Iterable[str]) -> None:
+    """Read the stored rows of `cycle_ids` in one statement, for `read` to answer from until
+    the transaction ends. Only for cycles whose advisory lock (`cycle:` + id) it holds."""
+    ids = sorted(set(cycle_ids))
+    if not ids:
+        return
+    conn = db.connection()
+    if conn.dialect.name == "postgresql":
+        rows = cycle_rows_pg.read_many(conn, ids)
+    else:
+        rows = [dict(r._mapping) for r in conn.execute(_read_many(), {"cids": ids})]
+    known: dict[str, dict[str, Any] | None] = db.info.setdefault(_KNOWN, {})
+    known.update(dict.fromkeys(ids))
+    known.update((r["cycle_id"], r) for r in rows)
+
+
 def read(db: Session, cycle_id: str) -> SimpleNamespace | None:
     """The stored cycle, or None."""
-    row = db.connection().execute(_read(), {"cid": cycle_id}).first()
-    return SimpleNamespace(**row._mapping) if row is not None else None
+    known: dict[str, dict[str, Any] | None] | None = db.info.get(_KNOWN)
+    if known is not None and cycle_id in known:
+        found = known[cycle_id]
+    else:
+        conn = db.connection()
+        if conn.dialect.name == "postgresql":
+            found = cycle_rows_pg.read(conn, cycle_id)
+        else:
+            row = conn.execute(_read(), {"cid": cycle_id}).first()
+            found = dict(row._mapping) if row is not None else None
+    return SimpleNamespace(**found) if found is not None else None
 
 
 def insert_new(db: Session, values: dict[str, Any]) -> SimpleNamespace | None:
     """Insert a cycle unless its id is stored already; the new row, or None when it was."""
     conn = db.connection()
-    row = conn.execute(_insert(conn.dialect.name), {c: values.get(c) for c in _NEW}).first()
-    if row is None:
+    if conn.dialect.name == "postgresql":
+        new = cycle_rows_pg.insert_new(conn, values)
+    else:
+        row = conn.execute(_insert(conn.dialect.name), {c: values.get(c) for c in _NEW}).first()
+        new = dict(row._mapping) if row is not None else None
+    _remember(db, values["cycle_id"], new)
+    if new is None:
         return None
-    _forget(db, row.id)
-    return SimpleNamespace(**row._mapping)
+    _forget(db, new["id"])
+    return SimpleNamespace(**new)
 
 
 @functools.cache
@@ -62,10 +106,28 @@ def _update(keys: tuple[str, ...]) -> Any:
 
 def update_row(db: Session, row: SimpleNamespace, changed: dict[str, Any]) -> SimpleNamespace:
     """Write `changed` columns of a stored row; the row as it is now."""
-    keys = tuple(sorted(changed))
-    db.connection().execute(_update(keys), {"row_id": row.id, **{f"v_{k}": changed[k] for k in keys}})
+    conn = db.connection()
+    if conn.dialect.name == "postgresql":
+        cycle_rows_pg.update_row(conn, row.id, changed)
+    else:
+        keys = tuple(sorted(changed))
+        conn.execute(_update(keys), {"row_id": row.id, **{f"v_{k}": changed[k] for k in keys}})
     _forget(db, row.id)
-    return SimpleNamespace(**{**vars(row), **changed})
+    now = {**vars(row), **changed}
+    _remember(db, row.cycle_id, now)
+    return SimpleNamespace(**now)
+
+
+def _remember(db: Session, cycle_id: str, row: dict[str, Any] | None) -> None:
+    """Keep a prefetched row in step with what this transaction wrote (an insert that met a
+    stored row forgets it: `read` then asks the table)."""
+    known: dict[str, dict[str, Any] | None] | None = db.info.get(_KNOWN)
+    if known is None:
+        return
+    if row is None:
+        known.pop(cycle_id, None)
+    else:
+        known[cycle_id] = dict(row)
 
 
 def _forget(db: Session, row_id: int) -> None:

@@ -3,7 +3,7 @@
 Under many writers a write's cost is mostly per transaction, not per row: a connection checked
 out and pinged, a BEGIN, the advisory locks, the counters' upsert, the sessions the cycles name
 relinked, a durable COMMIT (an fsync on PostgreSQL), and a thread of the pool per request.
-`GroupCommit` runs the writes it is given on a few threads of its own (4 by default): each
+`GroupCommit` runs the writes it is given on a few threads of its own (2 by default): each
 takes whatever has queued while it was writing as its next batch, so a lone write waits for
 nothing, and 32 writers at once pay those costs once a batch. More than one thread, because a
 batch spends most of its time waiting on the database (under load, on a busy core): while one
@@ -22,20 +22,23 @@ waits, the next batch is written.
   (`telemetry.store.locks.lock_keys`), and writes every counter bump of the batch in one
   sorted statement at its end (`aggregates.coalesced`), the order every other writer uses. The
   sessions the batch's cycles name are relinked to their drivers once, at its end too
-  (`spend_links.links_deferred`). A lock no member could name in advance (the session a
-  finish moves its cycle away from) is taken when met; should the database find a deadlock
-  there, it is an error like any other: the batch is rolled back and each write runs alone.
+  (`spend_links.links_deferred`). What the members will read under their locks (`reads`) is
+  read for the whole batch in one statement once the locks are held (`prefetch`). A lock no
+  member could name in advance (the session a finish moves its cycle away from) is taken when
+  met; should the database find a deadlock there, it is an error like any other: the batch is
+  rolled back and each write runs alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy.engine import Engine
@@ -58,7 +61,17 @@ _ALONE_ATTEMPTS = 3  # two first writes of one id on two instances collide; the 
 class _Member:
     fn: Callable[[Session], Any]
     keys: tuple[str, ...]
-    future: Future[Any] = field(default_factory=Future)
+    reads: tuple[str, ...] = ()
+    future: Future[Any] | None = None  # `submit`'s
+    waiter: asyncio.Future[Any] | None = None  # `run`'s, set on its event loop
+    settled: bool = False
+
+
+def _wake(outcomes: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    """On the event loop: answer the batch's awaiting writes (one wakeup for them all)."""
+    for waiter, ok, value in outcomes:
+        if not waiter.done():  # a request that went away meanwhile was cancelled
+            waiter.set_result(value) if ok else waiter.set_exception(value)
 
 
 class GroupCommit:
@@ -71,10 +84,12 @@ class GroupCommit:
         *,
         expected: tuple[type[Exception], ...] = (),
         max_batch: int = 64,
-        threads: int = 4,
+        threads: int = 2,
+        prefetch: Callable[[Session, list[str]], None] | None = None,
     ) -> None:
         self.engine = engine
         self.expected = expected
+        self.prefetch = prefetch
         self.max_batch = max_batch
         self.batches = 0  # transactions that committed a batch (for tests and benchmarks)
         self.members = 0
@@ -97,18 +112,41 @@ class GroupCommit:
         for t in running:
             t.join()
 
-    def submit(self, fn: Callable[[Session], T], keys: Iterable[str] = ()) -> Future[T]:
-        """Queue `fn(db)`; its future holds the result once the transaction committed."""
+    def submit(
+        self, fn: Callable[[Session], T], keys: Iterable[str] = (), reads: Iterable[str] = ()
+    ) -> Future[T]:
+        """Queue `fn(db)`; its future holds the result once the transaction committed. `reads`
+        name what it will read under those locks: a batch hands them all to `prefetch` at once."""
         if not any(t.is_alive() for t in self._threads):
             raise RuntimeError("the group commit is not running")
-        member = _Member(fn, tuple(keys))
-        self._queue.put(member)
-        return member.future
+        future: Future[T] = Future()
+        self._queue.put(_Member(fn, tuple(keys), tuple(reads), future=future))
+        return future
 
-    async def run(self, fn: Callable[[Session], T], keys: Iterable[str] = ()) -> T:
-        """`submit`, awaited from the event loop without a thread of the pool."""
-        result: T = await asyncio.wrap_future(self.submit(fn, keys))
-        return result
+    async def run(self, fn: Callable[[Session], T], keys: Iterable[str] = (), reads: Iterable[str] = ()) -> T:
+        """`submit`, awaited from the event loop without a thread of the pool. A batch's
+        writes awaited on one loop are answered there with one wakeup, once it committed."""
+        if not any(t.is_alive() for t in self._threads):
+            raise RuntimeError("the group commit is not running")
+        waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put(_Member(fn, tuple(keys), tuple(reads), waiter=waiter))
+        return await waiter
+
+    def _settle(self, outcomes: Iterable[tuple[_Member, bool, Any]]) -> None:
+        """Give each member its result (ok) or error; those awaited on an event loop in one
+        call there per loop."""
+        woken: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+        for m, ok, value in outcomes:
+            if m.settled:
+                continue
+            m.settled = True
+            if m.waiter is not None:
+                woken.setdefault(m.waiter.get_loop(), []).append((m.waiter, ok, value))
+            elif m.future is not None and not m.future.done():
+                m.future.set_result(value) if ok else m.future.set_exception(value)
+        for loop, items in woken.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+                loop.call_soon_threadsafe(_wake, items)
 
     def _loop(self) -> None:
         stopping = False
@@ -130,9 +168,7 @@ class GroupCommit:
                 self._run(batch)
             except BaseException as e:  # never leave a caller waiting on a future nobody sets
                 log.exception("octel: group commit failed")
-                for m in batch:
-                    if not m.future.done():
-                        m.future.set_exception(e)
+                self._settle((m, False, e) for m in batch)
 
     def _run(self, batch: list[_Member]) -> None:
         try:
@@ -146,16 +182,15 @@ class GroupCommit:
         with self._count:
             self.batches += 1
             self.members += len(batch)
-        for m, (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                m.future.set_result(value)
-            else:
-                m.future.set_exception(value)
+        self._settle((m, ok, value) for m, (ok, value) in zip(batch, outcomes, strict=True))
 
     def _together(self, batch: list[_Member]) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
         with session_scope(self.engine) as db:
             lock_keys(db, [k for m in batch for k in m.keys])
+            reads = [r for m in batch for r in m.reads]
+            if self.prefetch is not None and len(reads) > 1:  # one read alone is read as it comes
+                self.prefetch(db, reads)
             with aggregates.coalesced(db), links_deferred(db):
                 for m in batch:
                     try:
@@ -172,9 +207,9 @@ class GroupCommit:
             except IntegrityError as e:
                 if attempt < _ALONE_ATTEMPTS - 1:
                     continue
-                m.future.set_exception(e)
+                self._settle([(m, False, e)])
             except Exception as e:
-                m.future.set_exception(e)
+                self._settle([(m, False, e)])
             else:
-                m.future.set_result(value)
+                self._settle([(m, True, value)])
             return

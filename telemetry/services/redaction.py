@@ -8,6 +8,7 @@ it in one pass; numbers, times and flags are left as they are.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,17 +43,33 @@ def redact_values(redactor: Redactor, values: dict[str, Any]) -> dict[str, Any]:
 def clip_to_columns(values: dict[str, Any], table: type[SQLModel]) -> dict[str, Any]:
     """A placeholder is longer than a short secret: cut text to its column's length, so the
     redacted value still fits where the validated one did."""
-    columns = table.__table__.c  # type: ignore[attr-defined]
+    lengths = _lengths(table)
     out = dict(values)
     for name, v in values.items():
-        length = getattr(columns[name].type, "length", None) if name in columns else None
-        if isinstance(v, str) and length is not None and len(v) > length:
+        length = lengths.get(name)
+        if length is not None and isinstance(v, str) and len(v) > length:
             out[name] = v[:length]
     return out
+
+
+@functools.cache
+def _lengths(table: type[SQLModel]) -> dict[str, int]:
+    """The length of each of `table`'s text columns that has one (read once: every ingested
+    row is clipped to them)."""
+    columns = table.__table__.c  # type: ignore[attr-defined]
+    return {c.name: c.type.length for c in columns if getattr(c.type, "length", None) is not None}
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(model.model_fields)
 
 
 def redact_model(redactor: Redactor, model: M, table: type[SQLModel]) -> M:
     """A copy of the validated `model` with its text fields redacted and cut to the lengths of
     `table`'s columns of the same names (not validated again)."""
-    fields = {name: getattr(model, name) for name in type(model).model_fields}
-    return model.model_copy(update=clip_to_columns(redact_values(redactor, fields), table))
+    texts = {n: v for n in _field_names(type(model)) if isinstance(v := getattr(model, n), str | list | dict)}
+    if not texts:
+        return model.model_copy()
+    clean, _ = redactor.redact_obj(texts)
+    return model.model_copy(update=clip_to_columns(clean, table))

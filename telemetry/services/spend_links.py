@@ -22,11 +22,12 @@ metric and labels. On SQLite every writer holds the database.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Select, delete, or_, text, update
+from sqlalchemy import BindParameter, Select, bindparam, delete, or_, text, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
@@ -120,13 +121,20 @@ def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None
     cycle_ids = sorted({c for c, _ in links})
     session_ids = sorted({s for _, s in links if s})
     lock_links(db, [*cycle_ids, *session_ids])
-    conds = [col(SessionIndex.cycle_id).in_(cycle_ids), col(SessionIndex.label).in_(cycle_ids)]
-    if session_ids:
-        conds += [
-            col(SessionIndex.session_id).in_(session_ids),
-            col(SessionIndex.root_session_id).in_(session_ids),
-        ]
-    _relink(db, rows_for_update(db, _select().where(or_(*conds))))
+    found = db.connection().execute(_linked(bool(session_ids)), {"cids": cycle_ids, "sids": session_ids})
+    _relink(db, [dict(r._mapping) for r in found])
+
+
+@functools.cache
+def _linked(sessions: bool) -> Select[Any]:
+    """The index rows the cycles `cids` (and the sessions `sids`) name, as `rows_for_update`
+    reads them; built once (every batch of cycle writes reads it)."""
+    cids: BindParameter[list[str]] = bindparam("cids", expanding=True)
+    conds = [col(SessionIndex.cycle_id).in_(cids), col(SessionIndex.label).in_(cids)]
+    if sessions:
+        sids: BindParameter[list[str]] = bindparam("sids", expanding=True)
+        conds += [col(SessionIndex.session_id).in_(sids), col(SessionIndex.root_session_id).in_(sids)]
+    return _select().where(or_(*conds)).order_by(_SI.c.id).with_for_update()
 
 
 def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:

@@ -12,11 +12,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, select
 
 from telemetry.metrics.catalogue import CATALOGUE
+from telemetry.store import pg_direct
 from telemetry.store.models import Aggregate
 from telemetry.timeutil import utcnow
 
@@ -65,7 +65,7 @@ def labels_key(labels: Mapping[str, str]) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _labels_key(items: tuple[tuple[str, str], ...]) -> str:
-    # a bulk import bumps the same few label sets for every session it indexes
+    # a bulk import and every cycle finish bump the same few label sets: each written out once
     return json.dumps(dict(items), sort_keys=True, separators=(",", ":"))
 
 
@@ -128,8 +128,8 @@ def _upsert_many(db: Session, items: list[tuple[tuple[str, str], float]]) -> Non
     now = utcnow()
     conn = db.connection()
     if conn.dialect.name == "postgresql" and len(items) > 1:
-        arrays = {"metrics": [m for (m, _), _ in items], "labels": [k for (_, k), _ in items]}
-        conn.execute(_UPSERT_ALL, {**arrays, "deltas": [d for _, d in items], "now": now})
+        arrays = [[m for (m, _), _ in items], [k for (_, k), _ in items], [float(d) for _, d in items]]
+        pg_direct.execute(conn, _UPSERT_ALL, [now, *arrays])
         return
     rows = [{"metric": m, "labels": k, "value": d, "updated_at": now} for (m, k), d in items]
     conn.execute(_upsert_statement(conn.dialect.name), rows if len(rows) > 1 else rows[0])
@@ -138,10 +138,9 @@ def _upsert_many(db: Session, items: list[tuple[tuple[str, str], float]]) -> Non
 # Every counter of a batch in one statement whatever their number (so it is prepared once),
 # instead of one statement per counter sent in a pipeline: the function scan hands the rows
 # over in the arrays' order, so the rows are taken in the sorted order every writer uses.
-_UPSERT_ALL = text(
+_UPSERT_ALL = (
     'INSERT INTO aggregate (metric, labels, "value", updated_at) '
-    "SELECT m, l, d, :now FROM unnest(CAST(:metrics AS text[]), CAST(:labels AS text[]), "
-    "CAST(:deltas AS double precision[])) AS u(m, l, d) "
+    "SELECT m, l, d, %s FROM unnest(%s::text[], %s::text[], %s::double precision[]) AS u(m, l, d) "
     'ON CONFLICT (metric, labels) DO UPDATE SET "value" = aggregate."value" + excluded."value", '
     "updated_at = excluded.updated_at"
 )

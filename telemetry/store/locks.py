@@ -19,14 +19,14 @@ from collections.abc import Iterable
 from sqlalchemy import text
 from sqlmodel import Session
 
+from telemetry.store import pg_direct
+
 __all__ = ["held_keys", "lock_key", "lock_keys"]
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 # One statement whatever the number of keys (so it is prepared once): the function scan hands
 # the rows over in the array's order, and each lock is taken as its row is aggregated.
-_LOCK_ALL = text(
-    "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest(CAST(:keys AS text[])) AS k"
-)
+_LOCK_ALL = "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest(%s::text[]) AS k"
 _HELD = "octel_held_locks"
 
 
@@ -53,5 +53,5 @@ def lock_keys(db: Session, keys: Iterable[str]) -> None:
     if not wanted:
         return
     if db.get_bind().dialect.name == "postgresql":
-        db.connection().execute(_LOCK_ALL, {"keys": wanted})
+        pg_direct.execute(db.connection(), _LOCK_ALL, [wanted])
     db.info.setdefault(_HELD, set()).update(wanted)

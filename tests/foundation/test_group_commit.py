@@ -3,6 +3,7 @@ transaction, nobody is answered before it commits, and one bad write fails only 
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -168,3 +169,30 @@ def test_a_batch_holds_every_key_it_names_until_it_commits(pg_url: str) -> None:
     finally:
         engine.dispose()
         other.dispose()
+
+
+def test_writes_awaited_on_the_event_loop_get_their_own_answers(commit: GroupCommit, engine: Engine) -> None:
+    """A batch's writes awaited with `run` are answered on the loop once it committed, each
+    with its own result or error; one whose caller went away meanwhile is still written and
+    takes nobody else's answer with it."""
+    release, held = _held(commit)
+
+    async def main() -> tuple[list[Any], bool]:
+        runs = [asyncio.create_task(commit.run(_begin(f"w{i}"), [f"cycle:w{i}"])) for i in range(3)]
+        gone = asyncio.create_task(commit.run(_begin("gone"), ["cycle:gone"]))
+        await asyncio.sleep(0.05)
+        runs += [asyncio.create_task(commit.run(_begin(f"w{i}"), [f"cycle:w{i}"])) for i in range(3, 6)]
+        runs.append(asyncio.create_task(commit.run(_begin("w0", driver="other"), ["cycle:w0"])))
+        await asyncio.sleep(0.2)  # all queued behind the held write
+        gone.cancel()
+        release.set()
+        answers = await asyncio.gather(*runs, return_exceptions=True)
+        return answers, gone.cancelled()
+
+    answers, cancelled = asyncio.run(main())
+    held.result(30)
+    assert answers[:6] == [True] * 6
+    assert isinstance(answers[6], ingest.ConflictError)
+    assert cancelled
+    assert commit.batches == 2  # the held write, then the eight together
+    assert _stored(engine) == {f"w{i}" for i in range(6)} | {"gone"}

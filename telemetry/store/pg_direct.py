@@ -1,0 +1,41 @@
+"""The hottest ingestion statements on PostgreSQL, sent by psycopg itself.
+
+A cycle begin or finish runs a few fixed statements (its row's insert, read and update; a
+batch's advisory locks and counters). Through SQLAlchemy, even compiled and cached, each
+statement's execution context, bind and result processing cost more CPU than psycopg sending
+it. These go, as fixed SQL text with positional parameters, to the psycopg connection beneath
+the transaction's SQLAlchemy connection: the same transaction, and psycopg still prepares a
+statement it has run five times on a connection, as it does every other one.
+
+An error is raised as SQLAlchemy's own (`DBAPIError.instance`: an `IntegrityError` is still
+one, which callers retry). A connection psycopg found broken is invalidated and the pool's idle
+connections closed, as SQLAlchemy does on a disconnect: the next checkout connects afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
+
+__all__ = ["execute"]
+
+
+def execute(
+    conn: Connection, sql: str, params: Sequence[Any], *, rows: bool = False
+) -> list[tuple[Any, ...]]:
+    """Run `sql` (`%s` placeholders) on `conn`'s psycopg connection; its rows when `rows`."""
+    import psycopg
+
+    pg = conn.connection.driver_connection
+    try:
+        cur = pg.execute(sql, params)  # type: ignore[union-attr]
+        return cur.fetchall() if rows else []
+    except psycopg.Error as e:
+        lost = bool(pg.broken or pg.closed)  # type: ignore[union-attr]
+        if lost:  # as SQLAlchemy does on a disconnect: this one, and the pool's idle ones
+            conn.invalidate(e)
+            conn.engine.pool.dispose()
+        raise DBAPIError.instance(sql, list(params), e, psycopg.Error, connection_invalidated=lost) from e
