@@ -9,13 +9,18 @@ session's archived documents (already redacted) as ``tree.build_tree(..., prior=
 the tree is the one a read of the whole files builds: the same messages, the same totals, a
 message whose blocks straddle the two reads counted once. A file rewritten (another
 fingerprint, or shorter), a document missing, or 1.0.x sidechain lines make the tree read whole.
+
+A path or a session id can hold a secret (a folder named after a token, a file named by
+one), so what is kept names each file and each session by ``state_namer``'s keyed digest of
+its path or id (``named_entry``), never by the text; a later run digests the paths it finds
+and the ids its archived documents hold to find them again (``tree_prior``).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,17 +29,35 @@ from archiver.errors import WalkError
 __all__ = [
     "FINGERPRINT_BYTES",
     "CannotResume",
+    "Namer",
     "SessionPrior",
     "TreePrior",
     "fingerprint",
     "fingerprint_at",
+    "named_entry",
     "resume_entry",
+    "state_namer",
     "tree_prior",
 ]
 
 JsonObj = dict[str, Any]
 # how much of a file's start, and of the bytes before where its read stopped, is hashed
 FINGERPRINT_BYTES = 4096
+# the name kept for a path or an id: its digest, keyed so that a guessed path cannot be checked
+Namer = Callable[[str], str]
+_PERSON = b"octel-claude-st"  # these digests are never equal to another use of the same key
+
+
+def state_namer(key: bytes) -> Namer:
+    """The keyed BLAKE2b (128 bits, hex) of a text, with ``key`` (the redaction key; one
+    longer than BLAKE2b takes is digested to 64 bytes first)."""
+    k = key if len(key) <= 64 else hashlib.blake2b(key).digest()
+
+    def name(text: str) -> str:
+        data = text.encode("utf-8", "surrogateescape")  # a file name need not be UTF-8
+        return hashlib.blake2b(data, key=k, digest_size=16, person=_PERSON).hexdigest()
+
+    return name
 
 
 @dataclass
@@ -97,6 +120,12 @@ def resume_entry(
     return {"files": files, "usage": usage}
 
 
+def named_entry(entry: Mapping[str, Any], name: Namer) -> JsonObj:
+    """``entry`` (``resume_entry``) as it is kept: each path and session id by its ``name``."""
+    files = {name(n): [name(str(f[0])), *f[1:]] for n, f in _d(entry.get("files")).items()}
+    return {"files": files, "usage": {name(sid): u for sid, u in _d(entry.get("usage")).items()}}
+
+
 def _d(v: object) -> Mapping[str, Any]:
     return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
 
@@ -118,13 +147,14 @@ def _cost_state(check: Mapping[str, Any]) -> JsonObj | None:
     return {"totalCostUSD": check.get("reported_usd"), "modelUsage": models}
 
 
-def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any]) -> TreePrior:
-    """The earlier read of a tree from its archived documents and its kept state; raises
-    ``CannotResume`` when a session the state names has no document."""
+def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any], name: Namer) -> TreePrior:
+    """The earlier read of a tree from its archived documents and its kept state (``named_entry``
+    with ``name``); raises ``CannotResume`` when a session the state names has no document."""
     by_id = {str(d.get("session_id")): d for d in docs}
+    named = {name(sid): sid for sid in by_id}
     lines = {str(f[0]): int(f[2]) for f in _d(entry.get("files")).values()}
     usage = _d(entry.get("usage"))
-    missing = set(usage) - set(by_id)
+    missing = set(usage) - set(named)
     if missing or not docs:
         raise CannotResume(f"no archived document for {sorted(missing)[:3]}")
     roots = [d for d in docs if d.get("depth") == 0]
@@ -149,10 +179,11 @@ def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any]) -> T
             if e.get("error_kind") == "malformed" and e.get("what") == "line"
         ],
     )
-    for sid, d in by_id.items():
+    for kept, sid in named.items():
+        d = by_id[sid]
         prior.redaction[sid] = dict(_d(d.get("redaction")))
-        if sid in usage:
+        if kept in usage:
             messages = [dict(m) for m in d.get("messages") or []]
             record = dict(_d(d.get("session")))
-            prior.sessions[sid] = SessionPrior(messages, dict(_d(usage[sid])), record, lines.get(sid, 0))
+            prior.sessions[sid] = SessionPrior(messages, dict(_d(usage[kept])), record, lines.get(kept, 0))
     return prior

@@ -7,6 +7,15 @@ text). It names the store it belongs to and how many Claude Code index rows that
 when it was written: the state of another store, or of a store that holds fewer rows than it
 did (deleted, replaced by an older copy), is not trusted, and every session is read again.
 
+It holds no path text: a working directory (the project folder's name) or a file name can
+hold a secret, and this file does not go through the redactor. Each session is kept under the
+keyed digest of ``<project>/<session id>``, each file under the keyed digest of its full path
+(``resume.state_namer``, keyed with the redaction key the archives' placeholders use, so a
+guessed path cannot be checked against it). A path relative to the session's folder would not
+do: that part is made of session, agent and run ids taken from file names, and a file can be
+named by anything. The same folder gives the same digests, so an unchanged folder is still
+answered from this file alone; a moved folder is read again, as it was when paths were kept.
+
 This module loads nothing heavy (no SQLAlchemy, no archive writer): `octel import claude` on
 an unchanged folder answers from it alone (``unchanged_report``).
 """
@@ -23,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from archiver.claude.layout import SessionFiles, find_sessions
+from archiver.claude.resume import Namer, state_namer
+from archiver.redact import RedactKeyError, load_key
 
 if TYPE_CHECKING:  # the archive writer is not loaded for an unchanged folder
     from archiver.archive import ArchiveResult
@@ -42,12 +53,14 @@ __all__ = [
     "signature",
     "sqlite_path",
     "sqlite_rows",
+    "state_names",
     "store_identity",
     "unchanged_report",
 ]
 
 STATE_FILE = "claude-import-state.json"
-_VERSION = 2
+# 3: paths and ids kept as keyed digests (an older state, with paths, is not trusted)
+_VERSION = 3
 _DAY = 86_400.0
 # warn this many days before Claude Code's cleanup would delete a transcript
 _WARN_DAYS = 5
@@ -74,20 +87,26 @@ class ClaudeImportReport:
         return dict(self.__dict__)
 
 
-def signature(files: SessionFiles) -> list[list[Any]]:
-    """[path, size, mtime_ns, inode] of each file of a session: equal when none changed."""
+def state_names(key_file: Path) -> Namer:
+    """How the state names paths and ids: digests keyed with the redaction key at ``key_file``
+    (``redact.load_key``: the key the redactor uses, made on first use)."""
+    return state_namer(load_key(key_file))
+
+
+def signature(files: SessionFiles, name: Namer) -> list[list[Any]]:
+    """[path's name, size, mtime_ns, inode] of each file of a session: equal when none changed."""
     out: list[list[Any]] = []
     for p in files.paths():
         try:
             st = p.stat()
         except OSError:
             continue
-        out.append([str(p), st.st_size, st.st_mtime_ns, st.st_ino])
+        out.append([name(str(p)), st.st_size, st.st_mtime_ns, st.st_ino])
     return out
 
 
-def key_of(files: SessionFiles) -> str:
-    return f"{files.project}/{files.session_id}"
+def key_of(files: SessionFiles, name: Namer) -> str:
+    return name(f"{files.project}/{files.session_id}")
 
 
 def sqlite_path(db_url: str) -> Path | None:
@@ -178,14 +197,15 @@ def plan(
     *,
     days: int,
     now: float,
+    name: Namer,
     quiet_seconds: float = 0.0,
 ) -> Plan:
-    """Compare each session's files with the state: unchanged, still being written (with
-    ``quiet_seconds``), or to read; counted into ``report``."""
+    """Compare each session's files with the state (kept under ``name``): unchanged, still
+    being written (with ``quiet_seconds``), or to read; counted into ``report``."""
     out = Plan()
     report.sessions = len(sessions)
     for files in sessions:
-        key, sig = key_of(files), signature(files)
+        key, sig = key_of(files, name), signature(files, name)
         entry = state.get(key)
         if isinstance(entry, dict) and entry.get("sig") == sig:
             report.unchanged += 1
@@ -198,15 +218,23 @@ def plan(
     return out
 
 
-def unchanged_report(config_dir: Path, data_dir: Path, db_url: str) -> ClaudeImportReport | None:
+def unchanged_report(
+    config_dir: Path, data_dir: Path, db_url: str, key_file: Path
+) -> ClaudeImportReport | None:
     """The report of an import that has nothing to do (every session's files as the state of
-    this store remembers them), found without opening the store; None when there is work."""
+    this store remembers them), found without opening the store; None when there is work
+    (or the redaction key at ``key_file`` is unusable: the import says why)."""
     rows = sqlite_rows(db_url)
     state = load_state(data_dir / STATE_FILE, store_identity(db_url), rows) if rows is not None else {}
     if not state:
         return None
+    try:
+        name = state_names(key_file)
+    except (OSError, RedactKeyError):
+        return None
     report = ClaudeImportReport(str(config_dir))
-    todo = plan(report, find_sessions(config_dir), state, days=cleanup_days(config_dir), now=time.time())
+    days = cleanup_days(config_dir)
+    todo = plan(report, find_sessions(config_dir), state, days=days, now=time.time(), name=name)
     return report if not todo.todo else None
 
 
