@@ -60,10 +60,10 @@ def start_early(config_dir: Path, settings: Settings, label: str | None) -> Earl
     if sqlite_path(settings.db_url) is None:
         return None
     rows = sqlite_rows(settings.db_url) or 0  # a store not made yet holds none
-    state = load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url), rows)
+    name = state_names(settings.redact_key)
+    state = load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url, name), rows)
     skipped: list[WalkError] = []
     sessions = find_sessions(config_dir, skipped)
-    name = state_names(settings.redact_key)
     report = ClaudeImportReport(str(config_dir))
     todo = plan(report, sessions, state, days=cleanup_days(config_dir), now=time.time(), name=name)
     whole = [f for f, key, _ in todo.todo if not _resumable(state.get(key))]

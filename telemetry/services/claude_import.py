@@ -126,9 +126,9 @@ def import_claude(
     now = time.time() if now is None else now
     report = ClaudeImportReport(str(config_dir))
     state_path = settings.data_dir / STATE_FILE
-    store_id = store_identity(settings.db_url)
-    state = load_state(state_path, store_id, _rows(engine))
     name = state_names(settings.redact_key)  # paths and ids are kept as digests, never as text
+    store_id = store_identity(settings.db_url, name)
+    state = load_state(state_path, store_id, _rows(engine))
     skipped: list[WalkError] = early.skipped if early is not None else []
     sessions = early.sessions if early is not None else find_sessions(config_dir, skipped)
     report.problems.extend(e.to_dict() for e in skipped)

@@ -3,18 +3,20 @@
 A state file in the data folder keeps, per session, the size, modification time and inode of
 each of its files when it was last archived, and what a later run needs to read only what the
 files gained since (``archiver.claude.resume``: offsets, fingerprints, counted usage; never
-text). It names the store it belongs to and how many Claude Code index rows that store held
-when it was written: the state of another store, or of a store that holds fewer rows than it
-did (deleted, replaced by an older copy), is not trusted, and every session is read again.
+text). It names the store it belongs to (by the digest of its URL) and how many Claude Code
+index rows that store held when it was written: the state of another store, or of a store
+that holds fewer rows than it did (deleted, replaced by an older copy), is not trusted, and
+every session is read again.
 
 It holds no path text: a working directory (the project folder's name) or a file name can
 hold a secret, and this file does not go through the redactor. Each session is kept under the
-keyed digest of ``<project>/<session id>``, each file under the keyed digest of its full path
-(``resume.state_namer``, keyed with the redaction key the archives' placeholders use, so a
-guessed path cannot be checked against it). A path relative to the session's folder would not
-do: that part is made of session, agent and run ids taken from file names, and a file can be
-named by anything. The same folder gives the same digests, so an unchanged folder is still
-answered from this file alone; a moved folder is read again, as it was when paths were kept.
+keyed digest of ``<project>/<session id>``, each file under the keyed digest of its full path,
+the session ids a later run resumes by theirs (``resume.state_namer``, keyed with the
+redaction key the archives' placeholders use, so a guessed path cannot be checked against
+it). A path relative to the session's folder would not do: that part is made of session,
+agent and run ids taken from file names, and a file can be named by anything. The same folder
+gives the same digests, so an unchanged folder is still answered from this file alone; a
+moved folder is read again, as it was when paths were kept.
 
 This module loads nothing heavy (no SQLAlchemy, no archive writer): `octel import claude` on
 an unchanged folder answers from it alone (``unchanged_report``).
@@ -115,10 +117,11 @@ def sqlite_path(db_url: str) -> Path | None:
     return Path(db_url.removeprefix("sqlite:///").split("?", 1)[0]).resolve()
 
 
-def store_identity(db_url: str) -> str:
-    """The store the state belongs to: its URL without a password (a SQLite file's full path)."""
+def store_identity(db_url: str, name: Namer) -> str:
+    """The store the state belongs to: the ``name`` of its URL without a password (a SQLite
+    file's full path); a digest too, since a URL can carry a secret in its query."""
     path = sqlite_path(db_url)
-    return f"sqlite:///{path}" if path is not None else _PASSWORD.sub(r"\1:***@", db_url)
+    return name(f"sqlite:///{path}" if path is not None else _PASSWORD.sub(r"\1:***@", db_url))
 
 
 # what the store must still hold for the state to be trusted
@@ -225,12 +228,14 @@ def unchanged_report(
     this store remembers them), found without opening the store; None when there is work
     (or the redaction key at ``key_file`` is unusable: the import says why)."""
     rows = sqlite_rows(db_url)
-    state = load_state(data_dir / STATE_FILE, store_identity(db_url), rows) if rows is not None else {}
-    if not state:
+    if rows is None or not (data_dir / STATE_FILE).is_file():
         return None
     try:
         name = state_names(key_file)
     except (OSError, RedactKeyError):
+        return None
+    state = load_state(data_dir / STATE_FILE, store_identity(db_url, name), rows)
+    if not state:
         return None
     report = ClaudeImportReport(str(config_dir))
     days = cleanup_days(config_dir)
