@@ -10,10 +10,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 from claude_lines import FIXTURES, assistant, user, write
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import text
 from typer.testing import CliRunner
 
+from archiver.claude.resume import named_entry, state_namer
 from cli import app
 from telemetry.store.db import make_engine
 
@@ -96,3 +100,21 @@ def test_a_grown_session_under_a_secret_folder_is_read_from_where_it_stopped(tmp
     again = _import(cfg, data)
     assert (again["archived"], again["resumed"], again["unchanged"]) == (1, 1, 1)
     assert [s for s in SECRETS if s.encode() in _kept(data)] == []
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1), st.tuples(st.text(), st.integers(0, 2**40), st.integers(0, 2**40)), max_size=4
+    ),
+    st.sampled_from(SECRETS),
+)
+def test_a_kept_entry_names_no_path_nor_id_and_needs_the_key(files: dict[str, Any], secret: str) -> None:
+    entry = {
+        "files": {f"{p}/{secret}": [f"{sid}{secret}", off, n, "ab"] for p, (sid, off, n) in files.items()},
+        "usage": {f"{sid}{secret}": {"msg_1": [1, 2, 3, 4, 5]} for sid, _, _ in files.values()},
+    }
+    kept = named_entry(entry, state_namer(b"k" * 32))
+    assert secret.encode() not in orjson.dumps(kept)
+    assert [f[1:] for f in kept["files"].values()] == [f[1:] for f in entry["files"].values()]
+    other = named_entry(entry, state_namer(b"j" * 32))
+    assert not set(kept["files"]) & set(other["files"]) and not set(kept["usage"]) & set(other["usage"])
