@@ -10,10 +10,11 @@ the tree is the one a read of the whole files builds: the same messages, the sam
 message whose blocks straddle the two reads counted once. A file rewritten (another
 fingerprint, or shorter), a document missing, or 1.0.x sidechain lines make the tree read whole.
 
-A path or a session id can hold a secret (a folder named after a token, a file named by
-one), so what is kept names each file and each session by ``state_namer``'s keyed digest of
-its path or id (``named_entry``), never by the text; a later run digests the paths it finds
-and the ids its archived documents hold to find them again (``tree_prior``).
+A path, a session id or a message id can hold a secret (a folder named after a token, a file
+named by one, a hostile line), so what is kept names each file, session and message by
+``state_namer``'s keyed digest of its path or id (``named_entry``), never by the text; a later
+run digests the paths it finds and the ids its archived documents hold to find them again
+(``tree_prior``).
 """
 
 from __future__ import annotations
@@ -123,9 +124,11 @@ def resume_entry(
 
 
 def named_entry(entry: Mapping[str, Any], name: Namer) -> JsonObj:
-    """``entry`` (``resume_entry``) as it is kept: each path and session id by its ``name``."""
+    """``entry`` (``resume_entry``) as it is kept: each path, session and message id by its
+    ``name``."""
     files = {name(n): [name(str(f[0])), *f[1:]] for n, f in _d(entry.get("files")).items()}
-    return {"files": files, "usage": {name(sid): u for sid, u in _d(entry.get("usage")).items()}}
+    usage = {name(s): {name(m): c for m, c in _d(u).items()} for s, u in _d(entry.get("usage")).items()}
+    return {"files": files, "usage": usage}
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -187,5 +190,8 @@ def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any], name
         if kept in usage:
             messages = [dict(m) for m in d.get("messages") or []]
             record = dict(_d(d.get("session")))
-            prior.sessions[sid] = SessionPrior(messages, dict(_d(usage[kept])), record, lines.get(kept, 0))
+            # back to the ids the archived messages hold: only those are looked up when merging
+            counted, ids = _d(usage[kept]), (str(_d(m.get("info")).get("id")) for m in messages)
+            used = {mid: counted[k] for mid in ids if (k := name(mid)) in counted}
+            prior.sessions[sid] = SessionPrior(messages, used, record, lines.get(kept, 0))
     return prior

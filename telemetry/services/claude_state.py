@@ -11,12 +11,12 @@ every session is read again.
 It holds no path text: a working directory (the project folder's name) or a file name can
 hold a secret, and this file does not go through the redactor. Each session is kept under the
 keyed digest of ``<project>/<session id>``, each file under the keyed digest of its full path,
-the session ids a later run resumes by theirs (``resume.state_namer``, keyed with the
-redaction key the archives' placeholders use, so a guessed path cannot be checked against
-it). A path relative to the session's folder would not do: that part is made of session,
-agent and run ids taken from file names, and a file can be named by anything. The same folder
-gives the same digests, so an unchanged folder is still answered from this file alone; a
-moved folder is read again, as it was when paths were kept.
+the session and message ids a later run resumes by theirs (``resume.state_namer``, keyed
+with the redaction key the archives' placeholders use, so a guessed path cannot be checked
+against it). A path relative to the session's folder would not do: that part is made of
+session, agent and run ids taken from file names, and a file can be named by anything. The
+same folder gives the same digests, so an unchanged folder is still answered from this file
+alone; a moved folder is read again, as it was when paths were kept.
 
 This module loads nothing heavy (no SQLAlchemy, no archive writer): `octel import claude` on
 an unchanged folder answers from it alone (``unchanged_report``).

@@ -31,8 +31,8 @@ _TREE = FIXTURES / "d_subagent_tree" / "json" / "projects" / "-home-dev-project"
 
 def _folder(tmp_path: Path, *, agent: bool = True) -> Path:
     """A project folder named after a token holding: a session from the fixtures whose
-    subagent files are named by another token (with ``agent``), and a session file named by
-    a third."""
+    subagent files are named by another token (with ``agent``), a session file named by a
+    third, and a session with an answer whose message id is a token."""
     project = tmp_path / "claude" / "projects" / f"-home-ann-repos-{SECRETS[1]}"
     shutil.copytree(_TREE, project)
     (sub,) = project.glob("*/subagents/agent-*.jsonl")
@@ -41,6 +41,11 @@ def _folder(tmp_path: Path, *, agent: bool = True) -> Path:
         sub.rename(sub.with_name(f"agent-{SECRETS[2]}.jsonl"))
         sub.with_name(f"{name}.meta.json").rename(sub.with_name(f"agent-{SECRETS[2]}.meta.json"))
     write(project / f"{SECRETS[0]}.jsonl", [user(SECRETS[0], "hi"), *assistant(SECRETS[0], "m1", [])])
+    # and an answer whose message id is one (the state counts usage by message id)
+    write(
+        project / "plain.jsonl",
+        [user("plain", "hi"), *assistant("plain", SECRETS[1], [{"type": "text", "text": "ok"}])],
+    )
     return tmp_path / "claude"
 
 
@@ -70,11 +75,11 @@ def _kept(data: Path) -> bytes:
 def test_secret_names_reach_no_file_of_the_data_folder(tmp_path: Path) -> None:
     cfg, data = _folder(tmp_path), tmp_path / "data"
     first = _import(cfg, data)
-    assert (first["sessions"], first["archived"]) == (2, 2)
+    assert (first["sessions"], first["archived"]) == (3, 3)
     kept = _kept(data)
     assert [s for s in SECRETS if s.encode() in kept] == []
     again = _import(cfg, data)
-    assert (again["unchanged"], again["archived"]) == (2, 0)
+    assert (again["unchanged"], again["archived"]) == (3, 0)
     assert [s for s in SECRETS if s.encode() in _kept(data)] == []
 
 
@@ -85,7 +90,7 @@ def test_a_state_of_the_older_layout_is_not_trusted(tmp_path: Path) -> None:
     kept = json.loads(state.read_bytes())
     state.write_text(json.dumps({**kept, "version": 2}))  # the layout that kept paths
     again = _import(cfg, data)
-    assert (again["archived"], again["unchanged"]) == (2, 0)
+    assert (again["archived"], again["unchanged"]) == (3, 0)
     assert json.loads(state.read_bytes())["version"] == kept["version"] > 2
 
 
@@ -98,7 +103,7 @@ def test_a_grown_session_under_a_secret_folder_is_read_from_where_it_stopped(tmp
     with main.open("ab") as fh:
         fh.write(json.dumps(user(sid, "one more question")).encode() + b"\n")
     again = _import(cfg, data)
-    assert (again["archived"], again["resumed"], again["unchanged"]) == (1, 1, 1)
+    assert (again["archived"], again["resumed"], again["unchanged"]) == (1, 1, 2)
     assert [s for s in SECRETS if s.encode() in _kept(data)] == []
 
 
