@@ -41,7 +41,7 @@ def import_claude_cmd(
     settings = settings_of(ctx)
     # nothing changed since the last import into this store: say so without loading the
     # archive writer or opening the store (a re-run is the common case under `watch`, cron)
-    report = unchanged_report(folder, settings.data_dir, settings.db_url)
+    report = unchanged_report(folder, settings.data_dir, settings.db_url, settings.redact_key)
     if report is None:
         report = _import(folder, settings, label)
     _print(report, folder, as_json)

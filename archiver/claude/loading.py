@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from archiver.claude.layout import SessionFiles, agent_id_of, owner_of, read_meta, run_of, with_subagents
-from archiver.claude.resume import FINGERPRINT_BYTES, fingerprint, fingerprint_at, resume_entry, tree_prior
+from archiver.claude.resume import (
+    FINGERPRINT_BYTES,
+    Namer,
+    fingerprint,
+    fingerprint_at,
+    resume_entry,
+    tree_prior,
+)
 from archiver.claude.runs import RunFile, read_runs
 from archiver.claude.stream import is_stream_json, tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
@@ -86,27 +93,28 @@ def _tail(path: Path, offset: int) -> bytes:
 
 
 def load_grown(
-    files: SessionFiles, entry: Mapping[str, Any], docs: Sequence[Mapping[str, Any]]
+    files: SessionFiles, entry: Mapping[str, Any], docs: Sequence[Mapping[str, Any]], name: Namer
 ) -> tuple[ClaudeTree, dict[str, tuple[int, int]]] | None:
-    """The tree of a session whose files grew since the read ``entry`` (``resume_state``) and
-    its archived documents ``docs`` hold, reading each file only from where it stopped; with
-    where each read began. None when the files cannot continue that read: read them whole."""
+    """The tree of a session whose files grew since the read ``entry`` (``resume_state``, kept
+    as ``resume.named_entry`` with ``name``) and its archived documents ``docs`` hold, reading
+    each file only from where it stopped; with where each read began. None when the files
+    cannot continue that read: read them whole."""
     known: Mapping[str, Any] = entry.get("files") or {}
     if files.main is None or not isinstance(known, Mapping):
         return None
     paths = [files.main, *(p for _, p, _ in files.subagents)]
-    if set(known) - {str(p) for p in paths}:  # a file went away
+    if set(known) - {name(str(p)) for p in paths}:  # a file went away
         return None
     bases: dict[str, tuple[int, int]] = {}
     tails: dict[str, bytes] = {}
     try:
         for path in paths:
-            _, offset, lines, print_ = known.get(str(path)) or ("", 0, 0, "")
+            _, offset, lines, print_ = known.get(name(str(path))) or ("", 0, 0, "")
             if offset and _fingerprint(path, int(offset)) != print_:
                 return None  # rewritten, or shorter than what was read
             bases[str(path)] = (int(offset), int(lines))
             tails[str(path)] = _tail(path, int(offset))
-        prior = tree_prior(docs, entry)
+        prior = tree_prior(docs, entry, name)
         subs = [
             SubagentFile(
                 str(path),

@@ -9,13 +9,19 @@ session's archived documents (already redacted) as ``tree.build_tree(..., prior=
 the tree is the one a read of the whole files builds: the same messages, the same totals, a
 message whose blocks straddle the two reads counted once. A file rewritten (another
 fingerprint, or shorter), a document missing, or 1.0.x sidechain lines make the tree read whole.
+
+A path, a session id or a message id can hold a secret (a folder named after a token, a file
+named by one, a hostile line), so what is kept names each file, session and message by
+``state_namer``'s keyed digest of its path or id (``named_entry``), never by the text; a later
+run digests the paths it finds and the ids its archived documents hold to find them again
+(``tree_prior``).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,17 +30,37 @@ from archiver.errors import WalkError
 __all__ = [
     "FINGERPRINT_BYTES",
     "CannotResume",
+    "Namer",
     "SessionPrior",
     "TreePrior",
     "fingerprint",
     "fingerprint_at",
+    "named_entry",
     "resume_entry",
+    "state_namer",
     "tree_prior",
 ]
 
 JsonObj = dict[str, Any]
 # how much of a file's start, and of the bytes before where its read stopped, is hashed
 FINGERPRINT_BYTES = 4096
+# the name kept for a path or an id: its digest, keyed so that a guessed path cannot be checked
+Namer = Callable[[str], str]
+_PERSON = b"octel-claude-st"  # these digests are never equal to another use of the same key
+
+
+def state_namer(key: bytes) -> Namer:
+    """The keyed BLAKE2b (128 bits, hex) of a text, with ``key`` (the redaction key; one
+    longer than BLAKE2b takes is digested to 64 bytes first)."""
+    k = key if len(key) <= 64 else hashlib.blake2b(key).digest()
+    keyed = hashlib.blake2b(key=k, digest_size=16, person=_PERSON)  # copied: cheaper than keyed anew
+
+    def name(text: str) -> str:
+        h = keyed.copy()
+        h.update(text.encode("utf-8", "surrogateescape"))  # a file name need not be UTF-8
+        return h.hexdigest()
+
+    return name
 
 
 @dataclass
@@ -97,6 +123,14 @@ def resume_entry(
     return {"files": files, "usage": usage}
 
 
+def named_entry(entry: Mapping[str, Any], name: Namer) -> JsonObj:
+    """``entry`` (``resume_entry``) as it is kept: each path, session and message id by its
+    ``name``."""
+    files = {name(n): [name(str(f[0])), *f[1:]] for n, f in _d(entry.get("files")).items()}
+    usage = {name(s): {name(m): c for m, c in _d(u).items()} for s, u in _d(entry.get("usage")).items()}
+    return {"files": files, "usage": usage}
+
+
 def _d(v: object) -> Mapping[str, Any]:
     return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
 
@@ -118,13 +152,14 @@ def _cost_state(check: Mapping[str, Any]) -> JsonObj | None:
     return {"totalCostUSD": check.get("reported_usd"), "modelUsage": models}
 
 
-def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any]) -> TreePrior:
-    """The earlier read of a tree from its archived documents and its kept state; raises
-    ``CannotResume`` when a session the state names has no document."""
+def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any], name: Namer) -> TreePrior:
+    """The earlier read of a tree from its archived documents and its kept state (``named_entry``
+    with ``name``); raises ``CannotResume`` when a session the state names has no document."""
     by_id = {str(d.get("session_id")): d for d in docs}
+    named = {name(sid): sid for sid in by_id}
     lines = {str(f[0]): int(f[2]) for f in _d(entry.get("files")).values()}
     usage = _d(entry.get("usage"))
-    missing = set(usage) - set(by_id)
+    missing = set(usage) - set(named)
     if missing or not docs:
         raise CannotResume(f"no archived document for {sorted(missing)[:3]}")
     roots = [d for d in docs if d.get("depth") == 0]
@@ -149,10 +184,14 @@ def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any]) -> T
             if e.get("error_kind") == "malformed" and e.get("what") == "line"
         ],
     )
-    for sid, d in by_id.items():
+    for kept, sid in named.items():
+        d = by_id[sid]
         prior.redaction[sid] = dict(_d(d.get("redaction")))
-        if sid in usage:
+        if kept in usage:
             messages = [dict(m) for m in d.get("messages") or []]
             record = dict(_d(d.get("session")))
-            prior.sessions[sid] = SessionPrior(messages, dict(_d(usage[sid])), record, lines.get(sid, 0))
+            # back to the ids the archived messages hold: only those are looked up when merging
+            counted, ids = _d(usage[kept]), (str(_d(m.get("info")).get("id")) for m in messages)
+            used = {mid: counted[k] for mid in ids if (k := name(mid)) in counted}
+            prior.sessions[sid] = SessionPrior(messages, used, record, lines.get(kept, 0))
     return prior

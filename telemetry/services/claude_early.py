@@ -30,6 +30,7 @@ from telemetry.services.claude_state import (
     plan,
     sqlite_path,
     sqlite_rows,
+    state_names,
     store_identity,
 )
 from telemetry.services.redaction import redactor_for
@@ -59,12 +60,12 @@ def start_early(config_dir: Path, settings: Settings, label: str | None) -> Earl
     if sqlite_path(settings.db_url) is None:
         return None
     rows = sqlite_rows(settings.db_url) or 0  # a store not made yet holds none
-    state = load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url), rows)
+    name = state_names(settings.redact_key)
+    state = load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url, name), rows)
     skipped: list[WalkError] = []
     sessions = find_sessions(config_dir, skipped)
-    todo = plan(
-        ClaudeImportReport(str(config_dir)), sessions, state, days=cleanup_days(config_dir), now=time.time()
-    )
+    report = ClaudeImportReport(str(config_dir))
+    todo = plan(report, sessions, state, days=cleanup_days(config_dir), now=time.time(), name=name)
     whole = [f for f, key, _ in todo.todo if not _resumable(state.get(key))]
     workers = workers_for(len(whole))
     if not workers:
@@ -73,7 +74,7 @@ def start_early(config_dir: Path, settings: Settings, label: str | None) -> Earl
     pool = Preparing(redactor, label, workers)
     first = whole[:_EARLY]
     pool.start(first)
-    return EarlyStart(pool, redactor, sessions, skipped, {key_of(f) for f in first})
+    return EarlyStart(pool, redactor, sessions, skipped, {key_of(f, name) for f in first})
 
 
 def _resumable(entry: object) -> bool:

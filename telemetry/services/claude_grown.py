@@ -20,6 +20,7 @@ from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles
 from archiver.claude.loading import load_grown, resume_state
+from archiver.claude.resume import Namer
 from archiver.files import parse_archive
 from archiver.redact import Redactor
 from archiver.store import ArchiveStore
@@ -47,6 +48,7 @@ def _archived(engine: Engine, roots: Sequence[str]) -> dict[str, list[str]]:
 def grown_trees(
     todo: Sequence[tuple[SessionFiles, str, Any]],
     state: Mapping[str, Any],
+    name: Namer,
     *,
     engine: Engine,
     store: ArchiveStore,
@@ -54,8 +56,8 @@ def grown_trees(
     label: str | None,
     whole: list[SessionFiles],
 ) -> Iterator[tuple[SessionFiles, Prepared]]:
-    """Each session of ``todo`` that can be resumed, prepared from what its files gained; every
-    other one is appended to ``whole``."""
+    """Each session of ``todo`` that can be resumed (its ``state`` kept under ``name``),
+    prepared from what its files gained; every other one is appended to ``whole``."""
     entries: list[tuple[SessionFiles, Mapping[str, Any]]] = []
     for files, key, _ in todo:
         entry = state.get(key)
@@ -71,7 +73,7 @@ def grown_trees(
         except (OSError, ValueError):
             docs = []
         try:
-            got = load_grown(files, resume, docs) if docs else None
+            got = load_grown(files, resume, docs, name) if docs else None
         except Exception:  # what the lines gained could not be merged: read the files whole
             got = None
         if got is None:

@@ -32,6 +32,7 @@ from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions
 from archiver.claude.pool import Preparing, Target, prepared_trees, sync_written, workers_for
+from archiver.claude.resume import named_entry
 from archiver.claude.tree import ClaudeTree
 from archiver.errors import WalkError
 from archiver.redact import Redactor
@@ -48,6 +49,7 @@ from telemetry.services.claude_state import (
     plan,
     report_tree,
     save_state,
+    state_names,
     store_identity,
 )
 from telemetry.services.claude_write import Writer, remove_replaced, write_prepared
@@ -124,7 +126,8 @@ def import_claude(
     now = time.time() if now is None else now
     report = ClaudeImportReport(str(config_dir))
     state_path = settings.data_dir / STATE_FILE
-    store_id = store_identity(settings.db_url)
+    name = state_names(settings.redact_key)  # paths and ids are kept as digests, never as text
+    store_id = store_identity(settings.db_url, name)
     state = load_state(state_path, store_id, _rows(engine))
     skipped: list[WalkError] = early.skipped if early is not None else []
     sessions = early.sessions if early is not None else find_sessions(config_dir, skipped)
@@ -157,7 +160,7 @@ def import_claude(
         done: dict[str, Any] = {}
         for key, sig, sid, p in batch:
             if report_tree(report, p.result, sid, sig, days, now):
-                done[key] = {"sig": sig, "resume": p.resume}
+                done[key] = {"sig": sig, "resume": named_entry(p.resume, name) if p.resume else None}
         state.update(done)
         saved[1] = saved[1] or bool(done)
         due = last or time.monotonic() - saved[0] >= _SAVE_EVERY
@@ -165,8 +168,8 @@ def import_claude(
             save_state(state_path, store_id, _rows(engine), state)
             saved[:] = [time.monotonic(), False]
 
-    todo = plan(report, sessions, state, days=days, now=now, quiet_seconds=quiet_seconds)
-    keys = {key_of(files): (key, sig) for files, key, sig in todo.todo}
+    todo = plan(report, sessions, state, days=days, now=now, name=name, quiet_seconds=quiet_seconds)
+    keys = {key_of(files, name): (key, sig) for files, key, sig in todo.todo}
     if not todo.todo:  # nothing changed: not even the redactor is built
         if progress is not None:
             progress(len(sessions), len(sessions))
@@ -176,7 +179,9 @@ def import_claude(
     whole: list[SessionFiles] = []  # sessions that cannot be resumed: read whole, in workers
     handed = early.keys if early is not None else set()  # read whole by the early workers
     rest = [t for t in todo.todo if t[1] not in handed]
-    grown = grown_trees(rest, state, engine=engine, store=store, redactor=redactor, label=label, whole=whole)
+    grown = grown_trees(
+        rest, state, name, engine=engine, store=store, redactor=redactor, label=label, whole=whole
+    )
     writer = Writer()  # a batch is indexed while the next one is prepared
     # with the archive folder, worker processes write the files of what they prepare
     target = Target(store.folder, store.max_bytes) if isinstance(store, FolderStore) else None
@@ -186,7 +191,7 @@ def import_claude(
         for i, (files, prepared) in enumerate(trees):
             if progress is not None:
                 progress(report.sessions - len(todo.todo) + i, report.sessions)
-            if (hit := keys.get(key_of(files))) is None:
+            if (hit := keys.get(key_of(files, name))) is None:
                 continue  # handed over early, but this plan leaves it out: dropped unwritten
             key, sig = hit
             batch.append((key, sig, files.session_id, prepared))

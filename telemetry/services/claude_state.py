@@ -3,9 +3,20 @@
 A state file in the data folder keeps, per session, the size, modification time and inode of
 each of its files when it was last archived, and what a later run needs to read only what the
 files gained since (``archiver.claude.resume``: offsets, fingerprints, counted usage; never
-text). It names the store it belongs to and how many Claude Code index rows that store held
-when it was written: the state of another store, or of a store that holds fewer rows than it
-did (deleted, replaced by an older copy), is not trusted, and every session is read again.
+text). It names the store it belongs to (by the digest of its URL) and how many Claude Code
+index rows that store held when it was written: the state of another store, or of a store
+that holds fewer rows than it did (deleted, replaced by an older copy), is not trusted, and
+every session is read again.
+
+It holds no path text: a working directory (the project folder's name) or a file name can
+hold a secret, and this file does not go through the redactor. Each session is kept under the
+keyed digest of ``<project>/<session id>``, each file under the keyed digest of its full path,
+the session and message ids a later run resumes by theirs (``resume.state_namer``, keyed
+with the redaction key the archives' placeholders use, so a guessed path cannot be checked
+against it). A path relative to the session's folder would not do: that part is made of
+session, agent and run ids taken from file names, and a file can be named by anything. The
+same folder gives the same digests, so an unchanged folder is still answered from this file
+alone; a moved folder is read again, as it was when paths were kept.
 
 This module loads nothing heavy (no SQLAlchemy, no archive writer): `octel import claude` on
 an unchanged folder answers from it alone (``unchanged_report``).
@@ -23,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from archiver.claude.layout import SessionFiles, find_sessions
+from archiver.claude.resume import Namer, state_namer
+from archiver.redact import RedactKeyError, load_key
 
 if TYPE_CHECKING:  # the archive writer is not loaded for an unchanged folder
     from archiver.archive import ArchiveResult
@@ -42,12 +55,14 @@ __all__ = [
     "signature",
     "sqlite_path",
     "sqlite_rows",
+    "state_names",
     "store_identity",
     "unchanged_report",
 ]
 
 STATE_FILE = "claude-import-state.json"
-_VERSION = 2
+# 3: paths and ids kept as keyed digests (an older state, with paths, is not trusted)
+_VERSION = 3
 _DAY = 86_400.0
 # warn this many days before Claude Code's cleanup would delete a transcript
 _WARN_DAYS = 5
@@ -74,20 +89,26 @@ class ClaudeImportReport:
         return dict(self.__dict__)
 
 
-def signature(files: SessionFiles) -> list[list[Any]]:
-    """[path, size, mtime_ns, inode] of each file of a session: equal when none changed."""
+def state_names(key_file: Path) -> Namer:
+    """How the state names paths and ids: digests keyed with the redaction key at ``key_file``
+    (``redact.load_key``: the key the redactor uses, made on first use)."""
+    return state_namer(load_key(key_file))
+
+
+def signature(files: SessionFiles, name: Namer) -> list[list[Any]]:
+    """[path's name, size, mtime_ns, inode] of each file of a session: equal when none changed."""
     out: list[list[Any]] = []
     for p in files.paths():
         try:
             st = p.stat()
         except OSError:
             continue
-        out.append([str(p), st.st_size, st.st_mtime_ns, st.st_ino])
+        out.append([name(str(p)), st.st_size, st.st_mtime_ns, st.st_ino])
     return out
 
 
-def key_of(files: SessionFiles) -> str:
-    return f"{files.project}/{files.session_id}"
+def key_of(files: SessionFiles, name: Namer) -> str:
+    return name(f"{files.project}/{files.session_id}")
 
 
 def sqlite_path(db_url: str) -> Path | None:
@@ -96,10 +117,11 @@ def sqlite_path(db_url: str) -> Path | None:
     return Path(db_url.removeprefix("sqlite:///").split("?", 1)[0]).resolve()
 
 
-def store_identity(db_url: str) -> str:
-    """The store the state belongs to: its URL without a password (a SQLite file's full path)."""
+def store_identity(db_url: str, name: Namer) -> str:
+    """The store the state belongs to: the ``name`` of its URL without a password (a SQLite
+    file's full path); a digest too, since a URL can carry a secret in its query."""
     path = sqlite_path(db_url)
-    return f"sqlite:///{path}" if path is not None else _PASSWORD.sub(r"\1:***@", db_url)
+    return name(f"sqlite:///{path}" if path is not None else _PASSWORD.sub(r"\1:***@", db_url))
 
 
 # what the store must still hold for the state to be trusted
@@ -178,14 +200,15 @@ def plan(
     *,
     days: int,
     now: float,
+    name: Namer,
     quiet_seconds: float = 0.0,
 ) -> Plan:
-    """Compare each session's files with the state: unchanged, still being written (with
-    ``quiet_seconds``), or to read; counted into ``report``."""
+    """Compare each session's files with the state (kept under ``name``): unchanged, still
+    being written (with ``quiet_seconds``), or to read; counted into ``report``."""
     out = Plan()
     report.sessions = len(sessions)
     for files in sessions:
-        key, sig = key_of(files), signature(files)
+        key, sig = key_of(files, name), signature(files, name)
         entry = state.get(key)
         if isinstance(entry, dict) and entry.get("sig") == sig:
             report.unchanged += 1
@@ -198,15 +221,25 @@ def plan(
     return out
 
 
-def unchanged_report(config_dir: Path, data_dir: Path, db_url: str) -> ClaudeImportReport | None:
+def unchanged_report(
+    config_dir: Path, data_dir: Path, db_url: str, key_file: Path
+) -> ClaudeImportReport | None:
     """The report of an import that has nothing to do (every session's files as the state of
-    this store remembers them), found without opening the store; None when there is work."""
+    this store remembers them), found without opening the store; None when there is work
+    (or the redaction key at ``key_file`` is unusable: the import says why)."""
     rows = sqlite_rows(db_url)
-    state = load_state(data_dir / STATE_FILE, store_identity(db_url), rows) if rows is not None else {}
+    if rows is None or not (data_dir / STATE_FILE).is_file():
+        return None
+    try:
+        name = state_names(key_file)
+    except (OSError, RedactKeyError):
+        return None
+    state = load_state(data_dir / STATE_FILE, store_identity(db_url, name), rows)
     if not state:
         return None
     report = ClaudeImportReport(str(config_dir))
-    todo = plan(report, find_sessions(config_dir), state, days=cleanup_days(config_dir), now=time.time())
+    days = cleanup_days(config_dir)
+    todo = plan(report, find_sessions(config_dir), state, days=days, now=time.time(), name=name)
     return report if not todo.todo else None
 
 

@@ -45,9 +45,9 @@ def _octel(data: Path, store: str, *args: str) -> Any:
 
 
 def _everything(data: Path) -> bytes:
-    """Every byte octel keeps: file names and contents, and the whole database (but the Claude
-    import's state, which names the user's own transcript files to find them again)."""
-    files = [p for p in data.rglob("*") if p.is_file() and p.name != "claude-import-state.json"]
+    """Every byte octel keeps: file names and contents (the Claude import's state included),
+    and the whole database."""
+    files = [p for p in data.rglob("*") if p.is_file()]
     out = b"".join(str(p).encode() + p.read_bytes() for p in files)
     eng = make_engine(f"sqlite:///{data / 'octel.db'}")
     try:

@@ -97,15 +97,16 @@ def test_the_state_of_another_store_is_not_trusted(tmp_path: Path) -> None:
 def test_an_unchanged_folder_is_answered_from_the_state_alone(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "a_text_answer", "d_subagent_tree")
     data = tmp_path / "data"
-    assert unchanged_report(cfg, data, f"sqlite:///{data / 'octel.db'}") is None  # nothing imported yet
+    db, key = f"sqlite:///{data / 'octel.db'}", data / "redact.key"
+    assert unchanged_report(cfg, data, db, key) is None  # nothing imported yet
     _import(tmp_path, str(cfg))
-    quick = unchanged_report(cfg, data, f"sqlite:///{data / 'octel.db'}")
+    quick = unchanged_report(cfg, data, db, key)
     assert quick is not None and (quick.sessions, quick.unchanged, quick.archived) == (2, 2, 0)
     assert _import(tmp_path, str(cfg)) == quick.to_dict()
     (main,) = (cfg / "projects").glob("*-0/*.jsonl")
     with main.open("ab") as fh:
         fh.write(json.dumps(user(main.stem, "more")).encode() + b"\n")
-    assert unchanged_report(cfg, data, f"sqlite:///{data / 'octel.db'}") is None
+    assert unchanged_report(cfg, data, db, key) is None
 
 
 def test_default_folder_is_claude_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
