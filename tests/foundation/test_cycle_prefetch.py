@@ -4,12 +4,12 @@ would have written alone, whatever else the same batch wrote to the same cycle f
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
 import pytest
+from commit_hold import hold_commit
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -62,18 +62,6 @@ def _answer(prefix: str, f: Future[Any]) -> Any:
     return (d["cycle_id"].removeprefix(prefix), d | {"cycle_id": None}, news, sorted(row.raw or {}))
 
 
-def _held(g: GroupCommit) -> tuple[threading.Event, Future[Any]]:
-    release, started = threading.Event(), threading.Event()
-
-    def hold(db: Session) -> None:
-        started.set()
-        release.wait(30)
-
-    held = g.submit(hold)
-    assert started.wait(30)
-    return release, held
-
-
 def _rows(engine: Engine, prefix: str) -> list[tuple[Any, ...]]:
     with session_scope(engine, write=False) as db:
         rows = db.exec(select(Cycle).where(Cycle.cycle_id.startswith(prefix))).all()  # type: ignore[attr-defined]
@@ -95,7 +83,7 @@ def test_a_batch_that_reads_its_rows_at_once_answers_as_writes_one_by_one(
     for what, cid, driver in _BATCH:  # each its own batch: no prefetch
         fn, keys = _write("alone-", what, cid, driver)
         alone.append(_answer("alone-", commit.submit(fn, keys, ["alone-" + cid] if what == "finish" else [])))
-    release, held = _held(commit)
+    release, held = hold_commit(commit)
     batches = commit.batches
     futures = []
     for what, cid, driver in _BATCH:

@@ -10,6 +10,7 @@ from concurrent.futures import Future
 from typing import Any
 
 import pytest
+from commit_hold import hold_commit
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
@@ -41,27 +42,13 @@ def _finish(cid: str) -> Callable[[Session], Any]:
     return lambda db: ingest.finish_clean(db, p, utcnow())[1]
 
 
-def _held(g: GroupCommit) -> tuple[threading.Event, Future[Any]]:
-    """A first write that holds the commit thread until released: what is submitted meanwhile
-    queues, and forms the next batch."""
-    release, started = threading.Event(), threading.Event()
-
-    def hold(db: Session) -> None:
-        started.set()
-        release.wait(30)
-
-    held = g.submit(hold)
-    assert started.wait(30)
-    return release, held
-
-
 def _stored(engine: Engine) -> set[str]:
     with session_scope(engine, write=False) as db:
         return set(db.exec(select(Cycle.cycle_id)).all())
 
 
 def test_writes_that_arrive_together_share_one_commit(commit: GroupCommit, engine: Engine) -> None:
-    release, held = _held(commit)
+    release, held = hold_commit(commit)
     begins = [commit.submit(_begin(f"c{i}"), [f"cycle:c{i}"]) for i in range(10)]
     release.set()
     assert [f.result(30) for f in begins] == [True] * 10
@@ -72,7 +59,7 @@ def test_writes_that_arrive_together_share_one_commit(commit: GroupCommit, engin
 
 def test_a_conflict_fails_only_its_own_write(commit: GroupCommit, engine: Engine) -> None:
     commit.submit(_begin("taken", driver="other")).result(30)
-    release, held = _held(commit)
+    release, held = hold_commit(commit)
     good = [commit.submit(_begin(f"g{i}")) for i in range(3)]
     bad = commit.submit(_begin("taken", driver="d"))  # another driver's cycle id
     finishes = [commit.submit(_finish(f"g{i}")) for i in range(3)]
@@ -97,7 +84,7 @@ def test_a_write_that_breaks_the_transaction_fails_alone(commit: GroupCommit, en
         db.flush()
         db.connection().execute(text("SELECT * FROM no_such_table"))
 
-    release, held = _held(commit)
+    release, held = hold_commit(commit)
     good = [commit.submit(_begin(f"g{i}")) for i in range(4)]
     bad = commit.submit(broken)
     good += [commit.submit(_finish(f"g{i}")) for i in range(4)]
@@ -133,7 +120,7 @@ def test_nobody_is_answered_before_the_commit(commit: GroupCommit, store_url: st
 
         return done
 
-    release, held = _held(commit)
+    release, held = hold_commit(commit)
     event.listen(engine, "commit", fail_first_commit)
     try:
         futures = []
@@ -175,7 +162,7 @@ def test_writes_awaited_on_the_event_loop_get_their_own_answers(commit: GroupCom
     """A batch's writes awaited with `run` are answered on the loop once it committed, each
     with its own result or error; one whose caller went away meanwhile is still written and
     takes nobody else's answer with it."""
-    release, held = _held(commit)
+    release, held = hold_commit(commit)
 
     async def main() -> tuple[list[Any], bool]:
         runs = [asyncio.create_task(commit.run(_begin(f"w{i}"), [f"cycle:w{i}"])) for i in range(3)]
