@@ -104,15 +104,14 @@ _SUMMARY_SQLITE = text(
 
 def cycles_summary(db: Session, since: datetime) -> list[dict[str, Any]]:
     """Per driver: cycles begun since `since`, by terminal_state by worker_outcome."""
-    stmt = (
-        select(Cycle.driver, Cycle.terminal_state, Cycle.worker_outcome, func.count())
-        .where(Cycle.started_at >= since)
-        .group_by(col(Cycle.driver), col(Cycle.terminal_state), col(Cycle.worker_outcome))
-    )
     if db.get_bind().dialect.name == "sqlite":
         rows: Any = db.connection().execute(_SUMMARY_SQLITE, {"since": since}).all()
     else:
-        rows = db.exec(stmt).all()
+        rows = db.exec(
+            select(Cycle.driver, Cycle.terminal_state, Cycle.worker_outcome, func.count())
+            .where(Cycle.started_at >= since)
+            .group_by(col(Cycle.driver), col(Cycle.terminal_state), col(Cycle.worker_outcome))
+        ).all()
     out: dict[str, _DriverSummary] = {}
     for driver, state, outcome, n in rows:
         s = out.setdefault(driver, _DriverSummary(driver))

@@ -103,10 +103,11 @@ class _OpenCycle(Protocol):
 
 # Open cycles as plain rows: a fleet may hold thousands that never finished, and a whole ORM object
 # each (every column, identity map) was half of what the health check cost.
-_OPEN = sa.select(
-    *(col(c) for c in (Cycle.cycle_id, Cycle.driver, Cycle.host, Cycle.pid, Cycle.started_at)),
-    col(Cycle.session_id), col(Cycle.candidates_count),
-).where(col(Cycle.ended_at).is_(None))  # fmt: skip
+_OPEN_COLUMNS = (
+    Cycle.cycle_id, Cycle.driver, Cycle.host, Cycle.pid, Cycle.started_at, Cycle.session_id,
+    Cycle.candidates_count,
+)  # fmt: skip
+_OPEN = sa.select(*map(col, _OPEN_COLUMNS)).where(col(Cycle.ended_at).is_(None))
 
 
 @dataclass(frozen=True, slots=True)
