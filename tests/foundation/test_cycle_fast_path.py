@@ -63,7 +63,11 @@ def _request(draw: st.DrawFn) -> tuple[str, bytes]:
 
 
 def _app(tmp: Path, name: str) -> TestClient:
-    s = Settings(data_dir=tmp / name, ingest_token=TOKEN, redact_values=SECRET, _env_file=None)
+    # one redaction key for both: a secret's placeholder carries the key's HMAC of it
+    key = tmp / "redact.key"
+    s = Settings(
+        data_dir=tmp / name, ingest_token=TOKEN, redact_values=SECRET, redact_key_file=key, _env_file=None
+    )
     return TestClient(create_app(s), raise_server_exceptions=False)
 
 
