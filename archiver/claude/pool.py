@@ -79,7 +79,6 @@ class Target:
 
 def _init(redactor: Redactor) -> None:
     _REDACTOR[:] = [redactor]
-    _SYNCS.clear()  # a forked worker has none of its parent's threads
     gc.set_threshold(*_GC_THRESHOLD)
 
 
@@ -200,11 +199,9 @@ class Preparing:
         # server) a forked child could inherit a lock held mid-way, so then forkserver
         fork = threading.active_count() == 1
         ctx = multiprocessing.get_context("fork" if fork else "forkserver")
-        # a forked worker inherits the redactor as it is; one started afresh builds it again
-        # (its patterns and scanner database take a second to compile)
-        if fork:
-            _REDACTOR[:] = [redactor]
         self._redactor, self._label, self._workers = redactor, label, workers
+        # a forked worker gets the redactor as it is; one started afresh unpickles it and builds
+        # it again (its patterns and scanner database take a second to compile)
         init = functools.partial(_init, redactor)
         self._pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=init)
         self._waiting: deque[tuple[list[SessionFiles], Future[list[Prepared]]]] = deque()
@@ -215,17 +212,21 @@ class Preparing:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def start(self, sessions: Iterable[SessionFiles], target: Target | None = None) -> None:
-        """Hand ``sessions`` to the workers now (all of them: keep it to a few)."""
+    def start(self, sessions: Iterable[SessionFiles]) -> None:
+        """Hand ``sessions`` to the workers now (all of them: keep it to a few); what they
+        prepare is not written (no target)."""
         for chunk in _chunks(sessions):
-            self._waiting.append((chunk, self._pool.submit(_prepare, chunk, self._label, target)))
+            self._submit(chunk, None)
+
+    def _submit(self, chunk: list[SessionFiles], target: Target | None) -> None:
+        self._waiting.append((chunk, self._pool.submit(_prepare, chunk, self._label, target)))
 
     def results(
         self, sessions: Iterable[SessionFiles] = (), target: Target | None = None
     ) -> Iterator[tuple[SessionFiles, Prepared]]:
         """What ``start`` was given, then ``sessions``, a few chunks ahead, each prepared."""
         for chunk in _chunks(sessions):
-            self._waiting.append((chunk, self._pool.submit(_prepare, chunk, self._label, target)))
+            self._submit(chunk, target)
             while len(self._waiting) >= self._workers * _AHEAD:
                 yield from self._result(*self._waiting.popleft())
         while self._waiting:
