@@ -13,7 +13,6 @@ this plan leaves out is dropped unwritten.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from telemetry.services.claude_state import (
     key_of,
     load_state,
     plan,
+    resume_of,
     sqlite_path,
     sqlite_rows,
     state_names,
@@ -66,7 +66,7 @@ def start_early(config_dir: Path, settings: Settings, label: str | None) -> Earl
     sessions = find_sessions(config_dir, skipped)
     report = ClaudeImportReport(str(config_dir))
     todo = plan(report, sessions, state, days=cleanup_days(config_dir), now=time.time(), name=name)
-    whole = [f for f, key, _ in todo.todo if not _resumable(state.get(key))]
+    whole = [f for f, key, _ in todo.todo if resume_of(state.get(key)) is None]
     workers = workers_for(len(whole))
     if not workers:
         return None
@@ -75,8 +75,3 @@ def start_early(config_dir: Path, settings: Settings, label: str | None) -> Earl
     first = whole[:_EARLY]
     pool.start(first)
     return EarlyStart(pool, redactor, sessions, skipped, {key_of(f, name) for f in first})
-
-
-def _resumable(entry: object) -> bool:
-    """The state kept where its read stopped (``claude_grown`` reads it from there)."""
-    return isinstance(entry, Mapping) and isinstance(entry.get("resume"), Mapping)

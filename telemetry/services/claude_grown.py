@@ -24,6 +24,7 @@ from archiver.claude.resume import Namer
 from archiver.files import parse_archive
 from archiver.redact import Redactor
 from archiver.store import ArchiveStore
+from telemetry.services.claude_state import resume_of
 from telemetry.store.models import SessionIndex
 
 __all__ = ["grown_trees"]
@@ -60,9 +61,7 @@ def grown_trees(
     prepared from what its files gained; every other one is appended to ``whole``."""
     entries: list[tuple[SessionFiles, Mapping[str, Any]]] = []
     for files, key, _ in todo:
-        entry = state.get(key)
-        resume = entry.get("resume") if isinstance(entry, Mapping) else None
-        if isinstance(resume, Mapping):
+        if (resume := resume_of(state.get(key))) is not None:
             entries.append((files, resume))
         else:
             whole.append(files)

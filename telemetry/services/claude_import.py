@@ -169,7 +169,7 @@ def import_claude(
             saved[:] = [time.monotonic(), False]
 
     todo = plan(report, sessions, state, days=days, now=now, name=name, quiet_seconds=quiet_seconds)
-    keys = {key_of(files, name): (key, sig) for files, key, sig in todo.todo}
+    sigs = {key: sig for _, key, sig in todo.todo}
     if not todo.todo:  # nothing changed: not even the redactor is built
         if progress is not None:
             progress(len(sessions), len(sessions))
@@ -191,9 +191,9 @@ def import_claude(
         for i, (files, prepared) in enumerate(trees):
             if progress is not None:
                 progress(report.sessions - len(todo.todo) + i, report.sessions)
-            if (hit := keys.get(key_of(files, name))) is None:
+            key = key_of(files, name)
+            if (sig := sigs.get(key)) is None:
                 continue  # handed over early, but this plan leaves it out: dropped unwritten
-            key, sig = hit
             batch.append((key, sig, files.session_id, prepared))
             pending_files += len(prepared.files) + len(prepared.result.written)
             if pending_files >= _BATCH:

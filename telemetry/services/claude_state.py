@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +51,7 @@ __all__ = [
     "near_cleanup",
     "plan",
     "report_tree",
+    "resume_of",
     "save_state",
     "signature",
     "sqlite_path",
@@ -191,6 +192,12 @@ class Plan:
     """What one run has to do: the sessions to read, with their key and signature."""
 
     todo: list[tuple[SessionFiles, str, list[list[Any]]]] = field(default_factory=list)
+
+
+def resume_of(entry: object) -> Mapping[str, Any] | None:
+    """Where a session's kept state says its read stopped; None when it must be read whole."""
+    resume = entry.get("resume") if isinstance(entry, Mapping) else None
+    return resume if isinstance(resume, Mapping) else None
 
 
 def plan(
