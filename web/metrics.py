@@ -173,17 +173,12 @@ class RequestMetricsMiddleware:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._for: Any = None  # the app whose metrics `_metrics` are (looked up once)
-        self._metrics: _AppMetrics | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        metrics = self._metrics
-        if metrics is None or self._for is not scope["app"]:
-            metrics = self._metrics = app_metrics(scope["app"])
-            self._for = scope["app"]
+        metrics = app_metrics(scope["app"])
         started = time.perf_counter()
         status = 500  # an exception before the response started ends as a 500
 

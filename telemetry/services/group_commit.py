@@ -117,20 +117,21 @@ class GroupCommit:
     ) -> Future[T]:
         """Queue `fn(db)`; its future holds the result once the transaction committed. `reads`
         name what it will read under those locks: a batch hands them all to `prefetch` at once."""
-        if not any(t.is_alive() for t in self._threads):
-            raise RuntimeError("the group commit is not running")
         future: Future[T] = Future()
-        self._queue.put(_Member(fn, tuple(keys), tuple(reads), future=future))
+        self._enqueue(_Member(fn, tuple(keys), tuple(reads), future=future))
         return future
 
     async def run(self, fn: Callable[[Session], T], keys: Iterable[str] = (), reads: Iterable[str] = ()) -> T:
         """`submit`, awaited from the event loop without a thread of the pool. A batch's
         writes awaited on one loop are answered there with one wakeup, once it committed."""
+        waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._enqueue(_Member(fn, tuple(keys), tuple(reads), waiter=waiter))
+        return await waiter
+
+    def _enqueue(self, member: _Member) -> None:
         if not any(t.is_alive() for t in self._threads):
             raise RuntimeError("the group commit is not running")
-        waiter: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.put(_Member(fn, tuple(keys), tuple(reads), waiter=waiter))
-        return await waiter
+        self._queue.put(member)
 
     def _settle(self, outcomes: Iterable[tuple[_Member, bool, Any]]) -> None:
         """Give each member its result (ok) or error; those awaited on an event loop in one

@@ -20,7 +20,7 @@ from telemetry.settings import Settings
 if TYPE_CHECKING:  # an import builds its redactor before it loads the store's models
     from sqlmodel import SQLModel
 
-__all__ = ["clip_to_columns", "redact_model", "redact_values", "redactor_for"]
+__all__ = ["clip_to_columns", "redact_model", "redactor_for"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,15 +29,6 @@ def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redact
     """Configured values (setting, file, extra) and the HMAC key kept in the data folder."""
     values = secret_values(settings.redact_values, settings.redact_file) + list(extra_values)
     return Redactor(load_key(settings.redact_key), values)
-
-
-def redact_values(redactor: Redactor, values: dict[str, Any]) -> dict[str, Any]:
-    """`values` with every string, list and object redacted; other values as they were."""
-    texts = {k: v for k, v in values.items() if isinstance(v, str | list | dict)}
-    if not texts:
-        return dict(values)
-    clean, _ = redactor.redact_obj(texts)
-    return {**values, **clean}
 
 
 def clip_to_columns(values: dict[str, Any], table: type[SQLModel]) -> dict[str, Any]:

@@ -127,7 +127,7 @@ def _upsert_many(db: Session, items: list[tuple[tuple[str, str], float]]) -> Non
         return
     now = utcnow()
     conn = db.connection()
-    if conn.dialect.name == "postgresql" and len(items) > 1:
+    if conn.dialect.name == "postgresql":
         arrays = [[m for (m, _), _ in items], [k for (_, k), _ in items], [float(d) for _, d in items]]
         pg_direct.execute(conn, _UPSERT_ALL, [now, *arrays])
         return
