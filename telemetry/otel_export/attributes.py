@@ -220,7 +220,8 @@ def _chat_tail(model: object, provider: object, finish: object, error: object) -
     nothing) that repeat are kept, at most _KEPT_TAILS of them (shared by every thread: a race
     can only write a tail twice)."""
     key = (model, provider, finish, error)
-    got = _TAILS.get(key) if all(v is None or type(v) is str for v in key) else None
+    plain = all(v is None or type(v) is str for v in key)  # only these are kept
+    got = _TAILS.get(key) if plain else None
     if got is not None:
         return got
     a = []
@@ -232,7 +233,7 @@ def _chat_tail(model: object, provider: object, finish: object, error: object) -
         a.append(_FINISH.one_string_list(str(finish)))
     a.append(_ERROR.put(error, keep=True))
     got = b"".join(a)
-    if len(_TAILS) < _KEPT_TAILS and all(v is None or type(v) is str for v in key):
+    if plain and len(_TAILS) < _KEPT_TAILS:
         _TAILS[key] = got
     return got
 

@@ -174,10 +174,7 @@ class _Builder:
         error = turn.get("error")
         if error:
             node.status, node.status_message = "ERROR", str(turn.get("error_message") or error)
-        nodes = self.nodes
-        if key not in nodes:  # the same message twice in a document: keep the first
-            node.parent = parent
-            nodes[key] = node
+        self.add(node, parent)
         launched: dict[str, str] | None = None
         calls, tool_head = self.calls, heads[1]
         for p in parts if tools is None else tools:
@@ -199,9 +196,7 @@ class _Builder:
             tool = _Node(tkey, f"execute_tool {tool_name}", "INTERNAL", t0, t1, tattrs, sid)
             if status == "error":
                 tool.status, tool.status_message = "ERROR", str(state.get("error") or "tool error")[:500]
-            if tkey not in nodes:  # the same part twice in a document: keep the first
-                tool.parent = key
-                nodes[tkey] = tool
+            self.add(tool, key)
             if call:
                 calls[(sid, str(call))] = tkey
             if tool_name == "task":
