@@ -100,7 +100,11 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         # batches twice as large, for about a sixth less CPU a pair (octel's and the database's)
         threads = 1 if engine.dialect.name == "sqlite" else 2
         app.state.group_commit = GroupCommit(
-            engine, expected=(ConflictError,), threads=threads, prefetch=cycle_rows.prefetch
+            engine,
+            expected=(ConflictError,),
+            threads=threads,
+            prefetch=cycle_rows.prefetch,
+            deferred=cycle_rows.deferred,
         )
         app.state.group_commit.start()
         if (warning := exposure_warning(settings)) is not None:

@@ -86,12 +86,12 @@ async def cycle_write(state: Any, p: ingest.CycleBegin | ingest.CycleFinish) -> 
     `orphaned` is false for a cycle just written), so FastAPI need not validate and encode it
     again."""
     commit: GroupCommit = state.group_commit
-    reads: tuple[str, ...] = ()
-    # the app's one redactor first; the locks are of what is stored
+    # the app's one redactor first; the locks are of what is stored. Each reads its stored
+    # row (if any) first: read with the rest of its batch's, so a new one can be held back
     if isinstance(p, ingest.CycleBegin):
         begin = ingest.clean(state.redactor, p)
-        write, keys = _begun(begin), ingest.cycle_lock_keys(begin)
-    else:  # a finish reads its stored row first: read with the rest of its batch's
+        write, keys, reads = _begun(begin), ingest.cycle_lock_keys(begin), (begin.cycle_id,)
+    else:
         finish = ingest.clean(state.redactor, p)
         write, keys, reads = _finished(finish), ingest.cycle_lock_keys(finish), (finish.cycle_id,)
     try:

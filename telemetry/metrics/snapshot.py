@@ -174,19 +174,26 @@ def _le_value(le: str) -> float:
 def histogram_series(
     metric: Metric, rows: Iterable[CounterRow], default_les: Sequence[float]
 ) -> tuple[HistogramSeries, ...]:
-    """Rebuild a histogram from its `_bucket`, `_sum` and `_count` counters.
+    """Rebuild a histogram from its `_bin`, `_bucket`, `_sum` and `_count` counters.
 
-    A bucket no observation reached has no row: it reads as the bucket below it (zero for the
-    first). Buckets stay cumulative even if bounds changed between versions, and `+Inf` is never
-    below the count.
+    `_bin` counts the observations in one bucket alone, what writers bump; `_bucket` the
+    cumulative counts of stores written before, where a bucket no observation reached has no
+    row and reads as the bucket below it (zero for the first). A bucket's count is the two
+    added up. Buckets stay cumulative even if bounds changed between versions, and `+Inf` is
+    never below the count.
     """
     key = metric.aggregate_key
     buckets: dict[tuple[str, ...], dict[float, float]] = {}
+    bins: dict[tuple[str, ...], dict[float, float]] = {}
     sums: dict[tuple[str, ...], float] = {}
     counts: dict[tuple[str, ...], float] = {}
     for name, labels, value in rows:
         if name == f"{key}_bucket":
             b = buckets.setdefault(_project(labels, metric.labels), {})
+            le = _le_value(labels.get("le", "+Inf"))
+            b[le] = b.get(le, 0.0) + value
+        elif name == f"{key}_bin":
+            b = bins.setdefault(_project(labels, metric.labels), {})
             le = _le_value(labels.get("le", "+Inf"))
             b[le] = b.get(le, 0.0) + value
         elif name == f"{key}_sum":
@@ -196,16 +203,18 @@ def histogram_series(
             k = _project(labels, metric.labels)
             counts[k] = counts.get(k, 0.0) + value
     out = []
-    for k in sorted(set(buckets) | set(sums) | set(counts)):
-        seen = buckets.get(k, {})
-        bounds = sorted({*default_les, *seen, math.inf})
-        running = 0.0
+    for k in sorted(set(buckets) | set(bins) | set(sums) | set(counts)):
+        seen, binned = buckets.get(k, {}), bins.get(k, {})
+        bounds = sorted({*default_les, *seen, *binned, math.inf})
+        running = below = 0.0
         cumulative = []
         for le in bounds:
             running = max(running, seen.get(le, 0.0))
+            below += binned.get(le, 0.0)
+            count = running + below
             if le == math.inf:
-                running = max(running, counts.get(k, 0.0))
-            cumulative.append(("+Inf" if le == math.inf else repr(le), running))
+                count = max(count, counts.get(k, 0.0))
+            cumulative.append(("+Inf" if le == math.inf else repr(le), count))
         out.append(HistogramSeries(k, tuple(cumulative), sums.get(k, 0.0)))
     return tuple(out)
 
@@ -258,7 +267,8 @@ def derive(reads: StoreReads) -> list[Family]:
             families.append(Family(m, _store_series(m, reads)))
         elif m.source == "aggregate" and m.kind == "histogram":
             key = m.aggregate_key
-            rows = [r for part in ("_bucket", "_sum", "_count") for r in by_name.get(key + part, ())]
+            parts = ("_bin", "_bucket", "_sum", "_count")
+            rows = [r for part in parts for r in by_name.get(key + part, ())]
             families.append(Family(m, histogram_series(m, rows, aggregates.CYCLE_DURATION_BUCKETS)))
         elif m.source == "aggregate":
             families.append(Family(m, counter_series(m, by_name.get(m.aggregate_key, ()))))

@@ -10,13 +10,17 @@ A row is a `SimpleNamespace` with the table's columns as attributes, what `cycle
 A transaction that writes many cycles at once (`group_commit`) reads the stored rows of the
 cycles it will finish in one statement (`prefetch`), once it holds their advisory locks: no
 other writer can change them until it commits, and what it writes itself is kept in step, so
-`read` answers from them as the table would.
+`read` answers from them as the table would. On PostgreSQL such a transaction may also hold
+its writes back (`deferred`): the cycles it knows are not stored, and the rows it changes, are
+written when the block ends, the inserts together and the updates together, one round trip
+each instead of one a cycle.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,12 +31,61 @@ from sqlmodel import Session
 from telemetry.services import cycle_rows_pg
 from telemetry.store.models import Cycle
 
-__all__ = ["COLUMNS", "insert_new", "prefetch", "read", "update_row"]
+__all__ = ["COLUMNS", "StoredMeanwhile", "deferred", "insert_new", "prefetch", "read", "update_row"]
 
 _T = Cycle.__table__  # type: ignore[attr-defined]
 COLUMNS: tuple[str, ...] = tuple(c.name for c in _T.columns)
 _NEW = tuple(c for c in COLUMNS if c != "id")
 _KNOWN = "octel_cycle_rows"  # Session.info: cycle id → its row (None: not stored), prefetched
+_HELD_BACK = "octel_cycle_writes"  # Session.info: the writes a `deferred` block holds back
+
+
+class StoredMeanwhile(RuntimeError):
+    """A cycle held back as new was found stored when written (by a writer that took no lock
+    on it): the transaction's writes are wrong, so it must be rolled back."""
+
+
+class _HeldBack:
+    """A `deferred` block's writes: new rows by cycle id, changed columns by row id."""
+
+    def __init__(self) -> None:
+        self.inserts: dict[str, dict[str, Any]] = {}
+        self.updates: dict[int, dict[str, Any]] = {}
+
+
+@contextmanager
+def deferred(db: Session) -> Iterator[None]:
+    """On PostgreSQL, inside the block, a new cycle `prefetch` found not stored, and a change
+    of a row, are written when the block ends, still in the same transaction: the inserts in
+    one round trip, the updates in another. `read` answers from the prefetched rows, kept in
+    step, and nothing else reads the cycle table before the block ends (a batch relinks its
+    sessions after it). Nothing is written when the block raises; an insert that meets a
+    stored row raises `StoredMeanwhile`. Elsewhere, and on SQLite (in process: no round trips
+    to save), writes go out as they come."""
+    if db.info.get(_HELD_BACK) is not None or db.get_bind().dialect.name != "postgresql":
+        yield
+        return
+    held = _HeldBack()
+    db.info[_HELD_BACK] = held
+    try:
+        yield
+    finally:
+        db.info.pop(_HELD_BACK, None)
+    _write_held(db, held)
+
+
+def _write_held(db: Session, held: _HeldBack) -> None:
+    conn = db.connection()
+    if held.inserts:
+        rows = list(held.inserts.values())
+        if cycle_rows_pg.insert_all(conn, rows) != len(rows):
+            raise StoredMeanwhile("a cycle written as new was stored meanwhile")
+    by_columns: dict[tuple[str, ...], list[tuple[int, dict[str, Any]]]] = {}
+    for row_id in sorted(held.updates):  # in id order, as a lone writer would meet them
+        changed = held.updates[row_id]
+        by_columns.setdefault(tuple(sorted(changed)), []).append((row_id, changed))
+    for keys, changes in by_columns.items():
+        cycle_rows_pg.update_all(conn, keys, changes)
 
 
 @functools.cache
@@ -85,7 +138,18 @@ def read(db: Session, cycle_id: str) -> SimpleNamespace | None:
 
 
 def insert_new(db: Session, values: dict[str, Any]) -> SimpleNamespace | None:
-    """Insert a cycle unless its id is stored already; the new row, or None when it was."""
+    """Insert a cycle unless its id is stored already; the new row, or None when it was (a
+    row held back by `deferred` has no id yet)."""
+    held: _HeldBack | None = db.info.get(_HELD_BACK)
+    known: dict[str, dict[str, Any] | None] | None = db.info.get(_KNOWN)
+    cid = values["cycle_id"]
+    if held is not None and known is not None and cid in known:  # read under its lock
+        if known[cid] is not None:  # stored, or held back as new: as the table would answer
+            return None
+        new_row = {"id": None, **{c: values.get(c) for c in _NEW}}
+        held.inserts[cid] = new_row
+        known[cid] = dict(new_row)
+        return SimpleNamespace(**new_row)
     conn = db.connection()
     if conn.dialect.name == "postgresql":
         new = cycle_rows_pg.insert_new(conn, values)
@@ -106,13 +170,20 @@ def _update(keys: tuple[str, ...]) -> Any:
 
 def update_row(db: Session, row: SimpleNamespace, changed: dict[str, Any]) -> SimpleNamespace:
     """Write `changed` columns of a stored row; the row as it is now."""
+    held: _HeldBack | None = db.info.get(_HELD_BACK)
     conn = db.connection()
-    if conn.dialect.name == "postgresql":
+    if held is not None and db.info.get(_KNOWN) is not None:  # `read` keeps answering from it
+        if row.cycle_id in held.inserts:
+            held.inserts[row.cycle_id].update(changed)
+        else:
+            held.updates.setdefault(row.id, {}).update(changed)
+    elif conn.dialect.name == "postgresql":
         cycle_rows_pg.update_row(conn, row.id, changed)
     else:
         keys = tuple(sorted(changed))
         conn.execute(_update(keys), {"row_id": row.id, **{f"v_{k}": changed[k] for k in keys}})
-    _forget(db, row.id)
+    if row.id is not None:
+        _forget(db, row.id)
     now = {**vars(row), **changed}
     _remember(db, row.cycle_id, now)
     return SimpleNamespace(**now)

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 from telemetry.store import pg_direct
 from telemetry.store.models import Cycle
 
-__all__ = ["insert_new", "read", "read_many", "update_row"]
+__all__ = ["insert_all", "insert_new", "read", "read_many", "update_all", "update_row"]
 
 _T = Cycle.__table__  # type: ignore[attr-defined]
 _COLUMNS: tuple[str, ...] = tuple(c.name for c in _T.columns)
@@ -59,7 +59,11 @@ def read(conn: Connection, cycle_id: str) -> dict[str, Any] | None:
 
 
 def read_many(conn: Connection, cycle_ids: list[str]) -> list[dict[str, Any]]:
-    return _run(conn, _READ_MANY, [cycle_ids], True)
+    """Planned afresh each time: prepared on a young table, the statement's generic plan kept
+    a sequential scan as the table grew (a table scan a batch, until autovacuum's first
+    ANALYZE), where a plan of the moment takes the `cycle_id` index."""
+    rows = pg_direct.execute(conn, _READ_MANY, [cycle_ids], rows=True, prepare=False)
+    return [dict(zip(_COLUMNS, r, strict=True)) for r in rows]
 
 
 def insert_new(conn: Connection, values: dict[str, Any]) -> dict[str, Any] | None:
@@ -71,3 +75,16 @@ def insert_new(conn: Connection, values: dict[str, Any]) -> dict[str, Any] | Non
 def update_row(conn: Connection, row_id: int, changed: dict[str, Any]) -> None:
     keys = tuple(sorted(changed))
     _run(conn, _update(keys), [*(_value(k, changed[k]) for k in keys), row_id], False)
+
+
+def insert_all(conn: Connection, rows: list[dict[str, Any]]) -> int:
+    """Insert new cycles in one round trip; how many were inserted (a cycle stored already is
+    left as it is and not counted)."""
+    params = [[_value(c, r.get(c)) for c in _NEW] for r in rows]
+    return pg_direct.execute_many(conn, _INSERT, params, returning=True)
+
+
+def update_all(conn: Connection, keys: tuple[str, ...], changes: list[tuple[int, dict[str, Any]]]) -> None:
+    """Write the `keys` columns of several rows (row id, values) in one round trip."""
+    params = [[*(_value(k, changed[k]) for k in keys), row_id] for row_id, changed in changes]
+    pg_direct.execute_many(conn, _update(keys), params)

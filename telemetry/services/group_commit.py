@@ -23,7 +23,8 @@ waits, the next batch is written.
   sorted statement at its end (`aggregates.coalesced`), the order every other writer uses. The
   sessions the batch's cycles name are relinked to their drivers once, at its end too
   (`spend_links.links_deferred`). What the members will read under their locks (`reads`) is
-  read for the whole batch in one statement once the locks are held (`prefetch`). A lock no
+  read for the whole batch in one statement once the locks are held (`prefetch`), and what
+  they write may be held back and written together at the end (`deferred`). A lock no
   member could name in advance (the session a finish moves its cycle away from) is taken when
   met; should the database find a deadlock there, it is an error like any other: the batch is
   rolled back and each write runs alone.
@@ -86,10 +87,12 @@ class GroupCommit:
         max_batch: int = 64,
         threads: int = 2,
         prefetch: Callable[[Session, list[str]], None] | None = None,
+        deferred: Callable[[Session], contextlib.AbstractContextManager[None]] | None = None,
     ) -> None:
         self.engine = engine
         self.expected = expected
         self.prefetch = prefetch
+        self.deferred = deferred
         self.max_batch = max_batch
         self.batches = 0  # transactions that committed a batch (for tests and benchmarks)
         self.members = 0
@@ -192,7 +195,9 @@ class GroupCommit:
             reads = [r for m in batch for r in m.reads]
             if self.prefetch is not None and len(reads) > 1:  # one read alone is read as it comes
                 self.prefetch(db, reads)
-            with aggregates.coalesced(db), links_deferred(db):
+            held = self.deferred(db) if self.deferred is not None else contextlib.nullcontext()
+            # the members' held-back writes go out first, then the links that read them
+            with aggregates.coalesced(db), links_deferred(db), held:
                 for m in batch:
                     try:
                         outcomes.append((True, m.fn(db)))

@@ -20,22 +20,52 @@ from typing import Any
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-__all__ = ["execute"]
+__all__ = ["execute", "execute_many"]
 
 
 def execute(
-    conn: Connection, sql: str, params: Sequence[Any], *, rows: bool = False
+    conn: Connection, sql: str, params: Sequence[Any], *, rows: bool = False, prepare: bool | None = None
 ) -> list[tuple[Any, ...]]:
-    """Run `sql` (`%s` placeholders) on `conn`'s psycopg connection; its rows when `rows`."""
+    """Run `sql` (`%s` placeholders) on `conn`'s psycopg connection; its rows when `rows`.
+    `prepare=False`: planned afresh each time (see psycopg's `execute`)."""
     import psycopg
 
     pg = conn.connection.driver_connection
     try:
-        cur = pg.execute(sql, params)  # type: ignore[union-attr]
+        cur = pg.execute(sql, params, prepare=prepare)  # type: ignore[union-attr]
         return cur.fetchall() if rows else []
     except psycopg.Error as e:
-        lost = bool(pg.broken or pg.closed)  # type: ignore[union-attr]
-        if lost:  # as SQLAlchemy does on a disconnect: this one, and the pool's idle ones
-            conn.invalidate(e)
-            conn.engine.pool.dispose()
-        raise DBAPIError.instance(sql, list(params), e, psycopg.Error, connection_invalidated=lost) from e
+        raise _raised(conn, sql, params, e) from e
+
+
+def execute_many(
+    conn: Connection, sql: str, params: Sequence[Sequence[Any]], *, returning: bool = False
+) -> int:
+    """Run `sql` once for each parameter list, sent together (psycopg's pipeline: one round
+    trip, not one each); the number of rows they returned when `returning`."""
+    import psycopg
+
+    pg = conn.connection.driver_connection
+    try:
+        with pg.cursor() as cur:  # type: ignore[union-attr]
+            cur.executemany(sql, params, returning=returning)
+            found = 0
+            while returning:
+                found += len(cur.fetchall())
+                if not cur.nextset():
+                    break
+            return found
+    except psycopg.Error as e:
+        raise _raised(conn, sql, params, e) from e
+
+
+def _raised(conn: Connection, sql: str, params: Sequence[Any], e: Exception) -> Exception:
+    """A psycopg error as SQLAlchemy raises it; a lost connection invalidated first."""
+    import psycopg
+
+    pg = conn.connection.driver_connection
+    lost = bool(pg.broken or pg.closed)  # type: ignore[union-attr]
+    if lost:  # as SQLAlchemy does on a disconnect: this one, and the pool's idle ones
+        conn.invalidate(e)
+        conn.engine.pool.dispose()
+    return DBAPIError.instance(sql, list(params), e, psycopg.Error, connection_invalidated=lost)

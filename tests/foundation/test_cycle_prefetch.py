@@ -1,5 +1,6 @@
-"""A batch of cycle writes reads the stored rows of the cycles it finishes in one statement
-(`cycle_rows.prefetch`): every write of the batch gets the answer, and leaves the row, it
+"""A batch of cycle writes reads the stored rows of its cycles in one statement
+(`cycle_rows.prefetch`) and, on PostgreSQL, writes its new rows and changes together at its end
+(`cycle_rows.deferred`): every write of the batch gets the answer, and leaves the row, it
 would have written alone, whatever else the same batch wrote to the same cycle first."""
 
 from __future__ import annotations
@@ -39,7 +40,13 @@ _TIMES = ("started_at", "ended_at", "duration_s", "elapsed_s")
 
 @pytest.fixture
 def commit(engine: Engine) -> Iterator[GroupCommit]:
-    g = GroupCommit(engine, expected=(ingest.ConflictError,), threads=1, prefetch=cycle_rows.prefetch)
+    g = GroupCommit(
+        engine,
+        expected=(ingest.ConflictError,),
+        threads=1,
+        prefetch=cycle_rows.prefetch,
+        deferred=cycle_rows.deferred,
+    )
     g.start()
     yield g
     g.close()
@@ -82,13 +89,13 @@ def test_a_batch_that_reads_its_rows_at_once_answers_as_writes_one_by_one(
     alone = []
     for what, cid, driver in _BATCH:  # each its own batch: no prefetch
         fn, keys = _write("alone-", what, cid, driver)
-        alone.append(_answer("alone-", commit.submit(fn, keys, ["alone-" + cid] if what == "finish" else [])))
+        alone.append(_answer("alone-", commit.submit(fn, keys, ["alone-" + cid])))
     release, held = hold_commit(commit)
     batches = commit.batches
     futures = []
     for what, cid, driver in _BATCH:
         fn, keys = _write("batch-", what, cid, driver)
-        futures.append(commit.submit(fn, keys, ["batch-" + cid] if what == "finish" else []))
+        futures.append(commit.submit(fn, keys, ["batch-" + cid]))
     release.set()
     held.result(30)
     together = [_answer("batch-", f) for f in futures]
@@ -98,3 +105,83 @@ def test_a_batch_that_reads_its_rows_at_once_answers_as_writes_one_by_one(
     with session_scope(engine, write=False) as db:
         counted = sum(v for m, labels, v in read_all(db) if m == "cycles_total" and labels["driver"] == "d")
     assert counted == 6  # three finishes changed a cycle, in each way of writing
+
+
+@pytest.mark.postgres
+def test_a_cycle_stored_meanwhile_by_a_writer_without_its_lock_is_not_lost(pg_url: str) -> None:
+    """A batch holds back the insert of a cycle it found not stored; a writer that takes no
+    lock stores that cycle before the batch writes. The batch is rolled back and its writes
+    run alone: the begin is answered as a retry of the stored row, which is stored once."""
+    from sqlalchemy.dialects.postgresql import insert
+
+    from telemetry.store.db import make_engine
+    from telemetry.store.migrate import upgrade
+
+    engine = make_engine(pg_url)
+    upgrade(engine)
+    g = GroupCommit(engine, expected=(ingest.ConflictError,), threads=1,
+                    prefetch=cycle_rows.prefetch, deferred=cycle_rows.deferred)  # fmt: skip
+    g.start()
+    try:
+        now = utcnow()
+        b = ingest.CycleBegin(cycle_id="meanwhile", driver="d")
+
+        def lockless(db: Session) -> str:  # another connection, committed before the batch is
+            raw = {"begin": {"cycle_id": "meanwhile"}}
+            row = dict(
+                cycle_id="meanwhile", driver="d", started_at=now, updated_at=now, start_synthesised=False
+            )
+            with engine.begin() as conn:
+                conn.execute(insert(Cycle.__table__).values(**row, raw=raw).on_conflict_do_nothing())  # type: ignore[attr-defined]
+            return "stored"
+
+        release, held = hold_commit(g)
+        begun = g.submit(lambda db: ingest.begin_clean(db, b, now), ingest.cycle_lock_keys(b), ["meanwhile"])
+        other = g.submit(lockless, (), ["unrelated"])
+        release.set()
+        held.result(30)
+        row, created = begun.result(30)
+        assert other.result(30) == "stored"
+        assert (row.cycle_id, created) == ("meanwhile", False)  # a retry of what is stored
+        with session_scope(engine, write=False) as db:
+            stored = db.exec(select(Cycle).where(Cycle.cycle_id == "meanwhile")).all()
+        assert len(stored) == 1 and stored[0].id is not None
+    finally:
+        g.close()
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_batch_reads_its_rows_by_index_however_young_the_table_was(pg_url: str) -> None:
+    """The batch read is planned as it runs. Prepared while the table was young (where a scan
+    of the table is the cheaper plan), its plan was kept as the table grew: a scan of the
+    whole table every batch, until the first ANALYZE."""
+    from sqlalchemy import text
+
+    from telemetry.store.db import make_engine
+    from telemetry.store.migrate import upgrade
+
+    add = text(
+        "INSERT INTO cycle (cycle_id, driver, started_at, start_synthesised, updated_at) "
+        "SELECT 'c' || i, 'd', now(), false, now() "
+        "FROM generate_series(CAST(:a AS int), CAST(:b AS int)) AS i"
+    )
+    scans = text("SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'cycle'")
+    engine = make_engine(pg_url)
+    upgrade(engine)
+    try:
+        n = 0
+        for _ in range(40):  # batches of 16 new cycles, each read first, as ingestion does
+            with session_scope(engine) as db:
+                db.connection().execute(add, {"a": n + 1, "b": n + 16})
+                cycle_rows.prefetch(db, [f"c{i}" for i in range(n + 1, n + 17)])
+                n += 16
+        with session_scope(engine) as db:
+            db.connection().execute(add, {"a": n + 1, "b": n + 20_000})
+        with session_scope(engine) as db:
+            before = db.connection().execute(scans).scalar_one()
+            cycle_rows.prefetch(db, [f"c{i}" for i in range(1, 17)])
+            assert db.connection().execute(scans).scalar_one() == before
+            assert cycle_rows.read(db, "c7") is not None
+    finally:
+        engine.dispose()

@@ -44,7 +44,7 @@ def test_names_are_unique_and_do_not_collide_with_histogram_series() -> None:
 
 def test_every_write_time_counter_is_exposed_with_its_labels() -> None:
     for key, labels in COUNTERS.items():
-        stem = re.sub(r"_(bucket|sum|count)$", "", key)
+        stem = re.sub(r"_(bin|bucket|sum|count)$", "", key)
         if stem != key:
             m = by_name(f"octel_{stem}")
             assert m.kind == "histogram"
@@ -61,7 +61,7 @@ def test_every_aggregate_metric_has_its_counters() -> None:
         if m.source != "aggregate":
             continue
         if m.kind == "histogram":
-            assert {f"{m.aggregate_key}_{s}" for s in ("bucket", "sum", "count")} <= set(COUNTERS)
+            assert {f"{m.aggregate_key}_{s}" for s in ("bin", "bucket", "sum", "count")} <= set(COUNTERS)
         else:
             assert m.aggregate_key in COUNTERS, m.name
 

@@ -34,20 +34,30 @@ DURATION = by_name("octel_cycle_duration_seconds")
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
-def _observed(durations: dict[str, list[float]]) -> list[tuple[str, dict[str, str], float]]:
-    """The rows `aggregates.observe_cycle_duration` leaves behind for these observations."""
+def _observed(durations: dict[str, list[float]], legacy: int = 0) -> list[tuple[str, dict[str, str], float]]:
+    """The rows observing these durations leaves: the first `legacy` of each driver as stores
+    written before kept them (cumulative `_bucket` counters), the rest as
+    `aggregates.observe_cycle_duration` writes them now (one `_bin` counter each)."""
     acc: dict[tuple[str, str, str], float] = {}  # (suffix, driver, le) -> value
+
+    def add(key: tuple[str, str, str], v: float) -> None:
+        acc[key] = acc.get(key, 0) + v
+
     for driver, ds in durations.items():
-        for d in ds:
-            for le in CYCLE_DURATION_BUCKETS:
-                if d <= le:
-                    acc[("_bucket", driver, repr(le))] = acc.get(("_bucket", driver, repr(le)), 0) + 1
-            acc[("_bucket", driver, "+Inf")] = acc.get(("_bucket", driver, "+Inf"), 0) + 1
-            acc[("_sum", driver, "")] = acc.get(("_sum", driver, ""), 0) + d
-            acc[("_count", driver, "")] = acc.get(("_count", driver, ""), 0) + 1
+        for i, d in enumerate(ds):
+            if i < legacy:
+                for le in CYCLE_DURATION_BUCKETS:
+                    if d <= le:
+                        add(("_bucket", driver, repr(le)), 1)
+                add(("_bucket", driver, "+Inf"), 1)
+            else:
+                le = next((repr(b) for b in CYCLE_DURATION_BUCKETS if d <= b), "+Inf")
+                add(("_bin", driver, le), 1)
+            add(("_sum", driver, ""), d)
+            add(("_count", driver, ""), 1)
     rows: list[tuple[str, dict[str, str], float]] = []
     for (suffix, drv, bound), v in acc.items():
-        labels = {"driver": drv, "le": bound} if suffix == "_bucket" else {"driver": drv}
+        labels = {"driver": drv, "le": bound} if suffix in ("_bucket", "_bin") else {"driver": drv}
         rows.append((f"cycle_duration_seconds{suffix}", labels, v))
     return rows
 
@@ -56,9 +66,12 @@ drivers = st.sampled_from(["review", "impl", "triage"])
 durations = st.dictionaries(drivers, st.lists(st.floats(0, 10_000), min_size=1, max_size=30), max_size=3)
 
 
-@given(durations)
-def test_histogram_is_rebuilt_exactly(obs: dict[str, list[float]]) -> None:
-    series = {s.labels: s for s in histogram_series(DURATION, _observed(obs), CYCLE_DURATION_BUCKETS)}
+@given(durations, st.integers(0, 31))
+def test_histogram_is_rebuilt_exactly(obs: dict[str, list[float]], legacy: int) -> None:
+    """Whether a store kept its observations the old way (cumulative), the new way (one bin
+    each) or both (upgraded midway), the histogram is the same."""
+    rows = _observed(obs, legacy)
+    series = {s.labels: s for s in histogram_series(DURATION, rows, CYCLE_DURATION_BUCKETS)}
     assert set(series) == {(d,) for d in obs}
     for driver, ds in obs.items():
         h = series[(driver,)]
@@ -70,7 +83,7 @@ def test_histogram_is_rebuilt_exactly(obs: dict[str, list[float]]) -> None:
 
 counter_rows = st.lists(
     st.tuples(
-        st.sampled_from(["cycle_duration_seconds_bucket", "cycle_duration_seconds_count", "other"]),
+        st.sampled_from([f"cycle_duration_seconds_{s}" for s in ("bucket", "bin", "count")] + ["other"]),
         st.fixed_dictionaries(
             {"driver": drivers},
             optional={"le": st.sampled_from(["1.0", "5.0", "7.5", "+Inf", "bogus"])},
