@@ -95,14 +95,11 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
         app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
         app.state.redactor = redactor_for(settings)  # everything stored passes it first
-        # SQLite has one writer at a time: more threads would only sleep in its busy handler.
-        # On PostgreSQL two: with 8 or 32 writers they wrote as many pairs a second as four, in
-        # batches twice as large, for about a sixth less CPU a pair (octel's and the database's)
-        threads = 1 if engine.dialect.name == "sqlite" else 2
+        # one writer thread: SQLite has one writer at a time, and on PostgreSQL a second thread
+        # wrote no more pairs a second, in batches half as large, for a sixth more CPU a pair
         app.state.group_commit = GroupCommit(
             engine,
             expected=(ConflictError,),
-            threads=threads,
             prefetch=cycle_rows.prefetch,
             deferred=cycle_rows.deferred,
         )

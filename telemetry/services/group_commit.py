@@ -3,11 +3,11 @@
 Under many writers a write's cost is mostly per transaction, not per row: a connection checked
 out and pinged, a BEGIN, the advisory locks, the counters' upsert, the sessions the cycles name
 relinked, a durable COMMIT (an fsync on PostgreSQL), and a thread of the pool per request.
-`GroupCommit` runs the writes it is given on a few threads of its own (2 by default): each
-takes whatever has queued while it was writing as its next batch, so a lone write waits for
-nothing, and 32 writers at once pay those costs once a batch. More than one thread, because a
-batch spends most of its time waiting on the database (under load, on a busy core): while one
-waits, the next batch is written.
+`GroupCommit` runs the writes it is given on a thread of its own (or a few): it takes whatever
+has queued while it was writing as its next batch, so a lone write waits for nothing, and 32
+writers at once pay those costs once a batch. One thread by default: since a batch's cycle
+writes go to the database together (`cycle_rows.deferred`), a batch waits on a few round trips,
+not one a write, and a second thread made batches half as large for a sixth more CPU a write.
 
 - **Nothing is answered before the commit.** A member's future gets its result only after the
   batch's transaction has committed; when the commit fails, no member was answered yet.
@@ -76,7 +76,7 @@ def _wake(outcomes: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
 
 
 class GroupCommit:
-    """Runs writes in shared transactions on a few threads of its own; `start` before use,
+    """Runs writes in shared transactions on a thread (or a few) of its own; `start` before use,
     `close` after."""
 
     def __init__(
@@ -85,7 +85,7 @@ class GroupCommit:
         *,
         expected: tuple[type[Exception], ...] = (),
         max_batch: int = 64,
-        threads: int = 2,
+        threads: int = 1,
         prefetch: Callable[[Session, list[str]], None] | None = None,
         deferred: Callable[[Session], contextlib.AbstractContextManager[None]] | None = None,
     ) -> None:
