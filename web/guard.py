@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from telemetry.settings import Settings
 from web.errors import error_body
+from web.query_once import repeated_field
 
 __all__ = ["COOKIE", "Guard", "SecurityHeaders", "console_cookie", "valid_token"]
 
@@ -136,6 +137,11 @@ class Guard:
             return
         if (field := _nul_field(scope)) is not None:
             why = "text may not contain NUL characters"
+            body = error_body("invalid_request", f"{field}: {why}", [{"field": field, "message": why}])
+            await JSONResponse(body, 422)(scope, receive, send)
+            return
+        if (field := repeated_field(scope)) is not None:
+            why = "given more than once; this parameter takes one value"
             body = error_body("invalid_request", f"{field}: {why}", [{"field": field, "message": why}])
             await JSONResponse(body, 422)(scope, receive, send)
             return
