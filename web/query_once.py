@@ -53,7 +53,8 @@ def repeated_field(scope: Scope) -> str | None:
         return None
     seen: set[str] = set()
     twice: list[str] = []
-    for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="replace"):
+    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="replace")
+    for name, _ in pairs:
         if name in seen and name not in twice:
             twice.append(name)
         seen.add(name)

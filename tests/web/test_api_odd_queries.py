@@ -153,7 +153,9 @@ def test_a_live_offset_past_64_bits_is_a_422_naming_it(seeded: tuple[TestClient,
     assert client.get(f"/api/live/{ids['live']}/messages?offset=0").status_code == 200
 
 
-def test_a_one_value_parameter_given_twice_is_a_422_naming_it(seeded: tuple[TestClient, dict[str, str]]) -> None:
+def test_a_one_value_parameter_given_twice_is_a_422_naming_it(
+    seeded: tuple[TestClient, dict[str, str]],
+) -> None:
     """FastAPI would keep the last value: `?limit=5&limit=500` answered a question the script
     did not ask. Every documented one-value query parameter of every read route is refused
     when given twice; one that takes several (`by` on the Costs page) is not."""
