@@ -24,7 +24,7 @@ from archiver.archive import redact_record
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
-from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, rows_for_update, shares
+from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, rows_for_update, shares
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
@@ -89,8 +89,15 @@ def _index_batch(
     ids = sorted({r.session_id for r in recs})  # one order for every writer: no lock cycles
     for sid in ids:
         lock_key(db, "session", sid)
-    lock_links(db, [v for r in recs for v in (r.session_id, r.root_session_id, r.label)])
     conn = db.connection()
+    # the roots its rows name now: no other writer changes them while it holds `session:`
+    roots_now = [
+        root
+        for part in _chunks(ids)
+        for root in conn.execute(select(_SI.c.root_session_id).where(_SI.c.session_id.in_(part))).scalars()
+    ]
+    lock_links(db, [*roots_now, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
+    lock_trees(db, [*roots_now, *(v for r in recs for v in (r.session_id, r.root_session_id))])
     old: dict[str, dict[str, Any]] = {}
     findings: dict[str, dict[str, int]] = {}
     counted: set[tuple[str, str, str]] = set()

@@ -20,7 +20,7 @@ from archiver.archive import redact_record
 from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
-from telemetry.services.spend_links import SHARE_COLUMNS, lock_links
+from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
@@ -195,7 +195,11 @@ def index_records(
     recs = [redact_record(rec, redactor) for rec in records]
     for sid in sorted({r.session_id for r in recs}):  # one order for every writer
         lock_key(db, "session", sid)
-    lock_links(db, [cycle_id, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
+    sids = {r.session_id for r in recs}
+    # the roots its rows name now: no other writer changes them while it holds `session:`
+    was = db.exec(select(SessionIndex.root_session_id).where(col(SessionIndex.session_id).in_(sids))).all()
+    lock_links(db, [cycle_id, *was, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
+    lock_trees(db, [*was, *(v for r in recs for v in (r.session_id, r.root_session_id))])
     added: list[Share] = []
     removed: list[Share] = []
     # existing rows locked in one statement, by id, as every writer of the summary locks them,

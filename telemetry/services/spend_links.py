@@ -41,6 +41,7 @@ __all__ = [
     "cycles_changed",
     "links_deferred",
     "lock_links",
+    "lock_trees",
     "remove_sessions",
     "rows_for_update",
     "shares",
@@ -61,6 +62,25 @@ def lock_links(db: Session, values: Iterable[str | None]) -> None:
         return
     calls = ", ".join(f"pg_advisory_xact_lock(hashtextextended(:k{i}, 0))" for i in range(len(keys)))
     db.connection().execute(text(f"SELECT {calls}"), {f"k{i}": k for i, k in enumerate(keys)})
+
+
+def lock_trees(db: Session, session_ids: Iterable[str | None]) -> list[str]:
+    """Lock the index rows of `session_ids` (PostgreSQL; a no-op on SQLite), by id, in one
+    statement; the root ids those rows name now. A writer that rewrites tree sums
+    (`refresh_trees`) calls it first with every row it will touch, its own and their roots,
+    old and new: taking a root after rows of its own, it held a row of a high id while waiting
+    for one of a lower id, and with two writers locking by id (`rows_for_update`) that was a
+    deadlock."""
+    ids = sorted({s for s in session_ids if s})
+    if not ids or db.get_bind().dialect.name != "postgresql":
+        return []
+    found = db.connection().execute(_LOCK_TREES, {"ids": ids})
+    return [r for (r,) in found if r]
+
+
+_LOCK_TREES = text(
+    "SELECT root_session_id FROM session_index WHERE session_id = ANY(:ids) ORDER BY id FOR UPDATE"
+)
 
 
 def rows_for_update(db: Session, stmt: Select[Any]) -> list[dict[str, Any]]:
@@ -148,8 +168,9 @@ def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:
         return 0
     ids = list(session_ids)
     conn = db.connection()
-    roots = conn.execute(sa_select(_SI.c.root_session_id).where(_SI.c.session_id.in_(ids))).scalars()
+    roots = list(conn.execute(sa_select(_SI.c.root_session_id).where(_SI.c.session_id.in_(ids))).scalars())
     lock_links(db, [*ids, *roots])
+    lock_trees(db, [*ids, *roots])  # the roots are summed again below
     locked = rows_for_update(db, _select().where(_SI.c.session_id.in_(ids)))
     if not locked:
         return 0
