@@ -132,11 +132,13 @@ def _index_batch(
     named = [{**v, "cycle_id": old[s]["cycle_id"] if s in old else None} for s, v in rows.items()]
     for values, driver in zip(rows.values(), drivers_of(db, named), strict=True):
         values["driver"] = driver
-    apply(db, shares(rows.values()), shares(old.values()))
     _write_rows(conn, rows, old)
     refresh_trees(
         db, [v for r in (*rows.values(), *old.values()) for v in (r["session_id"], r["root_session_id"])]
     )
+    # the summary after the index rows, in the order every writer takes them: a writer holding
+    # a `spend_day` row while it waited for an index row deadlocked against a cycle's relink
+    apply(db, shares(rows.values()), shares(old.values()))
     out.stats.findings_new = _write_findings(db, conn, recs, findings, counted)
     return out
 

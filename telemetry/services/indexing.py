@@ -236,6 +236,6 @@ def index_records(
         # the summary and the trees before the counters, as the bulk indexer and a cycle's
         # finish write them: writers that took them in opposite orders deadlocked
         db.flush()
-        apply(db, added, removed)
         refresh_trees(db, trees)
+        apply(db, added, removed)  # `spend_day` after every index row, as every writer
     return stats

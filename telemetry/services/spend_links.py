@@ -176,6 +176,6 @@ def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:
         return 0
     doomed = delete(_SI).where(_SI.c.id.in_([r["id"] for r in locked]))
     gone = [dict(r._mapping) for r in conn.execute(doomed.returning(*(_SI.c[c] for c in SHARE_COLUMNS)))]
-    apply(db, removed=shares(gone))
     refresh_trees(db, [r["root_session_id"] for r in gone])
+    apply(db, removed=shares(gone))  # `spend_day` after every index row, as every writer
     return len(gone)
