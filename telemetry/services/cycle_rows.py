@@ -29,6 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from telemetry.services import cycle_rows_pg
+from telemetry.store.held import hold
 from telemetry.store.models import Cycle
 
 __all__ = ["COLUMNS", "StoredMeanwhile", "deferred", "insert_new", "prefetch", "read", "update_row"]
@@ -62,16 +63,11 @@ def deferred(db: Session) -> Iterator[None]:
     sessions after it). Nothing is written when the block raises; an insert that meets a
     stored row raises `StoredMeanwhile`. Elsewhere, and on SQLite (in process: no round trips
     to save), writes go out as they come."""
-    if db.info.get(_HELD_BACK) is not None or db.get_bind().dialect.name != "postgresql":
+    if db.get_bind().dialect.name != "postgresql":
         yield
         return
-    held = _HeldBack()
-    db.info[_HELD_BACK] = held
-    try:
+    with hold(db, _HELD_BACK, _HeldBack, _write_held):
         yield
-    finally:
-        db.info.pop(_HELD_BACK, None)
-    _write_held(db, held)
 
 
 def _write_held(db: Session, held: _HeldBack) -> None:

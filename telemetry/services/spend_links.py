@@ -31,6 +31,7 @@ from sqlalchemy import BindParameter, Select, bindparam, delete, or_, text, upda
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
+from telemetry.store.held import hold
 from telemetry.store.locks import held_keys
 from telemetry.store.models import SPEND_READ, SessionIndex
 from telemetry.store.spend import Share, apply, driver_of, share_of
@@ -117,16 +118,8 @@ def links_deferred(db: Session) -> Iterator[None]:
     a batch of cycle writes (`group_commit`) needs once, not once a cycle. The sessions end
     with the drivers the cycles give them at the end, as they would one cycle at a time.
     Nothing is relinked when the block raises."""
-    if db.info.get(_DEFERRED) is not None:
+    with hold(db, _DEFERRED, list, cycles_changed):
         yield
-        return
-    pending: list[tuple[str, str | None]] = []
-    db.info[_DEFERRED] = pending
-    try:
-        yield
-    finally:
-        db.info.pop(_DEFERRED, None)
-    cycles_changed(db, pending)
 
 
 def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None:

@@ -18,6 +18,7 @@ from sqlmodel import Session, select
 
 from telemetry.metrics.catalogue import CATALOGUE
 from telemetry.store import pg_direct
+from telemetry.store.held import hold
 from telemetry.store.models import Aggregate
 from telemetry.timeutil import utcnow
 
@@ -95,16 +96,8 @@ def coalesced(db: Session) -> Iterator[None]:
     still in the same transaction, in one statement: a bulk import writes each counter once
     per batch instead of once per row, a cycle's finish its fifteen counters in one round
     trip. Nothing is written when the block raises. Nested blocks write with the outermost."""
-    if db.info.get(_PENDING) is not None:
+    with hold(db, _PENDING, dict, lambda db, bumps: _upsert_many(db, sorted(bumps.items()))):
         yield
-        return
-    pending: dict[tuple[str, str], float] = {}
-    db.info[_PENDING] = pending
-    try:
-        yield
-    finally:
-        db.info.pop(_PENDING, None)
-    _upsert_many(db, sorted(pending.items()))
 
 
 @functools.cache
