@@ -25,6 +25,7 @@ from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
 from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, rows_for_update, shares
+from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
@@ -75,7 +76,8 @@ def index_batch(
     any other record is redacted here first."""
     if not records:
         return BatchIndexed()
-    with coalesced(db):
+    # planned as they run: see `indexing.index_records` (4 scans of the table a batch)
+    with coalesced(db), pg_direct.planned_as_run(db.connection()):
         return _index_batch(db, records, redactor=redactor, redacted=redacted)
 
 

@@ -31,6 +31,7 @@ from sqlalchemy import BindParameter, Select, bindparam, delete, or_, text, upda
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
+from telemetry.store import pg_direct
 from telemetry.store.held import hold
 from telemetry.store.locks import held_keys
 from telemetry.store.models import SPEND_READ, SessionIndex
@@ -134,8 +135,12 @@ def cycles_changed(db: Session, links: Sequence[tuple[str, str | None]]) -> None
     cycle_ids = sorted({c for c, _ in links})
     session_ids = sorted({s for _, s in links if s})
     lock_links(db, [*cycle_ids, *session_ids])
-    found = db.connection().execute(_linked(bool(session_ids)), {"cids": cycle_ids, "sids": session_ids})
-    _relink(db, [dict(r._mapping) for r in found])
+    conn = db.connection()
+    # every batch of cycle writes runs these; kept plans made while `session_index` was young
+    # scanned it whole, once for the read and once a relinked row, until ANALYZE ran on it
+    with pg_direct.planned_as_run(conn):
+        found = conn.execute(_linked(bool(session_ids)), {"cids": cycle_ids, "sids": session_ids})
+        _relink(db, [dict(r._mapping) for r in found])
 
 
 @functools.cache

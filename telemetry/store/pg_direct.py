@@ -14,13 +14,14 @@ connections closed, as SQLAlchemy does on a disconnect: the next checkout connec
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-__all__ = ["execute", "execute_many"]
+__all__ = ["execute", "execute_many", "planned_as_run"]
 
 
 def execute(
@@ -69,3 +70,21 @@ def _raised(conn: Connection, sql: str, params: Sequence[Any], e: Exception) -> 
         conn.invalidate(e)
         conn.engine.pool.dispose()
     return DBAPIError.instance(sql, list(params), e, psycopg.Error, connection_invalidated=lost)
+
+
+@contextmanager
+def planned_as_run(conn: Connection) -> Iterator[None]:
+    """Inside the block, no statement on `conn` is prepared: each is planned for the tables as
+    they are when it runs. A statement psycopg prepared while its table was young can keep
+    PostgreSQL's generic plan, a scan of the whole table, as the table grows, until ANALYZE
+    runs on it. A no-op elsewhere than PostgreSQL."""
+    if conn.dialect.name != "postgresql":
+        yield
+        return
+    pg = conn.connection.driver_connection
+    kept = pg.prepare_threshold  # type: ignore[union-attr]
+    pg.prepare_threshold = None  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        pg.prepare_threshold = kept  # type: ignore[union-attr]
