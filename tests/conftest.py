@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 
 # The real packages first: a test folder such as tests/archiver must never stand in for them.
@@ -33,6 +35,20 @@ os.environ.setdefault("OCTEL_ALLOWED_HOSTS", "testserver")
 # is the database); the database store's own tests ask for it by name
 # (tests/archiver/test_database_store.py, the end-to-end test).
 os.environ.setdefault("OCTEL_ARCHIVE_STORE", "files")
+
+
+@settings(max_examples=1, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text(), st.integers())
+def _draw_once(text: str, number: int) -> None:
+    pass
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """One draw before any test's: on its first draws in a fresh clone, hypothesis builds its
+    table of Unicode characters and reads every local module loaded for constants to try (both
+    cached in `.hypothesis/` after). That took 1.2-1.5 s inside whichever property test drew
+    first, which then failed its `too_slow` health check (`pytest tests/metrics`, every time)."""
+    _draw_once()
 
 
 @pytest.fixture(scope="session")
