@@ -125,7 +125,9 @@ def _permission(ev: Mapping[str, Any]) -> str:
         return (
             f"{len(ev.get('part_ids') or [])} tool call(s) hung without an answer while the session sat idle"
         )
-    perms = ", ".join(ev.get("permissions") or []) or "a permission"
+    given = ev.get("permissions")
+    names = [_short(p, 40) for p in given if isinstance(p, str)] if isinstance(given, list) else []
+    perms = ", ".join(n for n in names if n) or "a permission"
     waited = ev.get("waited_s")
     took = f" for {round(waited)} s" if isinstance(waited, int | float) else ""
     return f"an ask for {perms} waited{took} with no reply"
@@ -183,6 +185,7 @@ def describe(f: Mapping[str, Any], loc: Locator | None, summary: str | None = No
         text = say(ev) if say else (summary or str(f.get("detector")))
     except (TypeError, ValueError, AttributeError):  # evidence of an older shape
         text = summary or str(f.get("detector"))
+    text = " ".join(text.split())  # one line, whatever stored evidence a sentence quotes
     text = text[:1].upper() + text[1:] + _where(f, loc) + "."
     links: list[dict[str, Any]] = []
     shown: set[int] = set()  # messages a part link already points into

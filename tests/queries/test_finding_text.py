@@ -91,3 +91,16 @@ def test_a_signature_of_odd_shape_still_gives_one_line() -> None:
             {"detector": "doom_loop", "evidence": evidence, "start_index": 0}, Locator(_messages())
         )
         assert "\n" not in got["sentence"] and got["sentence"].endswith("."), evidence
+
+
+def test_evidence_quoted_in_a_sentence_stays_on_one_line() -> None:
+    """Found by the property above: a permission or a finish reason holding a line break broke
+    the sentence in two, and a permission that was not a string lost the whole sentence (it
+    read "Permission_deadlock.")."""
+    asked = {"permissions": ["bash\nrm -rf", 3, None, "edit"], "waited_s": 61.6}
+    got = describe({"detector": "permission_deadlock", "evidence": asked}, None)
+    assert got["sentence"] == "An ask for bash rm -rf, edit waited for 62 s with no reply."
+    stop = {"finish": "tool-calls\n\nlength"}
+    got = describe({"detector": "silent_stop", "evidence": stop}, None)
+    said = "The last turn ended empty (finish: tool-calls length) and the session went idle."
+    assert got["sentence"] == said
