@@ -24,7 +24,14 @@ from archiver.archive import redact_record
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
-from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, rows_for_update, shares
+from telemetry.services.spend_links import (
+    SHARE_COLUMNS,
+    lock_links,
+    lock_trees,
+    roots_of,
+    rows_for_update,
+    shares,
+)
 from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
@@ -93,11 +100,7 @@ def _index_batch(
         lock_key(db, "session", sid)
     conn = db.connection()
     # the roots its rows name now: no other writer changes them while it holds `session:`
-    roots_now = [
-        root
-        for part in _chunks(ids)
-        for root in conn.execute(select(_SI.c.root_session_id).where(_SI.c.session_id.in_(part))).scalars()
-    ]
+    roots_now = [root for part in _chunks(ids) for root in roots_of(db, part)]
     lock_links(db, [*roots_now, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
     lock_trees(db, [*roots_now, *(v for r in recs for v in (r.session_id, r.root_session_id))])
     old: dict[str, dict[str, Any]] = {}

@@ -20,7 +20,7 @@ from archiver.archive import redact_record
 from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
-from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees
+from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, roots_of
 from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
@@ -207,7 +207,7 @@ def _index_records(
         lock_key(db, "session", sid)
     sids = {r.session_id for r in recs}
     # the roots its rows name now: no other writer changes them while it holds `session:`
-    was = db.exec(select(SessionIndex.root_session_id).where(col(SessionIndex.session_id).in_(sids))).all()
+    was = roots_of(db, sids)
     lock_links(db, [cycle_id, *was, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
     lock_trees(db, [*was, *(v for r in recs for v in (r.session_id, r.root_session_id))])
     added: list[Share] = []

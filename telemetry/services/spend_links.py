@@ -45,6 +45,7 @@ __all__ = [
     "lock_links",
     "lock_trees",
     "remove_sessions",
+    "roots_of",
     "rows_for_update",
     "shares",
 ]
@@ -66,23 +67,27 @@ def lock_links(db: Session, values: Iterable[str | None]) -> None:
     db.connection().execute(text(f"SELECT {calls}"), {f"k{i}": k for i, k in enumerate(keys)})
 
 
-def lock_trees(db: Session, session_ids: Iterable[str | None]) -> list[str]:
+def roots_of(db: Session, session_ids: Iterable[str]) -> list[str]:
+    """The root ids the index rows of `session_ids` name now (read without a lock: a writer
+    holding their `session:` locks knows no other writer changes them)."""
+    stmt = sa_select(_SI.c.root_session_id).where(_SI.c.session_id.in_(list(session_ids)))
+    return list(db.connection().execute(stmt).scalars())
+
+
+def lock_trees(db: Session, session_ids: Iterable[str | None]) -> None:
     """Lock the index rows of `session_ids` (PostgreSQL; a no-op on SQLite), by id, in one
-    statement; the root ids those rows name now. A writer that rewrites tree sums
+    statement. A writer that rewrites tree sums
     (`refresh_trees`) calls it first with every row it will touch, its own and their roots,
     old and new: taking a root after rows of its own, it held a row of a high id while waiting
     for one of a lower id, and with two writers locking by id (`rows_for_update`) that was a
     deadlock."""
     ids = sorted({s for s in session_ids if s})
     if not ids or db.get_bind().dialect.name != "postgresql":
-        return []
-    found = db.connection().execute(_LOCK_TREES, {"ids": ids})
-    return [r for (r,) in found if r]
+        return
+    db.connection().execute(_LOCK_TREES, {"ids": ids})
 
 
-_LOCK_TREES = text(
-    "SELECT root_session_id FROM session_index WHERE session_id = ANY(:ids) ORDER BY id FOR UPDATE"
-)
+_LOCK_TREES = text("SELECT id FROM session_index WHERE session_id = ANY(:ids) ORDER BY id FOR UPDATE")
 
 
 def rows_for_update(db: Session, stmt: Select[Any]) -> list[dict[str, Any]]:
@@ -166,7 +171,7 @@ def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:
         return 0
     ids = list(session_ids)
     conn = db.connection()
-    roots = list(conn.execute(sa_select(_SI.c.root_session_id).where(_SI.c.session_id.in_(ids))).scalars())
+    roots = roots_of(db, ids)
     lock_links(db, [*ids, *roots])
     lock_trees(db, [*ids, *roots])  # the roots are summed again below
     locked = rows_for_update(db, _select().where(_SI.c.session_id.in_(ids)))
