@@ -6,10 +6,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from detectors import addons
+from detectors.addons import AddonProblem
 from detectors.digest import Turn
 from detectors.findings import Finding, Verdict
 from detectors.model import PermissionEvent, StatusSample
-from detectors.thresholds import Threshold, Thresholds, declare, withdraw
+from detectors.thresholds import Threshold, Thresholds, before_first_use, declare, withdraw
 
 __all__ = [
     "EVIDENCE_IDS",
@@ -111,10 +113,22 @@ class DetectorSpec:
 
 
 class Registry:
-    """Named detector factories. `register` is a decorator for a class or factory function."""
+    """Named detector factories. `register` is a decorator for a class or factory function.
 
-    def __init__(self) -> None:
+    A registry given an entry-point `group` loads the add-ons installed under it the first time
+    it is read (see `detectors.addons`); `addon_problems` then names those that failed.
+    """
+
+    def __init__(self, group: str | None = None) -> None:
         self._specs: dict[str, DetectorSpec] = {}
+        self._group = group
+        self.addon_problems: tuple[AddonProblem, ...] = ()
+
+    def load_addons(self) -> None:
+        """Load the installed add-ons now (once); later reads do not look again."""
+        group, self._group = self._group, None
+        if group is not None:
+            self.addon_problems = tuple(addons.load(group))
 
     def register(
         self,
@@ -149,15 +163,19 @@ class Registry:
             withdraw(th_name)
 
     def spec(self, name: str) -> DetectorSpec | None:
+        self.load_addons()
         return self._specs.get(name)
 
     def specs(self) -> tuple[DetectorSpec, ...]:
+        self.load_addons()
         return tuple(self._specs.values())
 
     def names(self) -> tuple[str, ...]:
+        self.load_addons()
         return tuple(self._specs)
 
     def create(self, thresholds: Thresholds, only: Iterable[str] | None = None) -> list[Detector]:
+        self.load_addons()
         wanted = None if only is None else set(only)
         if wanted is not None and wanted - set(self._specs):
             missing = ", ".join(sorted(wanted - set(self._specs)))
@@ -165,7 +183,9 @@ class Registry:
         return [s.factory(thresholds) for s in self._specs.values() if wanted is None or s.name in wanted]
 
 
-REGISTRY = Registry()
+REGISTRY = Registry(group=addons.GROUP)
+# An add-on's thresholds must be known before the first `-t name=value` is read.
+before_first_use(REGISTRY.load_addons)
 
 
 def register(

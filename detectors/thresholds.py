@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Threshold", "Thresholds", "declare", "withdraw"]
+__all__ = ["Threshold", "Thresholds", "before_first_use", "declare", "withdraw"]
 
 
 def _t(default: float, help: str) -> Any:
@@ -25,6 +25,19 @@ class Threshold:
 # Thresholds declared through the registry (`detectors.register(..., thresholds=...)`), so that
 # `from_mapping`, `help` and `to_dict` know an add-on's names exactly as they know the built-ins.
 _DECLARED: dict[str, Threshold] = {}
+# Run once before declared names are first read: the registry loads installed add-ons here, so a
+# `-t addon_name=…` given before any detector ran is known all the same.
+_BEFORE_FIRST_USE: list[Callable[[], object]] = []
+
+
+def before_first_use(hook: Callable[[], object]) -> None:
+    _BEFORE_FIRST_USE.append(hook)
+
+
+def _declared() -> dict[str, Threshold]:
+    while _BEFORE_FIRST_USE:
+        _BEFORE_FIRST_USE.pop(0)()
+    return _DECLARED
 
 
 def declare(name: str, threshold: Threshold) -> None:
@@ -105,19 +118,19 @@ class Thresholds:
     def help(cls) -> dict[str, str]:
         """Each setting's name and help text: the built-ins in declaration order, then add-ons'."""
         out = {name: str(f.metadata["help"]) for name, f in _builtin().items()}
-        return out | {name: t.help for name, t in _DECLARED.items()}
+        return out | {name: t.help for name, t in _declared().items()}
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> Thresholds:
         """Defaults overridden by `values`; an unknown name is a ValueError."""
-        names = _builtin()
-        unknown = sorted(set(values) - set(names) - set(_DECLARED))
+        names, declared = _builtin(), _declared()
+        unknown = sorted(set(values) - set(names) - set(declared))
         if unknown:
             raise ValueError(f"unknown threshold(s): {', '.join(unknown)}")
         kw: dict[str, Any] = {}
         extra: list[tuple[str, float]] = []
         for k, v in values.items():
-            default = names[k].default if k in names else _DECLARED[k].default
+            default = names[k].default if k in names else declared[k].default
             value = float(v) if isinstance(default, float) else int(v)
             if k in names:
                 kw[k] = value
@@ -127,8 +140,9 @@ class Thresholds:
 
     def get(self, name: str) -> float:
         """A threshold by name, built-in or declared by an add-on (its default unless given)."""
-        if name in _DECLARED:
-            return dict(self.extra).get(name, _DECLARED[name].default)
+        declared = _declared()
+        if name in declared:
+            return dict(self.extra).get(name, declared[name].default)
         if name == "extra" or name not in _builtin():
             raise KeyError(name)
         value: float = getattr(self, name)
@@ -136,4 +150,4 @@ class Thresholds:
 
     def to_dict(self) -> dict[str, float | int]:
         out: dict[str, float | int] = {name: getattr(self, name) for name in _builtin()}
-        return out | {name: self.get(name) for name in _DECLARED}
+        return out | {name: self.get(name) for name in _declared()}

@@ -21,6 +21,7 @@ import web  # noqa: F401
 sys.path.append(str(Path(__file__).parent))  # tests/realparts.py, tests/pgserver.py, tests/liveserver.py
 
 import pgserver
+import reaper
 from realparts import require
 
 from telemetry.settings import Settings
@@ -48,6 +49,11 @@ settings.load_profile("octel")
 @given(st.text(), st.integers())
 def _draw_once(text: str, number: int) -> None:
     pass
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every server a harness starts dies with this run, however the run ends (tests/reaper.py)."""
+    reaper.start()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO
 
 import httpx
+import reaper
 from realparts import free_port
 
 __all__ = ["OctelProcess", "live_octel"]
@@ -57,6 +58,7 @@ class OctelProcess:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        reaper.adopt(proc.pid, group=True)
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
@@ -76,6 +78,7 @@ class OctelProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
+            reaper.release(self.proc.pid)
             self.proc = None
         if self._log is not None:
             self._log.close()

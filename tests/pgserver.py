@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import reaper
 from realparts import free_port, which
 
 __all__ = ["PG_BIN_DIRS", "create_database", "pg_binaries", "postgres_server"]
@@ -65,10 +66,13 @@ def postgres_server(*, durable: bool = False) -> Iterator[str]:
     subprocess.run(
         [pg_ctl, "-D", str(data), "-o", opts, "-w", "-t", "60", "-l", str(root / "log"), "start"], **run
     )  # type: ignore[call-overload]
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    reaper.adopt(postmaster)
     try:
         yield f"postgresql+psycopg://octel@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"], **{**run, "check": False})  # type: ignore[call-overload]
+        reaper.release(postmaster)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import reaper
 
 
 def require(ok: bool, what: str, how: str) -> None:
@@ -48,13 +49,16 @@ def free_port() -> int:
 def stop_group(proc: subprocess.Popen[bytes], term_wait: float = 5.0) -> None:
     """Stop a server started in its own process group: SIGTERM, then SIGKILL if it lingers
     (some servers ignore SIGTERM while busy)."""
-    for sig, wait in ((signal.SIGTERM, term_wait), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    try:
+        for sig, wait in ((signal.SIGTERM, term_wait), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(timeout=wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+    finally:
+        reaper.release(proc.pid)

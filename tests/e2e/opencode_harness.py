@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import reaper
 from realparts import free_port, stop_group, which
 
 __all__ = ["VERSION", "OpenCode", "find_or_install", "npm_dir", "opencode_server"]
@@ -164,6 +165,7 @@ def opencode_server(binary: Path, work: Path, llm_url: str) -> Iterator[OpenCode
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+    reaper.adopt(proc.pid, group=True)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, log)

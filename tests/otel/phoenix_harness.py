@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import reaper
 from realparts import free_port, stop_group
 
 __all__ = ["HOW", "phoenix_binary", "phoenix_server"]
@@ -52,6 +53,7 @@ def phoenix_server(binary: Path, workdir: Path, start_timeout: float = 240.0) ->
             [str(binary), "serve"], env=env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
+    reaper.adopt(proc.pid, group=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + start_timeout

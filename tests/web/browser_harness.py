@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+import reaper
 from console_seed import Store, build_store
 from realparts import free_port, require
 
@@ -56,6 +57,7 @@ def serve(settings: Settings, log: Path) -> Iterator[tuple[str, subprocess.Popen
     cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    reaper.adopt(proc.pid, group=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -77,6 +79,7 @@ def serve(settings: Settings, log: Path) -> Iterator[tuple[str, subprocess.Popen
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(10)
+        reaper.release(proc.pid)
 
 
 @pytest.fixture(scope="module")
