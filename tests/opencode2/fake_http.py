@@ -84,6 +84,13 @@ class V2Routes:
                 return self._page(rows, q)
             if parts == ["session", "active"]:
                 return 200, {"data": {s: {"type": "running"} for s in sorted(self.running)}}
+            if (
+                parts[:2] == ["experimental", "session"]
+                and parts[3:] == ["export"]
+                and parts[2] in self.sessions
+            ):
+                # one session, children not included
+                return 200, {"data": {"info": self.sessions[parts[2]], "messages": self.messages[parts[2]]}}
             if len(parts) >= 2 and parts[0] == "session":
                 return self._one(method, parts[1], parts[2:], q, body)
         return 404, None  # unknown /api routes: 404 with an empty body
