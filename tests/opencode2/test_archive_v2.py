@@ -103,3 +103,34 @@ def test_a_wrong_password_is_an_error_naming_auth(oc2: FakeOpenCode2, tmp_path: 
     assert "not-the-password" not in res.output, "the password is never printed"
     folder = tmp_path / "data" / "archives"
     assert not folder.exists() or not find_archives(folder), "nothing archived"
+
+
+def test_v4_archives_are_shown_and_imported(oc2: FakeOpenCode2, tmp_path: Path) -> None:
+    from telemetry.archive_store import archive_store
+    from telemetry.queries.session_detail import session_detail
+    from telemetry.settings import Settings
+
+    ids = subagent_tree(oc2)
+    assert _octel(tmp_path, oc2.password, "archive", ids["root"], "--server", oc2.url).exit_code == 0
+    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
+    eng = make_engine(f"sqlite:///{tmp_path / 'data' / 'octel.db'}")
+    try:
+        with session_scope(eng, write=False) as db:
+            detail = session_detail(db, ids["child"], archive_store(settings, eng))
+            assert detail is not None and detail.archive.available and len(detail.per_turn) == 2
+    finally:
+        eng.dispose()
+    other = tmp_path / "other"
+    res = CliRunner(env={"OCTEL_REDACT_VALUES": ""}).invoke(
+        app,
+        [
+            "--data-dir",
+            str(other / "data"),
+            "import",
+            "archives",
+            str(tmp_path / "data" / "archives"),
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["new"] == 3
