@@ -254,6 +254,10 @@ class OpenCodeClient:
         except FetchError as err:
             if err.status in (401, 403):
                 raise
+            if err.error_kind in ("unsupported", "not_found", "malformed"):
+                # neither probe route is served: not OpenCode 2; read it as 1.x, as before,
+                # without asking again on every read
+                self.generation = Generation(1, None, "")
 
     def chosen(self, capability: str) -> str | None:
         """The family currently used for a capability (None if none serves it)."""
@@ -325,6 +329,10 @@ class OpenCodeClient:
     async def health(self) -> JsonObj:
         """``{healthy, version, generation, probe}`` from whichever probe the server answered."""
         gen = await self.probe()
+        if not gen.via:
+            raise FetchError(
+                "unsupported", "neither /global/health nor /api/info is served", path="/global/health"
+            )
         return {"healthy": True, **gen.to_dict()}
 
     async def status(self) -> dict[str, Any]:
