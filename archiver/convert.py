@@ -30,7 +30,7 @@ from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
 from archiver.convert_fast import canonical_json, classic_messages
 from archiver.convert_v2 import message as v2_message
-from archiver.convert_v2 import pin_outcome, tool_call
+from archiver.convert_v2 import oldest_first, pin_outcome, tool_call
 from detectors.model import (
     Compaction,
     Message,
@@ -117,9 +117,9 @@ def _classic(item: Mapping[str, Any], index: int) -> Message | None:
 
 
 def _items(messages: object) -> Sequence[Any]:
-    if isinstance(messages, Mapping):
-        return _l(messages.get("data"))
-    return _l(messages)
+    items = _l(messages.get("data")) if isinstance(messages, Mapping) else _l(messages)
+    # an OpenCode 2 page comes newest first unless asked otherwise: read it oldest first
+    return oldest_first(items)
 
 
 def _attach_overflows(

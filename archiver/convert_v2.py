@@ -37,7 +37,16 @@ from detectors.model import (
     ToolStatus,
 )
 
-__all__ = ["TOOL_NAMES", "execution", "is_v2_message", "message", "metrics_view", "pin_outcome", "tool_call"]
+__all__ = [
+    "TOOL_NAMES",
+    "execution",
+    "is_v2_message",
+    "message",
+    "metrics_view",
+    "oldest_first",
+    "pin_outcome",
+    "tool_call",
+]
 
 JsonObj = dict[str, Any]
 
@@ -54,6 +63,17 @@ _TOOL_STATUSES: dict[object, ToolStatus] = {
 
 def is_v2_message(item: object) -> bool:
     return isinstance(item, Mapping) and "info" not in item and isinstance(item.get("type"), str)
+
+
+def oldest_first(items: Sequence[Any]) -> Sequence[Any]:
+    """OpenCode 2 messages in creation order (a page read with the default order is newest
+    first); anything else, or a list already in order, as it is."""
+    if not items or not all(is_v2_message(x) for x in items):
+        return items
+    created = [_d(_d(x).get("time")).get("created") for x in items]
+    if not all(isinstance(t, int | float) and not isinstance(t, bool) for t in created):
+        return items
+    return sorted(items, key=lambda x: (x["time"]["created"], _s(x.get("id"))))
 
 
 def tool_call(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out: str) -> ToolCall:

@@ -104,7 +104,10 @@ def test_v2_messages_in_the_detector_model() -> None:
 
 
 def test_interrupted_execution_reads_as_an_abort() -> None:
-    items = [*MESSAGES[:2], {"id": "msg_9", "type": "idle", "outcome": "interrupted", "time": {"created": 9}}]
+    items = [
+        *MESSAGES[:2],
+        {"id": "msg_9", "type": "idle", "outcome": "interrupted", "time": {"created": 9999}},
+    ]
     assert from_opencode(items)[-1].error == "MessageAbortedError"
     assert convert_v2.execution(items) == {"outcome": "interrupted", "error": None, "message_id": "msg_9"}
     assert convert_v2.execution([], {"outcome": "succeeded"})["outcome"] == "succeeded"  # type: ignore[index]
