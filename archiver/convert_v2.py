@@ -248,10 +248,38 @@ def metrics_view(messages: Sequence[object]) -> list[JsonObj]:
         if err:
             name = _s(err.get("type")) or _s(err.get("name"))
             info["error"] = {"name": name, "data": {"message": err.get("message")}}
-        tools = [
-            {"type": "tool", "state": {"status": _s(_d(_d(c).get("state")).get("status"))}}
-            for c in _l(item.get("content"))
-            if _d(c).get("type") == "tool"
-        ]
-        out.append({"info": info, "parts": tools})
+        parts = [_classic_part(_d(c)) for c in _l(item.get("content"))]
+        if kind in ("user", "synthetic") and isinstance(item.get("text"), str):
+            parts.append({"type": "text", "text": item["text"], "synthetic": kind == "synthetic"})
+        out.append({"info": info, "parts": [p for p in parts if p is not None]})
     return out
+
+
+def _classic_part(c: Mapping[str, Any]) -> JsonObj | None:
+    """A content item as the 1.x part the trace export reads (tools, texts)."""
+    kind = c.get("type")
+    if kind in ("text", "reasoning"):
+        return {"type": kind, "text": _s(c.get("text"))}
+    if kind != "tool":
+        return None
+    state = _d(c.get("state"))
+    meta = dict(_d(state.get("metadata")))
+    if "sessionID" in meta:  # the subagent's child, spelled as 1.x's task tool did
+        meta.setdefault("sessionId", meta["sessionID"])
+    time = _d(c.get("time"))
+    err = state.get("error")
+    name = _s(c.get("name"))
+    return {
+        "type": "tool",
+        "id": c.get("id"),
+        "callID": c.get("id"),
+        "tool": TOOL_NAMES.get(name, name),
+        "state": {
+            "status": _s(state.get("status")),
+            "input": state.get("input"),
+            "output": _text_of(state.get("content")),
+            "metadata": meta,
+            "error": _s(err) or _s(_d(err).get("message")) or None,
+            "time": {"start": time.get("ran", time.get("created")), "end": time.get("completed")},
+        },
+    }
