@@ -108,6 +108,7 @@ def test_a_wrong_password_is_an_error_naming_auth(oc2: FakeOpenCode2, tmp_path: 
 def test_v4_archives_are_shown_and_imported(oc2: FakeOpenCode2, tmp_path: Path) -> None:
     from telemetry.archive_store import archive_store
     from telemetry.queries.session_detail import session_detail
+    from telemetry.queries.timeline import message_page
     from telemetry.settings import Settings
 
     ids = subagent_tree(oc2)
@@ -120,6 +121,11 @@ def test_v4_archives_are_shown_and_imported(oc2: FakeOpenCode2, tmp_path: Path) 
             assert detail is not None and detail.archive.available and len(detail.per_turn) == 2
     finally:
         eng.dispose()
+    page = message_page(ids["root"], _docs(tmp_path)[ids["root"]], 0, 50)
+    steps = [v for v in page.items if v.role == "assistant"]
+    assert len(steps) == 3 and steps[1].cost_usd == 0.001 and steps[1].tokens is not None
+    assert steps[1].tokens.cache_read == 50 and steps[1].parts[0]["tool"] == "task"
+    assert [v.role for v in page.items] == ["user", "assistant", "assistant", "shell", "assistant", "idle"]
     other = tmp_path / "other"
     res = CliRunner(env={"OCTEL_REDACT_VALUES": ""}).invoke(
         app,
