@@ -1,19 +1,23 @@
-"""OpenCode client: one adapter per API generation, chosen per capability.
+"""OpenCode client: one adapter per API generation, chosen by probing, then per capability.
 
-The classic routes (``/session``, ``/session/{id}/children``, ``/session/{id}/message``) and
-the ``/api/…`` generation answer the same questions in different envelopes. On 1.18.33 the
-``/api/`` message routes come back empty while the classic ones hold every message, so the
-client tries the families in order per capability, remembers which one the server really
-serves, and never settles for an empty history when another family has one.
+The first read probes the server (``archiver.client_v2.probe``): an OpenCode 2 server is read
+through ``V2Adapter`` only. On 1.x the classic routes (``/session``, ``/session/{id}/children``,
+``/session/{id}/message``) and the ``/api/…`` generation answer the same questions in
+different envelopes. On 1.18.33 the ``/api/`` message routes come back empty while the classic
+ones hold every message, so the client tries the families in order per capability,
+remembers which one the server really serves, and never settles for an empty history when
+another family has one.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
 
+from archiver.client_v2 import Generation, V2Adapter, probe
 from archiver.errors import FetchError
 from archiver.http import JsonHttp
 
@@ -199,12 +203,19 @@ class OpenCodeClient:
         backoff: float = 0.05,
         max_concurrency: int = 8,
         page_size: int = 200,
+        password: str | None = None,
+        username: str = "opencode",
     ) -> None:
+        auth = (username, password) if password else None
         self.http = JsonHttp(
-            http, base_url, retries=retries, backoff=backoff, max_concurrency=max_concurrency
+            http, base_url, retries=retries, backoff=backoff, max_concurrency=max_concurrency, auth=auth
         )
         self.classic = ClassicAdapter(self.http, page_size=page_size)
         self.api = ApiAdapter(self.http, page_size=page_size)
+        self.v2 = V2Adapter(self.http, page_size=page_size)
+        # what the probe found (None until a probe answered); a failed probe is asked again
+        self.generation: Generation | None = None
+        self._probing: Any = None
         known: dict[str, Adapter] = {"classic": self.classic, "api": self.api}
         self._order: list[Adapter] = [known[name] for name in prefer]
         # capability -> adapters that did not serve it on this server
@@ -214,16 +225,55 @@ class OpenCodeClient:
     def base_url(self) -> str:
         return self.http.base_url
 
+    @property
+    def is_v2(self) -> bool:
+        """The probe found an OpenCode 2 (or later) server."""
+        return self.generation is not None and self.generation.major >= 2
+
+    async def probe(self) -> Generation:
+        """The server's generation, probed once; concurrent callers share the one probe."""
+        if self.generation is not None:
+            return self.generation
+        if self._probing is None:
+            self._probing = asyncio.ensure_future(probe(self.http))
+        task = self._probing
+        try:
+            found: Generation = await asyncio.shield(task)
+        except FetchError:
+            if self._probing is task:
+                self._probing = None  # not cached: the next read asks again
+            raise
+        self.generation = found
+        return found
+
+    async def _ensure(self) -> None:
+        """Probe before a read; a server that cannot be probed now is read as 1.x, as before,
+        except when it refused the credentials (that is the answer for every read)."""
+        try:
+            await self.probe()
+        except FetchError as err:
+            if err.status in (401, 403):
+                raise
+            if err.error_kind in ("unsupported", "not_found", "malformed"):
+                # neither probe route is served: not OpenCode 2; read it as 1.x, as before,
+                # without asking again on every read
+                self.generation = Generation(1, None, "")
+
     def chosen(self, capability: str) -> str | None:
         """The family currently used for a capability (None if none serves it)."""
+        if self.is_v2:
+            return self.v2.family
         bad = self._unsupported.get(capability, set())
         return next((a.family for a in self._order if a.family not in bad), None)
 
     def _adapters(self, capability: str) -> list[Adapter]:
+        if self.is_v2:
+            return [self.v2]
         bad = self._unsupported.get(capability, set())
         return [a for a in self._order if a.family not in bad]
 
     async def _first(self, capability: str, sid: str) -> Any:
+        await self._ensure()
         last: FetchError | None = None
         for adapter in self._adapters(capability):
             try:
@@ -245,6 +295,7 @@ class OpenCodeClient:
 
     async def messages(self, sid: str, session: JsonObj | None = None) -> Messages:
         """Every message; when one family answers empty for an active session, ask the others."""
+        await self._ensure()
         tried: list[str] = []
         first_error: FetchError | None = None
         for adapter in self._adapters("messages"):
@@ -269,13 +320,20 @@ class OpenCodeClient:
         return Messages([], tried[0] if tried else "none", empty_but_active=active, tried=tried)
 
     async def diff(self, sid: str) -> list[JsonObj]:
-        return await self.classic.diff(sid)
+        return await (self.v2 if self.is_v2 else self.classic).diff(sid)
 
-    async def todo(self, sid: str) -> list[JsonObj]:
-        return await self.classic.todo(sid)
+    async def todo(self, sid: str) -> list[JsonObj] | None:
+        """The session's todo list; None on OpenCode 2, which serves none over HTTP."""
+        return None if self.is_v2 else await self.classic.todo(sid)
 
     async def health(self) -> JsonObj:
-        return _need_obj((await self.http.request("GET", "/global/health")).body, "/global/health")
+        """``{healthy, version, generation, probe}`` from whichever probe the server answered."""
+        gen = await self.probe()
+        if not gen.via:
+            raise FetchError(
+                "unsupported", "neither /global/health nor /api/info is served", path="/global/health"
+            )
+        return {"healthy": True, **gen.to_dict()}
 
     async def status(self) -> dict[str, Any]:
         return _need_obj((await self.http.request("GET", "/session/status")).body, "/session/status")
@@ -287,9 +345,13 @@ class OpenCodeClient:
         return _need_list((await self.http.request("GET", "/session")).body, "/session")
 
     async def delete(self, sid: str) -> bool:
+        if self.is_v2:
+            return await self.v2.delete(sid)
         body = (await self.http.request("DELETE", f"/session/{sid}", idempotent=False)).body
         return body is True
 
     async def abort(self, sid: str) -> bool:
+        if self.is_v2:
+            return await self.v2.interrupt(sid)
         body = (await self.http.request("POST", f"/session/{sid}/abort", idempotent=False)).body
         return body is True

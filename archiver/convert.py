@@ -29,7 +29,8 @@ from archiver.convert_events import as_list as _l
 from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
 from archiver.convert_fast import canonical_json, classic_messages
-from detectors.commands import hit_timeout
+from archiver.convert_v2 import message as v2_message
+from archiver.convert_v2 import oldest_first, pin_outcome, tool_call
 from detectors.model import (
     Compaction,
     Message,
@@ -38,12 +39,10 @@ from detectors.model import (
     PermissionEvent,
     Reasoning,
     Retry,
-    Role,
     StatusSample,
     StepFinish,
     Text,
     ToolCall,
-    ToolStatus,
 )
 
 __all__ = [
@@ -59,43 +58,11 @@ __all__ = [
     "status_from_opencode",
 ]
 
-_TOOL_STATUSES: dict[object, ToolStatus] = {
-    "pending": "pending",
-    "running": "running",
-    "completed": "completed",
-    "error": "error",
-}
-
 
 class Converted(NamedTuple):
     messages: list[Message]
     status: list[StatusSample]
     permissions: list[PermissionEvent]
-
-
-def _tool(pid: str, tool: str, state: Mapping[str, Any], call_id: str, text_out: str) -> ToolCall:
-    status = state.get("status")
-    meta = _d(state.get("metadata")) or _d(state.get("structured"))
-    exit_raw = meta.get("exit")
-    exit_code = exit_raw if isinstance(exit_raw, int) and not isinstance(exit_raw, bool) else None
-    err = state.get("error")
-    error = _s(err, MAX_OUTPUT) or _s(_d(err).get("message"), MAX_OUTPUT)
-    interrupted = meta.get("interrupted") is True or "User aborted the command" in text_out
-    # the timeout note is appended after the output, so look at the end of the whole output
-    raw_out = state.get("output")
-    tail = raw_out[-400:] if isinstance(raw_out, str) else text_out[-400:]
-    return ToolCall(
-        part_id=pid,
-        tool=tool,
-        canonical_input=canonical_json(state.get("input", {})),
-        status=_TOOL_STATUSES.get(status, "error") if isinstance(status, str) else "error",
-        output=text_out[:MAX_OUTPUT],
-        error=error,
-        exit_code=exit_code,
-        call_id=call_id,
-        interrupted=interrupted,
-        timed_out=exit_code is None and hit_timeout(tail),
-    )
 
 
 def _classic_part(p: Mapping[str, Any]) -> Part | None:
@@ -108,7 +75,7 @@ def _classic_part(p: Mapping[str, Any]) -> Part | None:
     if kind == "tool":
         state = _d(p.get("state"))
         out = _s(state.get("output"), MAX_TEXT)
-        return _tool(pid, _s(p.get("tool")), state, _s(p.get("callID")), out)
+        return tool_call(pid, _s(p.get("tool")), state, _s(p.get("callID")), out)
     if kind == "step-finish":
         tokens = _d(p.get("tokens"))
         out_t, reas_t = _i(tokens.get("output")), _i(tokens.get("reasoning"))
@@ -149,67 +116,10 @@ def _classic(item: Mapping[str, Any], index: int) -> Message | None:
     )
 
 
-def _v2_content(c: Mapping[str, Any]) -> Part | None:
-    pid = _s(c.get("id"))
-    kind = c.get("type")
-    if kind == "text":
-        return Text(pid, _s(c.get("text")))
-    if kind == "reasoning":
-        return Reasoning(pid, _s(c.get("text")))
-    if kind == "tool":
-        state = _d(c.get("state"))
-        out = "".join(_s(_d(x).get("text")) for x in _l(state.get("content")))
-        return _tool(pid, _s(c.get("name")), state, pid, out)
-    return None
-
-
-def _v2(item: Mapping[str, Any], index: int) -> Message | None:
-    kind = item.get("type")
-    mid = _s(item.get("id"))
-    time = _d(item.get("time"))
-    role: Role
-    parts: list[Part | None] = []
-    if kind == "assistant":
-        err = _d(item.get("error"))
-        tokens = _d(item.get("tokens"))
-        parts = [_v2_content(_d(c)) for c in _l(item.get("content"))]
-        files = tuple(f for f in _l(_d(item.get("snapshot")).get("files")) if isinstance(f, str))
-        if files:
-            parts.append(Patch(mid + ":snapshot", files))
-        finish = item.get("finish")
-        return Message(
-            id=mid,
-            role="assistant",
-            index=index,
-            parts=tuple(p for p in parts if p is not None),
-            finish=finish if isinstance(finish, str) else None,
-            error=(_s(err.get("name")) or _s(err.get("type"))) or None,
-            error_message=_s(err.get("message"), MAX_OUTPUT),
-            output_tokens=_i(tokens.get("output")),
-            reasoning_tokens=_i(tokens.get("reasoning")),
-            completed=time.get("completed") is not None,
-            agent=_s(item.get("agent")),
-        )
-    if kind in ("user", "synthetic", "system"):
-        role = "system" if kind == "system" else "user"
-        parts = [Text(mid + ":text", _s(item.get("text")), kind == "synthetic")]
-    elif kind == "shell":
-        role = "user"
-        state = {"status": "completed", "input": {"command": item.get("command")}}
-        call = _s(item.get("callID"))
-        parts = [_tool(mid + ":shell", "shell", state, call, _s(item.get("output")))]
-    elif kind == "compaction":
-        role = "user"
-        parts = [Compaction(mid + ":compaction", item.get("reason") == "auto")]
-    else:
-        return None  # agent-switched, model-switched
-    return Message(id=mid, role=role, index=index, parts=tuple(p for p in parts if p is not None))
-
-
 def _items(messages: object) -> Sequence[Any]:
-    if isinstance(messages, Mapping):
-        return _l(messages.get("data"))
-    return _l(messages)
+    items = _l(messages.get("data")) if isinstance(messages, Mapping) else _l(messages)
+    # an OpenCode 2 page comes newest first unless asked otherwise: read it oldest first
+    return oldest_first(items)
 
 
 def _attach_overflows(
@@ -231,7 +141,7 @@ def message_from_opencode(item: object, index: int) -> Message | None:
     For a live probe: convert each message as it completes and feed it."""
     d = _d(item)
     try:
-        return _classic(d, index) if "info" in d else _v2(d, index)
+        return _classic(d, index) if "info" in d else v2_message(d, index)
     except _READ_ERRORS:
         return None
 
@@ -266,7 +176,7 @@ def from_opencode(
                 msg = _classic(item, len(out))
                 t = _f(_d(_d(item.get("info")).get("time")).get("created"))
             else:
-                msg = _v2(item, len(out))
+                msg = v2_message(item, len(out))
                 t = _f(_d(item.get("time")).get("created"))
         except _READ_ERRORS:
             continue
@@ -277,7 +187,7 @@ def from_opencode(
                 sid = _d(item.get("info")).get("sessionID")
                 session_id = sid if isinstance(sid, str) else None
     _attach_overflows(out, created, events, session_id)
-    return out
+    return pin_outcome(out, _items(messages))
 
 
 def from_fixture(doc: object, session_id: str | None = None, *, fast: bool = True) -> Converted:

@@ -6,6 +6,9 @@ Two kinds of log hold a session without its message list:
 - `opencode run --format json`: one line per finished part (`step_start`, `text`, `reasoning`,
   `tool_use`, `step_finish`) with its `sessionID` and a `timestamp`, plus `error` lines. Only
   the model's parts are printed, so each message is an assistant step rebuilt from its parts.
+  OpenCode 2 prints the same lines (synthesised from its events) with its own tool names
+  (`shell`, `subagent`: read as `bash`, `task`); a part that names no message belongs to the
+  step its `step_start` opened.
 Both become `{info, parts}` items (the classic route's shape), grouped by session.
 """
 
@@ -19,6 +22,7 @@ from archiver.convert_events import as_float as _f
 from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
 from archiver.convert_events import unwrap_event
+from archiver.convert_v2 import TOOL_NAMES
 
 __all__ = ["RUN_LOG_TYPES", "SessionLog", "is_event", "sessions_from_events"]
 
@@ -80,6 +84,7 @@ def sessions_from_events(events: Iterable[object]) -> dict[str, SessionLog]:
     """Every session the events mention with a message, keyed by id, in order of first sight."""
     logs: dict[str, SessionLog] = {}
     parents: dict[str, str | None] = {}
+    steps: dict[str, int] = {}  # per session: the step_start lines seen
 
     def log(sid: str) -> SessionLog:
         got = logs.get(sid)
@@ -93,6 +98,12 @@ def sessions_from_events(events: Iterable[object]) -> dict[str, SessionLog]:
         if kind in RUN_LOG_TYPES:
             part = _d(ev.get("part"))
             sid, mid = _s(part.get("sessionID")) or _s(ev.get("sessionID")), _s(part.get("messageID"))
+            if kind == "step_start":
+                steps[sid] = steps.get(sid, 0) + 1
+            if sid and not mid and sid in steps:
+                mid = f"step_{steps[sid]:09d}"
+            if part.get("type") == "tool" and part.get("tool") in TOOL_NAMES:
+                part = {**part, "tool": TOOL_NAMES[str(part["tool"])]}
             if sid and mid:
                 log(sid).parts.setdefault(mid, {})[_s(part.get("id")) or str(len(log(sid).parts))] = part
             continue

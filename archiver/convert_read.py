@@ -3,7 +3,8 @@
 Shapes read, told apart by content rather than by file name:
 - an octel archive (any version) or a recorded run (`{messages: {sid: [...]}, events, ...}`);
 - `opencode export` output (`{info, messages}`), also with the `Exporting session: ses_…`
-  line older versions printed before it;
+  line older versions printed before it, and OpenCode 2's export route
+  (`/api/experimental/session/{id}/export`: `{data: {info, messages}}`, typed messages);
 - a bare message list of either API generation, or a `{data: [...]}` envelope;
 - `opencode run --format json` logs and event captures, as JSON lines or one JSON array, each
   event bare or under `{received, event}`, `{timestamp, event}` or `{payload}`; SSE text
@@ -140,8 +141,9 @@ def stream_from_doc(doc: Any, session_id: str | None = None) -> Converted:
             return from_fixture(doc, session_id)
         if isinstance(doc.get("events"), list):
             return _from_events(doc["events"], session_id)
-        if isinstance(doc.get("data"), list):
-            return stream_from_doc(doc["data"], session_id)
+        data = doc.get("data")
+        if isinstance(data, list) or (isinstance(data, Mapping) and isinstance(data.get("messages"), list)):
+            return stream_from_doc(data, session_id)
         if is_event(doc):
             return _from_events([doc], session_id)
         raise NotASession(f"{_describe(doc)}, not an OpenCode session, export, log or archive")

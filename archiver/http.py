@@ -35,9 +35,21 @@ def _kind_of(exc: httpx.TransportError) -> str:
 
 
 def _is_object_not_found(body: Any) -> bool:
-    # OpenCode answers a missing session with {"name":"NotFoundError",...}; a missing route
-    # answers with something else (plain text, or the web UI's HTML).
-    return isinstance(body, dict) and "NotFound" in str(body.get("name", ""))
+    # OpenCode answers a missing session with {"name":"NotFoundError",...} (1.x) or
+    # {"_tag":"SessionNotFoundError",...} (2.x); a missing route answers with something else
+    # (plain text, an empty body, or the web UI's HTML).
+    return isinstance(body, dict) and "NotFound" in str(body.get("name") or body.get("_tag") or "")
+
+
+def _not_found_message(body: dict[str, Any]) -> str:
+    data = body.get("data")
+    return str((data if isinstance(data, dict) else body).get("message", "not found"))
+
+
+AUTH_HINT = (
+    "authentication failed (HTTP {status}): the server wants HTTP Basic auth; "
+    "set OCTEL_OPENCODE_PASSWORD (and OCTEL_OPENCODE_USERNAME, default opencode)"
+)
 
 
 class JsonHttp:
@@ -51,8 +63,11 @@ class JsonHttp:
         retries: int = 3,
         backoff: float = 0.05,
         max_concurrency: int = 8,
+        auth: tuple[str, str] | None = None,
     ) -> None:
         self._http = http
+        # sent with each request, never logged or put in an error message
+        self._auth = auth
         self.base_url = base_url.rstrip("/")
         self._retries = retries
         self._backoff = backoff
@@ -61,15 +76,24 @@ class JsonHttp:
         self._traced: bool | None = None
         self.requests = 0
 
-    async def _send(self, method: str, url: str, params: dict[str, Any] | None) -> httpx.Response:
+    async def _send(
+        self, method: str, url: str, params: dict[str, Any] | None, extra: dict[str, Any]
+    ) -> httpx.Response:
+        if self._auth is not None:
+            extra = {**extra, "auth": self._auth}
         async with self._gate:
             self.requests += 1
             if isinstance(self._http, httpx.AsyncClient):
-                return await self._send_async(self._http, method, url, params)
-            return await asyncio.to_thread(self._http.request, method, url, params=params)
+                return await self._send_async(self._http, method, url, params, extra)
+            return await asyncio.to_thread(self._http.request, method, url, params=params, **extra)
 
     async def _send_async(
-        self, http: httpx.AsyncClient, method: str, url: str, params: dict[str, Any] | None
+        self,
+        http: httpx.AsyncClient,
+        method: str,
+        url: str,
+        params: dict[str, Any] | None,
+        extra: dict[str, Any],
     ) -> httpx.Response:
         # httpcore 1.0's pool hands the same idle connection to every request that enters it
         # before the first one has claimed it; the others fail over and rescan the pool (a
@@ -77,7 +101,7 @@ class JsonHttp:
         # O(n^2) scans and most of the CPU of a concurrent walk. The next request enters only
         # once the previous one holds its connection, which its first trace event tells.
         if self._traced is False:
-            return await http.request(method, url, params=params)
+            return await http.request(method, url, params=params, **extra)
         entry = self._entry
         await entry.acquire()
         held = True
@@ -93,7 +117,7 @@ class JsonHttp:
             release()
 
         try:
-            resp = await http.request(method, url, params=params, extensions={"trace": trace})
+            resp = await http.request(method, url, params=params, extensions={"trace": trace}, **extra)
         finally:
             release()
         if self._traced is None:
@@ -108,16 +132,18 @@ class JsonHttp:
         params: dict[str, Any] | None = None,
         *,
         idempotent: bool = True,
+        json_body: Any = None,
     ) -> Reply:
         """The parsed JSON reply of a 2xx answer, else a FetchError."""
         url = self.base_url + path
         attempts = self._retries + 1 if idempotent else 1
         last: FetchError | None = None
+        extra: dict[str, Any] = {} if json_body is None else {"json": json_body}
         for attempt in range(attempts):
             if attempt:
                 await asyncio.sleep(self._backoff * (2 ** (attempt - 1)))
             try:
-                resp = await self._send(method, url, params)
+                resp = await self._send(method, url, params, extra)
             except httpx.TransportError as exc:
                 last = FetchError(_kind_of(exc), f"{type(exc).__name__}: {exc}", path=path)
                 continue
@@ -143,9 +169,11 @@ class JsonHttp:
             body, parsed = resp.text[:200], False
         if status in (404, 405):
             if parsed and isinstance(body, dict) and _is_object_not_found(body):
-                msg = str((body.get("data") or {}).get("message", "not found"))
+                msg = _not_found_message(body)
                 raise FetchError("not_found", msg, path=path, status=status)
             raise FetchError("unsupported", f"route not served (HTTP {status})", path=path, status=status)
+        if status in (401, 403):
+            raise FetchError("http_error", AUTH_HINT.format(status=status), path=path, status=status)
         if status >= 400:
             raise FetchError("http_error", f"HTTP {status}: {str(body)[:200]}", path=path, status=status)
         if not parsed:

@@ -1,4 +1,7 @@
-"""Archive layouts: every version octel ever wrote is read and brought to the newest."""
+"""Archive layouts: every version octel ever wrote is read and brought to the newest.
+
+Two layouts are current: v3 (OpenCode 1.x and Claude Code sessions) and v4 (OpenCode 2
+sessions, in OpenCode 2's own shapes); v1 and v2 are brought to v3."""
 
 from __future__ import annotations
 
@@ -10,11 +13,11 @@ __all__ = ["upgrade"]
 
 
 def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older layout to v3. v2 lacks ``source.kind`` (always OpenCode), ``claude`` and
-    ``cost_check``; v1 holds one session's messages with ``per_turn`` and ``state_history``, no
-    tree fields."""
+    """Bring an older layout to v3 (a v4 document is current as it is). v2 lacks
+    ``source.kind`` (always OpenCode), ``claude`` and ``cost_check``; v1 holds one session's
+    messages with ``per_turn`` and ``state_history``, no tree fields."""
     version = doc.get("schema_version", doc.get("version", 1))
-    if version == 3:
+    if version in (3, 4):
         return doc
     if version == 2:
         return _v2_to_v3(doc)

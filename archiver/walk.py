@@ -43,6 +43,7 @@ class TreeSnapshot:
     walk_errors: list[WalkError]
     requests: int = 0
     origin: str = "server"  # or "mirror": folded from the event stream (archiver.mirror)
+    generation: int | None = None  # the OpenCode API generation probed (2: V2 shapes inside)
 
     @property
     def complete(self) -> bool:
@@ -127,7 +128,10 @@ async def _walk(
 
     ordered = [snaps[n.session_id] for n in plan.nodes]
     all_errors = errors + plan.errors + [e for s in ordered for e in s.errors]
-    return TreeSnapshot(root_id, client.base_url, version, ordered, all_errors, client.http.requests)
+    gen = client.generation.major if client.generation is not None else None
+    return TreeSnapshot(
+        root_id, client.base_url, version, ordered, all_errors, client.http.requests, generation=gen
+    )
 
 
 async def walk_tree(

@@ -211,10 +211,46 @@ def _spend(engine: Engine) -> Check:
     )
 
 
+def _basic(s: Settings) -> tuple[str, str] | None:
+    pw = s.opencode_password.get_secret_value() if s.opencode_password is not None else ""
+    return (s.opencode_username, pw) if pw else None
+
+
+def _auth_failed(base: str, status: int) -> Check:
+    return Check(
+        "opencode server",
+        "fail",
+        f"{base}: authentication failed (HTTP {status}); the server wants HTTP Basic auth",
+        "set OCTEL_OPENCODE_PASSWORD (OpenCode 2 prints it as `server password`, its background "
+        "service keeps it in service.json) and OCTEL_OPENCODE_USERNAME if it is not `opencode`",
+    )
+
+
+def _opencode_v2(s: Settings, client: httpx.Client) -> Check | None:
+    """The check of an OpenCode 2 server (``/api/info``); None when it is not one."""
+    base = s.opencode_url.rstrip("/")
+    try:
+        r = client.get(base + "/api/info", timeout=_HEALTH_TIMEOUT_S, auth=_basic(s))
+    except httpx.HTTPError:
+        return None
+    if r.status_code in (401, 403):
+        return _auth_failed(base, r.status_code)
+    try:
+        body = r.json()
+    except ValueError:
+        return None
+    info = body.get("data", body) if isinstance(body, dict) else None
+    if r.status_code != 200 or not isinstance(info, dict) or "version" not in info:
+        return None
+    return Check(
+        "opencode server", "ok", f"{base} healthy, version {info['version']} (OpenCode generation 2, auth ok)"
+    )
+
+
 def _opencode(s: Settings, client: httpx.Client) -> Check:
     url = s.opencode_url.rstrip("/") + "/global/health"
     try:
-        r = client.get(url, timeout=_HEALTH_TIMEOUT_S)
+        r = client.get(url, timeout=_HEALTH_TIMEOUT_S, auth=_basic(s))
     except httpx.HTTPError as e:
         if "opencode_url" not in s.model_fields_set:
             # Never configured: a fleet that runs only Claude Code has no OpenCode server.
@@ -236,13 +272,23 @@ def _opencode(s: Settings, client: httpx.Client) -> Check:
     except ValueError:
         body = None
     if r.status_code != 200 or not isinstance(body, dict) or body.get("healthy") is not True:
+        # OpenCode 2 answers the 1.x path with its web UI's HTML (200): ask its own route
+        v2 = _opencode_v2(s, client)
+        if v2 is not None:
+            return v2
+        if r.status_code in (401, 403):
+            return _auth_failed(s.opencode_url.rstrip("/"), r.status_code)
         return Check(
             "opencode server",
             "fail",
             f"{url} answered {r.status_code} without healthy: true",
             "check that OCTEL_OPENCODE_URL points at `opencode serve`",
         )
-    return Check("opencode server", "ok", f"{s.opencode_url} healthy, version {body.get('version', '?')}")
+    return Check(
+        "opencode server",
+        "ok",
+        f"{s.opencode_url} healthy, version {body.get('version', '?')} (OpenCode generation 1)",
+    )
 
 
 def _token(s: Settings) -> Check:

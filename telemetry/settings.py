@@ -58,6 +58,12 @@ class Settings(BaseSettings):
         description="Heartbeat files as `driver=glob` pairs, `;`-separated; a file's mtime is a beat.",
     )
     opencode_url: str = Field("http://127.0.0.1:4096", description="The OpenCode server to archive from.")
+    opencode_password: SecretStr | None = Field(
+        None,
+        description="Password for OpenCode's HTTP Basic auth (OpenCode 2 always asks; 1.x when it "
+        "runs with `OPENCODE_SERVER_PASSWORD`); never logged.",
+    )
+    opencode_username: str = Field("opencode", description="User name for OpenCode's HTTP Basic auth.")
     opencode_urls: str = Field(
         "",
         description="Comma-separated OpenCode servers `octel watch` follows; default: `OCTEL_OPENCODE_URL`.",

@@ -66,6 +66,17 @@ class ArchiveOutcome:
         }
 
 
+def opencode_client(http: httpx.AsyncClient, url: str, settings: Settings) -> OpenCodeClient:
+    """A client of ``url`` with the configured Basic auth credentials (if any)."""
+    secret = settings.opencode_password
+    return OpenCodeClient(
+        http,
+        url,
+        password=secret.get_secret_value() if secret is not None else None,
+        username=settings.opencode_username,
+    )
+
+
 def _record_failures(engine: Engine, result: ArchiveResult) -> None:
     kinds = [str(e.get("error_kind")) for e in result.walk_errors]
     kinds += ["write"] * len(result.write_errors)
@@ -129,7 +140,7 @@ async def archive_session_tree_async(
         store = archive_store(settings, engine)
         client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
         try:
-            client = OpenCodeClient(client_http, url)
+            client = opencode_client(client_http, url, settings)
             result = await archive_tree(
                 client,
                 root_id,

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from archiver.claude.metrics import per_turn as claude_per_turn
+from archiver.convert_v2 import metrics_view
+from archiver.document import SCHEMA_VERSION_V2
 from archiver.metrics import per_turn
 from telemetry.otel_export.attributes import (
     agent_attributes,
@@ -118,6 +120,8 @@ class _Builder:
         heads = session_heads(self.root, sid)
         launched: dict[str, str] = {}
         messages = [m for m in doc.get("messages") or [] if isinstance(m, _MAPPING)]
+        if doc.get("schema_version") == SCHEMA_VERSION_V2:  # OpenCode 2's typed messages
+            messages = list[Mapping[Any, Any]](metrics_view(messages))
         claude = is_claude(doc)
         turns = _turns(doc, messages, claude)
         calls = tool_parts(messages) if claude else {}

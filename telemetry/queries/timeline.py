@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from archiver.convert_v2 import is_v2_message, metrics_view
 from telemetry.queries.models import MessagePage, MessageView, Tokens
 from telemetry.queries.session_detail import iso_ms
 
@@ -41,6 +42,10 @@ def _error_text(err: Mapping[str, Any]) -> str | None:
 
 def message_view(index: int, m: Mapping[str, Any]) -> MessageView:
     """One archived message for the timeline: a summary of its info and its parts as stored."""
+    if is_v2_message(m):  # OpenCode 2: the step's numbers as for 1.x, its items as parts
+        view = metrics_view([m])[0]
+        parts = view["parts"] or [{"type": "raw", "value": dict(m)}]
+        m = {"info": view["info"], "parts": parts}
     info = _d(m.get("info"))
     if not info and "parts" not in m:  # a message in another layout: show it as one raw part
         return MessageView(
