@@ -11,6 +11,10 @@ import pytest
 from browser_harness import PHONE, Page, open_page
 from console_seed import Store
 
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.live_models import LiveSession
+from telemetry.timeutil import utcnow
+
 pytestmark = pytest.mark.chromium
 
 LAPTOP = {"width": 1366, "height": 900}
@@ -108,3 +112,72 @@ def test_the_heading_takes_the_focus_without_a_focus_box(browser: Any, live: tup
             expect(h1).to_be_focused()
             style = h1.evaluate("h => getComputedStyle(h).outlineStyle")
             assert style == "none", f"the h1 wears a focus box ({style}) after a {how}"
+
+
+LOOP = "ses_liveloop0000000000000001"
+
+
+@pytest.fixture(scope="module")
+def looping(live: tuple[str, Store]) -> str:
+    """A session running now and never archived: a doom loop of one failing pytest call, $4.93
+    so far, running bash for 12 minutes."""
+    from datetime import timedelta
+
+    now = utcnow()
+    engine = make_engine(live[1].settings.db_url)
+    try:
+        with session_scope(engine) as db:
+            db.add(
+                LiveSession(
+                    server="http://127.0.0.1:4096", session_id=LOOP, root_session_id=LOOP,
+                    title="Fix the flaky test until it passes", agent="build", model="fake-model",
+                    state="running_tool", tool="bash", state_since=now - timedelta(minutes=12),
+                    tool_since=now - timedelta(minutes=12), last_activity_at=now, turns=113,
+                    cost_usd=4.93, verdict="stuck", worst_detector="doom_loop",
+                    first_seen_at=now - timedelta(minutes=40), updated_at=now,
+                )
+            )  # fmt: skip
+    finally:
+        engine.dispose()
+    return LOOP
+
+
+# (view, table, the column that decides a row): the verdict of a session, the cost of a spend row.
+DECISIVE = [
+    ("#/overview", "#running-now table.live", "verdict"),
+    ("#/sessions", "#live-sessions table.live", "verdict"),
+    ("#/sessions", "#sessions table.grid", "verdict"),
+    *[("#/costs", f"#by-{k} table.grid", "cost") for k in ("agent", "model", "driver", "day")],
+    ("#/costs", "#top-sessions table.grid", "own cost"),
+]
+
+# The first cell of the row (what it is about) and the cell under the header `name`: each on
+# screen (within the viewport) and not covered by another cell.
+_SEEN = """([row, name]) => {
+  const heads = [...row.closest("table").tHead.rows[0].cells].map((h) => h.textContent.trim());
+  return [row.cells[0], row.cells[heads.indexOf(name)]].map((c) => {
+    const r = c.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return [r.left, r.right, innerWidth, !!hit && (c === hit || c.contains(hit))];
+  });
+}"""
+
+
+@pytest.mark.parametrize("viewport", SIZES, ids=IDS)
+def test_a_table_shows_what_a_row_is_and_its_verdict_or_cost_on_screen(
+    browser: Any, live: tuple[str, Store], looping: str, viewport: dict[str, int]
+) -> None:
+    from playwright.sync_api import expect
+
+    with open_page(browser, live, viewport) as p:
+        for view, tbl, name in DECISIVE:
+            p.go(view)
+            row = p.page.locator(tbl).locator("tbody tr").first
+            expect(row).to_be_visible()
+            # the page scrolls down to the row; nothing scrolls sideways: that is the reader's job
+            row.evaluate("r => window.scrollTo(0, r.getBoundingClientRect().top + scrollY - 200)")
+            cells = p.page.evaluate(_SEEN, [row.element_handle(), name])
+            for what, (left, right, width, on_top) in zip(("first cell", name), cells, strict=True):
+                where = f"{view} {tbl}: {what} at {width}px"
+                assert left >= 0 and right <= width, f"{where} is off screen ({left}..{right})"
+                assert on_top, f"{where} is covered"

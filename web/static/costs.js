@@ -74,7 +74,7 @@ function breakdown(by, title, rows) {
     rows.length
       ? table(
           "table.grid",
-          [[by], ["sessions and runs", "num"], ["tokens in", "num"], ["tokens out", "num"], ["cache hit", "num"], ["cost", "num"]],
+          [[by], ["sessions and runs", "num"], ["tokens in", "num"], ["tokens out", "num"], ["cache hit", "num"], ["cost", "num.decisive"]],
           rows.map((r) =>
             el(
               "tr",
@@ -84,7 +84,7 @@ function breakdown(by, title, rows) {
               el("td.num", {}, num(r.tokens.input)),
               el("td.num", {}, num(r.tokens.output)),
               el("td.num", {}, pct(r.cache_hit_ratio)),
-              el("td.num", {}, el("span.barcell", { style: `width:${max ? Math.round((60 * (r.cost_usd || 0)) / max) : 0}px`, "aria-hidden": "true" }), usd(r.cost_usd)),
+              el("td.num.decisive", {}, el("span.barcell", { style: `width:${max ? Math.round((60 * (r.cost_usd || 0)) / max) : 0}px`, "aria-hidden": "true" }), usd(r.cost_usd)),
             ),
           ),
         )
@@ -101,8 +101,8 @@ function drill(by, r) {
 function topTable(title, id, rows, trees) {
   const cost = trees ? "subtree_cost_usd" : "cost_usd";
   const head = trees
-    ? [["root session or run"], ["agent"], ["sessions in tree", "num", { title: "sessions in the tree: the root and all its subagents" }], ["tree cost", "num"]]
-    : [["session or run"], ["agent"], ["model"], ["own cost", "num"]];
+    ? [["root session or run"], ["agent"], ["sessions in tree", "num", { title: "sessions in the tree: the root and all its subagents" }], ["tree cost", "num.decisive"]]
+    : [["session or run"], ["agent"], ["model"], ["own cost", "num.decisive"]];
   return el(
     "section",
     { id, "aria-labelledby": `h-${id}` },
@@ -123,7 +123,7 @@ function topTable(title, id, rows, trees) {
               el("td.title", {}, name),
               el("td", {}, s.agent || "–"),
               trees ? el("td.num", {}, num(s.subtree_session_count)) : el("td", {}, s.model || "–"),
-              el("td.num", {}, usd(s[cost])),
+              el("td.num.decisive", {}, usd(s[cost])),
             );
           }),
         )

@@ -79,7 +79,7 @@ export function drawRunningNow(node, page) {
 export function liveTable(items, { grouped: group = true, caption = null } = {}) {
   // children under their root: each root, then its descendants depth-first
   const rows = group ? treeOrder(items) : items.map((s) => ({ s, depth: 0, detached: false }));
-  const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict"], ["cycle"]];
+  const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict", "decisive"], ["cycle"]];
   return table(
     "table.grid.live",
     head,
@@ -95,7 +95,7 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
         el("td", {}, s.agent || "–"),
         el("td.num", {}, num(s.turns)),
         el("td.num", {}, usd(s.cost_usd)),
-        el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
+        el("td.decisive", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
         el("td", {}, s.cycle_id ? cycleLink(s) : "–"),
       );
     }),
