@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from telemetry.queries.live import LiveSessionOut
+from telemetry.queries.live_spend import LiveSpend
 from telemetry.queries.models import Tokens
 
 __all__ = [
@@ -218,6 +219,9 @@ class CostsAnswer(BaseModel):
     daily: DailySeries
     top_sessions: list[TopSpend]
     top_trees: list[TopTree]
+    live: LiveSpend | None = Field(
+        None, description="spend so far of sessions running now, not in any archive yet (not in totals)"
+    )
 
 
 class RunRecord(BaseModel):

@@ -181,3 +181,18 @@ def test_a_table_shows_what_a_row_is_and_its_verdict_or_cost_on_screen(
                 where = f"{view} {tbl}: {what} at {width}px"
                 assert left >= 0 and right <= width, f"{where} is off screen ({left}..{right})"
                 assert on_top, f"{where} is covered"
+
+
+@pytest.mark.parametrize("viewport", SIZES, ids=IDS)
+def test_costs_show_the_spend_of_a_session_running_now_marked_live(
+    browser: Any, live: tuple[str, Store], looping: str, viewport: dict[str, int]
+) -> None:
+    from playwright.sync_api import expect
+
+    with open_page(browser, live, viewport) as p:
+        p.go("#/costs")
+        row = p.page.locator(f'#cost-live tr[data-session="{looping}"]')
+        expect(row).to_contain_text("Fix the flaky test until it passes")
+        expect(row.locator("td.num")).to_have_text("$4.93")
+        expect(p.page.locator("#cost-live h2")).to_contain_text("live")
+        expect(p.page.locator("#cost-groups")).not_to_contain_text("Fix the flaky test")

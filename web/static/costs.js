@@ -5,6 +5,7 @@
 import { clear, el, fact, getJSON, num, pct, table, usd } from "./util.js";
 import { filterBar } from "./filters.js";
 import { spendChart } from "./chart.js";
+import { statePill } from "./live.js";
 
 const WINDOWS = [["", "last 7 days"], ["24h", "last 24 hours"], ["30d", "last 30 days"], ["90d", "last 90 days"]];
 const STACKS = [["", "by agent"], ["model", "by model"]];
@@ -21,7 +22,8 @@ export function mount(root, route, ctx) {
   const chart = el("div", { id: "cost-chart" });
   const groups = el("div.cols", { id: "cost-groups" });
   const tops = el("div.cols", { id: "cost-top" });
-  root.append(el("h1", {}, "Costs"), bar.form, totals, chart, groups, tops);
+  const live = el("div", { id: "cost-live" });
+  root.append(el("h1", {}, "Costs"), bar.form, totals, live, chart, groups, tops);
   return {
     autoRefresh: true,
     errorSlot: totals,
@@ -29,6 +31,7 @@ export function mount(root, route, ctx) {
       const p = route.params;
       const data = await getJSON("/api/costs", { since: p.get("since") || "7d", stack: p.get("stack") || "agent", top: 10 });
       drawTotals(totals, data);
+      drawLive(live, data.live);
       clear(chart, spendChart(data.daily, chart.clientWidth));
       clear(groups, GROUPS.map(([by, title]) => breakdown(by, title, data.breakdowns[by] || [])));
       clear(
@@ -54,6 +57,40 @@ function drawTotals(node, data) {
       fact("cache hit", pct(t.cache_hit_ratio), "cache read ÷ (input + cache read)"),
     ),
     el("p.muted", {}, `From ${data.since.slice(0, 16).replace("T", " ")} to ${data.until.slice(0, 16).replace("T", " ")} UTC; a session counts when it was created, a Claude CLI run when it was recorded.`),
+  );
+}
+
+// Spend so far of the sessions running now: not archived yet, so in none of the rows below;
+// a session archived and running again shows only what it spent since its archive.
+function drawLive(node, live) {
+  if (!live || !live.count) {
+    clear(node);
+    return;
+  }
+  clear(
+    node,
+    el(
+      "section",
+      { "aria-labelledby": "h-cost-live" },
+      el("h2", { id: "h-cost-live" }, "Live now ", el("span.pill.live-busy", {}, "live"), ` ${usd(live.cost_usd)} so far`),
+      el("p.muted", {}, `${num(live.count)} session(s) running now; their spend joins the rows below once archived, and is counted once.`),
+      table(
+        "table.grid.live-spend",
+        [["session"], ["state"], ["agent"], ["model"], ["spent so far", "num.decisive"]],
+        live.sessions.map((s) => {
+          const href = `#/session/${encodeURIComponent(s.session_id)}`;
+          return el(
+            "tr",
+            { tabindex: 0, "data-href": href, dataset: { session: s.session_id } },
+            el("td.title", {}, el("a", { href }, s.title || s.session_id), s.archived ? el("span.muted", {}, " (since its archive)") : null),
+            el("td", {}, statePill(s.state)),
+            el("td", {}, s.agent || "–"),
+            el("td", {}, s.model || "–"),
+            el("td.num.decisive", {}, usd(s.cost_usd)),
+          );
+        }),
+      ),
+    ),
   );
 }
 
