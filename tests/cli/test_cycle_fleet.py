@@ -68,9 +68,7 @@ def _fleet(octel: Octel, dead_pid: int, alive_pid: int) -> None:
     )  # fmt: skip
 
 
-def test_cli_and_api_agree_on_orphaned(
-    octel: Octel, api: TestClient, dead_pid: int, alive_pid: int
-) -> None:
+def test_cli_and_api_agree_on_orphaned(octel: Octel, api: TestClient, dead_pid: int, alive_pid: int) -> None:
     _fleet(octel, dead_pid, alive_pid)
     listed = {c["cycle_id"]: c for c in octel.json("cycles", "list")["items"]}
     served = {c["cycle_id"]: c for c in api.get("/api/cycles").json()["items"]}
@@ -94,9 +92,7 @@ def test_cli_and_api_agree_on_orphaned(
     assert "orphaned" in table and "long-running" in table
 
 
-def test_why_an_orphaned_cycle_says_its_daemon_is_down(
-    octel: Octel, dead_pid: int, alive_pid: int
-) -> None:
+def test_why_an_orphaned_cycle_says_its_daemon_is_down(octel: Octel, dead_pid: int, alive_pid: int) -> None:
     _fleet(octel, dead_pid, alive_pid)
     got = octel.json("why", "impl-7")
     assert (got["code"], got["verdict"]) == ("orphaned", "orphaned")

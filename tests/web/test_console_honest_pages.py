@@ -196,3 +196,19 @@ def test_costs_show_the_spend_of_a_session_running_now_marked_live(
         expect(row.locator("td.num")).to_have_text("$4.93")
         expect(p.page.locator("#cost-live h2")).to_contain_text("live")
         expect(p.page.locator("#cost-groups")).not_to_contain_text("Fix the flaky test")
+
+
+def test_drivers_name_a_long_running_worker_as_the_cli_does(browser: Any, live: tuple[str, Store]) -> None:
+    """The cycle of a daemon with a stale heartbeat and a live process: the console says what
+    `octel cycles list` says (one rule, `telemetry.queries.cycle_fleet`)."""
+    import httpx
+    from playwright.sync_api import expect
+
+    fleet = live[1].fleet
+    with open_page(browser, live, LAPTOP) as p:
+        items = httpx.get(f"{p.base}/api/cycles").json()["items"]
+        (c,) = [c for c in items if c["cycle_id"] == fleet.in_flight_cycle]
+        assert (c["long_running"], c["daemon_state"]) == (True, "running_long_worker")
+        p.go("#/drivers")
+        row = p.page.locator(f'#cycles tr[data-cycle="{fleet.in_flight_cycle}"]')
+        expect(row).to_contain_text("long-running worker")
