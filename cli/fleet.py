@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cli.app import app, console, fail
+from cli.app import app, console, fail, settings_of
 from cli.output import Output, emit, output_options
 from cli.queries import CursorOpt, LimitOpt, SinceOpt, UntilOpt
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
@@ -18,8 +18,9 @@ from telemetry.queries.costs import (
     most_expensive_sessions,
     most_expensive_trees,
 )
-from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
-from telemetry.queries.fleet_models import CostBreakdown, CyclePage, CyclesSummary
+from telemetry.queries.cycle_fleet import cycles_page, summary_answer
+from telemetry.queries.cycles import CycleFilter
+from telemetry.queries.fleet_models import CostBreakdown, CyclePage, CycleRecord, CyclesSummary
 from telemetry.queries.paging import CursorError
 from telemetry.timeutil import utcnow
 
@@ -53,31 +54,40 @@ def cycles_list(
     f = CycleFilter(driver, state, t0, t1, in_flight, limit, cursor)
     with read_store(ctx) as db:
         try:
-            page = list_cycles(db, f, now)
+            page = cycles_page(db, f, now, settings_of(ctx).long_worker_seconds)
         except CursorError as e:
             fail(str(e), 2)
-    emit(output, CyclePage.model_validate(page), page["items"], lambda: _cycles_table(page))
+    emit(output, page, page.items, lambda: _cycles_table(page))
 
 
-def _cycles_table(page: dict[str, Any]) -> None:
+def _open_state(c: CycleRecord) -> str:
+    """An open cycle as the console tags it: orphaned, long-running worker, or in flight."""
+    if c.orphaned:
+        return "[red]orphaned[/] (daemon down)"
+    if c.long_running:
+        return "[yellow]in flight[/] (long-running worker)"
+    return "[cyan]in flight[/]"
+
+
+def _cycles_table(page: CyclePage) -> None:
     table = Table(title="cycles", title_justify="left")
-    width = max((len(c["cycle_id"]) for c in page["items"]), default=5)
+    width = max((len(c.cycle_id) for c in page.items), default=5)
     table.add_column("cycle", min_width=width, no_wrap=True)
     for h in ("driver", "started", "duration", "state", "outcome", "error", "claims", "session"):
         table.add_column(h, justify="right" if h in ("duration", "claims") else "left")
-    for c in page["items"]:
+    for c in page.items:
         table.add_row(
-            dash(c["cycle_id"]),
-            dash(c["driver"]),
-            when(c["started_at"]),
-            seconds(c["duration_s"]) if not c["in_flight"] else f"{seconds(c['elapsed_s'])}…",
-            "[cyan]in flight[/]" if c["in_flight"] else dash(c["terminal_state"]),
-            dash(c["worker_outcome"]),
-            dash(c["error_kind"]),
-            dash(c["claims_count"]),
-            dash(c["session_id"]),
+            dash(c.cycle_id),
+            dash(c.driver),
+            when(c.started_at),
+            seconds(c.duration_s) if not c.in_flight else f"{seconds(c.elapsed_s)}…",
+            _open_state(c) if c.in_flight else dash(c.terminal_state),
+            dash(c.worker_outcome),
+            dash(c.error_kind),
+            dash(c.claims_count),
+            dash(c.session_id),
         )
-    print_page(table, page["next_cursor"])
+    print_page(table, page.next_cursor)
 
 
 @cycles_app.command("summary")
@@ -93,27 +103,29 @@ def cycles_summary_cmd(
     t0, _ = window(since, None)
     assert t0 is not None  # a default is given
     with read_store(ctx) as db:
-        rows = cycles_summary(db, t0)
-    answer = CyclesSummary.model_validate({"since": t0.isoformat(), "drivers": rows})
+        answer = summary_answer(db, t0, utcnow(), settings_of(ctx).long_worker_seconds)
     flat = [
         {"driver": d.driver, "terminal_state": st, "worker_outcome": outcome, "cycles": n}
         for d in answer.drivers
         for st, outcomes in sorted(d.by_state.items())
         for outcome, n in sorted(outcomes.items())
     ]
-    emit(output, answer, flat, lambda: _summary_table(t0.isoformat(), rows))
+    emit(output, answer, flat, lambda: _summary_table(answer))
 
 
-def _summary_table(since: str, rows: list[dict[str, Any]]) -> None:
-    table = Table(title=f"cycles since {when(since)}", title_justify="left")
+def _summary_table(answer: CyclesSummary) -> None:
+    table = Table(title=f"cycles since {when(answer.since)}", title_justify="left")
     for h in ("driver", "terminal state", "worker outcome", "cycles"):
         table.add_column(h, justify="right" if h == "cycles" else "left")
-    for d in rows:
-        table.add_row(f"[bold]{dash(d['driver'])}[/]", "[dim]all[/]", "", str(d["total"]))
-        if d["in_flight"]:
-            table.add_row("", "[cyan]in flight[/]", "", str(d["in_flight"]))
-        for st in sorted(d["by_state"]):
-            for outcome, n in sorted(d["by_state"][st].items()):
+    for d in answer.drivers:
+        table.add_row(f"[bold]{dash(d.driver)}[/]", "[dim]all[/]", "", str(d.total))
+        if d.in_flight:
+            long = f" ({d.long_running} long-running)" if d.long_running else ""
+            table.add_row("", "[cyan]in flight[/]", long, str(d.in_flight))
+        if d.orphaned:
+            table.add_row("", "[red]orphaned[/]", "daemon down", str(d.orphaned))
+        for st in sorted(d.by_state):
+            for outcome, n in sorted(d.by_state[st].items()):
                 table.add_row("", dash(st), dash(outcome), str(n))
     console.print(table)
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from cli.app import app, console, fail
+from cli.app import app, console, fail, settings_of
 from cli.output import Output, emit, output_options
 from cli.tables import archives_of, read_store
 from telemetry.queries.fleet_models import WhyAnswer
@@ -20,6 +20,7 @@ __all__ = ["why_cmd"]
 _COLOUR = {
     "completed": "green",
     "running": "cyan",
+    "orphaned": "red",
     "loop_detected": "red",
     "permission_wait": "red",
     "timed_out": "red",
@@ -44,7 +45,8 @@ def why_cmd(
         live = why_live(db, ident, utcnow())
         # a session still running is explained by what it does now, not by an older archive
         running = live is not None and live["code"] == "running"
-        got = live if running else why(db, ident, archives_of(ctx, db)) or live
+        long_s = settings_of(ctx).long_worker_seconds
+        got = live if running else why(db, ident, archives_of(ctx, db), long_s) or live
     if got is None:
         fail(f"no session or cycle {ident!r}")
     answer = WhyAnswer.model_validate(got)

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 from telemetry.queries.cost_views import cost_views
 from telemetry.queries.costs import COST_WINDOW, GROUP_KEYS, most_expensive_sessions, most_expensive_trees
 from telemetry.queries.fleet_models import CostsAnswer
+from telemetry.queries.live_spend import live_spend
 from telemetry.timeutil import Since, utcnow
 from web.deps import ReadDbDep
 from web.errors import invalid_request
@@ -32,7 +33,7 @@ def costs(
 ) -> dict[str, Any]:
     """Spend over a window grouped each way asked (one row per key, its sources inside), totals,
     spend per day stacked by agent or model, and the most expensive sessions and trees (Claude
-    CLI runs included)."""
+    CLI runs included), and apart from them the spend so far of sessions running now (`live`)."""
     now = utcnow()
     start = since or now - DEFAULT_WINDOW
     end = until or now
@@ -51,4 +52,6 @@ def costs(
         "daily": daily,
         "top_sessions": most_expensive_sessions(db, start, end, top),
         "top_trees": most_expensive_trees(db, start, end, top),
+        # what runs now is spent now: shown with a window that reaches the present only
+        **({"live": live_spend(db, top)} if until is None or end >= now else {}),
     }

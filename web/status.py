@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from sqlmodel import Session
 
-from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
+from telemetry.queries.cycle_fleet import cycles_page, summary_answer
+from telemetry.queries.cycles import CycleFilter
 from telemetry.queries.fleet_models import CyclePage, CyclesSummary, Health
 from telemetry.queries.health import fleet_health
 from telemetry.queries.paging import CursorError
 from telemetry.services.heartbeat_files import refresh_heartbeat_files
-from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.timeutil import Since, utcnow
 from web.deps import EngineDep, ReadDbDep, RedactorDep, SettingsDep
@@ -42,16 +41,6 @@ def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> d
     }
 
 
-def _orphaned(db: Session, settings: Settings, now: datetime) -> set[str]:
-    """Open cycles whose daemon is down: they stay open in the table but will never finish."""
-    fleet = fleet_health(db, now, settings.long_worker_seconds)
-    return {
-        d["in_flight_cycle"]["cycle_id"]
-        for d in fleet["daemons"]
-        if d["in_flight_cycle"] and d["in_flight_cycle"]["orphaned"]
-    }
-
-
 @router.get("/cycles", response_model=CyclePage)
 def cycles(
     db: ReadDbDep,
@@ -63,35 +52,19 @@ def cycles(
     in_flight: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> dict[str, Any]:
+) -> CyclePage:
     f = CycleFilter(driver, terminal_state, since, until, in_flight, limit, cursor)
-    now = utcnow()
     try:
-        page = list_cycles(db, f, now)
+        return cycles_page(db, f, utcnow(), settings.long_worker_seconds)
     except CursorError as e:
         raise invalid_request("query.cursor", str(e)) from None
-    orphans = _orphaned(db, settings, now) if any(c["in_flight"] for c in page["items"]) else set()
-    for c in page["items"]:
-        c["orphaned"] = c["cycle_id"] in orphans
-    return page
 
 
 @router.get("/cycles/summary", response_model=CyclesSummary)
 def summary(
     db: ReadDbDep, settings: SettingsDep, hours: Annotated[float, Query(gt=0, le=24 * 90)] = 24
-) -> dict[str, Any]:
+) -> CyclesSummary:
     """Per driver: cycles by state; `in_flight` counts live open cycles, `orphaned` the open
-    cycles of a daemon that is down."""
+    cycles of a daemon that is down (`telemetry.queries.cycle_fleet`)."""
     now = utcnow()
-    since = now - timedelta(hours=hours)
-    drivers = cycles_summary(db, since)
-    orphans: dict[str, int] = {}
-    if any(d["in_flight"] for d in drivers):
-        for d in fleet_health(db, now, settings.long_worker_seconds)["daemons"]:
-            c = d["in_flight_cycle"]
-            if c and c["orphaned"] and c["started_at"] and c["started_at"] >= since.isoformat():
-                orphans[d["driver"]] = orphans.get(d["driver"], 0) + 1
-    for d in drivers:
-        d["orphaned"] = min(orphans.get(d["driver"], 0), d["in_flight"])
-        d["in_flight"] -= d["orphaned"]
-    return {"window_hours": hours, "since": since.isoformat(), "drivers": drivers}
+    return summary_answer(db, now - timedelta(hours=hours), now, settings.long_worker_seconds, hours)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from telemetry.queries.live import LiveSessionOut
+from telemetry.queries.live_spend import LiveSpend
 from telemetry.queries.models import Tokens
 
 __all__ = [
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 
+DaemonState = Literal["ok", "running_long_worker", "down", "unknown"]
+
+
 class CycleRecord(BaseModel):
     cycle_id: str
     driver: str
@@ -59,6 +63,13 @@ class CycleRecord(BaseModel):
     worker_wallclock_seconds: float | None
     start_synthesised: bool
     orphaned: bool = Field(False, description="still open, but its daemon is down")
+    long_running: bool = Field(
+        False, description="still open, its daemon's heartbeat stale but its process alive"
+    )
+    daemon_state: DaemonState | None = Field(
+        None, description="the state of its daemon, while the cycle is open and a daemon is known"
+    )
+    daemon_reason: str | None = Field(None, description="why its daemon is in that state")
 
 
 class CyclePage(BaseModel):
@@ -71,6 +82,7 @@ class DriverSummary(BaseModel):
     total: int
     in_flight: int = Field(description="open cycles whose daemon is not down")
     orphaned: int = Field(0, description="open cycles whose daemon is down")
+    long_running: int = Field(0, description="of in_flight, those of a long-running worker")
     by_state: dict[str, dict[str, int]] = Field(description="terminal state -> worker outcome -> cycles")
 
 
@@ -89,9 +101,6 @@ class FlightCycle(BaseModel):
     candidates_count: int | None
     elapsed_s: float | None
     orphaned: bool = Field(False, description="its daemon is down: the cycle will never finish")
-
-
-DaemonState = Literal["ok", "running_long_worker", "down", "unknown"]
 
 
 class DaemonRecord(BaseModel):
@@ -210,6 +219,9 @@ class CostsAnswer(BaseModel):
     daily: DailySeries
     top_sessions: list[TopSpend]
     top_trees: list[TopTree]
+    live: LiveSpend | None = Field(
+        None, description="spend so far of sessions running now, not in any archive yet (not in totals)"
+    )
 
 
 class RunRecord(BaseModel):

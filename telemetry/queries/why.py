@@ -21,9 +21,12 @@ from archiver.convert import permissions_from_opencode, status_from_opencode
 from archiver.store import ArchiveStore
 from detectors import REGISTRY
 from telemetry import vocabulary as words
+from telemetry.queries.cycle_fleet import cycle_fleet
 from telemetry.queries.cycles import cycle_dict
+from telemetry.queries.live import get_live
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import open_archive, turns_of
+from telemetry.settings import Settings
 from telemetry.store.archive_docs import reading_in
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
@@ -41,7 +44,9 @@ VERDICTS = {
     "aborted": "aborted",
     "error": "error",
     "running": "still running",
+    "orphaned": "orphaned",
 }
+DEFAULT_LONG_WORKER_S: float = Settings.model_fields["long_worker_seconds"].default
 _CLEAN_FINISH = {"stop", "end_turn", "end-turn", "completed", "length"}
 
 
@@ -58,6 +63,8 @@ class Signals:
     status_history: Sequence[Mapping[str, Any]] = ()  # normalised: {type, attempt}
     permission_events: Sequence[Mapping[str, Any]] = ()  # normalised: {kind, request_id, permission}
     archive_problem: str | None = None
+    fleet: Mapping[str, Any] | None = None  # the open cycle's daemon: {daemon_state, reason}
+    live: Mapping[str, Any] | None = None  # the session's live row: {session_id, state, explanation}
 
 
 @dataclass
@@ -114,6 +121,19 @@ def _findings(c: _Case, findings: Sequence[Mapping[str, Any]]) -> list[tuple[str
     return suspect
 
 
+def _open_cycle(c: _Case, cyc: Mapping[str, Any], fleet: Mapping[str, Any]) -> None:
+    """An open cycle, as the fleet sees it: orphaned when its daemon is down, else running."""
+    who = f"cycle {cyc.get('cycle_id')} of {cyc.get('driver')}"
+    state, reason = fleet.get("daemon_state"), fleet.get("reason")
+    if state == "down":
+        detail = f"{who} is orphaned: its daemon is down ({reason}); it will never finish"
+        c.note("cycle", detail, "orphaned", 3)
+    elif state == "running_long_worker":
+        c.note("cycle", f"{who} has not finished: a long-running worker ({reason})", "running", 8)
+    else:
+        c.note("cycle", f"{who} has not finished", "running", 8)
+
+
 def decide(s: Signals) -> dict[str, Any]:
     """One verdict (`code`, `verdict`, `summary`) and the evidence, decisive items first."""
     c = _Case()
@@ -122,9 +142,7 @@ def decide(s: Signals) -> dict[str, Any]:
     cyc_text = _text(cyc.get("terminal_state"), cyc.get("worker_outcome"), cyc.get("error_kind"))
     if cyc:
         if cyc.get("in_flight"):
-            c.note(
-                "cycle", f"cycle {cyc.get('cycle_id')} of {cyc.get('driver')} has not finished", "running", 8
-            )
+            _open_cycle(c, cyc, s.fleet or {})
         else:
             detail = (
                 f"cycle {cyc.get('cycle_id')} of {cyc.get('driver')} ended {cyc_text or 'without a state'}"
@@ -141,6 +159,10 @@ def decide(s: Signals) -> dict[str, Any]:
         kind = str(sess["error_kind"])
         code = "timed_out" if words.timed_out(kind) else "aborted" if words.aborted(kind) else "error"
         c.note("index", f"session error kind {kind}", code, {"timed_out": 2, "aborted": 4}.get(code, 6))
+    if s.live:
+        detail = f"session {s.live.get('session_id')} is {s.live.get('explanation')}"
+        ask = s.live.get("state") == "waiting_permission"
+        c.note("live", detail, "permission_wait" if ask else None, 3)
     pending = _pending_asks(s.permission_events)
     if pending:
         c.note("archive", f"permission asked and never answered: {', '.join(pending)}", "permission_wait", 3)
@@ -217,8 +239,12 @@ def _latest_cycle_for(db: Session, session_id: str, cycle_id: str | None) -> Cyc
     return db.exec(stmt).first()
 
 
-def why(db: Session, ident: str, store: ArchiveStore | Path) -> dict[str, Any] | None:
-    """The verdict for a session id or a cycle id; None when neither is known."""
+def why(
+    db: Session, ident: str, store: ArchiveStore | Path, threshold_s: float = DEFAULT_LONG_WORKER_S
+) -> dict[str, Any] | None:
+    """The verdict for a session id or a cycle id; None when neither is known. An open cycle is
+    weighed with the fleet's word on its daemon (`threshold_s`: the long-worker heartbeat age)
+    and its session's live row."""
     got = get_session(db, ident)
     cyc: Cycle | None
     if got is not None:
@@ -255,15 +281,24 @@ def why(db: Session, ident: str, store: ArchiveStore | Path) -> dict[str, Any] |
             ]
             if not findings:
                 findings = [f for f in doc.get("findings") or [] if isinstance(f, Mapping)]
+    now = utcnow()
+    fleet = None
+    if cyc is not None and cyc.ended_at is None:
+        got_fleet = cycle_fleet(db, cyc.cycle_id, now, threshold_s)
+        fleet = {"daemon_state": got_fleet.daemon_state, "reason": got_fleet.reason} if got_fleet else None
+    live_sid = sess["session_id"] if sess else cyc.session_id if cyc is not None else None
+    live_row = get_live(db, live_sid, now) if live_sid else None
     signals = Signals(
         kind=kind,
         ident=ident,
         session=sess,
         findings=findings,
-        cycle=cycle_dict(cyc, utcnow()) if cyc is not None else None,
+        cycle=cycle_dict(cyc, now) if cyc is not None else None,
         turns=turns,
         status_history=status,
         permission_events=perms,
         archive_problem=problem,
+        fleet=fleet,
+        live=live_row.model_dump(include={"session_id", "state", "explanation"}) if live_row else None,
     )
     return decide(signals)

@@ -175,11 +175,16 @@ def phone(browser: Any, live: tuple[str, Store]) -> Iterator[Page]:
         yield p
 
 
-def axe_violations(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:
-    """axe-core's WCAG 2 A/AA findings of the given impact on the page as it is now."""
+WCAG = ("wcag2a", "wcag2aa", "wcag21aa")
+
+
+def axe_violations(
+    page: Any, impacts: tuple[str, ...] = ("serious", "critical"), tags: tuple[str, ...] = WCAG
+) -> list[str]:
+    """axe-core's findings of the given impact and tags (WCAG 2 A/AA) on the page as it is now."""
     page.evaluate(AXE.read_text(encoding="utf-8"))
     result = page.evaluate(
-        "() => axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']}})"
+        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", list(tags)
     )
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {json.dumps([n['target'] for n in v['nodes']][:3])}"

@@ -5,6 +5,7 @@
 import { clear, el, fact, getJSON, num, pct, table, usd } from "./util.js";
 import { filterBar } from "./filters.js";
 import { spendChart } from "./chart.js";
+import { statePill } from "./live.js";
 
 const WINDOWS = [["", "last 7 days"], ["24h", "last 24 hours"], ["30d", "last 30 days"], ["90d", "last 90 days"]];
 const STACKS = [["", "by agent"], ["model", "by model"]];
@@ -21,7 +22,8 @@ export function mount(root, route, ctx) {
   const chart = el("div", { id: "cost-chart" });
   const groups = el("div.cols", { id: "cost-groups" });
   const tops = el("div.cols", { id: "cost-top" });
-  root.append(el("h1", {}, "Costs"), bar.form, totals, chart, groups, tops);
+  const live = el("div", { id: "cost-live" });
+  root.append(el("h1", {}, "Costs"), bar.form, totals, live, chart, groups, tops);
   return {
     autoRefresh: true,
     errorSlot: totals,
@@ -29,6 +31,7 @@ export function mount(root, route, ctx) {
       const p = route.params;
       const data = await getJSON("/api/costs", { since: p.get("since") || "7d", stack: p.get("stack") || "agent", top: 10 });
       drawTotals(totals, data);
+      drawLive(live, data.live);
       clear(chart, spendChart(data.daily, chart.clientWidth));
       clear(groups, GROUPS.map(([by, title]) => breakdown(by, title, data.breakdowns[by] || [])));
       clear(
@@ -57,6 +60,40 @@ function drawTotals(node, data) {
   );
 }
 
+// Spend so far of the sessions running now: not archived yet, so in none of the rows below;
+// a session archived and running again shows only what it spent since its archive.
+function drawLive(node, live) {
+  if (!live || !live.count) {
+    clear(node);
+    return;
+  }
+  clear(
+    node,
+    el(
+      "section",
+      { "aria-labelledby": "h-cost-live" },
+      el("h2", { id: "h-cost-live" }, "Live now ", el("span.pill.live-busy", {}, "live"), ` ${usd(live.cost_usd)} so far`),
+      el("p.muted", {}, `${num(live.count)} session(s) running now; their spend joins the rows below once archived, and is counted once.`),
+      table(
+        "table.grid.live-spend",
+        [["session"], ["state"], ["agent"], ["model"], ["spent so far", "num.decisive"]],
+        live.sessions.map((s) => {
+          const href = `#/session/${encodeURIComponent(s.session_id)}`;
+          return el(
+            "tr",
+            { tabindex: 0, "data-href": href, dataset: { session: s.session_id } },
+            el("td.title", {}, el("a", { href }, s.title || s.session_id), s.archived ? el("span.muted", {}, " (since its archive)") : null),
+            el("td", {}, statePill(s.state)),
+            el("td", {}, s.agent || "–"),
+            el("td", {}, s.model || "–"),
+            el("td.num.decisive", {}, usd(s.cost_usd)),
+          );
+        }),
+      ),
+    ),
+  );
+}
+
 function sourcesLine(r) {
   if (!r.sources || r.sources.length < 2) {
     const only = r.sources && r.sources[0];
@@ -74,7 +111,7 @@ function breakdown(by, title, rows) {
     rows.length
       ? table(
           "table.grid",
-          [[by], ["sessions and runs", "num"], ["tokens in", "num"], ["tokens out", "num"], ["cache hit", "num"], ["cost", "num"]],
+          [[by], ["sessions and runs", "num"], ["tokens in", "num"], ["tokens out", "num"], ["cache hit", "num"], ["cost", "num.decisive"]],
           rows.map((r) =>
             el(
               "tr",
@@ -84,7 +121,7 @@ function breakdown(by, title, rows) {
               el("td.num", {}, num(r.tokens.input)),
               el("td.num", {}, num(r.tokens.output)),
               el("td.num", {}, pct(r.cache_hit_ratio)),
-              el("td.num", {}, el("span.barcell", { style: `width:${max ? Math.round((60 * (r.cost_usd || 0)) / max) : 0}px`, "aria-hidden": "true" }), usd(r.cost_usd)),
+              el("td.num.decisive", {}, el("span.barcell", { style: `width:${max ? Math.round((60 * (r.cost_usd || 0)) / max) : 0}px`, "aria-hidden": "true" }), usd(r.cost_usd)),
             ),
           ),
         )
@@ -101,8 +138,8 @@ function drill(by, r) {
 function topTable(title, id, rows, trees) {
   const cost = trees ? "subtree_cost_usd" : "cost_usd";
   const head = trees
-    ? [["root session or run"], ["agent"], ["sessions in tree", "num", { title: "sessions in the tree: the root and all its subagents" }], ["tree cost", "num"]]
-    : [["session or run"], ["agent"], ["model"], ["own cost", "num"]];
+    ? [["root session or run"], ["agent"], ["sessions in tree", "num", { title: "sessions in the tree: the root and all its subagents" }], ["tree cost", "num.decisive"]]
+    : [["session or run"], ["agent"], ["model"], ["own cost", "num.decisive"]];
   return el(
     "section",
     { id, "aria-labelledby": `h-${id}` },
@@ -123,7 +160,7 @@ function topTable(title, id, rows, trees) {
               el("td.title", {}, name),
               el("td", {}, s.agent || "–"),
               trees ? el("td.num", {}, num(s.subtree_session_count)) : el("td", {}, s.model || "–"),
-              el("td.num", {}, usd(s[cost])),
+              el("td.num.decisive", {}, usd(s[cost])),
             );
           }),
         )

@@ -40,8 +40,9 @@ function patterns(ask) {
   return ask.patterns.length ? [" (", ask.patterns.slice(0, 3).map((p, i) => [i ? ", " : "", el("code", {}, p)]), ")"] : null;
 }
 
-// An unanswered ask is the loudest thing on the page: one block each, oldest first.
-function askBlock(s) {
+// An unanswered ask is the loudest thing on the page: one block each, oldest first. On the
+// session's own page (`own`) the block does not link to the page it is on.
+function askBlock(s, own = false) {
   return el(
     "div.ask-alert",
     { role: "alert", dataset: { session: s.session_id } },
@@ -49,8 +50,8 @@ function askBlock(s) {
     " ",
     el("span", {}, `${s.ask.permission} ask`),
     patterns(s.ask),
-    " unanswered · ",
-    sessionLink(s),
+    " unanswered",
+    own ? null : [" · ", sessionLink(s)],
     s.cycle_id ? [" · cycle ", cycleLink(s), ` of ${s.driver}`] : null,
   );
 }
@@ -78,7 +79,7 @@ export function drawRunningNow(node, page) {
 export function liveTable(items, { grouped: group = true, caption = null } = {}) {
   // children under their root: each root, then its descendants depth-first
   const rows = group ? treeOrder(items) : items.map((s) => ({ s, depth: 0, detached: false }));
-  const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict"], ["cycle"]];
+  const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict", "decisive"], ["cycle"]];
   return table(
     "table.grid.live",
     head,
@@ -94,7 +95,7 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
         el("td", {}, s.agent || "–"),
         el("td.num", {}, num(s.turns)),
         el("td.num", {}, usd(s.cost_usd)),
-        el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
+        el("td.decisive", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
         el("td", {}, s.cycle_id ? cycleLink(s) : "–"),
       );
     }),
@@ -102,28 +103,47 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
   );
 }
 
+// What the server's sentence adds to "<state> for <age>": its first clause names the state and
+// its age again (the page read "idle for 2m 29s — idle for 2m 28s"), so only what is new is kept:
+// the tool, the attempt, the reason, the verdict and the cycle. An ask is said by its own block.
+function beyondState(s) {
+  const [first, ...more] = s.explanation.split("; ");
+  let lead = first.replace(/ for \d+[dhms]( \d+[dhms])?/, "").replace(new RegExp(`^${s.state}\\b`), "").replace(/^[,:]?\s*/, "");
+  if (s.state === "waiting_permission" && s.ask) lead = "";
+  const rest = [lead, ...more].filter(Boolean).join("; ");
+  return rest ? ` — ${rest}` : "";
+}
+
+export function isLiveNow(detail) {
+  return detail !== null && !QUIET.has(detail.live.state) && detail.live.state !== "unknown";
+}
+
 // A live session's page: state and age, what it does, its tree so far and live findings.
-export function drawLiveHead(node, detail) {
+// With `archived`, the block sits above the session's record: it carries no title of its own
+// (the record's h1 names the session) and no cycle unless the live row names one.
+export function drawLiveHead(node, detail, { archived = false } = {}) {
   const s = detail.live;
   const t = s.tokens;
   clear(
     node,
-    el("h1", {}, s.title || s.session_id, " ", statePill(s.state)),
-    s.state === "waiting_permission" && s.ask ? askBlock(s) : null,
-    el("p.live-now", { dataset: { state: s.state } }, el("strong", {}, `${STATE_TEXT[s.state] || s.state} for ${duration(s.state_age_s)}`), ` — ${s.explanation}`),
+    archived ? el("h2", { id: "h-live-now" }, "Running now ", statePill(s.state)) : el("h1", {}, s.title || s.session_id, " ", statePill(s.state)),
+    s.state === "waiting_permission" && s.ask ? askBlock(s, true) : null,
+    el("p.live-now", { dataset: { state: s.state } }, el("strong", {}, `${STATE_TEXT[s.state] || s.state} for ${duration(s.state_age_s)}`), beyondState(s)),
     el(
       "div.facts",
       {},
       [
-        ["server", s.server],
+        ["server", el("span.url", {}, s.server), "wide"],
         ["agent", s.agent || "–"],
         ["model", s.model || "–"],
         ["last activity", s.inactive_s === null ? "–" : `${duration(s.inactive_s)} ago`],
         ["turns", num(s.turns)],
         ["tokens", num(t.input + t.output + t.reasoning + t.cache_read + t.cache_write)],
-        ["cost", usd(s.cost_usd)],
-        ["cycle", s.cycle_id ? [cycleLink(s), ` (${s.driver})`] : "–"],
-      ].map(([k, v]) => el("div.fact", {}, el("span.k", {}, k), el("span.v", {}, v))),
+        ["cost so far", usd(s.cost_usd)],
+        archived && !s.cycle_id ? null : ["cycle", s.cycle_id ? [cycleLink(s), ` (${s.driver})`] : "–"],
+      ]
+        .filter(Boolean)
+        .map(([k, v, wide]) => el(wide ? "div.fact.wide" : "div.fact", {}, el("span.k", {}, k), el("span.v", {}, v))),
     ),
   );
 }

@@ -3,7 +3,7 @@
 
 import { ApiError, clear, duration, el, errorBox, fact, getJSON, num, paramsObject, pct, pill, table, timeEl, usd, when } from "./util.js";
 import { drawTimeline } from "./timeline.js";
-import { drawLiveFindings, drawLiveHead, drawLiveMessages, drawLiveTree } from "./live.js";
+import { drawLiveFindings, drawLiveHead, drawLiveMessages, drawLiveTree, isLiveNow } from "./live.js";
 import { drawActions, fetchActions } from "./actions.js";
 
 export function mount(root, route, ctx) {
@@ -53,7 +53,9 @@ export function mount(root, route, ctx) {
         drawLiveMessages(timeline, msgs, (offset) => goTo({ ...paramsObject(p), offset }));
         return;
       }
-      if (live !== null) drawLiveHead(now, live);
+      // An archived session shows its record; the live block only while it runs now (an idle or
+      // deleted row left from before the archive would contradict the record).
+      if (isLiveNow(live)) drawLiveHead(now, live, { archived: true });
       else clear(now);
       let data;
       try {

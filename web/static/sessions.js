@@ -74,7 +74,7 @@ function draw(node, page, route, ctx) {
     return;
   }
   const now = Date.now();
-  const head = [["session"], ["source"], ["label"], ["agent"], ["model"], ["verdict"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["state"], ["archived"]];
+  const head = [["session"], ["source"], ["label"], ["agent"], ["model"], ["verdict", "decisive"], ["turns", "num"], ["tokens", "num"], ["cost", "num"], ["tree cost", "num"], ["state"], ["archived"]];
   clear(
     node,
     table(
@@ -98,7 +98,7 @@ function draw(node, page, route, ctx) {
           el("td", {}, s.label ? el("a", { href: `#/sessions?label=${encodeURIComponent(s.label)}`, title: "sessions with this label" }, s.label) : ""),
           el("td", {}, s.agent || "–"),
           el("td", {}, s.model || "–"),
-          el("td", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
+          el("td.decisive", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
           el("td.num", {}, num(s.turn_count)),
           el("td.num", {}, num(s.tokens_total)),
           el("td.num", {}, usd(s.cost_usd)),

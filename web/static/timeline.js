@@ -8,16 +8,17 @@ export function drawTimeline(node, page, onPage) {
     clear(node, el("p.muted", {}, "This archive holds no messages."));
     return;
   }
-  const nav = () =>
+  // Two pagers, above and below the messages: each landmark has its own name.
+  const nav = (where) =>
     el(
       "nav.pager",
-      { "aria-label": "Timeline pages" },
+      { "aria-label": `Timeline pages (${where})` },
       el("button", { type: "button", disabled: page.offset === 0, onclick: () => onPage(0) }, "⇤ First"),
       el("button", { type: "button", disabled: page.prev_offset === null, onclick: () => onPage(page.prev_offset) }, "← Earlier"),
       el("span.muted", {}, `messages ${page.offset + 1}–${page.offset + page.items.length} of ${page.total}`),
       el("button", { type: "button", disabled: page.next_offset === null, onclick: () => onPage(page.next_offset) }, "Later →"),
     );
-  clear(node, nav(), el("div.timeline", {}, page.items.map(message)), nav());
+  clear(node, nav("top"), el("div.timeline", {}, page.items.map(message)), nav("bottom"));
 }
 
 function message(m) {
@@ -86,10 +87,12 @@ function tool(p, id) {
   if (st.output !== undefined && st.output !== null) body.push(el("h4", {}, "output"), el("pre", {}, redactedText(String(st.output))));
   if (st.error) body.push(el("h4", {}, "error"), el("pre.error", {}, redactedText(String(st.error))));
   const child = st.metadata && st.metadata.sessionId;
+  // The link sits beside the summary, not in it: a link inside a <summary> is a control
+  // inside a control (axe-core: nested-interactive), and a click on it also toggled the part.
   const childLink = p.tool === "task" && typeof child === "string"
-    ? [" · ", el("a", { href: `#/session/${encodeURIComponent(child)}` }, "open subagent →")]
+    ? el("p.subagent-link", {}, el("a", { href: `#/session/${encodeURIComponent(child)}` }, "open subagent →"))
     : null;
-  return el(
+  const part = el(
     `details.part.tool${status === "error" ? ".error" : ""}`,
     { id, dataset: { tool: p.tool || "" } },
     el(
@@ -100,10 +103,10 @@ function tool(p, id) {
       " · ",
       status === "running" || status === "pending" ? pill(status, "inflight") : el("span", { class: status === "error" ? "error" : "muted" }, status),
       secs !== null ? el("span.muted", {}, ` · ${duration(secs)}`) : null,
-      childLink,
     ),
     body,
   );
+  return childLink ? [part, childLink] : part;
 }
 
 function summarise(input) {
