@@ -7,6 +7,11 @@ blocked on an unanswered ask has not finished, whatever the status events said.
 
 What to do with an archive, a finding or an abort is passed in as callbacks, so the store
 stays out of the archiver.
+
+A watcher that stands by (``following`` False: another watcher holds the server's lease)
+still reads the stream into its recorder and mirror, so when it takes over no tree that ended
+or was deleted meanwhile is lost; it archives, probes and writes live rows only while it
+follows.
 """
 
 from __future__ import annotations
@@ -100,6 +105,8 @@ class Watcher:
         # each session's messages so far, for its live page (on_messages stores them)
         self._on_messages = on_messages
         self.messages = LiveMessages(self.mirror) if on_messages is not None else None
+        self.following = True  # False: watch and mirror only (another watcher holds the lease)
+        self.running = False
 
     @property
     def probes(self) -> int:
@@ -219,6 +226,10 @@ class Watcher:
             await self.poll_once()
         await self._resolve_parents()
         now = self._clock()
+        if not self.following:  # standing by: keep the mirror whole, act on nothing
+            if self._on_rescue is not None:
+                await fill_mirror(self.client, self.mirror, now, self._log)
+            return
         rows = self.live.snapshot(now)
         if rows and self._on_live is not None:
             try:
@@ -280,6 +291,7 @@ class Watcher:
 
     async def run(self, stop: asyncio.Event, *, tick: float = 0.5) -> None:
         """Until ``stop`` is set; never raises for server trouble."""
+        self.running = True
         events = asyncio.create_task(self._events(stop))
         try:
             await self.poll_once()  # learn what is already running before events arrive
@@ -288,6 +300,7 @@ class Watcher:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), tick)
         finally:
+            self.running = False
             stop.set()
             events.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -128,7 +128,8 @@ async def watch_server(
         terms.append(w)
         todo = [act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
                 for r in ([rules] if rules is not None and rules.any else [])]  # fmt: skip
-        await asyncio.gather(w.run(term), *todo)
+        # a watcher that stood by runs already: the term only lets it follow until it ends
+        await asyncio.gather(term.wait() if w.running else w.run(term), *todo)
 
     holder, terms = holder_name(), list[Watcher]()
     server = OpenCodeClient(client_http, url).base_url
