@@ -21,6 +21,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from archiver.urls import without_credentials
 from telemetry.otel_export.probe import export_configured, probe_endpoint
 from telemetry.queries.lost import count_lost
 from telemetry.services.archive_repair import check_index
@@ -292,4 +293,6 @@ def run_checks(
     if export_configured(settings):  # no line for a feature nobody set up
         checks.append(Check("otlp endpoint", *probe_endpoint(client)))
     checks.append(_token(settings))
-    return checks
+    # a URL given as user:pass@host is shown without its credentials, whichever check names it
+    clean = without_credentials
+    return [Check(c.name, c.status, clean(c.detail), clean(c.fix)) for c in checks]
