@@ -34,6 +34,7 @@ from archiver.live_messages import LiveMessages, MessageBatch
 from archiver.mirror import Mirror
 from archiver.mirror_fill import fill_mirror
 from archiver.recorder import Recorder
+from archiver.sse_lines import LineReader
 from archiver.walk import TreeSnapshot
 from archiver.watch_probe import AbortFn, FindingsFn, History, Prober
 
@@ -60,6 +61,7 @@ class WatchConfig:
     mirror_dir: Path | None = None  # where mirrored sessions past the budget are kept
     mirror_budget_bytes: int = 256 * 2**20
     mirror_grace_seconds: float = 0.5  # after a deletion, for its children's and last events
+    max_event_bytes: int = 8 * 2**20  # a longer line of the event stream is skipped as it comes
 
 
 class Watcher:
@@ -97,6 +99,8 @@ class Watcher:
         self._on_live, self._on_forget = on_live, on_forget
         self._resync = False
         self.bad_events = 0
+        self.oversized_events = 0
+        self.event_buffer_peak = 0  # the most bytes of the stream held at once (bounded by the cap)
         # every session's messages as events tell them: a tree deleted before the server
         # could be read is archived from here (on_rescue)
         self.mirror = Mirror(self.cfg.mirror_dir, self.cfg.mirror_budget_bytes)
@@ -123,11 +127,8 @@ class Watcher:
                         raise FetchError("unsupported", f"/event answered {resp.status_code}")
                     self.mode = "events"
                     self._resync = True  # catch up on what happened while not connected
-                    async for line in resp.aiter_lines():
-                        if stop.is_set():
-                            return
-                        if line.startswith("data:"):
-                            self._event(line[5:])
+                    if await self._read_events(resp, stop):
+                        return
                 why = "event stream closed by the server"
             except (httpx.HTTPError, FetchError) as exc:
                 why = f"event stream unavailable ({type(exc).__name__}: {exc})"
@@ -141,13 +142,32 @@ class Watcher:
             self.mode = "polling"
             await self._poll_for(stop, self.cfg.sse_retry_seconds)
 
-    def _event(self, payload: str) -> None:
+    async def _read_events(self, resp: httpx.Response, stop: asyncio.Event) -> bool:
+        """Fold each ``data:`` line until the stream ends; True when stopped. A line over
+        ``max_event_bytes`` is skipped as it comes (said, counted), never held whole."""
+        lines, said = LineReader(self.cfg.max_event_bytes), 0
+        async for chunk in resp.aiter_bytes():  # as they come (a chunk size would hold events back)
+            for line in lines.feed(chunk):
+                if stop.is_set():
+                    return True
+                if line.startswith(b"data:"):
+                    self._event(line[5:])
+            self.event_buffer_peak = max(self.event_buffer_peak, lines.peak)
+            if lines.oversized > said:
+                self.oversized_events += lines.oversized - said
+                said = lines.oversized
+                self._log(f"an event over {self.cfg.max_event_bytes} bytes skipped "
+                          f"({self.oversized_events} so far); reading on")  # fmt: skip
+        return stop.is_set()
+
+    def _event(self, payload: str | bytes) -> None:
         try:
             ev = orjson.loads(payload)
         except orjson.JSONDecodeError:
             self.bad_events += 1
             if self.bad_events in (1, 10, 100) or self.bad_events % 1000 == 0:
-                self._log(f"{self.bad_events} malformed events skipped, e.g. {payload[:80]!r}")
+                shown = payload[:80].decode(errors="replace") if isinstance(payload, bytes) else payload[:80]
+                self._log(f"{self.bad_events} malformed events skipped, e.g. {shown!r}")
             return
         if isinstance(ev, Mapping) and isinstance(ev.get("payload"), Mapping):
             ev = ev["payload"]  # /global/event wraps each event

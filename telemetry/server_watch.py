@@ -8,6 +8,7 @@ goes quiet, the rescue of a deleted tree from the mirror, the opt-in rules and t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -134,6 +135,7 @@ async def watch_server(
     holder, terms = holder_name(), list[Watcher]()
     server = OpenCodeClient(client_http, url).base_url
     cfg = with_mirror(config or WatchConfig(), settings.data_dir, settings.mirror_budget_bytes, url)
+    cfg = dataclasses.replace(cfg, max_event_bytes=settings.watch_max_event_bytes)
     try:
         if lease_seconds is None:
             await run(make(cfg), stop)
