@@ -249,6 +249,7 @@ class Watcher:
         if not self.following:  # standing by: keep the mirror whole, act on nothing
             if self._on_rescue is not None:
                 await fill_mirror(self.client, self.mirror, now, self._log)
+            await self._forget(now)  # deleted trees long quiet: as the holder forgets them
             return
         rows = self.live.snapshot(now)
         if rows and self._on_live is not None:
@@ -276,6 +277,10 @@ class Watcher:
             await self._rescue(top)
         for root, since in self.rec.busy_roots().items():
             await self.prober.maybe(root, since, now)
+        await self._forget(now)
+
+    async def _forget(self, now: float) -> None:
+        """Drop trees archived (or deleted) and quiet for ``forget_after_seconds``."""
         gone = self.rec.forget_trees(now)
         for root, members in gone.items():
             self.prober.probed.pop(root, None)
@@ -284,7 +289,7 @@ class Watcher:
             self.mirror.drop(members)
             if self.messages is not None:
                 self.messages.drop(members)
-        if gone and self._on_forget is not None:
+        if gone and self._on_forget is not None and self.following:  # live rows are the holder's
             with contextlib.suppress(Exception):
                 await self._on_forget([s for members in gone.values() for s in members])
 
