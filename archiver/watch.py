@@ -7,6 +7,11 @@ blocked on an unanswered ask has not finished, whatever the status events said.
 
 What to do with an archive, a finding or an abort is passed in as callbacks, so the store
 stays out of the archiver.
+
+A watcher that stands by (``following`` False: another watcher holds the server's lease)
+still reads the stream into its recorder and mirror, so when it takes over no tree that ended
+or was deleted meanwhile is lost; it archives, probes and writes live rows only while it
+follows.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from archiver.live_messages import LiveMessages, MessageBatch
 from archiver.mirror import Mirror
 from archiver.mirror_fill import fill_mirror
 from archiver.recorder import Recorder
+from archiver.sse_lines import LineReader
 from archiver.walk import TreeSnapshot
 from archiver.watch_probe import AbortFn, FindingsFn, History, Prober
 
@@ -55,6 +61,7 @@ class WatchConfig:
     mirror_dir: Path | None = None  # where mirrored sessions past the budget are kept
     mirror_budget_bytes: int = 256 * 2**20
     mirror_grace_seconds: float = 0.5  # after a deletion, for its children's and last events
+    max_event_bytes: int = 8 * 2**20  # a longer line of the event stream is skipped as it comes
 
 
 class Watcher:
@@ -92,6 +99,8 @@ class Watcher:
         self._on_live, self._on_forget = on_live, on_forget
         self._resync = False
         self.bad_events = 0
+        self.oversized_events = 0
+        self.event_buffer_peak = 0  # the most bytes of the stream held at once (bounded by the cap)
         # every session's messages as events tell them: a tree deleted before the server
         # could be read is archived from here (on_rescue)
         self.mirror = Mirror(self.cfg.mirror_dir, self.cfg.mirror_budget_bytes)
@@ -100,6 +109,8 @@ class Watcher:
         # each session's messages so far, for its live page (on_messages stores them)
         self._on_messages = on_messages
         self.messages = LiveMessages(self.mirror) if on_messages is not None else None
+        self.following = True  # False: watch and mirror only (another watcher holds the lease)
+        self.running = False
 
     @property
     def probes(self) -> int:
@@ -116,11 +127,8 @@ class Watcher:
                         raise FetchError("unsupported", f"/event answered {resp.status_code}")
                     self.mode = "events"
                     self._resync = True  # catch up on what happened while not connected
-                    async for line in resp.aiter_lines():
-                        if stop.is_set():
-                            return
-                        if line.startswith("data:"):
-                            self._event(line[5:])
+                    if await self._read_events(resp, stop):
+                        return
                 why = "event stream closed by the server"
             except (httpx.HTTPError, FetchError) as exc:
                 why = f"event stream unavailable ({type(exc).__name__}: {exc})"
@@ -134,13 +142,32 @@ class Watcher:
             self.mode = "polling"
             await self._poll_for(stop, self.cfg.sse_retry_seconds)
 
-    def _event(self, payload: str) -> None:
+    async def _read_events(self, resp: httpx.Response, stop: asyncio.Event) -> bool:
+        """Fold each ``data:`` line until the stream ends; True when stopped. A line over
+        ``max_event_bytes`` is skipped as it comes (said, counted), never held whole."""
+        lines, said = LineReader(self.cfg.max_event_bytes), 0
+        async for chunk in resp.aiter_bytes():  # as they come (a chunk size would hold events back)
+            for line in lines.feed(chunk):
+                if stop.is_set():
+                    return True
+                if line.startswith(b"data:"):
+                    self._event(line[5:])
+            self.event_buffer_peak = max(self.event_buffer_peak, lines.peak)
+            if lines.oversized > said:
+                self.oversized_events += lines.oversized - said
+                said = lines.oversized
+                self._log(f"an event over {self.cfg.max_event_bytes} bytes skipped "
+                          f"({self.oversized_events} so far); reading on")  # fmt: skip
+        return stop.is_set()
+
+    def _event(self, payload: str | bytes) -> None:
         try:
             ev = orjson.loads(payload)
         except orjson.JSONDecodeError:
             self.bad_events += 1
             if self.bad_events in (1, 10, 100) or self.bad_events % 1000 == 0:
-                self._log(f"{self.bad_events} malformed events skipped, e.g. {payload[:80]!r}")
+                shown = payload[:80].decode(errors="replace") if isinstance(payload, bytes) else payload[:80]
+                self._log(f"{self.bad_events} malformed events skipped, e.g. {shown!r}")
             return
         if isinstance(ev, Mapping) and isinstance(ev.get("payload"), Mapping):
             ev = ev["payload"]  # /global/event wraps each event
@@ -219,6 +246,11 @@ class Watcher:
             await self.poll_once()
         await self._resolve_parents()
         now = self._clock()
+        if not self.following:  # standing by: keep the mirror whole, act on nothing
+            if self._on_rescue is not None:
+                await fill_mirror(self.client, self.mirror, now, self._log)
+            await self._forget(now)  # deleted trees long quiet: as the holder forgets them
+            return
         rows = self.live.snapshot(now)
         if rows and self._on_live is not None:
             try:
@@ -245,6 +277,10 @@ class Watcher:
             await self._rescue(top)
         for root, since in self.rec.busy_roots().items():
             await self.prober.maybe(root, since, now)
+        await self._forget(now)
+
+    async def _forget(self, now: float) -> None:
+        """Drop trees archived (or deleted) and quiet for ``forget_after_seconds``."""
         gone = self.rec.forget_trees(now)
         for root, members in gone.items():
             self.prober.probed.pop(root, None)
@@ -253,7 +289,7 @@ class Watcher:
             self.mirror.drop(members)
             if self.messages is not None:
                 self.messages.drop(members)
-        if gone and self._on_forget is not None:
+        if gone and self._on_forget is not None and self.following:  # live rows are the holder's
             with contextlib.suppress(Exception):
                 await self._on_forget([s for members in gone.values() for s in members])
 
@@ -280,6 +316,7 @@ class Watcher:
 
     async def run(self, stop: asyncio.Event, *, tick: float = 0.5) -> None:
         """Until ``stop`` is set; never raises for server trouble."""
+        self.running = True
         events = asyncio.create_task(self._events(stop))
         try:
             await self.poll_once()  # learn what is already running before events arrive
@@ -288,6 +325,7 @@ class Watcher:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), tick)
         finally:
+            self.running = False
             stop.set()
             events.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -101,8 +101,10 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """One clear sentence on stderr, then exit (2 for bad input, 1 for failures)."""
     from rich.markup import escape
 
+    from archiver.urls import without_credentials
+
     err_console: Console = globals().get("err_console") or __getattr__("err_console")
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(without_credentials(message))}", highlight=False)
     raise typer.Exit(code)
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
+from archiver.urls import without_credentials
 from archiver.watch import WatchConfig
 from cli.app import app, err_console, fail, open_store, settings_of
 from telemetry.archiving import watch_servers
@@ -112,7 +114,7 @@ def watch_cmd(
         fail(str(exc), 2)
 
     def log(msg: str) -> None:
-        err_console.print(f"[dim]watch[/] {msg}", highlight=False)
+        err_console.print(f"[dim]watch[/] {escape(without_credentials(msg))}", highlight=False)
 
     def changed(row: LiveChange) -> None:
         # the stored row, redacted, as `sessions list --live --json` gives it, and the state it left

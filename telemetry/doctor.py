@@ -21,7 +21,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from archiver.urls import without_credentials
 from telemetry.otel_export.probe import export_configured, probe_endpoint
+from telemetry.queries.live_stale import following, no_watcher_reason
 from telemetry.queries.lost import count_lost
 from telemetry.services.archive_repair import check_index
 from telemetry.services.spend_repair import check_spend
@@ -190,6 +192,24 @@ def _lost(engine: Engine) -> Check:
     return Check("lost trees", "ok", "every tree seen in the last 7 days was archived in full")
 
 
+def _watchers(engine: Engine) -> Check | None:
+    """Which servers a watcher follows; a warning naming each one nobody follows whose live rows
+    are left (they read unknown). None when no watcher ever followed a server under a lease."""
+    try:
+        with session_scope(engine, write=False) as db:
+            f = following(db, utcnow())
+    except SQLAlchemyError as e:
+        return Check("watchers", "fail", f"cannot read the watchers' leases: {e}", "run `octel db upgrade`")
+    if f.stale:
+        what = "; ".join(f"nobody follows {s} ({no_watcher_reason(since)}, {n} live sessions read unknown)"
+                         for s, since, n in f.stale[:5])  # fmt: skip
+        more = f"; and {len(f.stale) - 5} more" if len(f.stale) > 5 else ""
+        return Check("watchers", "warn", what + more, "start `octel watch --server URL` for each")
+    if not f.followed:
+        return None
+    return Check("watchers", "ok", f"a watcher follows {', '.join(f.followed[:5])}")
+
+
 def _spend(engine: Engine) -> Check:
     try:
         with session_scope(engine, write=False) as db:
@@ -328,6 +348,7 @@ def run_checks(
             checks += _database(engine)
             if checks[-1].status == "ok":
                 checks += [_archive_index(engine, settings), _lost(engine), _spend(engine)]
+                checks += [c for c in [_watchers(engine)] if c is not None]
         finally:
             engine.dispose()
     if settings.archive_store_kind == "files":
@@ -338,4 +359,6 @@ def run_checks(
     if export_configured(settings):  # no line for a feature nobody set up
         checks.append(Check("otlp endpoint", *probe_endpoint(client)))
     checks.append(_token(settings))
-    return checks
+    # a URL given as user:pass@host is shown without its credentials, whichever check names it
+    clean = without_credentials
+    return [Check(c.name, c.status, clean(c.detail), clean(c.fix)) for c in checks]

@@ -8,6 +8,7 @@ goes quiet, the rescue of a deleted tree from the mirror, the opt-in rules and t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -128,11 +129,13 @@ async def watch_server(
         terms.append(w)
         todo = [act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
                 for r in ([rules] if rules is not None and rules.any else [])]  # fmt: skip
-        await asyncio.gather(w.run(term), *todo)
+        # a watcher that stood by runs already: the term only lets it follow until it ends
+        await asyncio.gather(term.wait() if w.running else w.run(term), *todo)
 
     holder, terms = holder_name(), list[Watcher]()
     server = OpenCodeClient(client_http, url).base_url
     cfg = with_mirror(config or WatchConfig(), settings.data_dir, settings.mirror_budget_bytes, url)
+    cfg = dataclasses.replace(cfg, max_event_bytes=settings.watch_max_event_bytes)
     try:
         if lease_seconds is None:
             await run(make(cfg), stop)

@@ -147,6 +147,12 @@ class Settings(BaseSettings):
         description="Lease of a followed server in the store: watchers sharing one store follow each "
         "server one at a time, and another takes over within this long after one dies.",
     )
+    watch_max_event_bytes: int = Field(
+        8 * 2**20,
+        ge=4096,
+        description="Longest line `octel watch` reads from a server's event stream, in bytes; a longer "
+        "event is reported and skipped as it comes, and the events after it are read.",
+    )
 
     @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
     @classmethod

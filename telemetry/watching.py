@@ -118,24 +118,23 @@ async def act_loop(
     return handled
 
 
-async def _seed_takeover(watcher: Watcher, engine: Engine, claim: Claim, now: float, log: Log) -> None:
+async def _seed_takeover(
+    watcher: Watcher, engine: Engine, claim: Claim, now: float, log: Log, *, existing: bool = False
+) -> None:
     """A takeover: a tree whose every session the store holds as the server has it now counts
     as archived; so does a tree no archive holds that was quiet since before the previous
-    watcher began (it was there before, not ours to archive). Any other tree is archived once
-    quiet: it changed after its archive, or finished while nobody followed the server."""
+    watcher began (it was there before, not ours to archive), unless ``existing`` (the user
+    asked for trees already there). Any other tree is archived once quiet: it changed after
+    its archive, or finished while nobody followed the server, even when this watcher, standing
+    by, had counted it as already there."""
     try:
         listed = await watcher.client.list_sessions()
     except FetchError as exc:
         log(f"takeover: sessions not listed ({exc}); archiving every tree that changes")
-        return
+        listed = []
+    mirrored = _mirrored_deleted(watcher)
     parent: dict[str, object] = {s["id"]: s.get("parentID") for s in listed if isinstance(s.get("id"), str)}
-    ids = sorted(parent)
-    stored: dict[str, float | None] = {}
-    with session_scope(engine, write=False) as db:
-        for i in range(0, len(ids), 500):
-            q = select(SessionIndex.session_id, SessionIndex.updated_at)
-            for got, u in db.exec(q.where(col(SessionIndex.session_id).in_(ids[i : i + 500]))).all():
-                stored[got] = as_utc(u).timestamp() * 1000 if u else None
+    stored = _stored_updates(engine, sorted(set(parent) | set(mirrored)))
     began = claim.previous_start.timestamp() * 1000 if claim.previous_start else float("-inf")
     latest: dict[str, float] = {}
     changed: set[str] = set()
@@ -151,8 +150,39 @@ async def _seed_takeover(watcher: Watcher, engine: Engine, claim: Claim, now: fl
         if have is None or updated > have + 1:  # not archived, or changed since (1 ms: float rounding)
             changed.add(root)
     for root, last in latest.items():
-        if root not in changed or (root not in stored and last < began):
-            watcher.rec.archived[root] = now
+        if root not in changed or (not existing and root not in stored and last < began):
+            watcher.rec.mark_archived(root, now)
+            watcher.mirror.archived(root, now)
+        else:  # due once quiet, whatever a standing-by watcher's first look counted it as
+            watcher.rec.archived.pop(root, None)
+            watcher.mirror.archived_at.pop(root, None)
+    for root, updated in mirrored.items():  # deleted meanwhile: rescued unless archived as it was
+        have = stored.get(root)
+        if have is not None and updated is not None and updated <= have + 1:
+            watcher.mirror.archived(root, now)
+    watcher._resync = True  # the next step reads the server's list again
+
+
+def _mirrored_deleted(watcher: Watcher) -> dict[str, float | None]:
+    """Roots of trees deleted while standing by, with their newest update as the mirror saw it."""
+    out: dict[str, float | None] = {}
+    for sid in watcher.mirror.deleted_at:
+        root = watcher.mirror.root_of(sid)
+        s = watcher.mirror.session(root)
+        rec = s.record() if s is not None else None
+        u = (rec.get("time") or {}).get("updated") if rec else None
+        out[root] = float(u) if isinstance(u, int | float) else None
+    return out
+
+
+def _stored_updates(engine: Engine, ids: list[str]) -> dict[str, float | None]:
+    stored: dict[str, float | None] = {}
+    with session_scope(engine, write=False) as db:
+        for i in range(0, len(ids), 500):
+            q = select(SessionIndex.session_id, SessionIndex.updated_at)
+            for got, u in db.exec(q.where(col(SessionIndex.session_id).in_(ids[i : i + 500]))).all():
+                stored[got] = as_utc(u).timestamp() * 1000 if u else None
+    return stored
 
 
 async def follow(
@@ -168,38 +198,63 @@ async def follow(
     log: Log = lambda _m: None,
 ) -> Watcher | None:
     """Follow ``server`` whenever this watcher holds its lease, until ``stop``; returns the
-    last watcher that ran."""
+    last watcher that ran. While another holds it, a watcher stands by: it reads the server's
+    events into its mirror from the first second (``Watcher.following`` False), and the term
+    that begins when the lease runs out goes on with that watcher."""
     last: Watcher | None = None
     waiting_on: str | None = None
     step = lease_seconds / 3
-    while not stop.is_set():
-        try:
-            with session_scope(engine) as db:
-                claim: Claim = claim_lease(db, server, holder, lease_seconds)
-        except SQLAlchemyError as exc:
-            log(f"lease of {server} not claimed (store: {type(exc).__name__}); trying again")
-            await _pause(stop, step)
-            continue
-        if not claim.held:
-            if waiting_on != claim.holder:
-                log(f"{server} is followed by {claim.holder}; standing by to take over")
-                waiting_on = claim.holder
-            await _pause(stop, min(step, claim.expires_in + 0.05))  # claim the moment it runs out
-            continue
-        waiting_on = None
-        cfg = config
-        if claim.taken_from is not None:
-            log(f"took {server} over from {claim.taken_from}, whose lease ran out")
-            cfg = replace(config, archive_existing=True)
-        watcher = last = make(cfg)
-        if claim.taken_from is not None:
-            await _seed_takeover(watcher, engine, claim, time.time(), log)
-        await _term(watcher, run, stop, engine=engine, server=server, holder=holder,
-                    lease_seconds=lease_seconds, log=log)  # fmt: skip
-        await _pause(stop, 0.5)  # a term that ended by itself is not restarted in a tight loop
+    standby: tuple[Watcher, asyncio.Event, asyncio.Task[None]] | None = None
+    try:
+        while not stop.is_set():
+            try:
+                with session_scope(engine) as db:
+                    claim: Claim = claim_lease(db, server, holder, lease_seconds)
+            except SQLAlchemyError as exc:
+                log(f"lease of {server} not claimed (store: {type(exc).__name__}); trying again")
+                await _pause(stop, step)
+                continue
+            if not claim.held:
+                if waiting_on != claim.holder:
+                    log(f"{server} is followed by {claim.holder}; standing by to take over")
+                    waiting_on = claim.holder
+                if standby is None or standby[2].done():
+                    standby = _stand_by(make(config))
+                await _pause(stop, min(step, claim.expires_in + 0.05))  # claim the moment it runs out
+                continue
+            waiting_on = None
+            cfg = config
+            if claim.taken_from is not None:
+                log(f"took {server} over from {claim.taken_from}, whose lease ran out")
+                cfg = replace(config, archive_existing=True)
+            if standby is not None and not standby[2].done():
+                watcher = last = standby[0]
+                watcher.cfg = replace(watcher.cfg, archive_existing=cfg.archive_existing)
+            else:
+                watcher = last = make(cfg)
+            if claim.taken_from is not None:
+                existing = config.archive_existing
+                await _seed_takeover(watcher, engine, claim, time.time(), log, existing=existing)
+            watcher.following = True
+            await _term(watcher, run, stop, engine=engine, server=server, holder=holder,
+                        lease_seconds=lease_seconds, log=log)  # fmt: skip
+            watcher.following = False  # lost the lease: back to standing by, if still watching
+            await _pause(stop, 0.5)  # a term that ended by itself is not restarted in a tight loop
+    finally:
+        if standby is not None:
+            standby[1].set()
+            with contextlib.suppress(Exception):
+                await standby[2]
     with contextlib.suppress(SQLAlchemyError), session_scope(engine) as db:
         release_lease(db, server, holder)
     return last
+
+
+def _stand_by(watcher: Watcher) -> tuple[Watcher, asyncio.Event, asyncio.Task[None]]:
+    """Start ``watcher`` watching without following; stopped by setting the event."""
+    watcher.following = False
+    halt = asyncio.Event()
+    return watcher, halt, asyncio.create_task(watcher.run(halt))
 
 
 async def _term(

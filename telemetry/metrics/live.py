@@ -3,11 +3,15 @@ quiet the longest, retry storms and live findings, read from the `live_session` 
 
 Two queries (one grouped by server and state); the rows are the sessions running now (a few thousand
 at most), never history. `fold_live` and `live_series` are pure.
+
+The sessions of a server nobody follows (its watcher's lease ran out, `telemetry.queries.live_stale`)
+count as `unknown` and drop out of every other live gauge and of the live findings: what their rows say
+was true when the last watcher saw them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -17,8 +21,9 @@ from sqlmodel import Session, col, func, select
 
 from archiver.live import STATES
 from detectors.findings import VERDICTS
+from telemetry.queries.live_stale import unfollowed
 from telemetry.store.live_models import LiveSession
-from telemetry.timeutil import as_utc
+from telemetry.timeutil import as_utc, utcnow
 
 __all__ = ["LiveGroup", "LiveReads", "fold_live", "live_series", "read_live"]
 
@@ -40,9 +45,10 @@ def _ts(t: datetime | None) -> float | None:
 _SINCE = LiveSession.state_since  # a busy session with no part yet: quiet since it went busy
 
 
-def read_live(db: Session) -> LiveReads:
+def read_live(db: Session, now: datetime | None = None) -> LiveReads:
     """Two queries: each (server, state) group with what the live gauges need of it, and the
-    findings of the sessions that are not healthy."""
+    findings of the sessions that are not healthy (of followed servers)."""
+    gone = unfollowed(db, now or utcnow())
     groups = (
         db.connection()
         .execute(
@@ -58,11 +64,18 @@ def read_live(db: Session) -> LiveReads:
         )
         .all()
     )
-    findings = cast(
-        "list[list[dict[str, Any]] | None]",
-        db.exec(select(LiveSession.findings).where(col(LiveSession.verdict) != "healthy")).all(),
-    )
-    return fold_live([LiveGroup(*g) for g in groups], findings)
+    q = select(LiveSession.findings).where(col(LiveSession.verdict) != "healthy")
+    if gone:
+        q = q.where(col(LiveSession.server).not_in(list(gone)))
+    findings = cast("list[list[dict[str, Any]] | None]", db.exec(q).all())
+    return fold_live([_followed(LiveGroup(*g), gone) for g in groups], findings)
+
+
+def _followed(g: LiveGroup, gone: Container[str]) -> LiveGroup:
+    """The group as read now: all ``unknown``, with no extremes, when nobody follows its server."""
+    if g.server not in gone:
+        return g
+    return LiveGroup(g.server, "unknown", g.sessions, None, None, None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +123,8 @@ def live_series(name: str, reads: LiveReads) -> list[Row]:
         acc: dict[tuple[str, str], float] = {
             (s, st): 0.0 for s in {c[0] for c in reads.counts} for st in STATES
         }
-        for s, st, n in reads.counts:
-            acc[(s, st)] = float(n)
+        for s, st, n in reads.counts:  # a server nobody follows has several groups read unknown
+            acc[(s, st)] = acc.get((s, st), 0.0) + float(n)
         return sorted(acc.items())
     if name == "octel_live_findings":
         facc: dict[tuple[str, str], float] = {

@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, func, or_, select
 
 from archiver.live import STATES
+from telemetry.queries.live_stale import NO_WATCHER, no_watcher_reason, unfollowed
 from telemetry.queries.models import stored_tokens
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
@@ -125,6 +126,8 @@ def explain(r: LiveSessionOut) -> str:
         text = f"busy for {age}"
         if r.inactive_s is not None:
             text += f", last activity {age_text(r.inactive_s)} ago"
+    elif r.state == "unknown" and r.reason and r.reason.startswith(NO_WATCHER):
+        text = f"unknown ({r.reason}, {age} ago)"
     elif r.state in ("errored", "unknown"):
         text = f"{r.state} for {age}" + (f": {r.reason}" if r.reason else "")
     else:
@@ -136,10 +139,15 @@ def explain(r: LiveSessionOut) -> str:
     return text
 
 
-def live_out(x: LiveSession, now: datetime) -> LiveSessionOut:
-    """The stored row as every reader sees it (the API, `--json`, `octel watch --json`)."""
+def live_out(x: LiveSession, now: datetime, no_watcher_since: datetime | None = None) -> LiveSessionOut:
+    """The stored row as every reader sees it (the API, `--json`, `octel watch --json`); with
+    ``no_watcher_since`` (its server's lease ran out then) it is ``unknown``: what the row
+    says was true when the last watcher saw it, not now."""
+    state, since, reason = x.state, x.state_since, x.state_reason
+    if no_watcher_since is not None:
+        state, since, reason = "unknown", no_watcher_since, no_watcher_reason(no_watcher_since)
     ask = None
-    if x.state == "waiting_permission" and x.permission:
+    if state == "waiting_permission" and x.permission:
         ask = LiveAsk(
             permission=x.permission,
             patterns=list(x.permission_patterns or []),
@@ -156,15 +164,15 @@ def live_out(x: LiveSession, now: datetime) -> LiveSessionOut:
         agent=x.agent,
         model=x.model,
         directory=x.directory,
-        state=x.state,
-        state_since=as_utc(x.state_since),
-        state_age_s=_age(x.state_since, now) or 0.0,
-        reason=x.state_reason,
+        state=state,
+        state_since=as_utc(since),
+        state_age_s=_age(since, now) or 0.0,
+        reason=reason,
         retry_attempt=x.retry_attempt,
         retry_next_at=as_utc(x.retry_next_at) if x.retry_next_at else None,
         ask=ask,
-        tool=x.tool if x.state == "running_tool" else None,
-        tool_since=as_utc(x.tool_since) if x.tool_since and x.state == "running_tool" else None,
+        tool=x.tool if state == "running_tool" else None,
+        tool_since=as_utc(x.tool_since) if x.tool_since and state == "running_tool" else None,
         last_activity_at=as_utc(x.last_activity_at) if x.last_activity_at else None,
         inactive_s=_age(x.last_activity_at, now),
         turns=x.turns,
@@ -190,12 +198,17 @@ def _loudest(rows: Sequence[LiveSessionOut]) -> list[LiveSessionOut]:
     return sorted(rows, key=lambda r: (_RANK.get(r.state, 99), r.state_since, r.session_id))
 
 
-def live_counts(db: Session) -> dict[str, int]:
-    """Sessions per state (every state named, zeros included)."""
+def live_counts(db: Session, now: datetime) -> dict[str, int]:
+    """Sessions per state (every state named, zeros included); the sessions of a server nobody
+    follows are ``unknown``."""
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
-    q = select(LiveSession.state, func.count()).group_by(LiveSession.state)
-    for state, n in db.exec(q):
-        counts[state] = n
+    gone = unfollowed(db, now)
+    q = select(LiveSession.server, LiveSession.state, func.count()).group_by(
+        LiveSession.server, LiveSession.state
+    )
+    for server, state, n in db.exec(q):
+        key = "unknown" if server in gone else state
+        counts[key] = counts.get(key, 0) + n
     return counts
 
 
@@ -219,22 +232,26 @@ def list_live(
     limit: int = MAX_LIVE,
 ) -> LivePage:
     """Live sessions, loudest first (unanswered asks, then the longest stalls)."""
+    gone = unfollowed(db, now)
     q = select(LiveSession)
-    if state is not None:
-        q = q.where(LiveSession.state == state)
+    if state is not None:  # a row of a server nobody follows reads unknown, whatever it stored
+        q = q.where(or_(col(LiveSession.state) == state, col(LiveSession.server).in_(list(gone))))
     if server is not None:
         q = q.where(LiveSession.server == server)
     if session_id is not None:
         q = q.where(LiveSession.session_id == session_id)
-    rows = [live_out(x, now) for x in db.exec(q.order_by(col(LiveSession.state_since)).limit(limit))]
-    return LivePage(items=_loudest(_mark_archived(db, rows)), counts=live_counts(db))
+    found = db.exec(q.order_by(col(LiveSession.state_since)).limit(limit))
+    rows = [live_out(x, now, gone.get(x.server)) for x in found]
+    if state is not None:  # a server nobody follows has only unknown rows
+        rows = [r for r in rows if r.state == state]
+    return LivePage(items=_loudest(_mark_archived(db, rows)), counts=live_counts(db, now))
 
 
 def get_live(db: Session, session_id: str, now: datetime) -> LiveSessionOut | None:
     """The live row of a session (the newest, if several servers reported it)."""
     q = select(LiveSession).where(LiveSession.session_id == session_id)
     row = db.exec(q.order_by(col(LiveSession.updated_at).desc())).first()
-    return live_out(row, now) if row is not None else None
+    return live_out(row, now, unfollowed(db, now).get(row.server)) if row is not None else None
 
 
 def live_tree(db: Session, session_id: str, now: datetime) -> list[tuple[int, LiveSessionOut]]:
@@ -245,7 +262,8 @@ def live_tree(db: Session, session_id: str, now: datetime) -> list[tuple[int, Li
         return []
     root = me.root_session_id or me.session_id
     q = select(LiveSession).where(LiveSession.server == me.server, LiveSession.root_session_id == root)
-    rows = {x.session_id: live_out(x, now) for x in db.exec(q.limit(MAX_LIVE))}
+    gone = unfollowed(db, now).get(me.server)
+    rows = {x.session_id: live_out(x, now, gone) for x in db.exec(q.limit(MAX_LIVE))}
     rows.setdefault(me.session_id, me)
     kids: dict[str, list[LiveSessionOut]] = {}
     tops: list[LiveSessionOut] = []

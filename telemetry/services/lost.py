@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,11 @@ _MAX_MISSING = 50  # rows say what was lost; a tree with thousands of gaps keeps
 
 def with_mirror(config: WatchConfig, data_dir: Path, budget: int, url: str) -> WatchConfig:
     """The watch configuration with its mirror folder: one per server, as several are followed
-    at once by one process."""
+    at once by one process, and per process, as a watcher standing by mirrors the same server
+    as the one holding its lease."""
     if config.mirror_dir is not None:
         return config
-    folder = data_dir / "mirror" / hashlib.sha256(url.encode()).hexdigest()[:16]
+    folder = data_dir / "mirror" / hashlib.sha256(url.encode()).hexdigest()[:16] / str(os.getpid())
     return dataclasses.replace(config, mirror_dir=folder, mirror_budget_bytes=budget)
 
 

@@ -70,7 +70,11 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     from alembic import command
 
     cfg = alembic_config()
-    with engine.begin() as conn:
+    # A write transaction from its first statement (BEGIN IMMEDIATE on SQLite): two processes
+    # upgrading a new store at once (`octel serve` and `octel watch` started together) queue
+    # on the busy timeout, and the second finds the schema done, where a read lock upgraded
+    # mid-migration fails at once with "database is locked".
+    with engine.execution_options(octel_write=True).begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
 

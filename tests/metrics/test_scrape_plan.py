@@ -24,6 +24,7 @@ _SMALL = {"daemon", "aggregate"}  # one row per daemon / per counter label set: 
 # Sessions running now and those of trees archived in the last hours (the watcher deletes the
 # rest): bounded by the fleet's size, never by history, so counting it per state is fine.
 _SMALL |= {"live_session"}
+_SMALL |= {"watch_lease"}  # one row per followed server: whose live rows nobody follows now
 # A search of a big table must pin a column that picks few rows: one id, or the open cycles.
 # Searching by driver alone would walk that driver's whole history.
 _SELECTIVE = ("cycle_id=?", "ended_at=?", "session_id=?", "rowid=?")

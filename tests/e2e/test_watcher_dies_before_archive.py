@@ -1,0 +1,136 @@
+"""A watcher killed with `kill -9` while a finished tree waits to be archived: the watcher
+that takes the lease over with `--archive-existing` archives that tree (it never reached the
+store, though it was there before the first watcher began), and one started
+while the dead watcher's lease still runs follows the server's events from its first second,
+so a tree that ends and is deleted before the lease runs out is archived from those events."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from driver import run_prompt, wait_for
+from fakellm import FakeLLM
+from opencode_harness import OpenCode
+from sqlmodel import col, select
+
+from telemetry.store.action_models import WatchLease
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
+from telemetry.store.models import SessionIndex
+
+pytestmark = [pytest.mark.opencode]
+
+LEASE_S = 6.0
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _watch(
+    url: str, db_url: str, data: Path, log: Path, *extra: str, lease: float = LEASE_S
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "OCTEL_DATABASE_URL": db_url, "OCTEL_DATA_DIR": str(data),
+           "OCTEL_WATCH_LEASE_SECONDS": str(lease), "COLUMNS": "300"}  # fmt: skip
+    cmd = [sys.executable, "-m", "cli", "watch", "--server", url, "--poll-interval", "0.5", *extra]
+    with log.open("ab") as out:
+        return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out)
+
+
+def _stop(p: subprocess.Popen[bytes]) -> None:
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+
+
+def test_a_tree_left_unarchived_by_a_killed_watcher_is_archived_by_the_next(
+    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.load({"title": "Tree", "turns": [], "default": {"text": "Hello."}})
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(db_url)
+    upgrade(engine)
+    log = tmp_path / "watch.log"
+    http = httpx.Client(base_url=opencode.url, timeout=15)
+    root = run_prompt(http, "Hi.", session={"title": "left behind"})["root"]
+    # a settle far longer than the test: the first watcher never archives the tree
+    first = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", "--archive-existing")
+    second = None
+
+    def holder() -> str:
+        with session_scope(engine, write=False) as db:
+            row = db.exec(select(WatchLease)).first()
+            return row.holder if row else ""
+
+    def archived(root: str) -> bool:
+        with session_scope(engine, write=False) as db:
+            q = select(SessionIndex.session_id).where(col(SessionIndex.session_id) == root)
+            return db.exec(q).first() is not None
+
+    try:
+        wait_for(lambda: f":{first.pid}:" in holder(), timeout=60)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(10)
+        assert not archived(root)
+        second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", "--archive-existing")
+        wait_for(lambda: archived(root), timeout=90)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{log.read_text()[-3000:]}") from None
+    finally:
+        http.close()
+        for p in (first, second):
+            if p is not None:
+                _stop(p)
+        engine.dispose()
+
+
+def test_a_tree_deleted_while_the_dead_watchers_lease_runs_is_archived(
+    opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.load({"title": "Tree", "turns": [], "default": {"text": "Hello."}})
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(db_url)
+    upgrade(engine)
+    log = tmp_path / "watch.log"
+    # a lease long enough for a whole tree to begin, end and be deleted before it runs out
+    first = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", lease=40.0)
+    second = None
+    http = httpx.Client(base_url=opencode.url, timeout=15)
+
+    def holder() -> str:
+        with session_scope(engine, write=False) as db:
+            row = db.exec(select(WatchLease)).first()
+            return row.holder if row else ""
+
+    def archived(root: str) -> bool:
+        with session_scope(engine, write=False) as db:
+            q = select(SessionIndex.session_id).where(col(SessionIndex.session_id) == root)
+            return db.exec(q).first() is not None
+
+    try:
+        wait_for(lambda: f":{first.pid}:" in holder(), timeout=60)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(10)
+        second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", lease=40.0)
+        wait_for(lambda: "standing by" in log.read_text(), timeout=60)
+        # begun, finished and deleted while the dead watcher's lease still runs
+        root = run_prompt(http, "Hi.", session={"title": "gone in the gap"})["root"]
+        http.delete(f"/session/{root}")
+        assert f":{first.pid}:" in holder()  # still the dead one's lease
+        wait_for(lambda: archived(root), timeout=90)
+        assert "from the mirror" in log.read_text()
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{log.read_text()[-3000:]}") from None
+    finally:
+        http.close()
+        for p in (first, second):
+            if p is not None:
+                _stop(p)
+        engine.dispose()
