@@ -56,6 +56,27 @@ def pytest_configure(config: pytest.Config) -> None:
     reaper.start()
 
 
+# What a test needs beyond Python: a marker of its own, a fixture that starts a real part, or a
+# harness module that does. `realparts` marks them all, so `pytest -m "not realparts"` is the
+# quick subset the README names.
+_REAL_MARKS = {"postgres", "chromium", "prometheus", "opencode", "phoenix", "claude"}
+_REAL_FIXTURES = {"pg_server", "opencode", "phoenix", "live", "claude_bin"}
+_REAL_MODULES = ("browser_harness", "opencode_harness", "opencode_fixtures", "claude_cli", "phoenix_harness")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    sources: dict[Path, bool] = {}
+    for item in items:
+        path = Path(str(item.fspath))
+        if path not in sources:
+            text = path.read_text(errors="replace") if path.suffix == ".py" else ""
+            sources[path] = any(f"import {m}" in text or f"from {m} " in text for m in _REAL_MODULES)
+        marks = {m.name for m in item.iter_markers()}
+        uses = set(getattr(item, "fixturenames", ()))
+        if marks & _REAL_MARKS or uses & _REAL_FIXTURES or sources[path]:
+            item.add_marker(pytest.mark.realparts)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """One draw before any test's: on its first draws in a fresh clone, hypothesis builds its
     table of Unicode characters and reads every local module loaded for constants to try (both
