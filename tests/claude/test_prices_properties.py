@@ -54,15 +54,28 @@ def test_an_answer_split_into_block_lines_counts_once(
     assert msg["info"]["cost"] == pytest.approx(alone)
 
 
-@given(st.lists(st.integers(0, 10**5), min_size=1, max_size=8))
-def test_a_running_output_count_keeps_its_largest_value(counts: list[int]) -> None:
-    lines = [
-        line
-        for i, c in enumerate(counts)
-        for line in assistant("s", "m", [{"type": "text", "text": str(i)}], usage(10, c))
-    ]
+_tokens = st.tuples(*[st.integers(0, 10**6)] * 4)
+
+
+@given(st.lists(_tokens, min_size=1, max_size=8), st.data())
+def test_an_answer_counts_what_its_final_line_says_once(
+    spread: list[tuple[int, ...]], data: st.DataObject
+) -> None:
+    """However a gateway or the CLI spreads one answer's usage over its streaming lines (the
+    uncached input on the first, the cache read on the last, a running output count), the
+    archive counts the usage of its final line: the one with its stop reason, else the last."""
+    stop = data.draw(st.sampled_from([None, *range(len(spread))]))
+    lines = []
+    for i, (inp, out, read, write) in enumerate(spread):
+        (line,) = assistant("s", "m", [{"type": "text", "text": str(i)}], usage(inp, out, read, write))
+        if i == stop:
+            line["message"]["stop_reason"] = "end_turn"
+        lines.append(line)
     msg = build_tree("s", jsonl([user("s", "x"), *lines])).sessions[0].messages[1]
-    assert msg["info"]["tokens"]["output"] == max(counts)
+    inp, out, read, write = spread[len(spread) - 1 if stop is None else stop]
+    t = msg["info"]["tokens"]
+    assert (t["input"], t["output"], t["cache"]["read"], t["cache"]["write"]) == (inp, out, read, write)
+    assert msg["info"]["cost"] == pytest.approx(cost_of("claude-sonnet-4-5", Usage(inp, out, read, write)))
 
 
 @given(st.lists(st.text(max_size=30), min_size=1, max_size=6), st.data())
