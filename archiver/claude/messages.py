@@ -228,7 +228,7 @@ def _finish_turn(turn: _Turn, out: Built) -> None:
     elif info.get("synthetic") or u.total == 0:
         info["cost"], info["cost_source"] = 0.0, "none"
     else:
-        cost = cost_of(info.get("modelID"), u)
+        cost = cost_of(info.get("modelID"), u, at_ms=info["time"]["created"])
         if cost is None:
             out.unpriced_models.add(str(info.get("modelID")))
             info["cost"], info["cost_source"] = 0.0, "unpriced"

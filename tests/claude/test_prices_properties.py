@@ -3,31 +3,77 @@ any running count, any cut of a file being written."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from claude_lines import assistant, jsonl, tool_use, usage, user
 from hypothesis import given
 from hypothesis import strategies as st
 
 from archiver.claude.lines import read_lines
-from archiver.claude.prices import Usage, cost_of, price_for
+from archiver.claude.prices import Usage, cost_of
 from archiver.claude.tree import build_tree
 
 
 def test_unknown_model_is_unpriced_not_free() -> None:
-    assert price_for("claude-unknown-9") is None and cost_of("gpt-5", Usage(input=1000)) is None
+    assert (
+        cost_of("claude-unknown-9", Usage(input=1000)) is None and cost_of("gpt-5", Usage(input=1000)) is None
+    )
     assert cost_of(None, Usage(input=1000)) is None
 
 
-def test_date_suffix_and_longest_prefix() -> None:
-    assert price_for("claude-sonnet-4-5-20250929") == price_for("claude-sonnet-4-5")
-    assert price_for("claude-opus-4-1-20250805") == price_for("claude-opus-4-1")
-    assert price_for("claude-opus-4-20250514") == price_for("claude-opus-4")
+def test_a_model_is_never_priced_by_a_prefix_of_its_name() -> None:
+    """claude-opus-4-6 is $5/$25 per million, not Opus 4's $15/$75; a name no database lists is
+    unpriced, not the price of the longest listed name it starts with."""
+    mtok = Usage(input=1_000_000), Usage(output=1_000_000)
+    assert [cost_of("claude-opus-4-6", u) for u in mtok] == [pytest.approx(5.0), pytest.approx(25.0)]
+    assert [cost_of("claude-opus-4-20250514", u) for u in mtok] == [pytest.approx(15.0), pytest.approx(75.0)]
+    assert cost_of("claude-opus-4-9", mtok[0]) is None
+
+
+def test_date_suffix_names_the_same_model() -> None:
+    u = Usage(input=1000, output=100)
+    assert cost_of("claude-sonnet-4-5-20250929", u) == cost_of("claude-sonnet-4-5", u)
+    assert cost_of("claude-opus-4-1-20250805", u) == cost_of("claude-opus-4-1", u)
+
+
+def test_pricing_makes_no_network_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    import genai_prices.data_snapshot as snap
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("pricing opened a connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    assert cost_of("claude-haiku-4-5", Usage(input=123_457, output=99)) is not None
+    assert snap.get_snapshot().from_auto_update is False
+
+
+def test_a_user_price_file_prices_a_private_model(tmp_path: Path) -> None:
+    from archiver.claude.prices import price_source, use_price_file
+
+    f = tmp_path / "prices.json"
+    f.write_text(
+        '{"models": {"acme-coder-2": {"input": 2, "output": 8, "cache_read": 0.2,'
+        ' "cache_write_5m": 2.5, "cache_write_1h": 4}}}'
+    )
+    assert cost_of("acme-coder-2", Usage(input=1_000_000)) is None
+    use_price_file(f)
+    try:
+        assert cost_of("acme-coder-2", Usage(input=1_000_000, output=1_000_000)) == pytest.approx(10.0)
+        assert price_source()["price_file"] is True
+    finally:
+        use_price_file(None)
+    assert cost_of("acme-coder-2", Usage(input=1_000_000)) is None
 
 
 def test_cache_writes_are_priced_by_how_long_they_are_kept() -> None:
-    five = cost_of("claude-sonnet-4-5", Usage(cache_write_5m=1_000_000))
-    hour = cost_of("claude-sonnet-4-5", Usage(cache_write_1h=1_000_000))
-    assert (five, hour) == (pytest.approx(3.75), pytest.approx(6.0))
+    # 100k tokens: under the 200k context tier, above which Sonnet 4.5 costs more
+    five = cost_of("claude-sonnet-4-5", Usage(cache_write_5m=100_000))
+    hour = cost_of("claude-sonnet-4-5", Usage(cache_write_1h=100_000))
+    assert (five, hour) == (pytest.approx(0.375), pytest.approx(0.6))
 
 
 @given(
