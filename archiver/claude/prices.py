@@ -131,12 +131,48 @@ def _own(model: str, table: Mapping[str, Price], usage: Usage) -> float | None:
     ) / _PER
 
 
-@lru_cache(maxsize=4096)
+_FIELDS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok")
+
+
+@lru_cache(maxsize=1024)
+def _flat(ref: str, day: str | None) -> Price | bool:
+    """The one price per token kind genai-prices gives ``ref`` on ``day``; True when its prices
+    are tiered or partial (every message is then priced by ``calc_price`` itself, about 400 us
+    where this is 2); False when it does not know the model."""
+    from decimal import Decimal
+
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        _, model = get_snapshot().find_provider_model(ref, None, "anthropic", None)
+    except LookupError:
+        return False
+    prices = model.get_prices(_when(day) or datetime.now(tz=UTC))
+    got = [getattr(prices, f, None) for f in _FIELDS]
+    if not all(isinstance(v, Decimal) for v in got):
+        return True
+    return Price(*(float(v or 0) for v in got))
+
+
+def _when(day: str | None) -> datetime | None:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC) if day else None
+
+
 def _genai(model: str, usage: Usage, day: str | None) -> float | None:
+    for ref in dict.fromkeys((model, model.removeprefix("anthropic/"))):
+        flat = _flat(ref, day)
+        if flat is False:
+            continue
+        if isinstance(flat, Price):
+            return _own(ref, {ref.lower(): flat}, usage)
+        return _calc(ref, usage, day)
+    return None
+
+
+def _calc(ref: str, usage: Usage, day: str | None) -> float:
     from genai_prices import Usage as GUsage
     from genai_prices import calc_price
 
-    when = datetime.fromisoformat(day).replace(tzinfo=UTC) if day else None
     use = GUsage(
         # genai-prices counts cache reads and writes inside the input
         input_tokens=usage.input + usage.cache_read + usage.cache_write,
@@ -146,15 +182,10 @@ def _genai(model: str, usage: Usage, day: str | None) -> float | None:
         cache_write_5m_tokens=usage.cache_write_5m,
         cache_write_1h_tokens=usage.cache_write_1h,
     )
-    for ref in dict.fromkeys((model, model.removeprefix("anthropic/"))):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                got = calc_price(use, ref, provider_id="anthropic", genai_request_timestamp=when)
-            return float(got.total_price)
-        except LookupError:
-            continue
-    return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = calc_price(use, ref, provider_id="anthropic", genai_request_timestamp=_when(day))
+    return float(got.total_price)
 
 
 def cost_of(

@@ -168,3 +168,19 @@ def test_any_subagent_graph_becomes_a_tree(parents: list[int]) -> None:
     launched = sum(1 for i, p in enumerate(parents) if p == -1 or (0 <= p < len(parents) and p != i))
     total = sum(m["info"].get("tokens", {}).get("input", 0) for s in tree.sessions for m in s.messages)
     assert total == 10 * launched
+
+
+@given(
+    st.sampled_from(["claude-opus-4-6", "claude-haiku-4-5", "claude-sonnet-4-5"]),
+    _tokens,
+    st.integers(0, 10**6),
+)
+def test_the_fast_path_prices_as_genai_prices_does(model: str, t: tuple[int, ...], hour: int) -> None:
+    """One price per token kind, read once per model and day, gives what genai-prices'
+    calc_price gives for the same tokens (a tiered model is priced by calc_price itself)."""
+    from archiver.claude.prices import _calc
+
+    u = Usage(*t, cache_write_1h=hour)
+    at = 1_796_000_000_000  # 2026-12
+    expected = _calc(model, u, "2026-12-01")
+    assert cost_of(model, u, at_ms=at) == pytest.approx(expected, rel=1e-9, abs=1e-12)
