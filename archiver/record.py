@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from archiver.claude.outcome import error_kind_of
+
 __all__ = ["SOURCE_KINDS", "SessionRecord", "record_from_doc", "source_label"]
 
 # Which agent wrote a session (the archive's `source.kind`): a fixed set, so a metric label too.
@@ -97,10 +99,9 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
     source = _d(doc.get("source"))
     check = _d(doc.get("cost_check"))
     results = [_d(r) for r in _d(doc.get("claude")).get("results") or []]
-    if results and results[-1].get("is_error"):
+    if results and results[-1].get("is_error") is True:
         # a Claude Code run that ended badly says how (error_max_turns, api_error, ...)
-        kind, reason = str(results[-1].get("subtype") or ""), results[-1].get("terminal_reason")
-        last_error = kind if kind.startswith("error") else str(reason or kind or "error")
+        last_error = error_kind_of(results[-1])
     elif _d(doc.get("claude")).get("stop"):
         last_error = str(_d(doc.get("claude"))["stop"])
     return SessionRecord(

@@ -36,9 +36,6 @@ __all__ = ["CorpusError", "detect", "load_corpus", "load_stream"]
 _COLOUR = {"stuck": "red", "suspect": "yellow", "healthy": "green"}
 
 
-_SESSION_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".log")
-
-
 def _result_or_skip(path: Path, session: str | None, th: Thresholds, show_all: bool) -> dict[str, Any]:
     """A file of a folder; one that is not a session is reported and skipped, not fatal."""
     try:
@@ -49,10 +46,11 @@ def _result_or_skip(path: Path, session: str | None, th: Thresholds, show_all: b
 
 
 def _session_files(folder: Path) -> list[Path]:
+    # every file is read or named, whatever its name: stream-json is kept as .log, .txt, .out…
     return sorted(
         p
         for p in folder.iterdir()
-        if p.is_file() and p.name.endswith(_SESSION_SUFFIXES) and not p.name.endswith(".label.json")
+        if p.is_file() and not p.name.startswith(".") and not p.name.endswith(".label.json")
     )
 
 

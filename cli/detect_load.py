@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.claude.convert import from_claude
-from archiver.claude.layout import is_claude_file
+from archiver.claude.layout import sniff_file
 from archiver.claude.loading import tree_of_file
 from archiver.convert import Converted
 from archiver.convert_read import NotASession, read_session
@@ -57,7 +57,10 @@ def _claude(path: Path, session_id: str | None) -> Converted:
         tree = tree_of_file(path)
     except OSError as e:
         raise CorpusError(f"cannot read {path}: {e}") from None
-    chosen = next((s for s in tree.sessions if s.session_id == session_id), tree.sessions[0])
+    # a subagent's file on its own hangs under an empty root: the session with messages is judged
+    chosen = next((s for s in tree.sessions if s.session_id == session_id), None) or next(
+        (s for s in tree.sessions if s.messages), tree.sessions[0]
+    )
     return from_claude(chosen.messages, tree.results if chosen.depth == 0 else [])
 
 
@@ -65,7 +68,13 @@ def load_stream(path: Path, session_id: str | None = None) -> Converted:
     """The normalised stream of one file: an archive, a recorded run, an `opencode export`, a
     `opencode run --format json` log, an event capture, a message list, or a Claude Code
     transcript or stream-json output."""
-    if is_claude_file(path):
+    kind = sniff_file(path)  # by content: users keep these files under any name
+    if kind == "result":
+        raise CorpusError(
+            f"{path} is the result of a Claude Code run, not its conversation: "
+            f"add it with `octel runs add {path}` (it finds the transcript)"
+        )
+    if kind is not None:
         return _claude(path, session_id)
     try:
         return read_session(_read_text(path), session_id)

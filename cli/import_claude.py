@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from archiver.claude.layout import default_config_dir
+from archiver.claude.prices import use_price_file
 from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
 from telemetry.services.claude_state import ClaudeImportReport, unchanged_report
 
@@ -32,6 +33,10 @@ def import_claude_cmd(
     ] = None,
     label: Annotated[str | None, typer.Option(help="Label stored with each archived session.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    reprice: Annotated[
+        bool,
+        typer.Option(help="Read every session again, changed or not, to price it at the prices in use now."),
+    ] = False,
 ) -> None:
     """Archive every Claude Code session (subagents included) found under DIR, redacted, scored and
     costed, and index it. Safe to run again: only sessions whose files changed are read."""
@@ -39,34 +44,37 @@ def import_claude_cmd(
     if not folder.is_dir():
         fail(f"{folder} is not a folder; give Claude Code's config folder (with projects/ in it)", 2)
     settings = settings_of(ctx)
+    use_price_file(settings.price_file)  # the state file names the prices it was priced at
     # nothing changed since the last import into this store: say so without loading the
     # archive writer or opening the store (a re-run is the common case under `watch`, cron)
-    report = unchanged_report(folder, settings.data_dir, settings.db_url, settings.redact_key)
+    report = (
+        None if reprice else unchanged_report(folder, settings.data_dir, settings.db_url, settings.redact_key)
+    )
     if report is None:
-        report = _import(folder, settings, label)
+        report = _import(folder, settings, label, reprice)
     _print(report, folder, as_json)
     # a session left unarchived (unreadable, over the size limit, not written) fails the run;
     # a bad line inside an archived one is only reported, kept in its archive
-    if report.sessions > report.archived + report.unchanged + report.still_writing:
+    if report.sessions > report.archived + report.unchanged + report.still_writing + report.empty:
         raise typer.Exit(1)
 
 
-def _import(folder: Path, settings: Settings, label: str | None) -> ClaudeImportReport:
+def _import(folder: Path, settings: Settings, label: str | None, reprice: bool) -> ClaudeImportReport:
     from archiver.claude.pool import fewer_collections
     from telemetry.services.claude_early import start_early
 
     with fewer_collections():  # loading the store's modules and each batch's results
         # workers start on the first sessions while the store is opened (no file written before)
-        early = start_early(folder, settings, label)
+        early = start_early(folder, settings, label, reprice)
         try:
-            return _import_into(folder, settings, label, early)
+            return _import_into(folder, settings, label, early, reprice)
         finally:
             if early is not None:
                 early.close()
 
 
 def _import_into(
-    folder: Path, settings: Settings, label: str | None, early: EarlyStart | None
+    folder: Path, settings: Settings, label: str | None, early: EarlyStart | None, reprice: bool
 ) -> ClaudeImportReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -86,6 +94,7 @@ def _import_into(
                 label=label,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
                 early=early,
+                reprice=reprice,
             )
     return report
 
@@ -99,7 +108,8 @@ def _print(report: ClaudeImportReport, folder: Path, as_json: bool) -> None:
     console.print(
         f"{report.sessions} sessions in {escape(str(folder))}: {report.archived} archived "
         f"({report.files_written} files, {report.indexed_new} new, {report.indexed_updated} updated), "
-        f"{report.unchanged} unchanged",
+        f"{report.unchanged} unchanged"
+        + (f", {report.empty} with no conversation (skipped)" if report.empty else ""),
         highlight=False,
         soft_wrap=True,
     )

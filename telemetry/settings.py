@@ -72,6 +72,11 @@ class Settings(BaseSettings):
         "", description="Comma-separated secret values to redact (12 characters at least)."
     )
     redact_file: Path | None = Field(None, description="File with one secret value a line to redact.")
+    price_file: Path | None = Field(
+        None,
+        description="JSON prices of models genai-prices does not list (private or gateway models), "
+        "US dollars per million tokens; see docs/claude.md.",
+    )
     redact_key_file: Path | None = Field(
         None, description="Key of the redaction placeholders' hashes; default `<data_dir>/redact.key`."
     )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from archiver.claude.sniff import Kind, kind_of
 from archiver.errors import WalkError
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "read_meta",
     "run_of",
     "session_files",
+    "sniff_file",
     "with_subagents",
 ]
 
@@ -136,23 +138,48 @@ def find_sessions(config_dir: Path, skipped: list[WalkError] | None = None) -> l
     out: list[SessionFiles] = []
     for folder in folders:
         try:
-            out.extend(_project_sessions(folder, skipped))
+            found = list(_project_sessions(folder, skipped))
+            out.extend(found)
+            if not found:
+                _unknown_layout(folder, skipped)
         except OSError as exc:
             skipped.append(WalkError("unreadable", "folder", None, str(exc), str(folder)))
     return out
 
 
+def _unknown_layout(folder: Path, skipped: list[WalkError]) -> None:
+    """A project folder with no transcript where Claude Code keeps them that holds some deeper
+    (a backup's ``projects/<p>/sessions/<id>.jsonl``): named with what was found, never a
+    silent 0 sessions."""
+    found: list[Path] = []
+    for path in folder.rglob("*.jsonl"):
+        if path.is_file() and sniff_file(path) is not None:
+            found.append(path)
+        if len(found) >= 1000:
+            break
+    if found:
+        shown = ", ".join(str(p.relative_to(folder)) for p in sorted(found)[:3])
+        why = (
+            f"{len(found)}{'+' if len(found) >= 1000 else ''} transcripts in a layout octel does not read "
+            f"(e.g. {shown}): not imported; Claude Code keeps them as projects/<project>/<session>.jsonl"
+        )
+        skipped.append(WalkError("unknown_layout", "folder", None, why, str(folder)))
+
+
 def is_claude_file(path: Path) -> bool:
-    """A ``.jsonl`` file Claude Code wrote: a transcript (lines with ``sessionId``) or
-    stream-json output (``claude_code_version``, ``parent_tool_use_id``)."""
-    if path.suffix != ".jsonl":
-        return False
+    """A file Claude Code wrote, whatever its name: a transcript (lines with ``sessionId``), a
+    subagent's, stream-json output, a run's result or a JSON array of such lines (``sniff``)."""
+    return sniff_file(path) is not None
+
+
+def sniff_file(path: Path) -> Kind | None:
+    """``sniff.kind_of`` of the file at ``path``; None when it is unreadable or none of them."""
     try:
         with path.open("rb") as fh:
             head = fh.read(min(200_000, os.fstat(fh.fileno()).st_size + 1))  # not 200 kB for a small file
     except OSError:
-        return False
-    return b'"sessionId"' in head or b'"claude_code_version"' in head or b'"parent_tool_use_id"' in head
+        return None
+    return kind_of(head)
 
 
 def session_files(config_dir: Path, session_id: str) -> SessionFiles | None:

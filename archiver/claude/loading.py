@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from archiver.claude.layout import SessionFiles, agent_id_of, owner_of, read_meta, run_of, with_subagents
 from archiver.claude.resume import (
     FINGERPRINT_BYTES,
@@ -17,12 +19,58 @@ from archiver.claude.resume import (
     tree_prior,
 )
 from archiver.claude.runs import RunFile, read_runs
+from archiver.claude.sniff import as_lines, kind_of
 from archiver.claude.stream import is_stream_json, tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 from archiver.claude.workflow import JournalFile
 from archiver.errors import WalkError
 
-__all__ = ["load_grown", "load_tree", "resume_state", "tree_of_file"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "LineTooLong",
+    "load_grown",
+    "load_tree",
+    "read_capped",
+    "resume_state",
+    "tree_of_file",
+]
+
+# a longer line is refused while it is read, before it is held whole or parsed (a one-line
+# transcript of 200 MB took 1.5 GB to parse before its archive was refused for its size)
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_CHUNK = 1 << 20
+
+
+class LineTooLong(OSError):
+    """A line of a transcript is longer than ``MAX_LINE_BYTES``: the file is not read."""
+
+
+def read_capped(path: Path, offset: int = 0, max_line: int | None = None) -> bytes:
+    """The bytes of ``path`` from ``offset``, read in bounded chunks; raises ``LineTooLong`` as
+    soon as a line passes ``max_line`` bytes (``MAX_LINE_BYTES``), holding at most that much
+    of it."""
+    limit = MAX_LINE_BYTES if max_line is None else max_line
+    chunk_size = max(1, min(_CHUNK, limit))  # no line inside one chunk can pass the limit
+    parts: list[bytes] = []
+    run = 0  # bytes of the line being read so far
+    lines = 1
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        while chunk := fh.read(chunk_size):
+            last = chunk.rfind(b"\n")
+            if last == -1:
+                run += len(chunk)
+            else:
+                if run + chunk.find(b"\n") > limit:
+                    break
+                lines += chunk.count(b"\n")
+                run = len(chunk) - last - 1
+            if run > limit:
+                break
+            parts.append(chunk)
+        else:
+            return b"".join(parts)
+    raise LineTooLong(f"line {lines} is longer than {limit} bytes: the file is not read")
 
 
 def load_tree(files: SessionFiles) -> ClaudeTree:
@@ -32,8 +80,11 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
 
     def read(path: Path) -> bytes | None:
         try:
-            whole[str(path)] = data = path.read_bytes()
+            whole[str(path)] = data = read_capped(path)
             return data
+        except LineTooLong as exc:
+            errors.append(WalkError("too_large", "line", files.session_id, str(exc), str(path)))
+            return None
         except OSError as exc:
             errors.append(WalkError("malformed", "file", files.session_id, str(exc), str(path)))
             return None
@@ -87,9 +138,7 @@ def resume_state(tree: ClaudeTree, bases: dict[str, tuple[int, int]] | None = No
 
 
 def _tail(path: Path, offset: int) -> bytes:
-    with path.open("rb") as fh:
-        fh.seek(offset)
-        return fh.read()
+    return read_capped(path, offset)
 
 
 def load_grown(
@@ -147,12 +196,35 @@ def load_grown(
 
 
 def tree_of_file(path: Path) -> ClaudeTree:
-    """The tree of one ``.jsonl`` file: stream-json output, a session transcript (with its
-    subagent files beside it), or one subagent transcript on its own."""
-    data = path.read_bytes()
-    if is_stream_json(data):
+    """The tree of one file, whatever its name (``sniff``): stream-json output, a session
+    transcript (with its subagent files beside it), one subagent transcript on its own, or a
+    JSON array of either's lines."""
+    data = read_capped(path)
+    kind = kind_of(data[:200_000])
+    rewritten = kind == "array"
+    if rewritten:
+        data = as_lines(data) or b""
+        kind = kind_of(data[:200_000])
+    if kind == "stream" or (kind is None and is_stream_json(data)):
         return tree_from_stream(data, name=str(path))
-    if path.name.startswith("agent-"):
+    if kind == "subagent" or (kind is None and path.name.startswith("agent-")):
         sid = owner_of(path) or path.stem
         return build_tree(sid, None, [SubagentFile(str(path), agent_id_of(path), data, read_meta(path))])
-    return load_tree(with_subagents(SessionFiles(path.stem, path.parent.name, path), path.with_suffix("")))
+    if path.suffix == ".jsonl" and not rewritten:
+        return load_tree(
+            with_subagents(SessionFiles(path.stem, path.parent.name, path), path.with_suffix(""))
+        )
+    return build_tree(_session_of(data) or path.stem, data, main_name=str(path))
+
+
+def _session_of(data: bytes) -> str | None:
+    """The ``sessionId`` of a transcript's first line that names one (a renamed file's name
+    is not its session's id)."""
+    for line in data[:1_000_000].splitlines()[:50]:
+        try:
+            sid = orjson.loads(line).get("sessionId")
+        except (orjson.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(sid, str) and sid:
+            return sid
+    return None

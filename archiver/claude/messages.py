@@ -5,8 +5,10 @@ bookkeeping lines (queue operations, request shapes, cost state…) are counted,
 type no known version writes is counted under ``unknown_types``. The traps this module exists for:
 
 - the CLI writes one assistant line per content block, each repeating the message's usage: the
-  lines of one ``message.id`` become one message whose usage is counted once;
-- in subagent files ``output_tokens`` is a running count: the largest value per id is kept;
+  lines of one ``message.id`` become one message whose usage is counted once, and that usage is
+  the one of its final line (the line with its stop reason, else the last line that has a usage),
+  never a field-by-field mix: a gateway may report the uncached input on the first line and the
+  cache read on the last, and in subagent files ``output_tokens`` is a running count;
 - ``progress`` lines (``agent_progress``) repeat usage the subagent's own file holds: never counted;
 - a ``<synthetic>`` assistant message is an API error when the CLI marks it so (before 2.1 the
   only trace of one), and otherwise a harmless note such as "No response requested.";
@@ -86,10 +88,6 @@ def usage_of(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-def _largest(a: Usage, b: Usage) -> Usage:
-    return Usage(*(max(x, y) for x, y in zip(_tuple(a), _tuple(b), strict=True)))
-
-
 def _tuple(u: Usage) -> tuple[int, int, int, int, int]:
     return (u.input, u.output, u.cache_read, u.cache_write_5m, u.cache_write_1h)
 
@@ -119,6 +117,7 @@ class _Turn:
     msg: JsonObj
     usage: Usage
     line_cost: float | None = None
+    final: bool = False  # the usage is that of the line with the answer's stop reason
 
 
 @dataclass
@@ -150,7 +149,8 @@ def _resume(prior: Prior, turns: dict[str, _Turn], out: Built) -> None:
         got = prior.usage.get(str(info.get("id"))) if info.get("role") == "assistant" else None
         if got is not None:
             cost = got[5] if len(got) > 5 and isinstance(got[5], int | float) else None
-            turns[str(info["id"])] = _Turn(m, Usage(*(int(x) for x in got[:5])), cost)
+            final = len(got) > 6 and got[6] is True
+            turns[str(info["id"])] = _Turn(m, Usage(*(int(x) for x in got[:5])), cost, final)
         out.messages.append(m)
 
 
@@ -179,12 +179,15 @@ def _assistant(line: Mapping[str, Any], session_id: str, turns: dict[str, _Turn]
     mid = str(message.get("id") or line.get("uuid") or f"line-{len(out.messages)}")
     ts = iso_ms(line.get("timestamp"))
     parts = [p | {"uuid": line.get("uuid")} for p in _content(message)]
+    has_usage = isinstance(message.get("usage"), Mapping)
     usage = usage_of(_d(message.get("usage")))
+    final = bool(message.get("stop_reason")) and has_usage
     line_cost = line.get("costUSD") if isinstance(line.get("costUSD"), int | float) else None
     seen = turns.get(mid)
-    if seen is not None:  # another block of the same answer: same usage, counted once
+    if seen is not None:  # another block of the same answer: its usage counted once, the final line's
         seen.msg["parts"].extend(parts)
-        seen.usage = _largest(seen.usage, usage)
+        if has_usage and (final or not seen.final):
+            seen.usage, seen.final = usage, final
         if line_cost is not None:
             seen.line_cost = max(seen.line_cost or 0.0, float(line_cost))
         t = seen.msg["info"]["time"]
@@ -206,7 +209,7 @@ def _assistant(line: Mapping[str, Any], session_id: str, turns: dict[str, _Turn]
     if model == "<synthetic>" or line.get("isApiErrorMessage"):
         info["error"] = _synthetic_error(line, parts)
     msg: JsonObj = {"info": info, "parts": parts}
-    turns[mid] = _Turn(msg, usage, float(line_cost) if line_cost is not None else None)
+    turns[mid] = _Turn(msg, usage, float(line_cost) if line_cost is not None else None, final)
     out.messages.append(msg)
 
 
@@ -225,7 +228,7 @@ def _finish_turn(turn: _Turn, out: Built) -> None:
     elif info.get("synthetic") or u.total == 0:
         info["cost"], info["cost_source"] = 0.0, "none"
     else:
-        cost = cost_of(info.get("modelID"), u)
+        cost = cost_of(info.get("modelID"), u, at_ms=info["time"]["created"])
         if cost is None:
             out.unpriced_models.add(str(info.get("modelID")))
             info["cost"], info["cost_source"] = 0.0, "unpriced"
@@ -273,5 +276,5 @@ def build_messages(lines: Iterable[Mapping[str, Any]], session_id: str, prior: P
             out.unknown_types[str(kind)] += 1
     for mid, turn in turns.items():
         _finish_turn(turn, out)
-        out.usage[mid] = [*_tuple(turn.usage), turn.line_cost]
+        out.usage[mid] = [*_tuple(turn.usage), turn.line_cost, turn.final]
     return out

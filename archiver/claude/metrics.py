@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from archiver.claude.prices import price_source
+
 __all__ = ["cost_check", "per_turn"]
 
 JsonObj = dict[str, Any]
@@ -138,4 +140,5 @@ def cost_check(
         "unpriced_models": unpriced,
         "models": {k: v for k, v in models.items() if k != "<synthetic>"},
         "reported_models": reported_models,
+        "prices": price_source(),
     }

@@ -1,24 +1,42 @@
-"""What a Claude message cost, from the price table kept as data (``prices.json``; pure).
+"""What a Claude message cost: the user's price file first, else ``genai-prices`` (pure).
 
-A model the table does not know is *unpriced*: its cost is ``None``, never 0, so a total can say
-how much of it is missing. Cache writes are priced by how long they are kept (5 minutes or one
-hour); a line that does not split them is priced as 5-minute writes, the API's default.
+``genai-prices`` is pydantic's maintained price database (dated prices, cache reads, 5-minute and
+1-hour cache writes, context tiers) with its data embedded in the package: only the bundled
+snapshot is read, never its auto-update, so pricing makes no network call. A model neither knows
+is *unpriced*: its cost is ``None``, never 0 and never the price of a model whose name it starts
+with, so a total can say how much of it is missing. A private or gateway model is priced by a
+user price file (setting ``price_file``): JSON ``{"models": {name: {input, output, cache_read,
+cache_write_5m, cache_write_1h}}}`` in US dollars per million tokens, matched by exact name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import lru_cache
-from importlib import resources
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
-__all__ = ["Price", "Usage", "cost_of", "price_for", "price_table"]
+__all__ = [
+    "Price",
+    "Usage",
+    "cost_of",
+    "price_key",
+    "price_source",
+    "use_price_file",
+    "user_prices",
+]
 
 _DATE = re.compile(r"-\d{8}$")
 _PER = 1_000_000.0
+_ENV = "OCTEL_PRICE_FILE"  # read by worker processes, which do not get the settings
 
 
 @dataclass(frozen=True)
@@ -49,31 +67,59 @@ class Usage:
         return self.input + self.output + self.cache_read + self.cache_write
 
 
+def use_price_file(path: Path | str | None) -> None:
+    """Price by ``path`` (a user price file) from now on, here and in worker processes."""
+    if path:
+        os.environ[_ENV] = str(path)
+    else:
+        os.environ.pop(_ENV, None)
+
+
+@lru_cache(maxsize=4)
+def _read_price_file(path: str, _stamp: tuple[int, int]) -> dict[str, Price]:
+    raw: Mapping[str, Any] = json.loads(Path(path).read_text())
+    models = raw.get("models") if isinstance(raw, Mapping) else None
+    if not isinstance(models, Mapping):
+        raise ValueError(f"{path}: price file needs a 'models' object")
+    return {str(name).lower(): Price(**p) for name, p in models.items()}
+
+
+def user_prices() -> dict[str, Price]:
+    """The user price file's models by lower-case name; empty when no file is set."""
+    path = os.environ.get(_ENV)
+    if not path:
+        return {}
+    try:
+        st = Path(path).stat()  # read again when it changes
+        return _read_price_file(path, (st.st_mtime_ns, st.st_size))
+    except (OSError, ValueError, TypeError):  # unreadable: its models are named unpriced
+        return {}
+
+
 @lru_cache(maxsize=1)
-def price_table() -> dict[str, Price]:
-    raw: Mapping[str, Any] = json.loads(
-        resources.files("archiver.claude").joinpath("prices.json").read_text()
-    )
-    return {name: Price(**p) for name, p in raw["models"].items()}
+def _genai_version() -> str:
+    return version("genai-prices")
 
 
-def price_for(model: str | None, table: Mapping[str, Price] | None = None) -> Price | None:
-    """The price of ``model``: its own entry, else the longest listed prefix; None when unknown."""
-    if not model:
-        return None
-    table = price_table() if table is None else table
-    name = _DATE.sub("", model.strip().lower().removeprefix("anthropic/"))
-    if name in table:
-        return table[name]
-    best = max(
-        (k for k in table if name.startswith(k + "-") or name.startswith(k + "@")), key=len, default=None
-    )
-    return table[best] if best else None
+def price_key() -> str:
+    """What prices change with: genai-prices' version and the user price file's bytes. An
+    import whose state was kept under another key reads (and so prices) every session again."""
+    path = os.environ.get(_ENV)
+    try:
+        own = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else ""
+    except OSError:
+        own = "unreadable"
+    return f"genai-prices {_genai_version()} {own}".strip()
 
 
-def cost_of(model: str | None, usage: Usage, table: Mapping[str, Price] | None = None) -> float | None:
-    """US dollars for ``usage`` at ``model``'s list price; None when the model is unpriced."""
-    p = price_for(model, table)
+def price_source() -> dict[str, Any]:
+    """What prices an archive: kept with each Claude Code root as ``cost_check.prices``."""
+    return {"source": "genai-prices", "version": _genai_version(), "price_file": bool(user_prices())}
+
+
+def _own(model: str, table: Mapping[str, Price], usage: Usage) -> float | None:
+    name = model.strip().lower()
+    p = table.get(name) or table.get(_DATE.sub("", name))
     if p is None:
         return None
     return (
@@ -83,3 +129,81 @@ def cost_of(model: str | None, usage: Usage, table: Mapping[str, Price] | None =
         + usage.cache_write_5m * p.cache_write_5m
         + usage.cache_write_1h * p.cache_write_1h
     ) / _PER
+
+
+_FIELDS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok")
+
+
+@lru_cache(maxsize=1024)
+def _flat(ref: str, day: str | None) -> Price | bool:
+    """The one price per token kind genai-prices gives ``ref`` on ``day``; True when its prices
+    are tiered or partial (every message is then priced by ``calc_price`` itself, about 400 us
+    where this is 2); False when it does not know the model."""
+    from decimal import Decimal
+
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        _, model = get_snapshot().find_provider_model(ref, None, "anthropic", None)
+    except LookupError:
+        return False
+    prices = model.get_prices(_when(day) or datetime.now(tz=UTC))
+    got = [getattr(prices, f, None) for f in _FIELDS]
+    if not all(isinstance(v, Decimal) for v in got):
+        return True
+    return Price(*(float(v or 0) for v in got))
+
+
+def _when(day: str | None) -> datetime | None:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC) if day else None
+
+
+def _genai(model: str, usage: Usage, day: str | None) -> float | None:
+    for ref in dict.fromkeys((model, model.removeprefix("anthropic/"))):
+        flat = _flat(ref, day)
+        if flat is False:
+            continue
+        if isinstance(flat, Price):
+            return _own(ref, {ref.lower(): flat}, usage)
+        return _calc(ref, usage, day)
+    return None
+
+
+def _calc(ref: str, usage: Usage, day: str | None) -> float:
+    from genai_prices import Usage as GUsage
+    from genai_prices import calc_price
+
+    use = GUsage(
+        # genai-prices counts cache reads and writes inside the input
+        input_tokens=usage.input + usage.cache_read + usage.cache_write,
+        output_tokens=usage.output,
+        cache_read_tokens=usage.cache_read,
+        cache_write_tokens=usage.cache_write,
+        cache_write_5m_tokens=usage.cache_write_5m,
+        cache_write_1h_tokens=usage.cache_write_1h,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = calc_price(use, ref, provider_id="anthropic", genai_request_timestamp=_when(day))
+    return float(got.total_price)
+
+
+def cost_of(
+    model: str | None,
+    usage: Usage,
+    table: Mapping[str, Price] | None = None,
+    at_ms: float | None = None,
+) -> float | None:
+    """US dollars for ``usage`` at ``model``'s price when the message was written (``at_ms``,
+    for dated prices): the user price file's (or ``table``'s), else genai-prices'; None when
+    neither knows the model."""
+    if not model or not isinstance(model, str):
+        return None
+    own = _own(model, user_prices() if table is None else table, usage)
+    if own is not None or table is not None:
+        return own
+    day = datetime.fromtimestamp(at_ms / 1000.0, UTC).date().isoformat() if at_ms else None
+    try:
+        return _genai(model.strip(), usage, day)
+    except (ValueError, OverflowError):  # usage genai-prices refuses: priced as unknown
+        return None

@@ -54,14 +54,20 @@ class EarlyStart:
         self.pool.close()
 
 
-def start_early(config_dir: Path, settings: Settings, label: str | None) -> EarlyStart | None:
+def start_early(
+    config_dir: Path, settings: Settings, label: str | None, reprice: bool = False
+) -> EarlyStart | None:
     """Workers already preparing the first sessions to read whole, or None (not SQLite, or
     too few sessions for workers)."""
     if sqlite_path(settings.db_url) is None:
         return None
     rows = sqlite_rows(settings.db_url) or 0  # a store not made yet holds none
     name = state_names(settings.redact_key)
-    state = load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url, name), rows)
+    state = (
+        {}
+        if reprice
+        else load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url, name), rows)
+    )
     skipped: list[WalkError] = []
     sessions = find_sessions(config_dir, skipped)
     report = ClaudeImportReport(str(config_dir))

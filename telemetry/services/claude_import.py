@@ -32,6 +32,7 @@ from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.layout import SessionFiles, find_sessions
 from archiver.claude.pool import Preparing, Target, prepared_trees, sync_written, workers_for
+from archiver.claude.prices import use_price_file
 from archiver.claude.resume import named_entry
 from archiver.claude.tree import ClaudeTree
 from archiver.errors import WalkError
@@ -118,17 +119,20 @@ def import_claude(
     progress: Callable[[int, int], None] | None = None,
     now: float | None = None,
     early: EarlyStart | None = None,
+    reprice: bool = False,
 ) -> ClaudeImportReport:
     """Archive every session under ``config_dir`` whose files changed since the last import.
     With ``quiet_seconds``, a session written to more recently than that is left for later.
     ``early``: workers started before the store was open (``claude_early``), taken over; the
-    caller closes them."""
+    caller closes them. ``reprice``: every session is read again, whatever the state file says,
+    so its costs are those of the prices in use now (new prices do that on their own)."""
+    use_price_file(settings.price_file)
     now = time.time() if now is None else now
     report = ClaudeImportReport(str(config_dir))
     state_path = settings.data_dir / STATE_FILE
     name = state_names(settings.redact_key)  # paths and ids are kept as digests, never as text
     store_id = store_identity(settings.db_url, name)
-    state = load_state(state_path, store_id, _rows(engine))
+    state = {} if reprice else load_state(state_path, store_id, _rows(engine))
     skipped: list[WalkError] = early.skipped if early is not None else []
     sessions = early.sessions if early is not None else find_sessions(config_dir, skipped)
     report.problems.extend(e.to_dict() for e in skipped)

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 
 from archiver.claude.layout import session_files
 from archiver.claude.loading import load_tree
+from archiver.claude.prices import use_price_file
 from archiver.claude.stream import is_stream_json, tree_from_stream
 from archiver.claude.tree import ClaudeTree
 from telemetry.services.claude_import import archive_claude
@@ -36,6 +37,7 @@ def archive_run(
     neither (a ``--output-format json`` result whose transcript is elsewhere). A server, which
     cannot see the dispatcher's transcripts, passes no ``claude_dir``. Never raises: the run
     is stored already, and a conversation no reader foresaw is an error of its outcome."""
+    use_price_file(settings.price_file)
     try:
         tree = _tree_of_run(text, session_id, claude_dir)
     except Exception as exc:

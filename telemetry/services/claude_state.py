@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from archiver.claude.archive import is_empty
 from archiver.claude.layout import SessionFiles, find_sessions
+from archiver.claude.prices import price_key
 from archiver.claude.resume import Namer, state_namer
 from archiver.redact import RedactKeyError, load_key
 
@@ -77,6 +79,8 @@ class ClaudeImportReport:
     archived: int = 0
     unchanged: int = 0
     still_writing: int = 0
+    # sessions whose files hold no conversation (malformed lines, bookkeeping only): not archived
+    empty: int = 0
     files_written: int = 0
     indexed_new: int = 0
     indexed_updated: int = 0
@@ -131,13 +135,15 @@ ROWS_SQL = "SELECT count(*) FROM session_index WHERE source = 'claude_code'"
 
 def load_state(path: Path, store: str, rows: int) -> dict[str, Any]:
     """Each session's remembered entry (``sig``, ``resume``), or nothing when the file is
-    missing, unreadable, of an older layout, of another store, or of more index rows than
-    the store now holds (``rows``)."""
+    missing, unreadable, of an older layout, of another store, of other prices, or of more
+    index rows than the store now holds (``rows``)."""
     try:
         state = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return {}
     if not isinstance(state, dict) or state.get("version") != _VERSION or state.get("store") != store:
+        return {}
+    if state.get("prices") != price_key():  # new prices (an upgrade, a price file): read all again
         return {}
     saved, sessions = state.get("rows"), state.get("sessions")
     if not isinstance(saved, int) or rows < saved or not isinstance(sessions, dict):
@@ -149,7 +155,7 @@ def save_state(path: Path, store: str, rows: int, sessions: dict[str, Any]) -> N
     from archiver.files import write_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    state = {"version": _VERSION, "store": store, "rows": rows, "sessions": sessions}
+    state = {"version": _VERSION, "store": store, "prices": price_key(), "rows": rows, "sessions": sessions}
     write_atomic(path, orjson.dumps(state))
 
 
@@ -262,6 +268,9 @@ def report_tree(
     report.problems.extend(result.walk_errors)
     report.problems.extend({"error_kind": "write", "message": m} for m in result.write_errors)
     report.files_written += len(result.written)
+    if is_empty(result):  # no conversation in its files: remembered, read again once they change
+        report.empty += 1
+        return True
     if result.write_errors or not result.records:  # not written, or could not be read at all
         if near_cleanup(sig, days, now):
             report.near_cleanup.append(session_id)

@@ -186,3 +186,36 @@ def test_coalesced_counters_equal_counters_bumped_one_by_one(bumps: list[tuple[s
     one_by_one = total(False)
     assert total(True) == one_by_one
     assert len(one_by_one) == len({(m, a) for m, a, d in bumps if d})
+
+
+def test_a_private_model_is_named_unpriced_then_priced_by_the_price_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model no price database lists is named, not free; given a price file, the next import
+    prices it without the transcript changing (the state file names the prices it used), and
+    the archive keeps what priced it."""
+    from archiver.files import read_archive
+
+    cfg = tmp_path / "claude"
+    write(
+        cfg / "projects" / "-p" / "s1.jsonl",
+        [user("s1", "hi"), *assistant("s1", "m1", [{"type": "text", "text": "yo"}], model="acme-coder-2")],
+    )
+    first = _import(tmp_path, str(cfg))
+    (row,) = _rows(tmp_path)
+    assert first["archived"] == 1 and row.unpriced_models == "acme-coder-2" and row.cost_usd == 0.0
+    prices = tmp_path / "prices.json"
+    prices.write_text(
+        '{"models": {"acme-coder-2": {"input": 1000000, "output": 0, "cache_read": 0,'
+        ' "cache_write_5m": 0, "cache_write_1h": 0}}}'
+    )
+    monkeypatch.setenv("OCTEL_PRICE_FILE", str(prices))
+    again = _import(tmp_path, str(cfg))
+    (row,) = _rows(tmp_path)
+    assert again["archived"] == 1 and not row.unpriced_models and row.cost_usd == pytest.approx(100.0)
+    doc = read_archive(next((tmp_path / "data" / "archives").rglob("*.json*")))
+    assert (
+        doc["cost_check"]["prices"]["source"] == "genai-prices" and doc["cost_check"]["prices"]["price_file"]
+    )
+    assert _import(tmp_path, str(cfg))["archived"] == 0  # the same prices: nothing read again
+    assert _import(tmp_path, str(cfg), "--reprice")["archived"] == 1

@@ -62,12 +62,14 @@ def test_each_bad_file_is_reported_and_the_rest_imported(tmp_path: Path) -> None
     assert r.exception is None or isinstance(r.exception, SystemExit), r.output
     assert r.exit_code == 1, r.output  # `big` could not be archived
     report: dict[str, Any] = json.loads(r.stdout)
-    assert report["sessions"] == 6 and report["archived"] == 5  # all but `big`
+    # all but `big`, and the two files with no conversation in them: reported, not archived
+    assert (report["sessions"], report["archived"], report["empty"]) == (6, 3, 2)
     where: dict[str, set[str]] = {}
     for p in report["problems"]:
         where.setdefault(Path(str(p.get("path") or "")).name, set()).add(p["error_kind"])
     assert where["folder.jsonl"] == where["loop.jsonl"] == {"unreadable"}
-    assert where["cut.jsonl"] == {"truncated"} and "malformed" in where["garbage.jsonl"]
+    assert where["cut.jsonl"] == {"truncated"} and {"malformed", "empty"} <= where["garbage.jsonl"]
+    assert where["empty.jsonl"] == {"empty"}
     assert where["odd.jsonl"] == {"malformed"}  # its lines that are not objects
     assert any("more than the limit" in str(p["message"]) for p in report["problems"])
     stored = b"".join(p.read_bytes() for p in (tmp_path / "data").rglob("*") if p.is_file())

@@ -3,31 +3,77 @@ any running count, any cut of a file being written."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from claude_lines import assistant, jsonl, tool_use, usage, user
 from hypothesis import given
 from hypothesis import strategies as st
 
 from archiver.claude.lines import read_lines
-from archiver.claude.prices import Usage, cost_of, price_for
+from archiver.claude.prices import Usage, cost_of
 from archiver.claude.tree import build_tree
 
 
 def test_unknown_model_is_unpriced_not_free() -> None:
-    assert price_for("claude-unknown-9") is None and cost_of("gpt-5", Usage(input=1000)) is None
+    assert (
+        cost_of("claude-unknown-9", Usage(input=1000)) is None and cost_of("gpt-5", Usage(input=1000)) is None
+    )
     assert cost_of(None, Usage(input=1000)) is None
 
 
-def test_date_suffix_and_longest_prefix() -> None:
-    assert price_for("claude-sonnet-4-5-20250929") == price_for("claude-sonnet-4-5")
-    assert price_for("claude-opus-4-1-20250805") == price_for("claude-opus-4-1")
-    assert price_for("claude-opus-4-20250514") == price_for("claude-opus-4")
+def test_a_model_is_never_priced_by_a_prefix_of_its_name() -> None:
+    """claude-opus-4-6 is $5/$25 per million, not Opus 4's $15/$75; a name no database lists is
+    unpriced, not the price of the longest listed name it starts with."""
+    mtok = Usage(input=1_000_000), Usage(output=1_000_000)
+    assert [cost_of("claude-opus-4-6", u) for u in mtok] == [pytest.approx(5.0), pytest.approx(25.0)]
+    assert [cost_of("claude-opus-4-20250514", u) for u in mtok] == [pytest.approx(15.0), pytest.approx(75.0)]
+    assert cost_of("claude-opus-4-9", mtok[0]) is None
+
+
+def test_date_suffix_names_the_same_model() -> None:
+    u = Usage(input=1000, output=100)
+    assert cost_of("claude-sonnet-4-5-20250929", u) == cost_of("claude-sonnet-4-5", u)
+    assert cost_of("claude-opus-4-1-20250805", u) == cost_of("claude-opus-4-1", u)
+
+
+def test_pricing_makes_no_network_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    import genai_prices.data_snapshot as snap
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("pricing opened a connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    assert cost_of("claude-haiku-4-5", Usage(input=123_457, output=99)) is not None
+    assert snap.get_snapshot().from_auto_update is False
+
+
+def test_a_user_price_file_prices_a_private_model(tmp_path: Path) -> None:
+    from archiver.claude.prices import price_source, use_price_file
+
+    f = tmp_path / "prices.json"
+    f.write_text(
+        '{"models": {"acme-coder-2": {"input": 2, "output": 8, "cache_read": 0.2,'
+        ' "cache_write_5m": 2.5, "cache_write_1h": 4}}}'
+    )
+    assert cost_of("acme-coder-2", Usage(input=1_000_000)) is None
+    use_price_file(f)
+    try:
+        assert cost_of("acme-coder-2", Usage(input=1_000_000, output=1_000_000)) == pytest.approx(10.0)
+        assert price_source()["price_file"] is True
+    finally:
+        use_price_file(None)
+    assert cost_of("acme-coder-2", Usage(input=1_000_000)) is None
 
 
 def test_cache_writes_are_priced_by_how_long_they_are_kept() -> None:
-    five = cost_of("claude-sonnet-4-5", Usage(cache_write_5m=1_000_000))
-    hour = cost_of("claude-sonnet-4-5", Usage(cache_write_1h=1_000_000))
-    assert (five, hour) == (pytest.approx(3.75), pytest.approx(6.0))
+    # 100k tokens: under the 200k context tier, above which Sonnet 4.5 costs more
+    five = cost_of("claude-sonnet-4-5", Usage(cache_write_5m=100_000))
+    hour = cost_of("claude-sonnet-4-5", Usage(cache_write_1h=100_000))
+    assert (five, hour) == (pytest.approx(0.375), pytest.approx(0.6))
 
 
 @given(
@@ -54,15 +100,28 @@ def test_an_answer_split_into_block_lines_counts_once(
     assert msg["info"]["cost"] == pytest.approx(alone)
 
 
-@given(st.lists(st.integers(0, 10**5), min_size=1, max_size=8))
-def test_a_running_output_count_keeps_its_largest_value(counts: list[int]) -> None:
-    lines = [
-        line
-        for i, c in enumerate(counts)
-        for line in assistant("s", "m", [{"type": "text", "text": str(i)}], usage(10, c))
-    ]
+_tokens = st.tuples(*[st.integers(0, 10**6)] * 4)
+
+
+@given(st.lists(_tokens, min_size=1, max_size=8), st.data())
+def test_an_answer_counts_what_its_final_line_says_once(
+    spread: list[tuple[int, ...]], data: st.DataObject
+) -> None:
+    """However a gateway or the CLI spreads one answer's usage over its streaming lines (the
+    uncached input on the first, the cache read on the last, a running output count), the
+    archive counts the usage of its final line: the one with its stop reason, else the last."""
+    stop = data.draw(st.sampled_from([None, *range(len(spread))]))
+    lines = []
+    for i, (inp, out, read, write) in enumerate(spread):
+        (line,) = assistant("s", "m", [{"type": "text", "text": str(i)}], usage(inp, out, read, write))
+        if i == stop:
+            line["message"]["stop_reason"] = "end_turn"
+        lines.append(line)
     msg = build_tree("s", jsonl([user("s", "x"), *lines])).sessions[0].messages[1]
-    assert msg["info"]["tokens"]["output"] == max(counts)
+    inp, out, read, write = spread[len(spread) - 1 if stop is None else stop]
+    t = msg["info"]["tokens"]
+    assert (t["input"], t["output"], t["cache"]["read"], t["cache"]["write"]) == (inp, out, read, write)
+    assert msg["info"]["cost"] == pytest.approx(cost_of("claude-sonnet-4-5", Usage(inp, out, read, write)))
 
 
 @given(st.lists(st.text(max_size=30), min_size=1, max_size=6), st.data())
@@ -109,3 +168,19 @@ def test_any_subagent_graph_becomes_a_tree(parents: list[int]) -> None:
     launched = sum(1 for i, p in enumerate(parents) if p == -1 or (0 <= p < len(parents) and p != i))
     total = sum(m["info"].get("tokens", {}).get("input", 0) for s in tree.sessions for m in s.messages)
     assert total == 10 * launched
+
+
+@given(
+    st.sampled_from(["claude-opus-4-6", "claude-haiku-4-5", "claude-sonnet-4-5"]),
+    _tokens,
+    st.integers(0, 10**6),
+)
+def test_the_fast_path_prices_as_genai_prices_does(model: str, t: tuple[int, ...], hour: int) -> None:
+    """One price per token kind, read once per model and day, gives what genai-prices'
+    calc_price gives for the same tokens (a tiered model is priced by calc_price itself)."""
+    from archiver.claude.prices import _calc
+
+    u = Usage(*t, cache_write_1h=hour)
+    at = 1_796_000_000_000  # 2026-12
+    expected = _calc(model, u, "2026-12-01")
+    assert cost_of(model, u, at_ms=at) == pytest.approx(expected, rel=1e-9, abs=1e-12)

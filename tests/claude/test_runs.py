@@ -92,3 +92,32 @@ def test_the_ingest_api_keeps_a_stream_json_conversation(settings: Settings, aut
         )
         assert bad.status_code == 422 and bad.json()["error"]["fields"][0]["field"] == "body.result"
     assert len(list(settings.archives.iterdir())) == 2
+
+
+@pytest.mark.parametrize(
+    ("result", "kind"),
+    [
+        # the output-token limit: the CLI says success and is_error at once
+        (
+            {"result": "API Error: Claude's response exceeded the 32000 output token maximum."},
+            "max_output_tokens",
+        ),
+        ({"result": "API Error: 529 Overloaded.", "terminal_reason": "api_error"}, "api_error"),
+        ({"result": "something else", "terminal_reason": "completed"}, "error"),
+    ],
+)
+def test_error_kind_follows_is_error_and_the_text_not_the_subtype(
+    tmp_path: Path, result: dict[str, Any], kind: str
+) -> None:
+    from archiver.record import record_from_doc
+
+    lines = (FIXTURES / "a_text_answer" / "stream-json.stdout.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    assert last["type"] == "result"
+    last = {k: v for k, v in last.items() if k != "terminal_reason"}
+    last |= {"subtype": "success", "is_error": True} | result
+    src = tmp_path / "out.jsonl"
+    src.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
+    _add(tmp_path, str(src), "--claude-dir", str(tmp_path / "none"))
+    root = next(d for d in _archives(tmp_path) if d["depth"] == 0)
+    assert record_from_doc(root, "a", "h").error_kind == kind

@@ -1,0 +1,67 @@
+"""What a file Claude Code wrote holds, told from its content, never its name (pure).
+
+Users keep these files under any name: a subagent transcript as ``agent-*.jsonl`` or renamed,
+stream-json output as ``.log`` or ``.json``, a transcript a hook rewrote as one JSON array, the
+``--output-format json`` result of a run. ``kind_of`` reads the first bytes of a file and says
+which; ``as_lines`` turns a JSON array of lines back into JSON Lines for the readers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import orjson
+
+__all__ = ["Kind", "as_lines", "kind_of"]
+
+Kind = Literal["transcript", "subagent", "stream", "result", "array"]
+
+_STREAM = re.compile(rb'"(claude_code_version|parent_tool_use_id)"\s*:|"subtype"\s*:\s*"init"')
+_SESSION = re.compile(rb'"sessionId"\s*:')
+_BOOKKEEPING_ONLY = frozenset({"summary", "file-history-snapshot", "custom-title", "tag"})
+
+
+def _objects(text: bytes) -> list[dict[str, object]]:
+    """The JSON objects of the first whole lines of ``text`` (a cut last line left out)."""
+    out = []
+    for line in text.split(b"\n")[:20]:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def kind_of(head: bytes) -> Kind | None:
+    """Which Claude Code file ``head`` (a file's first bytes) starts, from its lines' top-level
+    keys: a session transcript, a subagent's, stream-json output, a run's result object, a JSON
+    array of transcript or stream-json lines; None when it is none of them."""
+    text = head.lstrip()
+    if text.startswith(b"[") and re.match(rb"\[\s*\{", text):
+        return "array" if _SESSION.search(text) or _STREAM.search(text) else None
+    objs = _objects(text)
+    for o in objs:
+        if "parent_tool_use_id" in o or (o.get("type") == "system" and o.get("subtype") == "init"):
+            return "stream"
+    for o in objs:
+        if "sessionId" in o:
+            return "subagent" if o.get("isSidechain") is True and o.get("agentId") else "transcript"
+    if objs and objs[0].get("type") == "result" and "session_id" in objs[0]:
+        return "result"
+    if objs and all(o.get("type") in _BOOKKEEPING_ONLY for o in objs):
+        return "transcript"
+    return None
+
+
+def as_lines(data: bytes) -> bytes | None:
+    """A JSON array of objects as JSON Lines; None when ``data`` is not such an array."""
+    try:
+        items = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(items, list):
+        return None
+    return b"".join(orjson.dumps(o) + b"\n" for o in items if isinstance(o, dict))
