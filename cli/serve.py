@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import TYPE_CHECKING, Annotated
 
@@ -55,7 +56,16 @@ def serve(
     # uvloop and httptools when installed (uvicorn[standard], a dependency), asyncio and h11
     # where they are not. No line per request unless asked: under a fleet's writes, formatting
     # and writing it took 7 % of the server's CPU, and /metrics counts requests already.
-    common = {"host": settings.host, "port": settings.port, "log_level": "info", "access_log": access_log}
+    common: dict[str, object] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "info",
+        "access_log": access_log,
+    }
+    if importlib.util.find_spec("httptools") is not None:  # it drops an absolute-form target's host
+        from web.strict_http import StrictHttpToolsProtocol
+
+        common["http"] = StrictHttpToolsProtocol
     if workers == 1:
         uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
         return
