@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from telemetry.settings import Settings
 from web.errors import error_body
-from web.query_once import repeated_field
+from web.query_once import query_refusal
 
 __all__ = ["COOKIE", "Guard", "SecurityHeaders", "console_cookie", "valid_token"]
 
@@ -140,8 +140,8 @@ class Guard:
             body = error_body("invalid_request", f"{field}: {why}", [{"field": field, "message": why}])
             await JSONResponse(body, 422)(scope, receive, send)
             return
-        if (field := repeated_field(scope)) is not None:
-            why = "given more than once; this parameter takes one value"
+        if (refused := query_refusal(scope)) is not None:
+            field, why = refused
             body = error_body("invalid_request", f"{field}: {why}", [{"field": field, "message": why}])
             await JSONResponse(body, 422)(scope, receive, send)
             return
