@@ -36,7 +36,8 @@ def serve(
     """Run the console, ingestion API and /metrics (upgrades the store first)."""
     import uvicorn
 
-    from web.app import create_app
+    from telemetry.token import ensure_ingest_token
+    from web.app import WeakTokenError, create_app, weak_token_check
 
     overrides = {
         name: value
@@ -46,6 +47,11 @@ def serve(
     settings = settings_of(ctx).model_copy(update=overrides)
     with open_store(settings):
         pass  # fail early, with one sentence, when the store is unreachable
+    try:
+        weak_token_check(settings, ensure_ingest_token(settings)[0])  # the app warns, once served
+    except WeakTokenError as e:
+        console.print(str(e), highlight=False)
+        raise typer.Exit(2) from None
     if workers > 1:
         _prepare_workers(settings)
     console.print(
