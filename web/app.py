@@ -42,6 +42,7 @@ from web.guard import Guard, SecurityHeaders
 from web.hosts import HostCheck
 from web.http_telemetry import telemetry_config
 from web.login_cookie import Logins, LoginThrottle
+from web.store_outage import StoreOutage
 
 __all__ = [
     "WeakTokenError",
@@ -173,12 +174,13 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(metrics.router)
     app.include_router(login.router)
     # added innermost first: headers ← allowed hosts ← request metrics ← tokens and body limits
-    # ← cycle begins and finishes, past the door, without the router (gzip and ETag leave a
-    # dispatcher's POST as it is) ← gzip ← ETag (the tag names the plain body; JSON and static
-    # text compress several-fold)
+    # ← a store outage as a 503 (from a route or the fast path) ← cycle begins and finishes,
+    # past the door, without the router (gzip and ETag leave a dispatcher's POST as it is)
+    # ← gzip ← ETag (the tag names the plain body; JSON and static text compress several-fold)
     app.add_middleware(ETagMiddleware)
     app.add_middleware(ConsoleGZip, minimum_size=1000)
     app.add_middleware(CycleFastPath)
+    app.add_middleware(StoreOutage)
     app.add_middleware(Guard, settings=settings)
     app.add_middleware(metrics.RequestMetricsMiddleware)
     app.add_middleware(HostCheck, allowed_hosts=settings.hosts)
