@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,7 +36,8 @@ def serve(
     """Run the console, ingestion API and /metrics (upgrades the store first)."""
     import uvicorn
 
-    from web.app import create_app
+    from telemetry.token import ensure_ingest_token
+    from web.app import WeakTokenError, create_app, weak_token_check
 
     overrides = {
         name: value
@@ -45,6 +47,11 @@ def serve(
     settings = settings_of(ctx).model_copy(update=overrides)
     with open_store(settings):
         pass  # fail early, with one sentence, when the store is unreachable
+    try:
+        weak_token_check(settings, ensure_ingest_token(settings)[0])  # the app warns, once served
+    except WeakTokenError as e:
+        console.print(str(e), highlight=False)
+        raise typer.Exit(2) from None
     if workers > 1:
         _prepare_workers(settings)
     console.print(
@@ -55,7 +62,16 @@ def serve(
     # uvloop and httptools when installed (uvicorn[standard], a dependency), asyncio and h11
     # where they are not. No line per request unless asked: under a fleet's writes, formatting
     # and writing it took 7 % of the server's CPU, and /metrics counts requests already.
-    common = {"host": settings.host, "port": settings.port, "log_level": "info", "access_log": access_log}
+    common: dict[str, object] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "info",
+        "access_log": access_log,
+    }
+    if importlib.util.find_spec("httptools") is not None:  # it drops an absolute-form target's host
+        from web.strict_http import StrictHttpToolsProtocol
+
+        common["http"] = StrictHttpToolsProtocol
     if workers == 1:
         uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
         return

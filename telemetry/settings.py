@@ -51,7 +51,8 @@ class Settings(BaseSettings):
     )
     ingest_token: SecretStr | None = Field(
         None,
-        description="Bearer token for writes; unset: created in `<data_dir>/ingest-token` (mode 0600).",
+        description="Bearer token for writes (16 characters at least); unset: created in "
+        "`<data_dir>/ingest-token` (mode 0600).",
     )
     heartbeat_files: str = Field(
         "",
@@ -87,8 +88,11 @@ class Settings(BaseSettings):
     )
     read_token: SecretStr | None = Field(
         None,
-        description="When set, reads need it: `Authorization: Bearer` for the API and `/metrics`, "
-        "a login form for the console.",
+        description="When set (16 characters at least), reads need it: `Authorization: Bearer` for the "
+        "API and `/metrics`, a login form for the console.",
+    )
+    login_hours: float = Field(
+        12.0, gt=0, le=24 * 366, description="How long a console login lasts before the form asks again."
     )
     max_body_bytes: int = Field(
         2**20, ge=1024, description="Largest request body (413 above it) for every route but agent runs."

@@ -8,9 +8,18 @@ from pathlib import Path
 
 from telemetry.settings import Settings
 
-__all__ = ["TOKEN_FILE", "ensure_ingest_token"]
+__all__ = ["MIN_TOKEN_CHARS", "TOKEN_FILE", "ensure_ingest_token", "short_tokens"]
 
 TOKEN_FILE = "ingest-token"
+# a guess a second for a year finds none of 16 URL-safe characters' 2**96 values
+MIN_TOKEN_CHARS = 16
+
+
+def short_tokens(settings: Settings, ingest_token: str) -> list[str]:
+    """The settings naming a token shorter than `MIN_TOKEN_CHARS`."""
+    read = settings.read_token.get_secret_value() if settings.read_token else ""
+    pairs = (("OCTEL_INGEST_TOKEN", ingest_token), ("OCTEL_READ_TOKEN", read))
+    return [name for name, token in pairs if token and len(token) < MIN_TOKEN_CHARS]
 
 
 def ensure_ingest_token(settings: Settings) -> tuple[str, Path | None, bool]:

@@ -21,7 +21,7 @@ from telemetry.services.ingest_inputs import ConflictError
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
-from telemetry.token import ensure_ingest_token
+from telemetry.token import MIN_TOKEN_CHARS, ensure_ingest_token, short_tokens
 from web import (
     api_actions,
     api_archived,
@@ -41,8 +41,17 @@ from web.errors import ERROR_RESPONSES, install_error_handlers
 from web.guard import Guard, SecurityHeaders
 from web.hosts import HostCheck
 from web.http_telemetry import telemetry_config
+from web.login_cookie import Logins, LoginThrottle
+from web.store_outage import StoreOutage
 
-__all__ = ["app_from_environment", "create_app", "exposure_warning", "settings_environment"]
+__all__ = [
+    "WeakTokenError",
+    "app_from_environment",
+    "create_app",
+    "exposure_warning",
+    "settings_environment",
+    "weak_token_check",
+]
 
 log = logging.getLogger("octel")
 
@@ -52,12 +61,33 @@ _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 def exposure_warning(settings: Settings) -> str | None:
     """One sentence when the server listens beyond this machine with every read open."""
-    if settings.host in _LOOPBACK or settings.host.startswith("127.") or settings.read_token:
+    if _loopback(settings.host) or settings.read_token:
         return None
     return (
         f"octel: serving on {settings.host} without OCTEL_READ_TOKEN: anyone who can reach "
         "this address can read every cycle, session and cost."
     )
+
+
+class WeakTokenError(ValueError):
+    """A token too short to serve beyond this machine."""
+
+
+def _loopback(host: str) -> bool:
+    return host in _LOOPBACK or host.startswith("127.")
+
+
+def weak_token_check(settings: Settings, ingest_token: str) -> str | None:
+    """Refuse (raise) a token under `MIN_TOKEN_CHARS` when serving beyond loopback; on loopback
+    only this machine's users can guess, so it is one loud warning (returned) instead."""
+    short = short_tokens(settings, ingest_token)
+    if not short:
+        return None
+    verb = "is" if len(short) == 1 else "are"
+    what = f"{' and '.join(short)} {verb} shorter than {MIN_TOKEN_CHARS} characters"
+    if not _loopback(settings.host):
+        raise WeakTokenError(f"octel: {what}: refusing to serve on {settings.host}; use a longer token.")
+    return f"octel: WARNING: {what}; anyone on this machine can guess it. Use a longer token."
 
 
 async def _keep_planner_stats(engine: Engine) -> None:
@@ -93,6 +123,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         token, path, created = ensure_ingest_token(settings)
         if created:
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
+        if (weak := weak_token_check(settings, token)) is not None:
+            log.warning("%s", weak)
         app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
         app.state.redactor = redactor_for(settings)  # everything stored passes it first
         # one writer thread: SQLite has one writer at a time, and on PostgreSQL a second thread
@@ -126,6 +158,9 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         responses=ERROR_RESPONSES,
         **telemetry_config(),
     )
+    read = settings.read_token.get_secret_value() if settings.read_token else ""
+    app.state.logins = Logins(read, settings.login_hours * 3600)
+    app.state.login_throttle = LoginThrottle()
     install_error_handlers(app)
     app.include_router(ingest.router)
     app.include_router(otlp.router)
@@ -139,12 +174,13 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(metrics.router)
     app.include_router(login.router)
     # added innermost first: headers ← allowed hosts ← request metrics ← tokens and body limits
-    # ← cycle begins and finishes, past the door, without the router (gzip and ETag leave a
-    # dispatcher's POST as it is) ← gzip ← ETag (the tag names the plain body; JSON and static
-    # text compress several-fold)
+    # ← a store outage as a 503 (from a route or the fast path) ← cycle begins and finishes,
+    # past the door, without the router (gzip and ETag leave a dispatcher's POST as it is)
+    # ← gzip ← ETag (the tag names the plain body; JSON and static text compress several-fold)
     app.add_middleware(ETagMiddleware)
     app.add_middleware(ConsoleGZip, minimum_size=1000)
     app.add_middleware(CycleFastPath)
+    app.add_middleware(StoreOutage)
     app.add_middleware(Guard, settings=settings)
     app.add_middleware(metrics.RequestMetricsMiddleware)
     app.add_middleware(HostCheck, allowed_hosts=settings.hosts)

@@ -50,13 +50,14 @@ def _described(*pairs: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
 
 # What any route may answer besides its own success (documented so clients and schema
 # checkers know the envelope): malformed requests, a missing read token, unknown ids, a body
-# over the limit, parameters out of range.
+# over the limit, parameters out of range, a store that cannot answer now.
 ERROR_RESPONSES = _described(
     (400, "Malformed request"),
     (401, "A token is required"),
     (404, "Not found"),
     (413, "Request body too large"),
     (422, "A field is invalid; `fields` names it"),
+    (503, "The store is unavailable for now; try again after `Retry-After` seconds"),
 )
 WRITE_ERROR_RESPONSES = _described((409, "Contradicts what is stored"))
 

@@ -3,15 +3,16 @@ any route reads a byte of the body, and every response carries the security head
 
 Writes (`/api/v1/…`) need the ingest token: a 150 MB POST without it is answered 401 at once,
 its body never read. With `OCTEL_READ_TOKEN` set, reads need the read token (or the ingest
-token) as a bearer, or the console's login cookie. A body over its route's limit is a 413:
+token) as a bearer, or the console's login cookie (`web.login_cookie`); a write that rides on
+the cookie (a form post: `/logout`) must come from the console's own origin, or it is a 403:
+a browser sends any site's cookies with a cross-site form post. A body over its route's limit is a 413:
 at once when `Content-Length` says so, else as soon as the streamed (chunked) bytes pass it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
+import time
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl
 
@@ -22,9 +23,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from telemetry.settings import Settings
 from web.errors import error_body
-from web.query_once import repeated_field
+from web.query_once import query_refusal
 
-__all__ = ["COOKIE", "Guard", "SecurityHeaders", "console_cookie", "valid_token"]
+__all__ = ["COOKIE", "Guard", "SecurityHeaders", "cookie_value", "cross_site", "valid_token"]
 
 COOKIE = "octel_console"
 _WRITE_PREFIX = "/api/v1/"
@@ -52,10 +53,20 @@ def valid_token(given: str | None, *expected: str | None) -> bool:
     return any(e is not None and secrets.compare_digest(given.encode(), e.encode()) for e in expected if e)
 
 
-def console_cookie(read_token: str) -> str:
-    """The login cookie's value: derived from the read token, so the token itself never sits
-    in a cookie, and changing the token logs every browser out."""
-    return hmac.new(read_token.encode(), b"octel-console-login", hashlib.sha256).hexdigest()
+def cross_site(headers: Headers) -> bool:
+    """Whether a browser says the request comes from another origin than the one it is sent to
+    (`Sec-Fetch-Site`, or an `Origin` whose host and port are not the `Host`); a client that
+    sends neither (curl, a script) is no browser carrying a cookie it did not choose."""
+    site = headers.get("sec-fetch-site", "").lower()
+    if site in ("cross-site", "same-site"):
+        return True
+    origin = headers.get("origin")
+    if origin is None:
+        return False
+    scheme, sep, rest = origin.partition("://")
+    return (
+        not sep or scheme.lower() not in ("http", "https") or rest.lower() != headers.get("host", "").lower()
+    )
 
 
 def _bearer(headers: Headers) -> str | None:
@@ -63,7 +74,7 @@ def _bearer(headers: Headers) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-def _cookie(headers: Headers) -> str | None:
+def cookie_value(headers: Headers) -> str | None:
     jar: SimpleCookie = SimpleCookie()
     try:
         jar.load(headers.get("cookie", ""))
@@ -100,7 +111,6 @@ class Guard:
         self.settings = settings
         read = settings.read_token.get_secret_value() if settings.read_token else ""
         self.read_token = read or None
-        self.cookie = console_cookie(read) if read else None
 
     def _limit(self, path: str) -> int:
         s = self.settings
@@ -118,7 +128,10 @@ class Guard:
             return None
         if valid_token(_bearer(headers), self.read_token, ingest):
             return None
-        if self.cookie is not None and valid_token(_cookie(headers), self.cookie):
+        if scope["app"].state.logins.valid(cookie_value(headers), time.time()):
+            if method not in _SAFE and cross_site(headers):
+                body = error_body("forbidden", "a cross-site request may not use the console login")
+                return JSONResponse(body, 403)
             return None
         if path in _CONSOLE_PAGES and method in _SAFE:
             return RedirectResponse("/login", status_code=303)
@@ -140,8 +153,8 @@ class Guard:
             body = error_body("invalid_request", f"{field}: {why}", [{"field": field, "message": why}])
             await JSONResponse(body, 422)(scope, receive, send)
             return
-        if (field := repeated_field(scope)) is not None:
-            why = "given more than once; this parameter takes one value"
+        if (refused := query_refusal(scope)) is not None:
+            field, why = refused
             body = error_body("invalid_request", f"{field}: {why}", [{"field": field, "message": why}])
             await JSONResponse(body, 422)(scope, receive, send)
             return

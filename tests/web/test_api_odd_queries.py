@@ -171,4 +171,18 @@ def test_a_one_value_parameter_given_twice_is_a_422_naming_it(
                 {"field": f"query.{name}", "message": "given more than once; this parameter takes one value"}
             ]
     assert client.get("/api/costs?by=agent&by=model").status_code == 200
-    assert client.get("/api/sessions?unknown=1&unknown=2").status_code == 200  # not documented: the route's
+
+
+def test_an_unknown_parameter_of_a_read_route_is_a_422_naming_it(
+    seeded: tuple[TestClient, dict[str, str]],
+) -> None:
+    """`/api/cycles?cycle_id=x` answered every cycle, as if the filter had matched: every read
+    route refuses a parameter it does not take, as the ingest side refuses an unknown field."""
+    client, ids = seeded
+    for path in [*_PARAMS, "/api/health"]:
+        url = path.format(**ids)
+        r = client.get(f"{url}?cycle_id=x")
+        assert r.status_code == 422, (url, r.text)
+        [field] = r.json()["error"]["fields"]
+        assert field["field"] == "query.cycle_id" and field["message"].startswith("not a parameter"), url
+    assert "since" in client.get("/api/cycles?cycle_id=x").json()["error"]["message"]  # names what it takes

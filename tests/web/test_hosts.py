@@ -38,3 +38,19 @@ def test_ipv6_literals_keep_their_brackets() -> None:
     assert host_allowed("[::1]:8765", ["[::1]"])
     assert not host_allowed("[::2]:8765", ["[::1]"])
     assert not host_allowed("", ["localhost"])
+
+
+def test_a_header_that_is_not_exactly_a_host_and_port_names_no_host() -> None:
+    for header in (
+        "[::1]evil.example",
+        "localhost:8765@evil.example",
+        "localhost@evil.example",
+        "localhost:8765:80",
+        "localhost:99999",
+        "localhost:",
+        "local host",
+        "evil.example/localhost",
+        "[::1",
+    ):
+        assert host_name(header) == "", header
+        assert not host_allowed(header, ["localhost", "[::1]"]), header
