@@ -14,17 +14,18 @@ by the engine (SQLite's triggers, PostgreSQL's GIN index).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, insert
 from sqlmodel import Session, col
 
+from archiver.content import ContentPart
 from archiver.record import SessionRecord
 from telemetry.store.search_models import SearchPart
 
-__all__ = ["part_rows", "remove_parts", "replace_parts"]
+__all__ = ["part_rows", "put_parts", "remove_parts", "replace_parts"]
 
 _T = SearchPart.__table__  # type: ignore[attr-defined]
 _CHUNK = 500  # session ids per statement: under every engine's parameter limit
@@ -39,11 +40,11 @@ def _at(ms: float | None) -> datetime | None:
         return None
 
 
-def part_rows(record: SessionRecord) -> list[dict[str, Any]]:
-    """The `search_part` rows of one record's document."""
+def part_rows(session_id: str, parts: Iterable[ContentPart]) -> list[dict[str, Any]]:
+    """The `search_part` rows of one session's parts."""
     return [
         {
-            "session_id": record.session_id,
+            "session_id": session_id,
             "message_index": p.message_index,
             "part_index": p.part_index,
             "kind": p.kind,
@@ -51,7 +52,7 @@ def part_rows(record: SessionRecord) -> list[dict[str, Any]]:
             "at": _at(p.created_ms),
             "body": p.body,
         }
-        for p in record.parts
+        for p in parts
     ]
 
 
@@ -61,14 +62,18 @@ def remove_parts(db: Session, session_ids: Iterable[str]) -> None:
         db.exec(delete(SearchPart).where(col(SearchPart.session_id).in_(ids[i : i + _CHUNK])))
 
 
-def replace_parts(db: Session, records: Sequence[SessionRecord]) -> int:
-    """Replace the parts of every session a record names that carries its document's parts
-    (the last record of a session wins, as in the index); returns the rows written."""
-    latest = {r.session_id: r for r in records if r.parts}
-    if not latest:
+def put_parts(db: Session, parts: Mapping[str, Sequence[ContentPart]]) -> int:
+    """Replace the parts of each session named with those given; returns the rows written."""
+    if not parts:
         return 0
-    remove_parts(db, latest)
-    rows = [row for r in latest.values() for row in part_rows(r)]
+    remove_parts(db, parts)
+    rows = [row for sid, mine in parts.items() for row in part_rows(sid, mine)]
     if rows:
         db.connection().execute(insert(_T), rows)
     return len(rows)
+
+
+def replace_parts(db: Session, records: Sequence[SessionRecord]) -> int:
+    """Replace the parts of every session a record names that carries its document's parts
+    (the last record of a session wins, as in the index); returns the rows written."""
+    return put_parts(db, {r.session_id: r.parts for r in records if r.parts})
