@@ -87,7 +87,10 @@ def _size(url: str) -> int:
         if engine.dialect.name == "postgresql":
             return int(c.execute(text("SELECT pg_total_relation_size('search_part')")).scalar_one())
         try:
-            q = "SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'search_part%' OR name LIKE 'session_search_parts%'"
+            q = (
+                "SELECT sum(pgsize) FROM dbstat "
+                "WHERE name LIKE 'search_part%' OR name LIKE 'session_search_parts%'"
+            )
             return int(c.execute(text(q)).scalar_one() or 0)
         except Exception:  # no dbstat in this SQLite: the whole file
             return Path(url.removeprefix("sqlite:///")).stat().st_size

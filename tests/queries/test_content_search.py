@@ -45,12 +45,15 @@ def test_pages_are_the_rule_on_both_engines(
     ]
     got: list[str] = []
     cursor = None
-    with mock.patch.object(content_search, "PROBE", 2), mock.patch.object(content_search, "PROBE_MAX", 4):
-        with session_scope(engine, write=False) as db:
-            while True:
-                answer = search(db, SearchRequest(q=" ".join(words), limit=page, cursor=cursor))
-                got += [h.session_id for h in answer.hits]
-                cursor = answer.next_cursor
-                if cursor is None:
-                    break
+    with (
+        mock.patch.object(content_search, "PROBE", 2),
+        mock.patch.object(content_search, "PROBE_MAX", 4),
+        session_scope(engine, write=False) as db,
+    ):
+        while True:
+            answer = search(db, SearchRequest(q=" ".join(words), limit=page, cursor=cursor))
+            got += [h.session_id for h in answer.hits]
+            cursor = answer.next_cursor
+            if cursor is None:
+                break
     assert got == want
