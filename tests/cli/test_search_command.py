@@ -5,6 +5,7 @@ has nothing left to do."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from octelrun import Octel
@@ -57,3 +58,16 @@ def test_reindex_builds_the_index_of_an_older_store_and_resumes(octel: Octel, tm
     assert first["sessions"] == 1 and first["parts"] > 0 and first["errors"] == []
     assert octel.json("search", "README")["hits"] == whole
     assert octel.json("db", "reindex") == {"sessions": 0, "parts": 0, "errors": []}
+
+
+CLAUDE = Path(__file__).parent.parent / "fixtures" / "claude" / "b_bash_tool" / "json" / "projects"
+
+
+def test_an_imported_claude_session_is_searchable_by_its_tool(octel: Octel, tmp_path: Path) -> None:
+    cfg = tmp_path / "claude"
+    shutil.copytree(CLAUDE, cfg / "projects")
+    r = octel("import", "claude", str(cfg))
+    assert r.exit_code == 0, r.output + r.stderr
+    hits = octel.json("search", "source:claude_code tool:Bash")["hits"]
+    assert hits and {h["source"] for h in hits} == {"claude_code"}
+    assert octel.json("search", "source:opencode tool:Bash")["hits"] == []
