@@ -74,13 +74,11 @@ def parse_query(q: str) -> SearchQuery:
     """The query `q` as typed; never raises."""
     terms: list[Term] = []
     filters: list[tuple[str, str]] = []
-    tokens = 0
     i = 0
     while i < len(q):
         if q[i].isspace():
             i += 1
             continue
-        tokens += 1
         if q[i] == '"':
             text, i = _quoted(q, i)
             if text.strip():
@@ -100,7 +98,7 @@ def parse_query(q: str) -> SearchQuery:
             terms.append(Term(word.rstrip("*"), "prefix"))
         elif word.strip("*"):
             terms.append(Term(word))
-    only = terms[0] if tokens == 1 and len(terms) == 1 and not filters else None
+    only = terms[0] if len(terms) == 1 and not filters else None  # what was read, not typed
     maybe_id = only.text if only and only.kind == "word" and _ID.fullmatch(only.text) else None
     return SearchQuery(tuple(terms), tuple(filters), maybe_id)
 
