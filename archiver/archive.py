@@ -154,7 +154,7 @@ def _keep_older(
         if _messages_failed(old_doc):
             continue
         result.kept.append(older)
-        record = record_from_doc(old_doc, older, content_hash(plain))
+        record = record_from_doc(old_doc, older, content_hash(plain), redacted=True)
         result.records.append(redact_record(record, redactor))
         return True
     return False
@@ -216,7 +216,8 @@ def write_documents(
             continue
         result.superseded += [n for n in older if n != name]
         result.written.append(name)
-        record = record_from_doc(doc, name, content_hash(data))
+        # the parts from the bytes written: `doc` itself is not redacted
+        record = record_from_doc(orjson.loads(data), name, content_hash(data), redacted=True)
         result.records.append(redact_record(record, redactor))
     if result.written and isinstance(store, FolderStore):
         try:

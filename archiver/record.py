@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.claude.outcome import error_kind_of
+from archiver.content import ContentPart, content_parts
 
 __all__ = ["SOURCE_KINDS", "SessionRecord", "record_from_doc", "source_label"]
 
@@ -62,6 +63,8 @@ class SessionRecord:
     reported_cost_usd: float | None = None
     cost_mismatch: bool = False
     unpriced_models: str | None = None
+    # the document's searchable text (`archiver.content`): left out of equality and repr
+    parts: tuple[ContentPart, ...] = field(default=(), compare=False, repr=False)
 
 
 _RANK = {"healthy": 0, "suspect": 1, "stuck": 2}
@@ -75,8 +78,12 @@ def _num(v: object) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str) -> SessionRecord:
-    """The index row of a (redacted) archive document in the newest layout."""
+def record_from_doc(
+    doc: Mapping[str, Any], archive_path: str, content_hash: str, *, redacted: bool = False
+) -> SessionRecord:
+    """The index row of an archive document in the newest layout. With ``redacted`` (the
+    document is the one the store holds, after redaction) it carries the document's searchable
+    parts too; without, none: the content index is fed only text that was redacted."""
     session = _d(doc.get("session"))
     tot = _d(doc.get("totals"))
     tokens = _d(tot.get("tokens"))
@@ -144,4 +151,5 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         reported_cost_usd=_num(check.get("reported_usd")),
         cost_mismatch=bool(check.get("mismatch")),
         unpriced_models=",".join(str(m) for m in check.get("unpriced_models") or []) or None,
+        parts=content_parts(doc) if redacted else (),
     )

@@ -27,6 +27,7 @@ from web import (
     api_archived,
     api_costs,
     api_live,
+    api_search,
     api_sessions,
     console,
     ingest,
@@ -168,6 +169,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(api_archived.router)  # before api_sessions: /archived is not a session id
     app.include_router(api_sessions.router)
     app.include_router(api_costs.router)
+    app.include_router(api_search.router)
     app.include_router(api_live.router)
     app.include_router(api_actions.router)
     app.include_router(console.router)

@@ -15,6 +15,7 @@ back the same bytes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import orjson
 from sqlalchemy.engine import Engine
 
 from archiver.archive import serialise
+from archiver.content import content_parts
 from archiver.files import contained, content_hash, document_name, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
@@ -110,10 +112,13 @@ def _load(
     check_archive(doc)
     if isinstance(store, FolderStore) and _inside(real, store.folder):
         rel = str(real.relative_to(store.folder.resolve()))
-        return record_from_doc(doc, rel, content_hash(plain))
+        # a file already in the folder is indexed where it lies, unrewritten: its text is
+        # redacted for the content index here, as its record's text is when it is indexed
+        red, _ = redactor.redact_obj(doc)
+        return dataclasses.replace(record_from_doc(doc, rel, content_hash(plain)), parts=content_parts(red))
     name, data = _copy_in(doc, plain, store, redactor, gz=path.name.endswith(".gz"))
     report.copied += 1
-    return record_from_doc(orjson.loads(data), name, content_hash(data))
+    return record_from_doc(orjson.loads(data), name, content_hash(data), redacted=True)
 
 
 def _index(

@@ -78,7 +78,7 @@ def _newest_valid(store: ArchiveStore, session_id: str) -> SessionRecord | None:
             check_archive(doc)
         except (OSError, ValueError):
             continue
-        return record_from_doc(doc, name, content_hash(plain))
+        return record_from_doc(doc, name, content_hash(plain), redacted=True)
     return None
 
 

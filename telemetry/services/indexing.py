@@ -20,6 +20,7 @@ from archiver.archive import redact_record
 from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
+from telemetry.services.content_index import replace_parts
 from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, roots_of
 from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
@@ -248,4 +249,5 @@ def _index_records(
         db.flush()
         refresh_trees(db, trees)
         apply(db, added, removed)  # `spend_day` after every index row, as every writer
+    replace_parts(db, recs)
     return stats

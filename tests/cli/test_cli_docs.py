@@ -29,6 +29,8 @@ COMMANDS = [
     "archives export",
     "serve",
     "actions list",
+    "search",
+    "db reindex",
 ]
 
 

@@ -4,6 +4,7 @@
 import { ago, clear, el, getJSON, num, pill, table, treeLead, treeOrder, usd } from "./util.js";
 import { filterBar, pager } from "./filters.js";
 import { fetchLive, liveTable } from "./live.js";
+import { drawSearch } from "./search.js";
 
 const LIVE_STATES = [["", "any state"], ["waiting_permission", "waiting on an ask"], ["retrying", "retrying"], ["unknown", "unknown"],
   ["running_tool", "running a tool"], ["compacting", "compacting"], ["busy", "busy"], ["errored", "errored"], ["idle", "idle"], ["deleted", "deleted"]];
@@ -12,7 +13,7 @@ const WINDOWS = [["", "any time"], ["1h", "last hour"], ["24h", "last 24 hours"]
 
 export function mount(root, route, ctx) {
   const bar = filterBar(route, ctx, [
-    { name: "q", label: "Search", type: "search", placeholder: "title or label" },
+    { name: "q", label: "Search", type: "search", placeholder: "title, label, or anything said or run" },
     { name: "agent", label: "Agent", type: "text", list: true, placeholder: "any" },
     { name: "model", label: "Model", type: "text", list: true, placeholder: "any" },
     { name: "label", label: "Label", type: "text", list: true, placeholder: "any" },
@@ -25,12 +26,14 @@ export function mount(root, route, ctx) {
   ]);
   const live = el("div", { id: "live-sessions" });
   const list = el("div", { id: "sessions" });
-  root.append(el("h1", {}, "Sessions"), bar.form, live, list);
+  const found = el("section", { id: "search-hits", "aria-live": "polite" });
+  root.append(el("h1", {}, "Sessions"), bar.form, found, live, list);
   return {
     autoRefresh: true,
     errorSlot: list,
     async refresh() {
       const p = route.params;
+      const searched = p.get("cursor") ? null : drawSearch(found, p.get("q"), p.get("since"));
       const show = p.get("state") ? "live" : p.get("show") || "";
       if (show !== "archived") {
         const page = await fetchLive({ state: p.get("state") });
@@ -56,6 +59,7 @@ export function mount(root, route, ctx) {
       bar.suggest("model", page.items.map((s) => s.model));
       bar.suggest("label", page.items.map((s) => s.label));
       draw(list, page, route, ctx);
+      await searched;
     },
   };
 }

@@ -12,6 +12,7 @@ import telemetry.store.archive_docs  # the archive documents table
 import telemetry.store.live_models  # registers the live table too
 import telemetry.store.lost_models  # and the lost-tree table
 import telemetry.store.models  # registers the tables on the metadata
+import telemetry.store.search_models  # the content index
 import telemetry.store.spend  # noqa: F401  (and the daily spend summary)
 
 config = context.config

@@ -1,0 +1,32 @@
+"""The content index: one row per searchable part of an archived session (`archiver.content`).
+
+Written with the session's index row, replaced whole when the session is archived again,
+removed with it. The text index over `body` is engine-specific and made by migration 0019 (on
+SQLite an FTS5 trigram table kept by triggers, `session_search_parts`; on PostgreSQL a pg_trgm
+GIN index of `lower(body)`), so it has no model here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, DateTime, Index, Text
+from sqlmodel import Field, SQLModel
+
+from telemetry.store.models import BIG
+
+__all__ = ["SearchPart"]
+
+
+class SearchPart(SQLModel, table=True):
+    __tablename__ = "search_part"
+    __table_args__ = (Index("ix_search_part_session", "session_id", "message_index"),)
+
+    id: int | None = Field(default=None, sa_type=BIG, primary_key=True)
+    session_id: str = Field(max_length=200)
+    message_index: int
+    part_index: int
+    kind: str = Field(max_length=20)
+    tool: str | None = Field(default=None, max_length=200)
+    at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=True))
+    body: str = Field(sa_column=Column(Text, nullable=False))
