@@ -82,17 +82,21 @@ app = _Octel(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-# Piped output is data: wide enough that rich never wraps a cell or cuts it with "…".
+# Piped output is data: wide enough that rich never wraps a cell, a sentence or a path, nor
+# cuts it with "…" (stdout and stderr alike: an error read from a log is one line).
 _PIPED_WIDTH = 100_000
 
 
 def __getattr__(name: str) -> Any:
-    """`console` and `err_console` are made when a command module first asks for them, so
-    `octel --help`, which imports no command module, never imports rich."""
+    """`console` and `err_console` are made when a command first prints, so `octel --help`,
+    and a command that prints only JSON, never import rich."""
     if name in ("console", "err_console"):
         from rich.console import Console
 
-        made = globals()[name] = Console(stderr=name == "err_console")
+        made = Console(stderr=name == "err_console")
+        if not made.is_terminal:
+            made.width = _PIPED_WIDTH
+        globals()[name] = made
         return made
     raise AttributeError(name)
 
@@ -127,9 +131,6 @@ def _root(
 
     from telemetry.settings import Settings
 
-    out: Console = globals().get("console") or __getattr__("console")
-    if not out.is_terminal:
-        out.width = _PIPED_WIDTH
     overrides: dict[str, Any] = {}
     if data_dir is not None:
         overrides["data_dir"] = data_dir

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from cli.app import app, console, fail, settings_of
-from cli.live import print_live_list, print_live_session, print_live_tree
+from cli.app import app, fail, settings_of
 from cli.output import Output, emit, output_options
-from cli.session_view import session_view, tree_view
 from cli.tables import archives_of, dash, money, num, print_page, read_store, seconds, when, window
-from telemetry.otel_export.links import trace_ref
-from telemetry.queries.models import SessionPage, TreeNode
 from telemetry.queries.paging import CursorError
-from telemetry.queries.session_detail import session_detail
 from telemetry.queries.sessions import (
     MAX_LIMIT,
     SESSION_VERDICTS,
@@ -23,6 +17,11 @@ from telemetry.queries.sessions import (
     list_sessions,
     session_tree,
 )
+
+# The live view, the session page and its trace link are imported by the commands that show
+# them: `sessions list` (the command a dispatcher runs most) loads only the list query.
+if TYPE_CHECKING:
+    from telemetry.queries.models import SessionPage, TreeNode
 
 __all__ = ["CursorOpt", "LimitOpt", "SinceOpt", "UntilOpt", "sessions_app"]
 
@@ -40,6 +39,8 @@ CursorOpt = Annotated[str | None, typer.Option(help="Continue after the page tha
 
 
 def _list_table(page: SessionPage) -> None:
+    from rich.table import Table
+
     table = Table(title="sessions", title_justify="left")
     # Ids are copied into the next command: never cut them, let the other columns give way.
     width = max((len(s.session_id) + 2 * min(s.depth, 3) for s in page.items), default=7)
@@ -93,6 +94,8 @@ def sessions_list(
 ) -> None:
     """Archived sessions, newest first; with --live, the sessions running now."""
     if live or state is not None:
+        from cli.live import print_live_list
+
         with read_store(ctx) as db:
             print_live_list(db, state, output)
         return
@@ -116,6 +119,12 @@ def sessions_list(
 def sessions_show(ctx: typer.Context, session_id: str, output: Output = Output.table) -> None:
     """One session: its record, per-turn table (from the archive file), findings and tree.
     `--jsonl` and `--csv` print the per-turn rows."""
+    from cli.app import console
+    from cli.live import print_live_session
+    from cli.session_view import session_view
+    from telemetry.otel_export.links import trace_ref
+    from telemetry.queries.session_detail import session_detail
+
     with read_store(ctx) as db:
         got = session_detail(db, session_id, archives_of(ctx, db))
         if got is None and print_live_session(db, session_id, output):
@@ -144,6 +153,10 @@ def _nodes(node: TreeNode) -> list[dict[str, Any]]:
 @output_options
 def sessions_tree(ctx: typer.Context, session_id: str, output: Output = Output.table) -> None:
     """The subagent tree under a session, with own and rolled-up cost."""
+    from cli.app import console
+    from cli.live import print_live_tree
+    from cli.session_view import tree_view
+
     with read_store(ctx) as db:
         tree = session_tree(db, session_id)
         if tree is None and print_live_tree(db, session_id, output):
