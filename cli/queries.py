@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli.app import app, fail, settings_of
+from cli.fit import Col, fitted_table
 from cli.output import Output, emit, output_options
 from cli.tables import archives_of, dash, money, num, print_page, read_store, seconds, when, window
 from telemetry.queries.paging import CursorError
@@ -38,20 +39,29 @@ LimitOpt = Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="Rows per page
 CursorOpt = Annotated[str | None, typer.Option(help="Continue after the page that printed this cursor.")]
 
 
-def _list_table(page: SessionPage) -> None:
-    from rich.table import Table
+# Decisive columns first; the rest go when the terminal is narrow, the highest rank first.
+_LIST_COLS = (
+    Col("session"),
+    Col("title", flex=True),
+    Col("source", rank=9),
+    Col("agent", rank=5),
+    Col("model", rank=6),
+    Col("verdict"),
+    Col("label", rank=8),
+    Col("turns", right=True, rank=2),
+    Col("tokens", right=True, rank=7),
+    Col("cost", right=True),
+    Col("tree cost", right=True, rank=1),
+    Col("duration", right=True, rank=3),
+    Col("archived", rank=4),
+)
 
-    table = Table(title="sessions", title_justify="left")
-    # Ids are copied into the next command: never cut them, let the other columns give way.
-    width = max((len(s.session_id) + 2 * min(s.depth, 3) for s in page.items), default=7)
-    table.add_column("session", min_width=width, no_wrap=True)
-    table.add_column("title", max_width=40)
-    for h in ("source", "agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
-        table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
-    table.add_column("duration", justify="right")
-    table.add_column("archived")
-    for s in page.items:
-        table.add_row(
+
+def _list_table(page: SessionPage) -> None:
+    from cli.app import console
+
+    rows = [
+        (
             ("  " * min(s.depth, 3)) + dash(s.session_id),
             dash(s.title),
             "claude" if s.source == "claude_code" else "opencode",
@@ -66,7 +76,9 @@ def _list_table(page: SessionPage) -> None:
             seconds(s.duration_s),
             when(s.archived_at),
         )
-    print_page(table, page.next_cursor)
+        for s in page.items
+    ]
+    print_page(fitted_table(console, "sessions", _LIST_COLS, rows), page.next_cursor)
 
 
 @sessions_app.command("list")
