@@ -81,6 +81,7 @@ app = _Octel(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 # Piped output is data: wide enough that rich never wraps a cell, a sentence or a path, nor
 # cuts it with "…" (stdout and stderr alike: an error read from a log is one line).
@@ -120,12 +121,23 @@ def print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import version
+
+        sys.stdout.write(f"octel {version('octel')}\n")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
     data_dir: Annotated[Path | None, typer.Option(help="OCTEL_DATA_DIR: folder for data.")] = None,
     database_url: Annotated[str | None, typer.Option(help="OCTEL_DATABASE_URL: the store.")] = None,
     archive_dir: Annotated[Path | None, typer.Option(help="OCTEL_ARCHIVE_DIR: archive files.")] = None,
+    _shown: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     from pydantic import ValidationError
 
@@ -143,6 +155,11 @@ def _root(
     except ValidationError as e:
         first = e.errors()[0]
         fail(f"setting {'.'.join(map(str, first['loc'])) or '?'}: {first['msg']}", 2)
+    if ctx.obj.data_dir.exists() and not ctx.obj.data_dir.is_dir():
+        fail(
+            f"the data folder {ctx.obj.data_dir} is a file; give a folder with --data-dir or OCTEL_DATA_DIR",
+            2,
+        )
 
 
 def command_group(name: str, help_text: str) -> typer.Typer:
