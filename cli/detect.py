@@ -118,7 +118,7 @@ def _thresholds(pairs: Iterable[str]) -> Thresholds:
     try:
         return Thresholds.from_mapping(values)
     except ValueError as e:
-        fail(f"{e}; see docs/detectors.md for the names", 2)
+        fail(f"{e}; the names are {', '.join(sorted(Thresholds.help()))}", 2)
 
 
 @app.command()
@@ -140,7 +140,12 @@ def detect(
     ] = None,
     threshold: Annotated[
         list[str] | None,
-        typer.Option("--threshold", "-t", help="NAME=VALUE, repeatable (docs/detectors.md)."),
+        typer.Option(
+            "--threshold",
+            "-t",
+            metavar="NAME=VALUE",
+            help="A detector threshold, repeatable (see the names an unknown one lists).",
+        ),
     ] = None,
     output: Output = Output.table,
 ) -> None:
