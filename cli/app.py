@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
 # Imports of what a command uses (rich, pydantic settings, SQLAlchemy, orjson) happen inside
@@ -38,6 +39,17 @@ __all__ = [
     "print_json",
     "settings_of",
 ]
+
+
+# `octel --help` lists commands in the order of use: run and record, ask, send, keep tidy.
+ORDER = ("serve", "watch", "archive", "import", "sessions", "why", "detect", "cycles", "costs", "runs",
+         "lost", "actions", "export", "archives", "prune", "db", "doctor")  # fmt: skip
+
+
+class _InOrder(TyperGroup):
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        rank = {name: i for i, name in enumerate(ORDER)}
+        return sorted(super().list_commands(ctx), key=lambda n: (rank.get(n, len(rank)), n))
 
 
 class _Octel(typer.Typer):
@@ -82,6 +94,7 @@ app = _Octel(
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=_InOrder,
 )
 # Piped output is data: wide enough that rich never wraps a cell, a sentence or a path, nor
 # cuts it with "…" (stdout and stderr alike: an error read from a log is one line).

@@ -106,3 +106,12 @@ def test_a_data_folder_that_is_a_file_is_one_sentence(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.returncode == 2 and "Errno" not in r.stderr
     assert "is a file" in r.stderr and "--data-dir" in r.stderr
+
+
+def test_help_lists_commands_in_the_order_of_use() -> None:
+    from cli.app import ORDER
+
+    assert set(ORDER) == set(cli.COMMANDS)
+    r = subprocess.run([sys.executable, "-m", "cli", "--help"], capture_output=True, text=True, check=True)
+    listed = [line.split()[0] for line in r.stdout.split("Commands:")[1].splitlines() if line.strip()]
+    assert listed == list(ORDER)
