@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import click
 import typer
 from typer.core import TyperGroup
 from typer.models import CommandInfo, TyperInfo
@@ -48,7 +47,7 @@ ORDER = ("serve", "watch", "archive", "import", "sessions", "why", "detect", "cy
 
 
 class _InOrder(TyperGroup):
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:  # typer's own vendored click Context
         rank = {name: i for i, name in enumerate(ORDER)}
         return sorted(super().list_commands(ctx), key=lambda n: (rank.get(n, len(rank)), n))
 
