@@ -18,7 +18,7 @@ from typing import Any
 
 from cli.app import app
 
-__all__ = ["COMMANDS", "app", "main"]
+__all__ = ["COMMANDS", "app", "main", "root_options_first"]
 
 # command -> (modules that define it, the start of its help: what `octel --help` shows of it).
 # `import` has subcommands in two modules.
@@ -104,9 +104,28 @@ def _load_all() -> None:
 app.loader = _load_all
 
 
+def root_options_first(argv: Sequence[str]) -> list[str]:
+    """The command line with the root options (`--data-dir X` …) moved before the command, so
+    `octel sessions list --data-dir X` means what `octel --data-dir X sessions list` does (no
+    command has options of those names)."""
+    front: list[str] = []
+    rest: list[str] = []
+    args = iter(argv)
+    for a in args:
+        if a == "--":
+            rest += [a, *args]
+        elif a in _VALUED:
+            front += [a, next(args, "")]
+        elif a.split("=", 1)[0] in _VALUED:
+            front.append(a)
+        else:
+            rest.append(a)
+    return [*front, *rest]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     app.loader = None  # only what this command line names
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = root_options_first(sys.argv[1:] if argv is None else argv)
     name = command_in(args)
     if name in COMMANDS:
         _load(_modules_for(name, args))

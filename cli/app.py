@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
 # Imports of what a command uses (rich, pydantic settings, SQLAlchemy, orjson) happen inside
@@ -38,6 +39,17 @@ __all__ = [
     "print_json",
     "settings_of",
 ]
+
+
+# `octel --help` lists commands in the order of use: run and record, ask, send, keep tidy.
+ORDER = ("serve", "watch", "archive", "import", "sessions", "why", "detect", "cycles", "costs", "runs",
+         "lost", "actions", "export", "archives", "prune", "db", "doctor")  # fmt: skip
+
+
+class _InOrder(TyperGroup):
+    def list_commands(self, ctx: Any) -> list[str]:  # typer's own vendored click Context
+        rank = {name: i for i, name in enumerate(ORDER)}
+        return sorted(super().list_commands(ctx), key=lambda n: (rank.get(n, len(rank)), n))
 
 
 class _Octel(typer.Typer):
@@ -81,18 +93,24 @@ app = _Octel(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    cls=_InOrder,
 )
-# Piped output is data: wide enough that rich never wraps a cell or cuts it with "…".
+# Piped output is data: wide enough that rich never wraps a cell, a sentence or a path, nor
+# cuts it with "…" (stdout and stderr alike: an error read from a log is one line).
 _PIPED_WIDTH = 100_000
 
 
 def __getattr__(name: str) -> Any:
-    """`console` and `err_console` are made when a command module first asks for them, so
-    `octel --help`, which imports no command module, never imports rich."""
+    """`console` and `err_console` are made when a command first prints, so `octel --help`,
+    and a command that prints only JSON, never import rich."""
     if name in ("console", "err_console"):
         from rich.console import Console
 
-        made = globals()[name] = Console(stderr=name == "err_console")
+        made = Console(stderr=name == "err_console")
+        if not made.is_terminal:
+            made.width = _PIPED_WIDTH
+        globals()[name] = made
         return made
     raise AttributeError(name)
 
@@ -118,20 +136,28 @@ def print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import version
+
+        sys.stdout.write(f"octel {version('octel')}\n")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
     data_dir: Annotated[Path | None, typer.Option(help="OCTEL_DATA_DIR: folder for data.")] = None,
     database_url: Annotated[str | None, typer.Option(help="OCTEL_DATABASE_URL: the store.")] = None,
     archive_dir: Annotated[Path | None, typer.Option(help="OCTEL_ARCHIVE_DIR: archive files.")] = None,
+    _shown: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     from pydantic import ValidationError
 
     from telemetry.settings import Settings
 
-    out: Console = globals().get("console") or __getattr__("console")
-    if not out.is_terminal:
-        out.width = _PIPED_WIDTH
     overrides: dict[str, Any] = {}
     if data_dir is not None:
         overrides["data_dir"] = data_dir
@@ -144,6 +170,11 @@ def _root(
     except ValidationError as e:
         first = e.errors()[0]
         fail(f"setting {'.'.join(map(str, first['loc'])) or '?'}: {first['msg']}", 2)
+    if ctx.obj.data_dir.exists() and not ctx.obj.data_dir.is_dir():
+        fail(
+            f"the data folder {ctx.obj.data_dir} is a file; give a folder with --data-dir or OCTEL_DATA_DIR",
+            2,
+        )
 
 
 def command_group(name: str, help_text: str) -> typer.Typer:

@@ -132,7 +132,9 @@ def _render(d: dict[str, Any]) -> None:
 @import_app.command("archives")
 def import_archives_cmd(
     ctx: typer.Context,
-    folder: Annotated[Path, typer.Argument(help="Folder of archive files (v1 or v2, .json or .json.gz).")],
+    folder: Annotated[
+        Path, typer.Argument(help="Folder of archive files (schema v1, v2 or v3, .json or .json.gz).")
+    ],
     as_json: JsonOpt = False,
 ) -> None:
     """Index existing archive files into the store, file by file (re-importing updates, never

@@ -116,7 +116,7 @@ def _thresholds(pairs: Iterable[str]) -> Thresholds:
     try:
         return Thresholds.from_mapping(values)
     except ValueError as e:
-        fail(f"{e}; see docs/detectors.md for the names", 2)
+        fail(f"{e}; the names are {', '.join(sorted(Thresholds.help()))}", 2)
 
 
 @app.command()
@@ -138,7 +138,12 @@ def detect(
     ] = None,
     threshold: Annotated[
         list[str] | None,
-        typer.Option("--threshold", "-t", help="NAME=VALUE, repeatable (docs/detectors.md)."),
+        typer.Option(
+            "--threshold",
+            "-t",
+            metavar="NAME=VALUE",
+            help="A detector threshold, repeatable (see the names an unknown one lists).",
+        ),
     ] = None,
     output: Output = Output.table,
 ) -> None:
@@ -189,7 +194,7 @@ def _stored_session(ctx: typer.Context, session_id: str) -> Converted:
     with read_store(ctx) as db:
         got = get_session(db, session_id)
         if got is None:
-            fail(f"{session_id!r} is neither a file, a folder nor an archived session id", 2)
+            fail(f"{session_id!r} is neither a file, a folder nor an archived session id")  # not found: 1
         stored = got["session"]["archive_path"]
         store = archives_of(ctx, db)
         if store.stat(stored) is None:

@@ -27,7 +27,7 @@ def import_claude_cmd(
     config_dir: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[DIR]",
+            metavar="DIR",
             help="Claude Code's config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude).",
         ),
     ] = None,

@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.app import console, fail
+from cli.fit import Col, fitted_table
 from cli.output import Output, emit
 from cli.tables import dash, money, num
 from telemetry.queries.live import (
@@ -49,16 +50,27 @@ def print_live_list(db: object, state: str | None, output: Output) -> None:
     emit(output, page, page.items, lambda: _list_table(page))
 
 
+_LIST_COLS = (
+    Col("session"),
+    Col("title", flex=True),
+    Col("state"),
+    Col("for", right=True),
+    Col("what", flex=True, rank=1),
+    Col("agent", rank=5),
+    Col("turns", right=True, rank=4),
+    Col("tokens", right=True, rank=5),
+    Col("cost", right=True, rank=2),
+    Col("verdict", rank=3),
+    Col("cycle", rank=6),
+)
+
+
 def _list_table(page: LivePage) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in page.counts.items() if v)
-    table = Table(title=f"live sessions ({counts or 'none'})", title_justify="left")
-    width = max((len(r.session_id) for r in page.items), default=7)
-    table.add_column("session", min_width=width, no_wrap=True)
-    for h in ("state", "for", "what", "agent", "turns", "tokens", "cost", "verdict", "cycle"):
-        table.add_column(h, justify="right" if h in ("for", "turns", "tokens", "cost") else "left")
-    for r in page.items:
-        table.add_row(
+    rows = [
+        (
             dash(r.session_id),
+            dash(r.title),
             _state(r),
             age_text(r.state_age_s),
             escape(r.explanation.split(";")[0]),
@@ -69,7 +81,9 @@ def _list_table(page: LivePage) -> None:
             r.verdict,
             dash(r.cycle_id),
         )
-    console.print(table)
+        for r in page.items
+    ]
+    console.print(fitted_table(console, f"live sessions ({counts or 'none'})", _LIST_COLS, rows))
 
 
 def print_live_session(db: object, session_id: str, output: Output) -> bool:

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from cli.app import app, console, fail, settings_of
-from cli.live import print_live_list, print_live_session, print_live_tree
+from cli.app import app, fail, settings_of
+from cli.fit import Col, fitted_table
 from cli.output import Output, emit, output_options
-from cli.session_view import session_view, tree_view
 from cli.tables import archives_of, dash, money, num, print_page, read_store, seconds, when, window
-from telemetry.otel_export.links import trace_ref
-from telemetry.queries.models import SessionPage, TreeNode
 from telemetry.queries.paging import CursorError
-from telemetry.queries.session_detail import session_detail
 from telemetry.queries.sessions import (
     MAX_LIMIT,
     SESSION_VERDICTS,
@@ -23,6 +18,11 @@ from telemetry.queries.sessions import (
     list_sessions,
     session_tree,
 )
+
+# The live view, the session page and its trace link are imported by the commands that show
+# them: `sessions list` (the command a dispatcher runs most) loads only the list query.
+if TYPE_CHECKING:
+    from telemetry.queries.models import SessionPage, TreeNode
 
 __all__ = ["CursorOpt", "LimitOpt", "SinceOpt", "UntilOpt", "sessions_app"]
 
@@ -39,18 +39,29 @@ LimitOpt = Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="Rows per page
 CursorOpt = Annotated[str | None, typer.Option(help="Continue after the page that printed this cursor.")]
 
 
+# Decisive columns first; the rest go when the terminal is narrow, the highest rank first.
+_LIST_COLS = (
+    Col("session"),
+    Col("title", flex=True),
+    Col("source", rank=9),
+    Col("agent", rank=5),
+    Col("model", rank=6),
+    Col("verdict"),
+    Col("label", rank=8),
+    Col("turns", right=True, rank=2),
+    Col("tokens", right=True, rank=7),
+    Col("cost", right=True),
+    Col("tree cost", right=True, rank=1),
+    Col("duration", right=True, rank=3),
+    Col("archived", rank=4),
+)
+
+
 def _list_table(page: SessionPage) -> None:
-    table = Table(title="sessions", title_justify="left")
-    # Ids are copied into the next command: never cut them, let the other columns give way.
-    width = max((len(s.session_id) + 2 * min(s.depth, 3) for s in page.items), default=7)
-    table.add_column("session", min_width=width, no_wrap=True)
-    table.add_column("title", max_width=40)
-    for h in ("source", "agent", "model", "verdict", "label", "turns", "tokens", "cost", "tree cost"):
-        table.add_column(h, justify="right" if h in ("turns", "tokens", "cost", "tree cost") else "left")
-    table.add_column("duration", justify="right")
-    table.add_column("archived")
-    for s in page.items:
-        table.add_row(
+    from cli.app import console
+
+    rows = [
+        (
             ("  " * min(s.depth, 3)) + dash(s.session_id),
             dash(s.title),
             "claude" if s.source == "claude_code" else "opencode",
@@ -65,7 +76,9 @@ def _list_table(page: SessionPage) -> None:
             seconds(s.duration_s),
             when(s.archived_at),
         )
-    print_page(table, page.next_cursor)
+        for s in page.items
+    ]
+    print_page(fitted_table(console, "sessions", _LIST_COLS, rows), page.next_cursor)
 
 
 @sessions_app.command("list")
@@ -93,6 +106,8 @@ def sessions_list(
 ) -> None:
     """Archived sessions, newest first; with --live, the sessions running now."""
     if live or state is not None:
+        from cli.live import print_live_list
+
         with read_store(ctx) as db:
             print_live_list(db, state, output)
         return
@@ -116,6 +131,12 @@ def sessions_list(
 def sessions_show(ctx: typer.Context, session_id: str, output: Output = Output.table) -> None:
     """One session: its record, per-turn table (from the archive file), findings and tree.
     `--jsonl` and `--csv` print the per-turn rows."""
+    from cli.app import console
+    from cli.live import print_live_session
+    from cli.session_view import session_view
+    from telemetry.otel_export.links import trace_ref
+    from telemetry.queries.session_detail import session_detail
+
     with read_store(ctx) as db:
         got = session_detail(db, session_id, archives_of(ctx, db))
         if got is None and print_live_session(db, session_id, output):
@@ -144,6 +165,10 @@ def _nodes(node: TreeNode) -> list[dict[str, Any]]:
 @output_options
 def sessions_tree(ctx: typer.Context, session_id: str, output: Output = Output.table) -> None:
     """The subagent tree under a session, with own and rolled-up cost."""
+    from cli.app import console
+    from cli.live import print_live_tree
+    from cli.session_view import tree_view
+
     with read_store(ctx) as db:
         tree = session_tree(db, session_id)
         if tree is None and print_live_tree(db, session_id, output):

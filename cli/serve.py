@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli.app import app, console, open_redactor, open_store, settings_of
+from cli.app import app, console, fail, open_redactor, open_store, settings_of
 from telemetry.store.migrate import current_revision, head_revision
 
 if TYPE_CHECKING:
@@ -23,9 +23,14 @@ app.add_typer(db_app, name="db")
 @app.command()
 def serve(
     ctx: typer.Context,
-    host: Annotated[str | None, typer.Option(help="OCTEL_HOST")] = None,
-    port: Annotated[int | None, typer.Option(help="OCTEL_PORT")] = None,
-    long_worker_seconds: Annotated[float | None, typer.Option(help="OCTEL_LONG_WORKER_SECONDS")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="Address to listen on (OCTEL_HOST; 127.0.0.1: this machine only).")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port to listen on (OCTEL_PORT, 8765).")] = None,
+    long_worker_seconds: Annotated[
+        float | None,
+        typer.Option(help="A worker running longer than this is flagged (OCTEL_LONG_WORKER_SECONDS)."),
+    ] = None,
     workers: Annotated[
         int, typer.Option(min=1, max=64, help="Worker processes answering on the same port.")
     ] = 1,
@@ -52,6 +57,7 @@ def serve(
     except WeakTokenError as e:
         console.print(str(e), highlight=False)
         raise typer.Exit(2) from None
+    _port_free(settings.host, settings.port)
     if workers > 1:
         _prepare_workers(settings)
     console.print(
@@ -76,6 +82,27 @@ def serve(
         uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
         return
     uvicorn.run("web.app:app_from_environment", factory=True, workers=workers, **common)  # type: ignore[arg-type]
+
+
+def _port_free(host: str, port: int) -> None:
+    """Exit with one sentence when the port is taken, before saying "serving on" (uvicorn would
+    print its own errno after it). Bound as uvicorn binds (SO_REUSEADDR), then released."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        fail(f"cannot listen on {host}: {e.strerror}; give another address with --host", 2)
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                fail(f"port {port} on {host} is in use by another program; choose another with --port")
+            fail(f"cannot listen on {host}:{port}: {e.strerror}; choose another with --host or --port")
 
 
 def _prepare_workers(settings: Settings) -> None:

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
-from archiver.store import ArchiveStore
-from cli.app import console, fail, open_store, settings_of
-from telemetry.store.db import session_scope
-from telemetry.timeutil import since_value, utcnow
+from cli.app import fail, open_store, settings_of
+
+# What only some commands use is imported where it is used, so a command pays for its own.
+if TYPE_CHECKING:
+    from rich.table import Table
+    from sqlmodel import Session
+
+    from archiver.store import ArchiveStore
 
 __all__ = [
     "archives_of",
@@ -34,6 +34,8 @@ __all__ = [
 
 def window(since: str | None, until: str | None, now: datetime | None = None) -> tuple[datetime | None, ...]:
     """`--since`/`--until` (24h, 7d or ISO 8601) as times; bad input exits 2 with one sentence."""
+    from telemetry.timeutil import since_value, utcnow
+
     now = now or utcnow()
     out: list[datetime | None] = []
     for flag, text in (("--since", since), ("--until", until)):
@@ -48,6 +50,8 @@ def window(since: str | None, until: str | None, now: datetime | None = None) ->
 
 def print_page(table: Table, next_cursor: str | None) -> None:
     """One page of a paged list, and how to ask for the next."""
+    from cli.app import console
+
     console.print(table)
     if next_cursor:
         console.print(f"more: --cursor {next_cursor}", highlight=False)
@@ -56,12 +60,16 @@ def print_page(table: Table, next_cursor: str | None) -> None:
 @contextmanager
 def read_store(ctx: typer.Context) -> Iterator[Session]:
     """A read transaction on the configured store (upgraded first, so a new store is usable)."""
+    from telemetry.store.db import session_scope
+
     with open_store(settings_of(ctx)) as engine, session_scope(engine, write=False) as db:
         yield db
 
 
 def archives_of(ctx: typer.Context, db: Session) -> ArchiveStore:
     """The configured archive store (`OCTEL_ARCHIVE_STORE`) of the store `db` reads."""
+    from sqlalchemy.engine import Engine
+
     from telemetry.archive_store import archive_store
 
     bind = db.get_bind()
@@ -70,7 +78,11 @@ def archives_of(ctx: typer.Context, db: Session) -> ArchiveStore:
 
 def dash(v: Any) -> str:
     """A value for a table cell: "-" when empty; markup in user data (titles, errors) is escaped."""
-    return "-" if v is None or v == "" else escape(str(v))
+    if v is None or v == "":
+        return "-"
+    from rich.markup import escape
+
+    return escape(str(v))
 
 
 def money(v: float | None) -> str:

@@ -4,8 +4,10 @@ imported is behaviour; how long it takes is measured in benchmarks/bench_startup
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -15,7 +17,7 @@ import cli
 HEAVY = ("fastapi", "sqlalchemy", "sqlmodel", "archiver", "rich", "pydantic_settings", "httpx", "uvicorn")
 
 
-def _imported_by(*argv: str) -> set[str]:
+def _modules_of(data: Path | None, *argv: str) -> set[str]:
     code = (
         "import json, sys\n"
         "import cli\n"
@@ -23,10 +25,29 @@ def _imported_by(*argv: str) -> set[str]:
         f"    cli.main({list(argv)!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        "sys.stderr.write(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+        "sys.stderr.write(json.dumps(sorted(sys.modules)))\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = {**os.environ, "OCTEL_DATA_DIR": str(data)} if data else None
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     return set(json.loads(r.stderr.strip().splitlines()[-1]))
+
+
+def _upgraded(tmp_path: Path) -> Path:
+    """A store at the newest schema (what every command after the first one meets)."""
+    env = {**os.environ, "OCTEL_DATA_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-m", "cli", "db", "upgrade"], capture_output=True, check=True, env=env)
+    return tmp_path
+
+
+def _imported_by(*argv: str, data: Path | None = None) -> set[str]:
+    return {m.split(".")[0] for m in _modules_of(data, *argv)}
+
+
+def test_the_session_list_does_not_load_the_live_view(tmp_path: Path) -> None:
+    loaded = _modules_of(_upgraded(tmp_path), "sessions", "list", "--json")
+    live = ("telemetry.queries.live", "cli.live", "telemetry.store.live", "cli.session_view")
+    assert "telemetry.queries.sessions" in loaded
+    assert not {m for m in loaded if m.startswith(live)}
 
 
 def test_help_imports_nothing_heavy() -> None:
@@ -36,10 +57,17 @@ def test_help_imports_nothing_heavy() -> None:
 
 @pytest.mark.parametrize(
     ("argv", "absent"),
-    [(("cycles", "--help"), ("fastapi", "uvicorn")), (("doctor", "--help"), ("fastapi", "uvicorn"))],
+    [
+        (("cycles", "--help"), ("fastapi", "uvicorn")),
+        (("doctor", "--help"), ("fastapi", "uvicorn")),
+        # the list a dispatcher runs per cycle: no web, no live model, no migrations, no rich
+        (("sessions", "list", "--json"), ("fastapi", "uvicorn", "web", "alembic", "httpx", "rich")),
+    ],
 )
-def test_a_command_pays_only_for_what_it_uses(argv: tuple[str, ...], absent: tuple[str, ...]) -> None:
-    loaded = _imported_by(*argv)
+def test_a_command_pays_only_for_what_it_uses(
+    argv: tuple[str, ...], absent: tuple[str, ...], tmp_path: Path
+) -> None:
+    loaded = _imported_by(*argv, data=_upgraded(tmp_path))
     assert not loaded & set(absent), sorted(loaded & set(absent))
 
 
@@ -55,3 +83,35 @@ def test_the_help_line_of_every_command_is_its_own() -> None:
 def test_the_command_is_found_after_the_root_options() -> None:
     assert cli.command_in(["--data-dir", "x", "--database-url=sqlite://", "why", "ses_1"]) == "why"
     assert cli.command_in(["--help"]) is None
+
+
+def test_root_options_may_follow_the_command() -> None:
+    assert cli.root_options_first(["sessions", "list", "--data-dir", "x", "--database-url=y"]) == [
+        "--data-dir", "x", "--database-url=y", "sessions", "list",
+    ]  # fmt: skip
+
+
+def test_version_and_short_help() -> None:
+    code = "import cli\ncli.main(%r)"
+    for argv, says in ((["--version"], "octel "), (["-h"], "Usage: octel"), (["sessions", "-h"], "list")):
+        r = subprocess.run([sys.executable, "-c", code % argv], capture_output=True, text=True, check=False)
+        assert r.returncode == 0 and says in r.stdout, (argv, r.stderr)
+
+
+def test_a_data_folder_that_is_a_file_is_one_sentence(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    r = subprocess.run(
+        [sys.executable, "-m", "cli", "sessions", "list", "--data-dir", str(tmp_path / "f")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 2 and "Errno" not in r.stderr
+    assert "is a file" in r.stderr and "--data-dir" in r.stderr
+
+
+def test_help_lists_commands_in_the_order_of_use() -> None:
+    from cli.app import ORDER
+
+    assert set(ORDER) == set(cli.COMMANDS)
+    r = subprocess.run([sys.executable, "-m", "cli", "--help"], capture_output=True, text=True, check=True)
+    listed = [line.split()[0] for line in r.stdout.split("Commands:")[1].splitlines() if line.strip()]
+    assert listed == list(ORDER)

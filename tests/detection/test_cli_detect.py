@@ -142,7 +142,6 @@ def test_thresholds_on_the_command_line(run: CliRunner, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["no_such_session"], "neither a file, a folder nor an archived session id"),
         (["--eval", "missing_dir"], "needs a folder"),
         (["x.json", "-t", "bogus=1"], "unknown threshold"),
         (["x.json", "-t", "novalue"], "NAME=VALUE"),
@@ -154,6 +153,12 @@ def test_bad_input_is_one_sentence_and_exit_2(
     code, out, err = invoke(run, tmp_path, *args)
     assert code == 2
     assert says in err and "Traceback" not in err + out
+
+
+def test_an_unknown_id_is_not_found_as_everywhere(run: CliRunner, tmp_path: Path) -> None:
+    """Not found is 1 for every command (`sessions show`, `why`, `detect`): one rule."""
+    code, _out, err = invoke(run, tmp_path, "no_such_session")
+    assert code == 1 and "neither a file, a folder nor an archived session id" in err
 
 
 def test_a_file_that_is_not_json(run: CliRunner, tmp_path: Path) -> None:
