@@ -42,7 +42,7 @@ class TreeSnapshot:
     sessions: list[SessionSnapshot]
     walk_errors: list[WalkError]
     requests: int = 0
-    origin: str = "server"  # or "mirror": folded from the event stream (archiver.mirror)
+    origin: str = "server"  # or "mirror": folded from the event stream (tower.mirror)
     generation: int | None = None  # the OpenCode API generation probed (2: V2 shapes inside)
 
     @property

@@ -37,14 +37,14 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.client import OpenCodeClient
-from archiver.live_board import LiveRow
 from archiver.redact import Redactor
-from archiver.watch import WatchConfig, Watcher
-from telemetry.services.live import store_live_rows
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.live_models import LiveSession
 from telemetry.store.migrate import upgrade
+from telemetry.tower.live import store_live_rows
+from tower.live_board import LiveRow
+from tower.watch import WatchConfig, Watcher
 from web.app import create_app
 
 HERE = Path(__file__).parent

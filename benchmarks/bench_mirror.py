@@ -36,7 +36,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "e2e"), str(ROOT / "tests")]
 
-from archiver.mirror import Mirror  # noqa: E402
+from tower.mirror import Mirror  # noqa: E402
 
 CAPTURE = ROOT / "tests" / "fixtures" / "opencode" / "subagent_tree.json"
 MEMORY_TARGET = 2.0
@@ -119,11 +119,11 @@ def race(n: int, rescue: bool, opencode: Any, llm: Any, work: Path) -> dict[str,
     from dispatcher import run_and_delete_at_idle
 
     from archiver.files import find_archives, read_archive
-    from archiver.watch import WatchConfig
     from telemetry.archiving import watch_server
     from telemetry.settings import Settings
     from telemetry.store.db import make_engine
     from telemetry.store.migrate import upgrade
+    from tower.watch import WatchConfig
 
     settings = Settings(data_dir=work, _env_file=None)  # type: ignore[call-arg]
     engine = make_engine(settings.db_url)

@@ -36,7 +36,7 @@ import httpx
 import orjson
 
 from archiver.client import OpenCodeClient
-from archiver.watch import WatchConfig, Watcher
+from tower.watch import WatchConfig, Watcher
 
 RATIO_TARGET = 1.2
 IDLE_TARGET = 0.01

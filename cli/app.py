@@ -42,8 +42,10 @@ __all__ = [
 
 
 # `octel --help` lists commands in the order of use: run and record, ask, send, keep tidy.
-ORDER = ("serve", "watch", "archive", "import", "sessions", "search", "why", "detect", "cycles", "costs", "runs",
-         "lost", "actions", "export", "archives", "prune", "db", "doctor")  # fmt: skip
+ORDER = (
+    "serve", "watch", "archive", "import", "sessions", "search", "why", "detect", "cycles", "costs",
+    "runs", "lost", "actions", "export", "archives", "prune", "db", "doctor",
+)  # fmt: skip
 
 
 class _InOrder(TyperGroup):

@@ -13,11 +13,11 @@ import typer
 from rich.markup import escape
 
 from archiver.urls import without_credentials
-from archiver.watch import WatchConfig
 from cli.app import app, err_console, fail, open_store, settings_of
 from telemetry.archiving import watch_servers
 from telemetry.queries.live import LiveChange
-from telemetry.watching import rules_from
+from telemetry.tower.watching import rules_from
+from tower.watch import WatchConfig
 
 __all__ = ["watch_cmd"]
 

@@ -8,14 +8,14 @@ servers as `octel watch` does.
 
 ``archive_session_tree`` (and ``…_async``) live in ``telemetry.tree_archiving``, which says
 when a tree may be deleted; ``watch_server`` and ``watch_servers`` in
-``telemetry.server_watch``. This module only gathers them, so neither imports the other's
+``telemetry.tower.server_watch``. This module only gathers them, so neither imports the other's
 callers.
 """
 
 from __future__ import annotations
 
-from telemetry.server_watch import watch_server, watch_servers
 from telemetry.services.redaction import redactor_for
+from telemetry.tower.server_watch import watch_server, watch_servers
 from telemetry.tree_archiving import ArchiveOutcome, archive_session_tree, archive_session_tree_async
 
 __all__ = [

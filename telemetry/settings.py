@@ -13,9 +13,9 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from archiver.actions import parse_on_stuck
 from telemetry.otel_export.links import check_template
 from telemetry.timeutil import parse_duration
+from tower.actions import parse_on_stuck
 
 __all__ = ["DEFAULT_PORT", "Settings", "settings_doc"]
 

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 import archiver  # noqa: F401
 import detectors  # noqa: F401
 import telemetry  # noqa: F401
+import tower  # noqa: F401
 import web  # noqa: F401
 
 sys.path.append(str(Path(__file__).parent))  # tests/realparts.py, tests/pgserver.py, tests/liveserver.py

@@ -10,15 +10,15 @@ from pathlib import Path
 import orjson
 from sqlalchemy.engine import Engine
 
-from archiver.live_board import LiveBoard
-from archiver.live_messages import LiveMessages
-from archiver.mirror import Mirror
 from archiver.redact import Redactor
-from telemetry.services.live import store_live_rows
-from telemetry.services.live_messages import store_live_messages
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import Cycle, SessionIndex
+from telemetry.tower.live import store_live_rows
+from telemetry.tower.live_messages import store_live_messages
+from tower.live_board import LiveBoard
+from tower.live_messages import LiveMessages
+from tower.mirror import Mirror
 
 __all__ = ["seed_interleaved_archives", "seed_waiting_tree", "store_waiting_tree", "waiting_root"]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from archiver.actions import OUTCOMES
 from archiver.metrics import TOKEN_KINDS
 from detectors.findings import VERDICTS
 from telemetry.queries.fleet_models import DaemonState
+from tower.actions import OUTCOMES
 
 __all__ = [
     "CATALOGUE",

@@ -19,11 +19,11 @@ from typing import Any, cast
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, func, select
 
-from archiver.live import STATES
 from detectors.findings import VERDICTS
 from telemetry.queries.live_stale import unfollowed
 from telemetry.store.live_models import LiveSession
 from telemetry.timeutil import as_utc, utcnow
+from tower.live import STATES
 
 __all__ = ["LiveGroup", "LiveReads", "fold_live", "live_series", "read_live"]
 

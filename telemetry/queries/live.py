@@ -10,12 +10,12 @@ from typing import Any
 from pydantic import BaseModel
 from sqlmodel import Session, col, func, or_, select
 
-from archiver.live import STATES
 from telemetry.queries.live_stale import NO_WATCHER, no_watcher_reason, unfollowed
 from telemetry.queries.models import stored_tokens
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc
+from tower.live import STATES
 
 __all__ = [
     "LOUDEST_FIRST",

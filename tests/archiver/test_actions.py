@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archiver.act import carry_out, views_of
-from archiver.actions import Intent, Rules, SessionView, decide, parse_on_stuck
-from archiver.live import STATES
-from archiver.live_board import LiveBoard
+from tower.act import carry_out, views_of
+from tower.actions import Intent, Rules, SessionView, decide, parse_on_stuck
+from tower.live import STATES
+from tower.live_board import LiveBoard
 
 DETECTORS = ["doom_loop", "permission_deadlock", "retry_cascade"]
 

@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from archiver.client import OpenCodeClient
 from archiver.sse_lines import LineReader
-from archiver.watch import WatchConfig, Watcher
+from tower.watch import WatchConfig, Watcher
 
 CAP = 2**20
 HUGE_MIB = 48

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archiver.mirror import Mirror
+from tower.mirror import Mirror
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "opencode"
 

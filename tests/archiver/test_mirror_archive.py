@@ -14,14 +14,14 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.files import read_archive
-from archiver.mirror import Mirror
 from telemetry.archiving import archive_session_tree_async, redactor_for
-from telemetry.services.lost import archive_from_mirror
 from telemetry.settings import Settings
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import session_scope
 from telemetry.store.lost_models import LostTree
 from telemetry.store.models import SessionIndex
+from telemetry.tower.lost import archive_from_mirror
+from tower.mirror import Mirror
 
 CAPTURE = Path(__file__).resolve().parents[1] / "fixtures" / "opencode" / "subagent_tree.json"
 
@@ -109,8 +109,8 @@ def test_a_watcher_whose_stream_closes_mid_tree_archives_what_it_saw_and_says_wh
 ) -> None:
     """The stream closes halfway through a real run and the tree is gone when the watcher
     reads the server: the archive comes from the mirror, and the loss is a row and a counter."""
-    from archiver.watch import WatchConfig
     from telemetry.archiving import watch_server
+    from tower.watch import WatchConfig
 
     root, events, _export = _capture()
     half = events[: len(events) // 2]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from archiver.client import OpenCodeClient
 from archiver.recorder import Recorder
-from archiver.watch import WatchConfig, Watcher
+from tower.watch import WatchConfig, Watcher
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
 

@@ -72,8 +72,8 @@ def test_everything_but_opencode_is_fine(octel: Octel, closed_opencode: str) -> 
 
 def test_a_tree_not_archived_in_full_is_a_warning_and_listed(octel: Octel, closed_opencode: str) -> None:
     from archiver.redact import Redactor
-    from telemetry.services.lost import record_lost
     from telemetry.store.db import session_scope
+    from telemetry.tower.lost import record_lost
 
     missing = [
         {

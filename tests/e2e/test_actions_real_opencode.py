@@ -17,13 +17,13 @@ from opencode_harness import OpenCode
 from sqlalchemy.engine import Engine
 from watch_thread import Store, Watch
 
-from archiver.act import carry_out, views_of
-from archiver.actions import Rules, decide
-from archiver.live_board import LiveBoard
 from archiver.redact import Redactor
 from telemetry.queries.actions import ActionOut, list_actions
-from telemetry.services.actions import record_action
 from telemetry.store.db import session_scope
+from telemetry.tower.actions import record_action
+from tower.act import carry_out, views_of
+from tower.actions import Rules, decide
+from tower.live_board import LiveBoard
 
 pytestmark = pytest.mark.opencode
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from archiver.watch import WatchConfig
 from telemetry.archiving import watch_server
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade
+from tower.watch import WatchConfig
 
 __all__ = ["Store", "Watch", "new_store", "watching"]
 

@@ -13,11 +13,11 @@ from live_seed import seed_waiting_tree
 from liveserver import live_octel
 from realparts import require
 
-from archiver.act import Carried
-from archiver.actions import Intent
 from archiver.redact import Redactor
-from telemetry.services.actions import record_action
 from telemetry.store.db import make_engine, session_scope
+from telemetry.tower.actions import record_action
+from tower.act import Carried
+from tower.actions import Intent
 
 pytestmark = pytest.mark.chromium
 

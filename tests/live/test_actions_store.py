@@ -12,15 +12,15 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from archiver.act import Carried
-from archiver.actions import Intent
 from archiver.redact import Redactor
 from cli import app as cli_app
 from telemetry.queries.actions import list_actions
-from telemetry.services.actions import record_action
-from telemetry.services.lease import claim_lease, release_lease, renew_lease
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
+from telemetry.tower.actions import record_action
+from telemetry.tower.lease import claim_lease, release_lease, renew_lease
+from tower.act import Carried
+from tower.actions import Intent
 from web.app import create_app
 
 SECRET = "sk-live-0123456789abcdef"

@@ -15,7 +15,13 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.client import OpenCodeClient
-from archiver.live_messages import (
+from archiver.redact import Redactor
+from telemetry.queries.live_messages import live_message_page
+from telemetry.store.db import session_scope
+from telemetry.store.live_models import LiveMessage
+from telemetry.tower.live import forget_live
+from telemetry.tower.live_messages import store_live_messages
+from tower.live_messages import (
     MAX_MESSAGE_BYTES,
     MAX_MESSAGES,
     WRITE_EVERY_S,
@@ -23,14 +29,8 @@ from archiver.live_messages import (
     MessageBatch,
     bound_body,
 )
-from archiver.mirror import Mirror
-from archiver.redact import Redactor
-from archiver.watch import WatchConfig, Watcher
-from telemetry.queries.live_messages import live_message_page
-from telemetry.services.live import forget_live
-from telemetry.services.live_messages import store_live_messages
-from telemetry.store.db import session_scope
-from telemetry.store.live_models import LiveMessage
+from tower.mirror import Mirror
+from tower.watch import WatchConfig, Watcher
 
 SID = "ses_live"
 SECRET = "hunter2-very-secret-value"

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from metrics_helpers import seed_live
 from sqlalchemy.engine import Engine
 
-from archiver.live import STATES
 from telemetry.metrics.live import LiveReads, live_series, read_live
 from telemetry.store.db import session_scope
+from tower.live import STATES
 
 
 def test_live_reads_from_the_store(engine: Engine) -> None:

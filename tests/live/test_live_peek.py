@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from archiver import live_probe
-from archiver.live_board import LiveBoard
-from archiver.live_probe import PEEK_S
+from tower import live_probe
+from tower.live_board import LiveBoard
+from tower.live_probe import PEEK_S
 
 SID = "ses_peek000001"
 

@@ -10,8 +10,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archiver.live import STATES, Facts, apply, derive, id_time
-from archiver.live_board import LiveBoard, LiveRow
+from tower.live import STATES, Facts, apply, derive, id_time
+from tower.live_board import LiveBoard, LiveRow
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
 

@@ -10,14 +10,14 @@ import orjson
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from archiver.live_board import LiveBoard
 from archiver.redact import Redactor
 from telemetry.queries.live import list_live, live_change
-from telemetry.services.live import forget_live, store_live_rows
 from telemetry.store.db import session_scope
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle, Finding
 from telemetry.timeutil import utcnow
+from telemetry.tower.live import forget_live, store_live_rows
+from tower.live_board import LiveBoard
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
 SECRET = "hunter2-very-secret-value"

@@ -10,8 +10,8 @@ import httpx
 import orjson
 
 from archiver.client import OpenCodeClient
-from archiver.live_board import LiveRow
-from archiver.watch import WatchConfig, Watcher
+from tower.live_board import LiveRow
+from tower.watch import WatchConfig, Watcher
 
 ROOT = "ses_root1"
 ASK = {"id": "per_2289eded8001a", "sessionID": ROOT, "permission": "bash", "patterns": ["git push *"]}

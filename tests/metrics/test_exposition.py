@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import Metric as PromFamily
 
-from archiver.live import STATES
 from telemetry.metrics.catalogue import CATALOGUE
 from telemetry.metrics.live import LiveGroup, fold_live
 from telemetry.metrics.snapshot import Family, HistogramSeries, Series, StoreReads, counter_series, derive
 from telemetry.store.aggregates import COUNTERS
+from tower.live import STATES
 from web.exposition import render
 from web.metrics import _to_prometheus
 

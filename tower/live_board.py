@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from archiver.live import Facts, LiveState, apply, derive, set_status
-from archiver.live_probe import SessionProbe
 from detectors.findings import VERDICTS
 from detectors.model import StatusType
+from tower.live import Facts, LiveState, apply, derive, set_status
+from tower.live_probe import SessionProbe
 
 __all__ = ["LiveBoard", "LiveRow"]
 

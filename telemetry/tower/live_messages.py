@@ -8,10 +8,10 @@ from collections.abc import Iterable
 
 from sqlmodel import Session, col, delete, select
 
-from archiver.live_messages import MessageBatch, bound_body
 from archiver.redact import Redactor
 from telemetry.store.live_models import LiveMessage
 from telemetry.timeutil import utcnow
+from tower.live_messages import MessageBatch, bound_body
 
 __all__ = ["clear_live_messages", "store_live_messages"]
 

@@ -1,4 +1,4 @@
-"""Carry out an intent of `archiver.actions` on a live OpenCode server, after checking it
+"""Carry out an intent of `tower.actions` on a live OpenCode server, after checking it
 still holds.
 
 Between the decision and the request the session may move on: the ask answered (twice, even),
@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import orjson
 
-from archiver.actions import Intent, Outcome, SessionView
-from archiver.live import derive
-from archiver.live_board import LiveBoard
+from tower.actions import Intent, Outcome, SessionView
+from tower.live import derive
+from tower.live_board import LiveBoard
 
 __all__ = ["Carried", "carry_out", "views_of"]
 

@@ -29,14 +29,14 @@ import orjson
 
 from archiver.client import OpenCodeClient
 from archiver.errors import FetchError
-from archiver.live_board import LiveBoard, LiveRow
-from archiver.live_messages import LiveMessages, MessageBatch
-from archiver.mirror import Mirror
-from archiver.mirror_fill import fill_mirror
 from archiver.recorder import Recorder
 from archiver.sse_lines import LineReader
 from archiver.walk import TreeSnapshot
-from archiver.watch_probe import AbortFn, FindingsFn, History, Prober
+from tower.live_board import LiveBoard, LiveRow
+from tower.live_messages import LiveMessages, MessageBatch
+from tower.mirror import Mirror
+from tower.mirror_fill import fill_mirror
+from tower.watch_probe import AbortFn, FindingsFn, History, Prober
 
 __all__ = ["History", "WatchConfig", "Watcher"]
 

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from archiver.convert import message_from_opencode
-from archiver.live import Ask
 from detectors import Probe
 from detectors.model import PermissionEvent, StatusSample, StatusType
 from detectors.thresholds import Thresholds
+from tower.live import Ask
 
 __all__ = ["SessionProbe"]
 

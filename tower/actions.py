@@ -11,7 +11,7 @@ Acting is opt-in: with no rule set, `decide` returns nothing. Three rules:
 `decide` takes what the watcher sees of each session now, the rules, the time and the keys of
 the intents already carried out, and returns each intent once, with the evidence that
 justified it. Whether the intent still holds is checked against the server just before acting
-(`archiver.act`), since the state may move between the decision and the request.
+(`tower.act`), since the state may move between the decision and the request.
 """
 
 from __future__ import annotations

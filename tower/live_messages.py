@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from archiver.mirror import Mirror
-from archiver.mirror_state import SessionMirror
+from tower.mirror import Mirror
+from tower.mirror_state import SessionMirror
 
 __all__ = ["MAX_MESSAGES", "MAX_MESSAGE_BYTES", "LiveMessage", "LiveMessages", "MessageBatch", "bound_body"]
 

@@ -1,7 +1,7 @@
 """Follow OpenCode servers into the store (`octel watch`): ``watch_server`` wires one server's
-``archiver.watch.Watcher`` to the store (live rows, live findings, archives of each tree that
+``tower.watch.Watcher`` to the store (live rows, live findings, archives of each tree that
 goes quiet, the rescue of a deleted tree from the mirror, the opt-in rules and the lease of
-``telemetry.watching``); ``watch_servers`` runs one per server. Dispatchers import both from
+``telemetry.tower.watching``); ``watch_servers`` runs one per server. Dispatchers import both from
 ``telemetry.archiving``.
 """
 
@@ -17,23 +17,23 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from archiver.actions import Rules
 from archiver.client import OpenCodeClient
-from archiver.live_board import LiveRow
-from archiver.live_messages import MessageBatch
-from archiver.watch import History, WatchConfig, Watcher
 from telemetry.queries.live import LiveChange, live_change
 from telemetry.services.indexing import record_findings
-from telemetry.services.live import forget_live, store_live_rows
-from telemetry.services.live_messages import store_live_messages
-from telemetry.services.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import utcnow
+from telemetry.tower.live import forget_live, store_live_rows
+from telemetry.tower.live_messages import store_live_messages
+from telemetry.tower.lost import archive_from_mirror, root_gone, with_mirror
+from telemetry.tower.watching import act_loop, follow, holder_name
 from telemetry.tree_archiving import archive_session_tree_async
-from telemetry.watching import act_loop, follow, holder_name
+from tower.actions import Rules
+from tower.live_board import LiveRow
+from tower.live_messages import MessageBatch
+from tower.watch import History, WatchConfig, Watcher
 
 __all__ = ["watch_server", "watch_servers"]
 
@@ -56,7 +56,7 @@ async def watch_server(
     each root tree when it goes quiet (and again after it changes), store live findings, abort
     when configured. ``on_change`` hears every row whose state changed; ``rules`` act on live
     sessions (audited); with ``lease_seconds``, follow only while this process holds the
-    server's lease in the store (`telemetry.watching`)."""
+    server's lease in the store (`telemetry.tower.watching`)."""
     url = server_url or settings.opencode_url
     aborted: dict[str, str] = {}
     own_http = http is None

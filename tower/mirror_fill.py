@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from archiver.client import OpenCodeClient
 from archiver.errors import FetchError
-from archiver.mirror import Mirror
+from tower.mirror import Mirror
 
 __all__ = ["fill_mirror"]
 

@@ -2,8 +2,8 @@
 sessions (audited), and the lease that lets several watchers share one store with one of them
 following each server.
 
-`act_loop` runs beside a watcher: every tick it asks `archiver.actions.decide` what the rules
-want from the live board, carries each intent out after re-checking it (`archiver.act`), and
+`act_loop` runs beside a watcher: every tick it asks `tower.actions.decide` what the rules
+want from the live board, carries each intent out after re-checking it (`tower.act`), and
 writes an audit row for every one, done or skipped. It acts only while the lease is held.
 
 `follow` holds the lease of a server and runs one watcher term while it does: it renews the
@@ -30,18 +30,18 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
-from archiver.act import carry_out, views_of
-from archiver.actions import Rules, decide, parse_on_stuck
 from archiver.errors import FetchError
 from archiver.redact import Redactor
-from archiver.watch import WatchConfig, Watcher
 from detectors import REGISTRY
-from telemetry.services.actions import record_action
-from telemetry.services.lease import Claim, claim_lease, release_lease, renew_lease
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc, parse_duration
+from telemetry.tower.actions import record_action
+from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
+from tower.act import carry_out, views_of
+from tower.actions import Rules, decide, parse_on_stuck
+from tower.watch import WatchConfig, Watcher
 
 __all__ = ["act_loop", "follow", "holder_name", "rules_from"]
 

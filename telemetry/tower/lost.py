@@ -22,11 +22,11 @@ from sqlmodel import Session
 from archiver.archive import ArchiveResult
 from archiver.redact import Redactor
 from archiver.walk import TreeSnapshot
-from archiver.watch import WatchConfig
 from telemetry.store.aggregates import bump
 from telemetry.store.db import session_scope
 from telemetry.store.lost_models import LOST_REASONS, LostTree
 from telemetry.timeutil import utcnow
+from tower.watch import WatchConfig
 
 __all__ = ["archive_from_mirror", "record_lost", "root_gone", "with_mirror"]
 

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 from sqlmodel import Session
 
-from archiver.act import Carried
 from archiver.redact import Redactor
 from telemetry.store.action_models import WatchAction
 from telemetry.store.aggregates import bump
+from tower.act import Carried
 
 __all__ = ["record_action"]
 

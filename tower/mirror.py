@@ -1,6 +1,6 @@
 """The watcher's copy of every session's messages, from ``/event``, bounded in memory.
 
-Each session is folded by ``archiver.mirror_state.SessionMirror``. Past ``budget_bytes`` of
+Each session is folded by ``tower.mirror_state.SessionMirror``. Past ``budget_bytes`` of
 kept JSON the largest sessions are spilled to a file of their own under ``spill_dir`` (mode
 0600): the state as one line, then each later event of that session appended as it comes, so
 a spilled session costs no memory until it is read back (``session``), which folds the file.
@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 
 from archiver.errors import WalkError
-from archiver.mirror_state import SessionMirror, event_key, message_of, session_of
 from archiver.walk import SessionSnapshot, TreeSnapshot
+from tower.mirror_state import SessionMirror, event_key, message_of, session_of
 
 __all__ = ["Mirror"]
 

@@ -9,13 +9,13 @@ from typing import Any, NamedTuple
 
 from sqlmodel import Session, col, delete, select
 
-from archiver.live_board import LiveRow
 from archiver.redact import Redactor
 from telemetry.services.indexing import record_findings
-from telemetry.services.live_messages import clear_live_messages
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow
+from telemetry.tower.live_messages import clear_live_messages
+from tower.live_board import LiveRow
 
 __all__ = ["Stored", "forget_live", "store_live_rows"]
 
