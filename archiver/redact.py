@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from archiver.cut import cut
 from archiver.fsutil import fsync_dir
 from archiver.jsontext import View, at_boundary, continues_number, decoded_view, number_around, string_spans
 from archiver.rules import Rule, builtin_rules
@@ -237,6 +238,14 @@ class Redactor:
 
     def redact_str(self, s: str) -> str:
         return str(self.redact_obj(s)[0])
+
+    def cut(self, s: str, limit: int, ellipsis: str = "", counts: Counter[str] | None = None) -> str:
+        """``s`` redacted, then cut to ``limit`` characters (``archiver.cut.cut``): a secret
+        across the cut is replaced whole and no placeholder is split."""
+        res = self.redact_bytes(orjson.dumps(s))
+        if counts is not None:
+            counts.update(res.counts)
+        return cut(str(orjson.loads(res.data)), limit, ellipsis)
 
 
 class RedactKeyError(ValueError):

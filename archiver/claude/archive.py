@@ -26,7 +26,7 @@ def prepare_claude_tree(
         result.sessions_found = len(tree.sessions)
         result.messages = sum(len(s.messages) for s in tree.sessions)
         result.walk_errors = [e.to_dict() for e in tree.errors]
-        docs = build_claude_documents(tree, archived_at=archived_at, label=label)
+        docs = build_claude_documents(tree, archived_at=archived_at, label=label, redactor=redactor)
         return prepare(docs, redactor, result, compress=compress, before=tree.redacted_before)
     except Exception as exc:  # the archiver never breaks its caller
         result.write_errors.append(f"{type(exc).__name__}: {exc}")
