@@ -14,10 +14,11 @@ changed rule (a test's, or a mutation tester's) takes effect in the next redacto
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from archiver.rule import Rule
-from archiver.vendor_rules import BOUNDARY, signature_rules, vendor_rules
+from archiver.vendor_rules import signature_rules, vendor_rules
 
 __all__ = ["Rule", "builtin_rules"]
 
@@ -120,8 +121,9 @@ def _has_digit(secret: bytes) -> bool:
 
 
 def _token_rules() -> list[Rule]:
-    """Secrets recognised by their own shape."""
-    return [
+    """Secrets recognised by their own shape, each at a token boundary (a key block starts
+    with its dashes, a bare AWS secret has its own)."""
+    shaped = [
         Rule(
             "key_block",
             rb"-----BEGIN[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^\"\\]|\\.)*?"
@@ -132,23 +134,23 @@ def _token_rules() -> list[Rule]:
         ),
         Rule(
             "github",
-            BOUNDARY + rb"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})",
+            rb"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})",
             0,
             False,
             (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
         ),
         Rule(
             "gitlab",
-            BOUNDARY + rb"gl(?:pat|dt|rt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,255}",
+            rb"gl(?:pat|dt|rt|ptt|ft|soat)-[A-Za-z0-9_\-]{20,255}",
             0,
             False,
             (b"glpat-", b"gldt-", b"glrt-", b"glptt-", b"glft-", b"glsoat-"),
         ),
-        Rule("anthropic", BOUNDARY + rb"sk-ant-[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-ant-",)),
+        Rule("anthropic", rb"sk-ant-[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-ant-",)),
         # a key body is random: it holds a digit, where a hyphenated name (`sk-learn-…`) has none
         Rule(
             "openai",
-            BOUNDARY + rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}",
+            rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}",
             0,
             False,
             (b"sk-",),
@@ -156,14 +158,12 @@ def _token_rules() -> list[Rule]:
         ),
         Rule(
             "aws",
-            BOUNDARY + rb"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16,20}",
+            rb"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16,20}",
             0,
             False,
             (b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"ANPA", b"ANVA", b"AIPA"),
         ),
-        Rule(
-            "slack", BOUNDARY + rb"(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,255}", 0, False, (b"xox", b"xapp-")
-        ),
+        Rule("slack", rb"(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,255}", 0, False, (b"xox", b"xapp-")),
         Rule(
             "slack",
             rb"hooks\.slack\.com/services/[A-Za-z0-9/]{20,255}",
@@ -173,7 +173,7 @@ def _token_rules() -> list[Rule]:
         ),
         Rule(
             "jwt",
-            BOUNDARY + rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+            rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
             0,
             False,
             (b"eyJ",),
@@ -189,6 +189,9 @@ def _token_rules() -> list[Rule]:
             _random_like,
             rb"[A-Za-z0-9/+]{40,}",
         ),
+    ]
+    return [
+        r if r.name in ("key_block", "aws_secret") else dataclasses.replace(r, boundary=True) for r in shaped
     ]
 
 

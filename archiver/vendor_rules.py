@@ -14,7 +14,8 @@ gitleaks' ``config/gitleaks.toml`` (github.com/gitleaks/gitleaks, commit b58d3f1
 ``AccountKey=``; ``AzureDetector``: ``SharedAccessKey=``, ``sig=``). Stripe's webhook signing
 secrets (``whsec_``) and a docker config's ``"auth"`` are in neither and are ours.
 
-Every token rule starts at a token boundary (``BOUNDARY``): not right after an ASCII letter,
+Every token rule starts at a token boundary (``archiver.redact.token_start``): not right after
+an ASCII letter,
 so a prefix inside a longer word (``task-force-specialist``, ``DISK…``) never fires, though a
 line start (``\\n``) or a digit before it does (a token glued to another one is still taken).
 """
@@ -23,10 +24,8 @@ from __future__ import annotations
 
 from archiver.rule import Rule
 
-__all__ = ["BOUNDARY", "signature_rules", "vendor_rules"]
+__all__ = ["signature_rules", "vendor_rules"]
 
-# a token starts here: not after an ASCII letter, or right after a `\n`, `\t`, `\r` escape
-BOUNDARY = rb"(?:(?<![A-Za-z])|(?<=\\[ntr]))"
 
 # (rule name, the literal starts of its tokens, the token's pattern after the boundary)
 _SHAPES: tuple[tuple[str, tuple[bytes, ...], bytes], ...] = (
@@ -94,7 +93,7 @@ def vendor_rules() -> list[Rule]:
     out = []
     for name, anchors, pattern in _SHAPES:
         if anchors:
-            out.append(Rule(name, BOUNDARY + pattern, 0, False, anchors))
+            out.append(Rule(name, pattern, 0, False, anchors, boundary=True))
         else:
             out.append(Rule(name, _AZURE_START + pattern, 0, False, (), None, _AZURE_REGIONS))
     out.append(Rule("azure", _CONNECTION_KEY, 1, False, (b"AccountKey=", b"SharedAccessKey=")))
