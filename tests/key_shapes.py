@@ -29,6 +29,24 @@ SHAPES: dict[str, tuple[str, str]] = {
     "vault": ("vault", "hvs." + "FAKEfake0123456789" * 6),
     "age": ("age", "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE"),
     "perplexity": ("perplexity", "pplx-FAKEfakeFAKEfake0123456789abcdefFAKEfake01234567"),
+    "doppler": ("doppler", "dp.pt." + ("FAKEfake0123456789" * 3)[:43]),
+    "databricks": ("databricks", "dapi" + "0123456789abcdef" * 2),
+    "postman": ("postman", "PMAK-" + ("0123456789abcdef" * 2)[:24] + "-" + ("0123456789abcdef" * 3)[:34]),
+    "grafana": ("grafana", "glsa_" + ("FAKEfake0123456789" * 2)[:32] + "_0123abcd"),
+    "planetscale": ("planetscale", "pscale_pw_" + ("FAKEfake0123456789" * 3)[:40]),
+    "heroku": ("heroku", "HRKU-AA" + ("FAKEfake0123456789" * 4)[:58]),
+    "square": ("square", "sq0atp-" + ("FAKEfake0123456789" * 2)[:30]),
+    "flyio": ("flyio", "fo1_" + ("FAKEfake0123456789" * 3)[:43]),
+    "sentry": ("sentry", "sntryu_" + "0123456789abcdef" * 4),
+    "dynatrace": (
+        "dynatrace",
+        "dt0c01." + ("FAKEfake0123456789" * 2)[:24] + "." + ("FAKEfake0123456789" * 4)[:64],
+    ),
+    "newrelic": ("newrelic", "NRAK-" + ("FAKE0123456789" * 2)[:27]),
+    "prefect": ("prefect", "pnu_" + ("FAKEfake0123456789" * 2)[:36]),
+    "rubygems": ("rubygems", "rubygems_" + ("0123456789abcdef" * 3)[:48]),
+    "onepassword": ("onepassword", "ops_eyJ" + ("FAKEfake0123456789+/" * 13)[:260]),
+    "bedrock": ("aws", "ABSK" + ("FAKEfake0123456789+/" * 6)[:120]),
 }
 # where a key needs the text around it: (text, the key)
 CONTEXT = {
