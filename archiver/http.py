@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import orjson
 
+from archiver.cut import cut
 from archiver.errors import FetchError
 
 __all__ = ["JsonHttp", "Reply"]
@@ -150,7 +151,7 @@ class JsonHttp:
             if resp.status_code >= 500:
                 last = FetchError(
                     "server_error",
-                    f"HTTP {resp.status_code}: {resp.text[:200]}",
+                    f"HTTP {resp.status_code}: {cut(resp.text, 200)}",
                     path=path,
                     status=resp.status_code,
                 )
@@ -166,7 +167,7 @@ class JsonHttp:
             body = orjson.loads(resp.content) if resp.content else None
             parsed = True
         except orjson.JSONDecodeError:
-            body, parsed = resp.text[:200], False
+            body, parsed = cut(resp.text, 200), False
         if status in (404, 405):
             if parsed and isinstance(body, dict) and _is_object_not_found(body):
                 msg = _not_found_message(body)
@@ -175,7 +176,7 @@ class JsonHttp:
         if status in (401, 403):
             raise FetchError("http_error", AUTH_HINT.format(status=status), path=path, status=status)
         if status >= 400:
-            raise FetchError("http_error", f"HTTP {status}: {str(body)[:200]}", path=path, status=status)
+            raise FetchError("http_error", f"HTTP {status}: {cut(str(body), 200)}", path=path, status=status)
         if not parsed:
             ctype = resp.headers.get("content-type", "")
             kind = "unsupported" if "html" in ctype else "malformed"

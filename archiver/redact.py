@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from archiver.cut import cut
 from archiver.fsutil import fsync_dir
 from archiver.jsontext import View, at_boundary, continues_number, decoded_view, number_around, string_spans
 from archiver.rules import Rule, builtin_rules
@@ -52,6 +53,7 @@ __all__ = [
     "Redactor",
     "load_key",
     "secret_values",
+    "token_start",
 ]
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,23 @@ _OUTSIDE = frozenset(b"{}[],:0123456789eE.+-truefalsn \t\r\n")
 # a configured value that reads as a number (an account number, a PIN-like key): it fires
 # only where it is not part of a longer number
 _NUMERIC = re.compile(rb"[0-9](?:[0-9 +\-.,:/]*[0-9])?")
+
+
+def token_start(text: bytes, i: int) -> bool:
+    """A token may start at ``text[i]``: not right after an ASCII letter (a prefix inside a
+    longer word, ``task-`` holds ``sk-``), unless that letter ends a ``\\n``, ``\\t`` or
+    ``\\r`` escape (a line start in multi-line text)."""
+    if i == 0 or not (65 <= (c := text[i - 1]) <= 90 or 97 <= c <= 122):
+        return True
+    return c in b"ntr" and i >= 2 and text[i - 2] == 92 and not _odd_backslashes(text, i - 2)
+
+
+def _odd_backslashes(text: bytes, i: int) -> bool:
+    """The backslash at ``text[i]`` is itself escaped (an odd run of backslashes before it)."""
+    n = 0
+    while i - 1 - n >= 0 and text[i - 1 - n] == 92:
+        n += 1
+    return n % 2 == 1
 
 
 def _escaped_forms(values: Iterable[str], depth: int = 3) -> dict[bytes, str]:
@@ -146,6 +165,8 @@ class Redactor:
         secret = view.text[vs:ve]
         check = self._rules[rule].check
         if ve <= vs or (check is not None and not check(secret)):
+            return None
+        if self._rules[rule].boundary and not token_start(view.text, vs):
             return None
         if rule == self._configured:
             value = self._forms[secret].encode()
@@ -237,6 +258,14 @@ class Redactor:
 
     def redact_str(self, s: str) -> str:
         return str(self.redact_obj(s)[0])
+
+    def cut(self, s: str, limit: int, ellipsis: str = "", counts: Counter[str] | None = None) -> str:
+        """``s`` redacted, then cut to ``limit`` characters (``archiver.cut.cut``): a secret
+        across the cut is replaced whole and no placeholder is split."""
+        res = self.redact_bytes(orjson.dumps(s))
+        if counts is not None:
+            counts.update(res.counts)
+        return cut(str(orjson.loads(res.data)), limit, ellipsis)
 
 
 class RedactKeyError(ValueError):

@@ -14,23 +14,13 @@ changed rule (a test's, or a mutation tester's) takes effect in the next redacto
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 
+from archiver.rule import Rule
+from archiver.vendor_rules import signature_rules, vendor_rules
+
 __all__ = ["Rule", "builtin_rules"]
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    pattern: bytes
-    group: int
-    caseless: bool
-    anchors: tuple[bytes, ...]
-    check: Callable[[bytes], bool] | None = None
-    # a rule without anchors: a pattern whose matches are the only stretches of text where a
-    # match can lie (the pattern then runs only there, with the text around it in view)
-    regions: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +34,8 @@ class _Parts:
     cmd: bytes
     line_start: bytes
     not_placeholder: bytes
+    not_number: bytes
+    not_prose: bytes
 
 
 def _parts() -> _Parts:
@@ -71,6 +63,15 @@ def _parts() -> _Parts:
         not_placeholder=(
             rb"(?!(?:[A-Z][A-Z_-]*|(?:flag|option|argument|parameter|instead|value)s?)[,.;:)]?(?:[\s\"\\`]|$))"
         ),
+        # a value that is a number, a quantity or a range (`70-120k`, `1,024`, `~2.5m`, `30s`,
+        # `10..20`): a count or an estimate, never a secret. Lower case: caseless rules run on
+        # lowered text
+        not_number=(
+            rb"(?!~?\d[\d.,_]*(?:[kmgt]b?|b|ms|s|%|x)?"
+            rb"(?:(?:-|\xe2\x80\x93|\.\.|~|/)~?\d[\d.,_]*(?:[kmgt]b?|b|ms|s|%|x)?)?(?:[\s\"\\'`,;)\]}]|$))"
+        ),
+        # a word of prose followed by more words (`token: estimated from the usage`)
+        not_prose=rb"(?![a-z]{2,40} +[a-z]{2})",
     )
 
 
@@ -110,9 +111,19 @@ def _random_like(secret: bytes) -> bool:
     )
 
 
+def _six_characters(secret: bytes) -> bool:
+    # the pattern counts bytes: three non-ASCII characters are six bytes, and no secret
+    return len(secret.decode("utf-8", "replace")) >= 6
+
+
+def _has_digit(secret: bytes) -> bool:
+    return any(48 <= b <= 57 for b in secret)
+
+
 def _token_rules() -> list[Rule]:
-    """Secrets recognised by their own shape."""
-    return [
+    """Secrets recognised by their own shape, each at a token boundary (a key block starts
+    with its dashes, a bare AWS secret has its own)."""
+    shaped = [
         Rule(
             "key_block",
             rb"-----BEGIN[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^\"\\]|\\.)*?"
@@ -136,7 +147,15 @@ def _token_rules() -> list[Rule]:
             (b"glpat-", b"gldt-", b"glrt-", b"glptt-", b"glft-", b"glsoat-"),
         ),
         Rule("anthropic", rb"sk-ant-[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-ant-",)),
-        Rule("openai", rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}", 0, False, (b"sk-",)),
+        # a key body is random: it holds a digit, where a hyphenated name (`sk-learn-…`) has none
+        Rule(
+            "openai",
+            rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255}",
+            0,
+            False,
+            (b"sk-",),
+            _has_digit,
+        ),
         Rule(
             "aws",
             rb"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16,20}",
@@ -153,7 +172,11 @@ def _token_rules() -> list[Rule]:
             (b"hooks.slack.com/services/",),
         ),
         Rule(
-            "jwt", rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, False, (b"eyJ",)
+            "jwt",
+            rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+            0,
+            False,
+            (b"eyJ",),
         ),
         # a bare AWS secret access key: exactly 40 base64 characters standing alone (a line
         # start `\n` before it counts as standing alone), that look generated
@@ -166,6 +189,9 @@ def _token_rules() -> list[Rule]:
             _random_like,
             rb"[A-Za-z0-9/+]{40,}",
         ),
+    ]
+    return [
+        r if r.name in ("key_block", "aws_secret") else dataclasses.replace(r, boundary=True) for r in shaped
     ]
 
 
@@ -224,12 +250,16 @@ def _context_rules(p: _Parts) -> list[Rule]:
                 + p.quote
                 + rb"| {0,3}[=:] {0,3}"
                 + p.open
-                + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.]*[(\[])([^\s\"\\\[$'`{(<]"
+                + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.]*[(\[])"
+                + p.not_number
+                + p.not_prose
+                + rb"([^\s\"\\\[$'`{(<]"
                 + p.more
                 + rb"{5,})",
                 2,
                 True,
                 (word,),
+                _six_characters,
             )
             for word in keywords
         ),
@@ -335,4 +365,10 @@ def builtin_rules() -> tuple[Rule, ...]:
     """Every built-in rule, in priority order: where two finds overlap, the placeholder
     covers both and is named for the rule listed first."""
     parts = _parts()
-    return (*_token_rules(), *_context_rules(parts), *_command_rules(parts))
+    return (
+        *vendor_rules(),  # before `aws_secret`, which a 40-character key body also matches
+        *_token_rules(),
+        *signature_rules(parts.quote),
+        *_context_rules(parts),
+        *_command_rules(parts),
+    )

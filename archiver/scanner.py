@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from archiver.rules import Rule
@@ -43,6 +43,13 @@ def class_runs(pattern: bytes) -> Runs | None:
         return out
 
     return runs
+
+
+def _finds(text: bytes, needle: bytes) -> Iterator[int]:
+    pos = text.find(needle)
+    while pos != -1:
+        yield pos
+        pos = text.find(needle, pos + 1)
 
 
 def _anchor_database(rules: tuple[Rule, ...]) -> Any:
@@ -96,6 +103,9 @@ class Scanner:
         self._hs = _anchor_database(rules) if engine != "re" else None
         self._anchors = [(i, len(a)) for i, r in enumerate(rules) for a in r.anchors]
         self._hs_lock = threading.Lock()
+        # patterns that start with a class or a group: no literal prefix for the regex engine
+        self._by_anchor = [bool(r.anchors) and r.pattern[:1] in (b"(", b"[") for r in rules]
+        self._lower_anchors = [tuple({a.lower() if r.caseless else a for a in r.anchors}) for r in rules]
 
     @property
     def engine(self) -> str:
@@ -112,6 +122,14 @@ class Scanner:
         regions, runs = self._regions[i], self._runs[i]
         # (start, end) of the stretches to search; the byte after each stays in view, for
         # a lookahead, and a lookbehind sees what lies before its start anyway
+        if regions is None and self._by_anchor[i]:
+            # every match starts with an anchor (as the hyperscan scan relies on): find them
+            # with bytes.find and try the pattern there; a pattern whose start is a class or an
+            # alternation has no literal prefix for the regex engine's fast search
+            for start in sorted({p for a in self._lower_anchors[i] for p in _finds(hay, a)}):
+                if (m := pat.match(hay, start)) is not None:
+                    out.append((i, *m.span(rule.group)))
+            return out
         if regions is None:
             spans: Any = ((0, len(hay)),)
         elif runs is not None:

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from archiver.cut import cut
+
 __all__ = ["SCHEMAS", "ArchiveInvalid", "check_archive", "schema_of"]
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -109,7 +111,7 @@ def check_archive(doc: Any) -> None:
         raise ArchiveInvalid(f"schema_version: {version!r} is not a version number")
     error = next(iter(_validator(version).iter_errors(doc)), None)
     if error is not None:
-        raise ArchiveInvalid(f"{_where(error.instance_path)}: {error.message[:200]}")
+        raise ArchiveInvalid(f"{_where(error.instance_path)}: {cut(error.message, 200)}")
     for where, key, kind, value in _numbers(doc):
         if type(value) is int and kind == "count" and -_MAX_INT - 1 <= value <= _MAX_INT:
             continue  # the common case, without a call

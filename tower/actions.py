@@ -141,7 +141,7 @@ def decide(
             and abort_key not in done
         ):
             ev = {"attempt": v.retry_attempt, "after_attempts": rules.abort_retries_after,
-                  "message": v.retry_message[:300]}  # fmt: skip
+                  "message": v.retry_message}  # fmt: skip
             out.append(Intent("abort_retries_after", "abort", v.session_id, abort_key, ev))
         for f in v.findings:
             det = str(f.get("detector"))
@@ -152,6 +152,6 @@ def decide(
             if key in done or any(i.key == key for i in out):
                 continue
             ev = {"detector": det, "verdict": "stuck", "score": f.get("score"),
-                  "summary": str(f.get("summary") or f.get("explanation") or "")[:300]}  # fmt: skip
+                  "summary": str(f.get("summary") or f.get("explanation") or "")}  # fmt: skip
             out.append(Intent("on_stuck", "abort" if act == "abort" else "notify", v.session_id, key, ev))
     return out

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from archiver.cut import cut
+
 __all__ = [
     "STATES",
     "Ask",
@@ -141,7 +143,7 @@ def _d(v: object) -> Mapping[str, Any]:
 
 
 def _s(v: object, cap: int = _TEXT) -> str:
-    return v[:cap] if isinstance(v, str) else ""
+    return cut(v, cap) if isinstance(v, str) else ""  # never the head of a secret: redacted later
 
 
 def _num(v: object) -> float | None:

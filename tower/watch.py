@@ -28,6 +28,7 @@ import httpx
 import orjson
 
 from archiver.client import OpenCodeClient
+from archiver.cut import cut
 from archiver.errors import FetchError
 from archiver.recorder import Recorder
 from archiver.sse_lines import LineReader
@@ -209,7 +210,7 @@ class Watcher:
                     self.rec.touch(sid, updated)
         except FetchError as exc:
             self._log(f"poll failed: {exc.error_kind} {exc}")
-            self.live.lost(f"server unreachable ({exc.error_kind}: {exc})"[:300], now)
+            self.live.lost(cut(f"server unreachable ({exc.error_kind}: {exc})", 300), now)
             return
         if self._first_poll and not self.cfg.archive_existing:
             # what was there before the watch began is not ours to archive unless it changes

@@ -43,7 +43,7 @@ def prepare_claude_tree(
                 empty = WalkError("empty", "file", tree.root_id, why, _main_name(tree))
                 result.walk_errors.append(empty.to_dict())
             return Prepared(result)  # a file that could not be read: tried again next time
-        docs = build_claude_documents(tree, archived_at=archived_at, label=label)
+        docs = build_claude_documents(tree, archived_at=archived_at, label=label, redactor=redactor)
         return prepare(docs, redactor, result, compress=compress, before=tree.redacted_before)
     except Exception as exc:  # the archiver never breaks its caller
         result.write_errors.append(f"{type(exc).__name__}: {exc}")

@@ -16,8 +16,10 @@ import detectors
 from archiver.claude.convert import from_claude
 from archiver.claude.metrics import cost_check, per_turn
 from archiver.claude.tree import ClaudeSession, ClaudeTree
+from archiver.cut import cut
 from archiver.document import ARCHIVER_VERSION, SCHEMA_VERSION
 from archiver.metrics import rollup, totals
+from archiver.redact import Redactor
 
 __all__ = ["SOURCE_KIND", "build_claude_documents", "score_claude"]
 
@@ -40,8 +42,12 @@ def _model(turns: Sequence[Mapping[str, Any]]) -> str | None:
     return models.most_common(1)[0][0] if models else None
 
 
-def _short(text: str | None) -> str | None:
-    return text if text is None or len(text) <= _TITLE else text[: _TITLE - 1] + "…"
+def _short(text: str | None, redactor: Redactor | None) -> str | None:
+    """A title cut to ``_TITLE`` characters after it is redacted: cut first, a secret across
+    the cut would keep its head in clear (the document is redacted only after it is built)."""
+    if text is None:
+        return None
+    return redactor.cut(text, _TITLE, "…") if redactor is not None else cut(text, _TITLE, "…")
 
 
 def _stop(s: ClaudeSession) -> str | None:
@@ -52,7 +58,9 @@ def _stop(s: ClaudeSession) -> str | None:
     return None
 
 
-def _doc(tree: ClaudeTree, s: ClaudeSession, turns: list[JsonObj], own: JsonObj, sub: JsonObj) -> JsonObj:
+def _doc(
+    tree: ClaudeTree, s: ClaudeSession, turns: list[JsonObj], own: JsonObj, sub: JsonObj, red: Redactor | None
+) -> JsonObj:
     results = tree.results if s.depth == 0 else []
     errors = tree.errors if s.depth == 0 else [e for e in tree.errors if e.session_id == s.session_id]
     return {
@@ -70,8 +78,8 @@ def _doc(tree: ClaudeTree, s: ClaudeSession, turns: list[JsonObj], own: JsonObj,
         "parent_session_id": s.parent_id,
         "depth": s.depth,
         "agent": s.agent,
-        "subagent_title": _short(s.title) if s.depth else None,
-        "title": _short(s.title),
+        "subagent_title": _short(s.title, red) if s.depth else None,
+        "title": _short(s.title, red),
         "model": _model(turns),
         "session": s.record,
         "messages": s.messages,
@@ -103,8 +111,10 @@ def build_claude_documents(
     archived_at: str,
     label: str | None = None,
     score: bool = True,
+    redactor: Redactor | None = None,
 ) -> list[JsonObj]:
-    """One document per session of the tree, root first, parents before children."""
+    """One document per session of the tree, root first, parents before children; with a
+    ``redactor``, titles are redacted before they are cut."""
     turns = {s.session_id: per_turn(s.messages) for s in tree.sessions}
     own = {s.session_id: totals(s.messages, turns[s.session_id]) for s in tree.sessions}
     sub = rollup(own, {s.session_id: s.parent_id for s in tree.sessions})
@@ -118,7 +128,7 @@ def build_claude_documents(
     docs: list[JsonObj] = []
     for s in tree.sessions:
         sid = s.session_id
-        body = _doc(tree, s, turns[sid], own[sid], sub[sid])
+        body = _doc(tree, s, turns[sid], own[sid], sub[sid], redactor)
         findings = score_claude(s.messages, body["claude"]["results"]) if score else []
         verdict = detectors.worst_verdict(
             detectors.Finding(f["detector"], f["verdict"], f["score"]) for f in findings

@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from archiver.claude.prices import Usage, cost_of
+from archiver.cut import cut
 
 __all__ = ["BOOKKEEPING", "CONVERSATION", "Built", "Prior", "build_messages", "iso_ms", "usage_of"]
 
@@ -169,7 +170,11 @@ def _synthetic_error(line: Mapping[str, Any], parts: list[JsonObj]) -> JsonObj |
     if line.get("isApiErrorMessage") or text.startswith("API Error"):
         return {
             "name": "APIError",
-            "data": {"message": text[:2000], "status": line.get("apiErrorStatus"), "kind": line.get("error")},
+            "data": {
+                "message": cut(text, 2000),
+                "status": line.get("apiErrorStatus"),
+                "kind": line.get("error"),
+            },
         }
     return None
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 from sqlmodel import col, func, select
 
+from archiver.cut import cut
 from archiver.errors import ArchiveWriteError
 from archiver.files import parse_archive, read_plain, remove_stale_parts, sync_folder, write_atomic
 from archiver.store import ArchiveStore, locate
@@ -132,7 +133,7 @@ def _target(folder: Path, name: str) -> Path:
 
 
 def _problem(sid: str, name: str, exc: Exception) -> ExportProblem:
-    return ExportProblem(session_id=sid, file=name, error=f"{type(exc).__name__}: {exc}"[:300])
+    return ExportProblem(session_id=sid, file=name, error=cut(f"{type(exc).__name__}: {exc}", 300))
 
 
 def _holds(target: Path, plain: bytes, max_bytes: int) -> bool:

@@ -26,6 +26,7 @@ from sqlalchemy.engine import Engine
 
 from archiver.archive import serialise
 from archiver.content import content_parts
+from archiver.cut import cut
 from archiver.files import contained, content_hash, document_name, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
@@ -141,10 +142,10 @@ def _index(
                 done[rec.archive_path] = path
             except Exception as exc:  # the store refused this row: report it, keep the rest
                 report.skipped.append(
-                    {"file": str(path), "error": f"cannot index: {type(exc).__name__}: {exc}"[:300]}
+                    {"file": str(path), "error": cut(f"cannot index: {type(exc).__name__}: {exc}", 300)}
                 )
     for problem in store.confirm(done):
-        report.skipped.append({"file": "", "error": problem[:300]})
+        report.skipped.append({"file": "", "error": cut(problem, 300)})
 
 
 def import_archives(
@@ -166,7 +167,7 @@ def import_archives(
         try:
             batch.append((path, _load(path, folder, settings, redactor, report, store)))
         except Exception as exc:  # whatever is wrong with one file, the others are indexed
-            report.skipped.append({"file": str(path), "error": f"{type(exc).__name__}: {exc}"[:300]})
+            report.skipped.append({"file": str(path), "error": cut(f"{type(exc).__name__}: {exc}", 300)})
         if len(batch) >= _BATCH:
             _index(engine, batch, redactor, report, store)
             batch = []

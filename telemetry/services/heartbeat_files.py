@@ -51,7 +51,7 @@ def read_beat(path: str) -> tuple[datetime, int | None, str | None]:
         if isinstance(doc, dict):
             p, c = doc.get("pid"), doc.get("cycle_id") or doc.get("in_flight_cycle_id")
             pid = _pid(p)
-            cycle = str(c)[:200].replace("\x00", "") or None if c else None
+            cycle = str(c).replace("\x00", "") or None if c else None  # cut once redacted
     return mtime, pid, cycle
 
 
@@ -73,6 +73,7 @@ def refresh_heartbeat_files(
                 newest = beat
         if newest is not None:
             at, pid, cycle = newest
+            cycle = redactor.cut(cycle, 200) if cycle else None  # redact, then cut to the field
             try:
                 beat_in = HeartbeatIn(
                     driver=driver, host=host, pid=pid, in_flight_cycle_id=cycle, at=min(at, now)

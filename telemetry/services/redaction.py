@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from archiver.cut import cut
 from archiver.redact import Redactor, load_key, secret_values
 from telemetry.settings import Settings
 
@@ -39,7 +40,7 @@ def clip_to_columns(values: dict[str, Any], table: type[SQLModel]) -> dict[str, 
     for name, v in values.items():
         length = lengths.get(name)
         if length is not None and isinstance(v, str) and len(v) > length:
-            out[name] = v[:length]
+            out[name] = cut(v, length)  # never through a placeholder
     return out
 
 

@@ -7,12 +7,16 @@ from datetime import UTC, datetime
 
 from sqlmodel import Session
 
+from archiver.cut import cut
 from archiver.redact import Redactor
 from telemetry.store.action_models import WatchAction
 from telemetry.store.aggregates import bump
 from tower.act import Carried
 
 __all__ = ["record_action"]
+
+# evidence texts (a retry message, a finding's summary) are cut to this, after redaction
+_EVIDENCE = 300
 
 
 def record_action(
@@ -28,19 +32,20 @@ def record_action(
     it = done.intent
     loose = {"detail": done.detail, "evidence": dict(it.evidence), "answer": done.answer}
     text, _ = redactor.redact_obj(loose)
+    evidence = {k: cut(v, _EVIDENCE, "…") if isinstance(v, str) else v for k, v in text["evidence"].items()}
     row = WatchAction(
         at=datetime.fromtimestamp(at, UTC),
-        server=server[:500],
-        session_id=it.session_id[:200],
+        server=redactor.cut(server, 500),
+        session_id=it.session_id[:200],  # an id, as the server gave it: never rewritten
         root_session_id=root_session_id,
         rule=it.rule,
         action=it.kind,
         outcome=done.outcome,
-        detail=str(text["detail"])[:1000],
-        evidence=text["evidence"],
+        detail=cut(str(text["detail"]), 1000),
+        evidence=evidence,
         answer_status=done.status,
-        answer=str(text["answer"])[:1000] or None,
-        watcher=watcher[:200] if watcher else None,
+        answer=cut(str(text["answer"]), 1000) or None,
+        watcher=redactor.cut(watcher, 200) if watcher else None,
     )
     db.add(row)
     bump(db, "actions_total", {"rule": it.rule, "outcome": done.outcome}, 1)

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from archiver.archive import ArchiveResult
+from archiver.cut import cut
 from archiver.redact import Redactor
 from archiver.walk import TreeSnapshot
 from telemetry.store.aggregates import bump
@@ -71,7 +72,7 @@ def record_lost(
         raise ValueError(f"reason: {reason!r} is not one of {', '.join(LOST_REASONS)}")
     kept, _ = redactor.redact_obj({"server": server, "missing": list(missing[:_MAX_MISSING])})
     row = LostTree(
-        server=kept["server"][:500], root_session_id=root[:200], top_session_id=top[:200],
+        server=cut(kept["server"], 500), root_session_id=root[:200], top_session_id=top[:200],
         reason=reason, origin=origin, sessions=sessions, messages=messages, archived=archived,
         missing=kept["missing"], detected_at=utcnow(),
     )  # fmt: skip

@@ -20,7 +20,7 @@ from telemetry.store.db import session_scope
 from telemetry.tower.actions import record_action
 from telemetry.tower.lease import claim_lease, release_lease, renew_lease
 from tower.act import Carried
-from tower.actions import Intent
+from tower.actions import Intent, Rules, SessionView, decide
 from web.app import create_app
 
 SECRET = "sk-live-0123456789abcdef"
@@ -112,3 +112,19 @@ def test_one_holder_per_server_and_a_takeover_once_the_lease_runs_out(engine: En
         release_lease(db, SERVER, "b")  # a clean stop hands over at once
     with session_scope(engine) as db:
         assert claim_lease(db, SERVER, "a", 5).taken_from == "b"
+
+
+def test_evidence_is_redacted_before_it_is_cut(engine: Engine) -> None:
+    # the retry message is cut at 300 characters; the URL's password straddles the cut
+    password = "hunter2-retry-password"
+    message = "x" * 280 + f" postgres://admin:{password}@db.internal:5432/app failed"
+    view = SessionView("ses_r", "retrying", retry_attempt=5, retry_message=message, run_since=1.0)
+    (intent,) = decide([view], Rules(abort_retries_after=3), 10.0)
+    with session_scope(engine) as db:
+        record_action(db, SERVER, Carried(intent, "done", "aborted", 200, "true"),
+                      redactor=Redactor(b"k" * 32), at=time.time())  # fmt: skip
+    with session_scope(engine, write=False) as db:
+        (got,) = list_actions(db).items
+    kept = got.evidence["message"]
+    assert password[:6] not in kept and kept.startswith("x" * 280) and len(kept) <= 300
+    assert kept.endswith("…")

@@ -219,3 +219,20 @@ async def _watch_and_archive() -> None:
         now[0] += 5.0
         await w.step()
         assert w.archives == 1 and batches[-1].cleared == [SID]
+
+
+def test_no_key_shape_survives_in_live_messages(engine: Engine) -> None:
+    from key_shapes import SIGNED_URLS, all_planted, every_key
+
+    mirror = Mirror()
+    live = LiveMessages(mirror)
+    mirror.on_event(_ev("message.updated", info=_info("msg_01", "user")), 0.0)
+    mirror.on_event(_ev("message.part.updated", part=_part("msg_01", "prt_01", f"use {all_planted()}")), 0.0)
+    with session_scope(engine) as db:
+        store_live_messages(db, SERVER, live.take(1.0), redactor=Redactor(b"k" * 32))
+    with session_scope(engine, write=False) as db:
+        stored = orjson.dumps([r.body for r in db.exec(select(LiveMessage))]).decode()
+        served = orjson.dumps(live_message_page(db, SERVER, SID, None, 50).items[0].parts).decode()
+    for text in (stored, served):
+        assert [k for k in [*every_key(), *(s for _, s, _ in SIGNED_URLS)] if k in text] == []
+        assert "[REDACTED:stripe:" in text and "[REDACTED:signature:" in text
