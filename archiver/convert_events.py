@@ -195,8 +195,12 @@ def permissions_from_opencode(
     for raw in events:
         ev, t = _event(raw)
         kind = ev.get("type")
-        if kind not in ("permission.asked", "permission.replied", "permission.v2.asked",
-                        "permission.v2.replied"):  # fmt: skip
+        if kind not in (
+            "permission.asked",
+            "permission.replied",
+            "permission.v2.asked",
+            "permission.v2.replied",
+        ):
             continue
         p = _props(ev)
         if session_id is not None and p.get("sessionID") != session_id:

@@ -31,8 +31,12 @@ __all__ = ["canonical_json", "canonical_json_fast", "classic_messages"]
 
 MAX_OUTPUT = 2000
 MAX_TEXT = 8000
-_STATUSES: dict[str, ToolStatus] = {"pending": "pending", "running": "running", "completed": "completed",
-                                     "error": "error"}  # fmt: skip
+_STATUSES: dict[str, ToolStatus] = {
+    "pending": "pending",
+    "running": "running",
+    "completed": "completed",
+    "error": "error",
+}
 _SKIP = frozenset({"step-start", "file", "agent", "subtask", "snapshot"})
 _SORT = orjson.OPT_SORT_KEYS
 

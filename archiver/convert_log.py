@@ -28,8 +28,9 @@ __all__ = ["RUN_LOG_TYPES", "SessionLog", "is_event", "sessions_from_events"]
 
 # `opencode run --format json` line types that carry a part.
 RUN_LOG_TYPES = frozenset({"step_start", "text", "reasoning", "tool_use", "step_finish"})
-_MESSAGE_EVENTS = frozenset({"message.updated", "message.part.updated", "message.removed",
-                             "message.part.removed"})  # fmt: skip
+_MESSAGE_EVENTS = frozenset(
+    {"message.updated", "message.part.updated", "message.removed", "message.part.removed"}
+)
 
 
 def is_event(item: object) -> bool:

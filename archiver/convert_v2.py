@@ -190,8 +190,11 @@ def execution(messages: Sequence[object], session: Mapping[str, Any] | None = No
         item = _d(raw)
         if item.get("type") == "idle" and isinstance(item.get("outcome"), str):
             err = item.get("error")
-            return {"outcome": item["outcome"], "error": err if isinstance(err, dict) else None,
-                    "message_id": item.get("id")}  # fmt: skip
+            return {
+                "outcome": item["outcome"],
+                "error": err if isinstance(err, dict) else None,
+                "message_id": item.get("id"),
+            }
     outcome = _d(session).get("outcome")
     return {"outcome": outcome, "error": None, "message_id": None} if isinstance(outcome, str) else None
 

@@ -75,9 +75,13 @@ def generate(folder: Path, sessions: int, seed: int = 7) -> int:
         project = folder / "projects" / f"-bench-project-{k % 40}"
         for rel, data in files:
             text = data.replace(old_sid.encode(), new_sid.encode())
-            for a, b in ((b"msg_fake", f"msg_{k:06d}_".encode()), (b"req_fake", f"req_{k:06d}_".encode()),
-                         (b"toolu_fake", f"toolu_{k:06d}_".encode()), (b"claude-opus-5-5", model.encode()),
-                         (b"2026-11-30T", day.encode())):  # fmt: skip
+            for a, b in (
+                (b"msg_fake", f"msg_{k:06d}_".encode()),
+                (b"req_fake", f"req_{k:06d}_".encode()),
+                (b"toolu_fake", f"toolu_{k:06d}_".encode()),
+                (b"claude-opus-5-5", model.encode()),
+                (b"2026-11-30T", day.encode()),
+            ):
                 text = text.replace(a, b)
             if rel.endswith(".jsonl"):  # the CLI's own running cost was priced for another model
                 text = b"".join(x for x in text.splitlines(keepends=True) if b'"type":"cost-state"' not in x)
@@ -108,9 +112,12 @@ def _ccusage_totals(out: str) -> dict[tuple[str, str], dict[str, float]]:
     for day in json.loads(out)["daily"]:
         for m in day.get("modelBreakdowns") or []:
             got[(day["date"], m["modelName"])] = {
-                "input": m["inputTokens"], "output": m["outputTokens"], "cache_read": m["cacheReadTokens"],
-                "cache_write": m["cacheCreationTokens"], "cost": m["cost"],
-            }  # fmt: skip
+                "input": m["inputTokens"],
+                "output": m["outputTokens"],
+                "cache_read": m["cacheReadTokens"],
+                "cache_write": m["cacheCreationTokens"],
+                "cost": m["cost"],
+            }
     return got
 
 
@@ -139,12 +146,18 @@ def _grow(folder: Path, n: int) -> int:
     for main in mains:
         sid = main.stem
         line = {
-            "type": "assistant", "uuid": f"grow-{sid}", "sessionId": sid,
+            "type": "assistant",
+            "uuid": f"grow-{sid}",
+            "sessionId": sid,
             "timestamp": "2026-10-15T12:00:00.000Z",
-            "message": {"id": f"msg_grow_{sid}", "model": MODELS[0], "role": "assistant",
-                        "content": [{"type": "text", "text": "one more answer"}],
-                        "usage": {"input_tokens": 10, "output_tokens": 5}},
-        }  # fmt: skip
+            "message": {
+                "id": f"msg_grow_{sid}",
+                "model": MODELS[0],
+                "role": "assistant",
+                "content": [{"type": "text", "text": "one more answer"}],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        }
         with main.open("ab") as fh:
             fh.write(json.dumps(line).encode() + b"\n")
     return len(mains)
@@ -218,15 +231,21 @@ def main() -> None:
         if args.json:
             print(json.dumps(report, indent=2))
             return
-        print(f"{args.sessions} sessions, {size / 1e6:.1f} MB of transcripts; load average "
-              f"{load_before[0]:.2f} before, {load_after[0]:.2f} after")  # fmt: skip
+        print(
+            f"{args.sessions} sessions, {size / 1e6:.1f} MB of transcripts; load average "
+            f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
+        )
         print(f"ccusage daily --json     {t_cc:7.2f} s   (baseline)")
         print(f"octel import claude      {t_first:7.2f} s   {t_first / t_cc:.2f}x ccusage (target <= 1x)")
         print(f"octel import, unchanged  {t_again:7.2f} s   {t_first / t_again:.1f}x faster (target >= 10x)")
-        print(f"octel import, {grown_n} grown {t_grown:7.2f} s   "
-              f"({json.loads(grown)['resumed']} read from where they stopped)")  # fmt: skip
-        print(f"CPU seconds: ccusage {CPU[0]:.2f}, octel import {CPU[1]:.2f} ({CPU[1] / CPU[0]:.2f}x), "
-              f"re-import {CPU[2]:.2f} ({CPU[1] / CPU[2]:.1f}x less)")  # fmt: skip
+        print(
+            f"octel import, {grown_n} grown {t_grown:7.2f} s   "
+            f"({json.loads(grown)['resumed']} read from where they stopped)"
+        )
+        print(
+            f"CPU seconds: ccusage {CPU[0]:.2f}, octel import {CPU[1]:.2f} ({CPU[1] / CPU[0]:.2f}x), "
+            f"re-import {CPU[2]:.2f} ({CPU[1] / CPU[2]:.1f}x less)"
+        )
         print(f"day x model rows: {len(keys)}, with token differences: {len(token_diff)}")
         for x in KEYS:
             a, b = report["tokens_total"][x]

@@ -55,8 +55,28 @@ from web.app import create_app  # noqa: E402
 AGENTS = ["build", "plan", "general", "explore", "review", "fixer", "docs", "nester"]
 MODELS = ["anthropic/claude-sonnet-4-5", "openai/gpt-5", "fake/fake-model", "google/gemini-2.5-pro"]
 DRIVERS = ["implement", "review", "triage", "docs", "release", "nightly"]
-WORDS = ["fix", "flaky", "test", "parser", "refactor", "login", "cache", "build", "docs", "api",
-         "migrate", "schema", "bump", "deps", "crash", "timeout", "memory", "leak", "ui", "lint"]  # fmt: skip
+WORDS = [
+    "fix",
+    "flaky",
+    "test",
+    "parser",
+    "refactor",
+    "login",
+    "cache",
+    "build",
+    "docs",
+    "api",
+    "migrate",
+    "schema",
+    "bump",
+    "deps",
+    "crash",
+    "timeout",
+    "memory",
+    "leak",
+    "ui",
+    "lint",
+]
 SAMPLE_ARCHIVES = 300
 
 
@@ -74,23 +94,41 @@ def _session_rows(n: int, now: datetime, rnd: random.Random) -> Iterator[dict[st
             cost = round((tin * 3 + tout * 15 + cread * 0.3) / 1e6, 6)
             agent = "build" if k == 0 else rnd.choice(AGENTS)
             yield {
-                "session_id": sid, "root_session_id": root, "parent_session_id": None if k == 0 else root,
-                "depth": 0 if k == 0 else 1, "label": label, "cycle_id": f"cyc_{rnd.randrange(10**6):07d}",
-                "agent": agent, "model": rnd.choice(MODELS),
+                "session_id": sid,
+                "root_session_id": root,
+                "parent_session_id": None if k == 0 else root,
+                "depth": 0 if k == 0 else 1,
+                "label": label,
+                "cycle_id": f"cyc_{rnd.randrange(10**6):07d}",
+                "agent": agent,
+                "model": rnd.choice(MODELS),
                 "title": " ".join(rnd.choices(WORDS, k=4)) + ("" if k == 0 else f" (@{agent} subagent)"),
-                "directory": "/srv/work", "opencode_version": "1.18.33",
-                "created_at": archived - timedelta(minutes=20), "updated_at": archived,
-                "archived_at": archived, "duration_s": rnd.uniform(5, 1200),
-                "turn_count": rnd.randrange(1, 80), "message_count": rnd.randrange(2, 160),
-                "in_flight": rnd.random() < 0.01, "tokens_input": tin, "tokens_output": tout,
-                "tokens_reasoning": 0, "tokens_cache_read": cread,
+                "directory": "/srv/work",
+                "opencode_version": "1.18.33",
+                "created_at": archived - timedelta(minutes=20),
+                "updated_at": archived,
+                "archived_at": archived,
+                "duration_s": rnd.uniform(5, 1200),
+                "turn_count": rnd.randrange(1, 80),
+                "message_count": rnd.randrange(2, 160),
+                "in_flight": rnd.random() < 0.01,
+                "tokens_input": tin,
+                "tokens_output": tout,
+                "tokens_reasoning": 0,
+                "tokens_cache_read": cread,
                 "tokens_cache_write": rnd.randrange(0, 9000),
-                "cost_usd": cost, "subtree_tokens": tin + tout + cread, "subtree_cost_usd": cost,
-                "subtree_session_count": size if k == 0 else 1, "verdict": verdict,
+                "cost_usd": cost,
+                "subtree_tokens": tin + tout + cread,
+                "subtree_cost_usd": cost,
+                "subtree_session_count": size if k == 0 else 1,
+                "verdict": verdict,
                 "worst_detector": None if verdict == "healthy" else "doom_loop",
-                "finding_count": 0 if verdict == "healthy" else 1, "walk_error_count": 0,
-                "archive_path": f"{sid}.json", "schema_version": 2, "content_hash": "sha256:0",
-            }  # fmt: skip
+                "finding_count": 0 if verdict == "healthy" else 1,
+                "walk_error_count": 0,
+                "archive_path": f"{sid}.json",
+                "schema_version": 2,
+                "content_hash": "sha256:0",
+            }
         i += size
 
 
@@ -100,38 +138,80 @@ def _cycle_rows(n: int, now: datetime, rnd: random.Random) -> Iterator[dict[str,
         open_ = i % 5000 == 0
         ok = rnd.random() < 0.8
         yield {
-            "cycle_id": f"cyc_{i:07d}", "driver": rnd.choice(DRIVERS), "host": f"fleet-{i % 7}",
-            "pid": 1000 + i % 50, "started_at": started,
+            "cycle_id": f"cyc_{i:07d}",
+            "driver": rnd.choice(DRIVERS),
+            "host": f"fleet-{i % 7}",
+            "pid": 1000 + i % 50,
+            "started_at": started,
             "ended_at": None if open_ else started + timedelta(seconds=rnd.uniform(5, 900)),
-            "candidates_count": rnd.randrange(0, 20), "claims_count": rnd.randrange(0, 3),
-            "swept_count": 0, "processed_count": None if open_ else 1, "escalated_count": 0,
+            "candidates_count": rnd.randrange(0, 20),
+            "claims_count": rnd.randrange(0, 3),
+            "swept_count": 0,
+            "processed_count": None if open_ else 1,
+            "escalated_count": 0,
             "terminal_state": None if open_ else ("done" if ok else "failed"),
             "worker_outcome": None if open_ else ("merged" if ok else "stuck"),
-            "error_kind": None if ok else "agent_stuck", "session_id": f"ses_{rnd.randrange(10**5):08d}",
-            "worker_wallclock_seconds": None, "start_synthesised": False, "raw": None, "updated_at": now,
-        }  # fmt: skip
+            "error_kind": None if ok else "agent_stuck",
+            "session_id": f"ses_{rnd.randrange(10**5):08d}",
+            "worker_wallclock_seconds": None,
+            "start_synthesised": False,
+            "raw": None,
+            "updated_at": now,
+        }
 
 
 def _archive(sid: str, messages: int = 60) -> bytes:
     msgs, turns = [], []
     for n in range(messages):
         role = "user" if n % 2 == 0 else "assistant"
-        info: dict[str, Any] = {"id": f"msg_{n:06d}", "sessionID": sid, "role": role,
-                                "time": {"created": 1_795_000_000_000 + n * 1000,
-                                         "completed": 1_795_000_000_500 + n * 1000}}  # fmt: skip
+        info: dict[str, Any] = {
+            "id": f"msg_{n:06d}",
+            "sessionID": sid,
+            "role": role,
+            "time": {"created": 1_795_000_000_000 + n * 1000, "completed": 1_795_000_000_500 + n * 1000},
+        }
         parts: list[dict[str, Any]] = [{"id": f"prt_{n:06d}a", "type": "text", "text": "Looking. " * 40}]
         if role == "assistant":
-            info.update(cost=0.0012, finish="tool-calls", tokens={"input": 1200, "output": 80, "reasoning": 0,
-                        "cache": {"read": 300, "write": 0}})  # fmt: skip
-            parts.append({"id": f"prt_{n:06d}b", "type": "tool", "tool": "bash",
-                          "state": {"status": "completed", "input": {"command": f"ls dir{n}"},
-                                    "output": "total 24\n" * 30,
-                                    "time": {"start": 1, "end": 2}}})  # fmt: skip
-            turns.append({"message_id": info["id"], "index": n, "created": info["time"]["created"],
-                          "completed": info["time"]["completed"], "duration_ms": 500, "in_flight": False,
-                          "tokens": {"input": 1200, "output": 80, "reasoning": 0, "cache_read": 300,
-                                     "cache_write": 0}, "cost": 0.0012, "tool_calls": 1, "tool_errors": 0,
-                          "finish": "tool-calls", "error": None})  # fmt: skip
+            info.update(
+                cost=0.0012,
+                finish="tool-calls",
+                tokens={"input": 1200, "output": 80, "reasoning": 0, "cache": {"read": 300, "write": 0}},
+            )
+            parts.append(
+                {
+                    "id": f"prt_{n:06d}b",
+                    "type": "tool",
+                    "tool": "bash",
+                    "state": {
+                        "status": "completed",
+                        "input": {"command": f"ls dir{n}"},
+                        "output": "total 24\n" * 30,
+                        "time": {"start": 1, "end": 2},
+                    },
+                }
+            )
+            turns.append(
+                {
+                    "message_id": info["id"],
+                    "index": n,
+                    "created": info["time"]["created"],
+                    "completed": info["time"]["completed"],
+                    "duration_ms": 500,
+                    "in_flight": False,
+                    "tokens": {
+                        "input": 1200,
+                        "output": 80,
+                        "reasoning": 0,
+                        "cache_read": 300,
+                        "cache_write": 0,
+                    },
+                    "cost": 0.0012,
+                    "tool_calls": 1,
+                    "tool_errors": 0,
+                    "finish": "tool-calls",
+                    "error": None,
+                }
+            )
         msgs.append({"info": info, "parts": parts})
     doc = {"schema_version": 2, "session_id": sid, "messages": msgs, "per_turn": turns, "findings": []}
     return orjson.dumps(doc)
@@ -362,16 +442,20 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"{out['engine']}: sessions={out['sessions']:,} cycles={out['cycles']:,}  n={out['n']}  "
-          f"store ready in {out['store_ready_s']} s  load average {out['load_average']}")  # fmt: skip
+    print(
+        f"{out['engine']}: sessions={out['sessions']:,} cycles={out['cycles']:,}  n={out['n']}  "
+        f"store ready in {out['store_ready_s']} s  load average {out['load_average']}"
+    )
     print(f"{'measurement':48} {'p50 ms':>8} {'p95 ms':>8} {'p95/baseline p50':>17}")
     for name, r in out["results"].items():
         print(f"{name:48} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {r['p95_ratio']:16.1f}x")
     verdict = "met" if out["target_met"] else "NOT met"
-    print(f"targets (p95: filtered sessions page < 50 ms, session page < 100 ms, costs < 100 ms): {verdict} "
-          f"(worst page {out['sessions_list_worst_p95_ms']:.1f} ms, "
-          f"session {out['session_page_p95_ms']:.1f} ms, "
-          f"costs {out['costs_p95_ms']:.1f} ms); load average after {out['load_average_after']}")  # fmt: skip
+    print(
+        f"targets (p95: filtered sessions page < 50 ms, session page < 100 ms, costs < 100 ms): {verdict} "
+        f"(worst page {out['sessions_list_worst_p95_ms']:.1f} ms, "
+        f"session {out['session_page_p95_ms']:.1f} ms, "
+        f"costs {out['costs_p95_ms']:.1f} ms); load average after {out['load_average_after']}"
+    )
     sys.exit(0 if out["target_met"] else 1)
 
 

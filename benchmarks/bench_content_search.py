@@ -181,8 +181,13 @@ def main() -> int:
         url = new_url()
         load_s = _load(url, args.parts, args.words)
         size = _size(url)
-        yield {"engine": name, "what": "size", "parts": args.parts, "load_s": round(load_s, 1),
-               "mb_per_million_parts": round(size / args.parts * 1e6 / 2**20, 1)}  # fmt: skip
+        yield {
+            "engine": name,
+            "what": "size",
+            "parts": args.parts,
+            "load_s": round(load_s, 1),
+            "mb_per_million_parts": round(size / args.parts * 1e6 / 2**20, 1),
+        }
         for case, r in _searches(url, args.n).items():
             yield {"engine": name, "what": case, "parts": args.parts, **r}
 

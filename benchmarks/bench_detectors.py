@@ -127,21 +127,33 @@ def main(argv: list[str]) -> int:
         print(json.dumps(r, indent=2))
     else:
         s, pps, ratio = r["seconds"], r["parts_per_second"], r["ratios"]
-        print(f"session: {r['steps']} steps, {r['messages']} messages, {r['parts']} parts, "
-              f"{r['json_bytes'] / 1e6:.1f} MB of JSON")  # fmt: skip
+        print(
+            f"session: {r['steps']} steps, {r['messages']} messages, {r['parts']} parts, "
+            f"{r['json_bytes'] / 1e6:.1f} MB of JSON"
+        )
         print(f"parse (json.loads)  {s['parse'] * 1e3:8.1f} ms")
-        print(f"convert             {s['convert'] * 1e3:8.1f} ms  {pps['convert']:>10,.0f} parts/s  "
-              f"{ratio['convert_vs_parse']:.2f}x parse")  # fmt: skip
-        print(f"batch score         {s['batch'] * 1e3:8.1f} ms  {pps['batch']:>10,.0f} parts/s  "
-              f"{ratio['batch_vs_parse']:.2f}x parse")  # fmt: skip
-        print(f"incremental probe   {s['incremental'] * 1e3:8.1f} ms  {pps['incremental']:>10,.0f} parts/s  "
-              f"{ratio['incremental_vs_parse']:.2f}x parse, "
-              f"{ratio['incremental_vs_batch']:.2f}x batch")  # fmt: skip
+        print(
+            f"convert             {s['convert'] * 1e3:8.1f} ms  {pps['convert']:>10,.0f} parts/s  "
+            f"{ratio['convert_vs_parse']:.2f}x parse"
+        )
+        print(
+            f"batch score         {s['batch'] * 1e3:8.1f} ms  {pps['batch']:>10,.0f} parts/s  "
+            f"{ratio['batch_vs_parse']:.2f}x parse"
+        )
+        print(
+            f"incremental probe   {s['incremental'] * 1e3:8.1f} ms  {pps['incremental']:>10,.0f} parts/s  "
+            f"{ratio['incremental_vs_parse']:.2f}x parse, "
+            f"{ratio['incremental_vs_batch']:.2f}x batch"
+        )
         old, new = s["end_to_end_old"] * 1e3, s["end_to_end_new"] * 1e3
-        print(f"raw JSON -> findings: old {old:.1f} ms, new {new:.1f} ms "
-              f"({ratio['end_to_end_speedup']:.2f}x faster)")  # fmt: skip
-        print(f"rate on the whole session vs its first quarter: {ratio['full_vs_quarter_rate']:.2f} "
-              "(1.0 = linear)")  # fmt: skip
+        print(
+            f"raw JSON -> findings: old {old:.1f} ms, new {new:.1f} ms "
+            f"({ratio['end_to_end_speedup']:.2f}x faster)"
+        )
+        print(
+            f"rate on the whole session vs its first quarter: {ratio['full_vs_quarter_rate']:.2f} "
+            "(1.0 = linear)"
+        )
         for name, ok in r["targets"].items():
             print(f"target {name}: {'met' if ok else 'MISSED'}")
     return 1 if args.check and not all(r["targets"].values()) else 0

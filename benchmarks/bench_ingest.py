@@ -141,14 +141,18 @@ def _measure(
     cpu2, me2, db2 = _cpu_seconds(pgid), time.process_time(), _db_cpu_seconds(postmaster)
     n = writers * pairs
     load = [round(x, 2) for x in os.getloadavg()]
-    return {"writers": writers, "pairs_per_s": round(rate, 1), "health_per_s": round(baseline, 1),
-            "ratio": round(rate / baseline, 3),
-            "server_cpu_ms_per_health": round((cpu1 - cpu0) / n * 1000, 2),
-            "server_cpu_ms_per_pair": round((cpu2 - cpu1) / n * 1000, 2),
-            "database_cpu_ms_per_pair": round((db2 - db1) / n * 1000, 2) if postmaster else None,
-            "client_cpu_ms_per_health": round((me1 - me0) / n * 1000, 2),
-            "client_cpu_ms_per_pair": round((me2 - me1) / n * 1000, 2),
-            "load_average": load}  # fmt: skip
+    return {
+        "writers": writers,
+        "pairs_per_s": round(rate, 1),
+        "health_per_s": round(baseline, 1),
+        "ratio": round(rate / baseline, 3),
+        "server_cpu_ms_per_health": round((cpu1 - cpu0) / n * 1000, 2),
+        "server_cpu_ms_per_pair": round((cpu2 - cpu1) / n * 1000, 2),
+        "database_cpu_ms_per_pair": round((db2 - db1) / n * 1000, 2) if postmaster else None,
+        "client_cpu_ms_per_health": round((me1 - me0) / n * 1000, 2),
+        "client_cpu_ms_per_pair": round((me2 - me1) / n * 1000, 2),
+        "load_average": load,
+    }
 
 
 def main() -> int:
@@ -157,8 +161,12 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=300, help="begin+finish pairs per writer")
     ap.add_argument("--engines", default="sqlite,postgres")
     ap.add_argument("--serve-workers", default="1,2", help="`octel serve --workers` counts to measure")
-    ap.add_argument("--client", choices=["lean", "httpx"], default="lean",
-                    help="lean: raw HTTP/1.1, one loop; httpx: a thread and client per writer")  # fmt: skip
+    ap.add_argument(
+        "--client",
+        choices=["lean", "httpx"],
+        default="lean",
+        help="lean: raw HTTP/1.1, one loop; httpx: a thread and client per writer",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     results: list[dict[str, Any]] = []
@@ -189,13 +197,16 @@ def main() -> int:
                         }
                         results.append(r)
                         if not args.json:
-                            print(f"{engine:9} --workers {sw} {w:3} writers: {r['pairs_per_s']:8.1f} pairs/s "
-                                  f"(health {r['health_per_s']:7.1f} req/s, ratio {r['ratio']:.3f}; "
-                                  f"server CPU {r['server_cpu_ms_per_health']} ms a health check, "
-                                  f"{r['server_cpu_ms_per_pair']} ms a pair; PostgreSQL CPU "
-                                  f"{r['database_cpu_ms_per_pair']} ms a pair; client CPU "
-                                  f"{r['client_cpu_ms_per_health']} / {r['client_cpu_ms_per_pair']} ms; "
-                                  f"load average {r['load_average']})", flush=True)  # fmt: skip
+                            print(
+                                f"{engine:9} --workers {sw} {w:3} writers: {r['pairs_per_s']:8.1f} pairs/s "
+                                f"(health {r['health_per_s']:7.1f} req/s, ratio {r['ratio']:.3f}; "
+                                f"server CPU {r['server_cpu_ms_per_health']} ms a health check, "
+                                f"{r['server_cpu_ms_per_pair']} ms a pair; PostgreSQL CPU "
+                                f"{r['database_cpu_ms_per_pair']} ms a pair; client CPU "
+                                f"{r['client_cpu_ms_per_health']} / {r['client_cpu_ms_per_pair']} ms; "
+                                f"load average {r['load_average']})",
+                                flush=True,
+                            )
     if args.json:
         print(json.dumps(results, indent=2))
     return 0

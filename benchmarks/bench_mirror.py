@@ -43,12 +43,23 @@ MEMORY_TARGET = 2.0
 SCRIPT = {
     "title": "Deleted at idle",
     "turns": [
-        {"text": "Delegating.", "tool_calls": [{"name": "task", "arguments": {
-            "description": "Look around", "prompt": "Say hello.", "subagent_type": "general"}}]},
+        {
+            "text": "Delegating.",
+            "tool_calls": [
+                {
+                    "name": "task",
+                    "arguments": {
+                        "description": "Look around",
+                        "prompt": "Say hello.",
+                        "subagent_type": "general",
+                    },
+                }
+            ],
+        },
         {"text": "Hello from the child.", "reasoning": "The parent asked for a greeting."},
         {"text": "All done."},
     ],
-}  # fmt: skip
+}
 
 
 def _trees(n: int) -> tuple[list[bytes], dict[str, bytes]]:
@@ -108,11 +119,19 @@ def memory(n: int) -> dict[str, Any]:
         )
         files = len(list(Path(tmp).iterdir()))
     return {
-        "trees": n, "events": len(events), "tree_bytes": held, "peak_bytes": peak,
-        "ratio": round(peak / held, 2), "target": MEMORY_TARGET, "same_messages_as_export": same,
-        "spill_budget_bytes": budget, "spill_peak_bytes": speak, "spill_files": files,
-        "spill_peak_over_tree_bytes": round(speak / held, 2), "spilled_read_back_identical": back,
-    }  # fmt: skip
+        "trees": n,
+        "events": len(events),
+        "tree_bytes": held,
+        "peak_bytes": peak,
+        "ratio": round(peak / held, 2),
+        "target": MEMORY_TARGET,
+        "same_messages_as_export": same,
+        "spill_budget_bytes": budget,
+        "spill_peak_bytes": speak,
+        "spill_files": files,
+        "spill_peak_over_tree_bytes": round(speak / held, 2),
+        "spilled_read_back_identical": back,
+    }
 
 
 def race(n: int, rescue: bool, opencode: Any, llm: Any, work: Path) -> dict[str, Any]:
@@ -165,8 +184,12 @@ def race(n: int, rescue: bool, opencode: Any, llm: Any, work: Path) -> dict[str,
             complete += 1
     engine.dispose()
     origins = sorted({d["source"].get("origin", "server") for t in docs.values() for d in t})
-    return {"trees": n, "archived_complete": complete, "origins": origins,
-            "seconds_per_tree": round((time.monotonic() - t0) / max(n, 1), 2)}  # fmt: skip
+    return {
+        "trees": n,
+        "archived_complete": complete,
+        "origins": origins,
+        "seconds_per_tree": round((time.monotonic() - t0) / max(n, 1), 2),
+    }
 
 
 def main() -> None:

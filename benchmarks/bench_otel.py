@@ -251,9 +251,11 @@ def run(trees: int, repeats: int, queue: int) -> dict[str, Any]:
                 trees_loaded = [load_tree(db, settings.archives, r) for r in roots]
             resource = resource_attributes(settings.otel_service_name)
             meta = {
-                "resource_schema_url": SCHEMA_URL, "scope_name": SCOPE_NAME,
-                "scope_version": SCOPE_VERSION, "scope_schema_url": SCHEMA_URL,
-            }  # fmt: skip
+                "resource_schema_url": SCHEMA_URL,
+                "scope_name": SCOPE_NAME,
+                "scope_version": SCOPE_VERSION,
+                "scope_schema_url": SCHEMA_URL,
+            }
 
             def mapping() -> int:
                 enc = encoder_for(settings.otel_service_name)

@@ -26,10 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def corpora(messages: int) -> dict[str, bytes]:
     sessions = orjson.dumps([_message("ses_bench", n) for n in range(messages)])
-    claude = b"[" + b",".join(
-        line for p in sorted((ROOT / "tests" / "fixtures" / "claude").rglob("*.jsonl"))
-        for line in p.read_bytes().splitlines() if line.strip()
-    ) + b"]"  # fmt: skip
+    claude = (
+        b"["
+        + b",".join(
+            line
+            for p in sorted((ROOT / "tests" / "fixtures" / "claude").rglob("*.jsonl"))
+            for line in p.read_bytes().splitlines()
+            if line.strip()
+        )
+        + b"]"
+    )
     return {"sessions": sessions, "claude": claude}
 
 

@@ -53,13 +53,45 @@ DRIVERS = ("review", "impl", "triage", "docs", "deps")
 ABANDONED_EVERY = 5000
 
 
-_CYCLE_COLS = ["cycle_id", "driver", "host", "pid", "started_at", "ended_at", "terminal_state",
-               "worker_outcome", "start_synthesised", "raw", "updated_at"]  # fmt: skip
-_SESSION_COLS = ["session_id", "root_session_id", "depth", "agent", "model", "archived_at", "turn_count",
-                 "message_count", "in_flight", "tokens_input", "tokens_output", "tokens_reasoning",
-                 "tokens_cache_read", "tokens_cache_write", "cost_usd", "subtree_tokens", "subtree_cost_usd",
-                 "subtree_session_count", "verdict", "finding_count", "walk_error_count", "archive_path",
-                 "schema_version", "content_hash"]  # fmt: skip
+_CYCLE_COLS = [
+    "cycle_id",
+    "driver",
+    "host",
+    "pid",
+    "started_at",
+    "ended_at",
+    "terminal_state",
+    "worker_outcome",
+    "start_synthesised",
+    "raw",
+    "updated_at",
+]
+_SESSION_COLS = [
+    "session_id",
+    "root_session_id",
+    "depth",
+    "agent",
+    "model",
+    "archived_at",
+    "turn_count",
+    "message_count",
+    "in_flight",
+    "tokens_input",
+    "tokens_output",
+    "tokens_reasoning",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "cost_usd",
+    "subtree_tokens",
+    "subtree_cost_usd",
+    "subtree_session_count",
+    "verdict",
+    "finding_count",
+    "walk_error_count",
+    "archive_path",
+    "schema_version",
+    "content_hash",
+]
 _FINDING_COLS = ["session_id", "detector", "verdict", "score", "start_index", "source", "detected_at"]
 
 
@@ -80,22 +112,77 @@ def _loader(n: int, now: datetime) -> fleet_store.Loader:
             for i in range(n):
                 start = now - timedelta(seconds=60 * (n - i))
                 if i % ABANDONED_EVERY == 17:  # begun, never finished: open, spread over history
-                    yield [f"c{i}", DRIVERS[i % len(DRIVERS)], "h1", 1000 + i % 50, start, None, None,
-                           None, False, {}, start]  # fmt: skip
+                    yield [
+                        f"c{i}",
+                        DRIVERS[i % len(DRIVERS)],
+                        "h1",
+                        1000 + i % 50,
+                        start,
+                        None,
+                        None,
+                        None,
+                        False,
+                        {},
+                        start,
+                    ]
                     continue
-                yield [f"c{i}", DRIVERS[i % len(DRIVERS)], "h1", 1000 + i % 50, start,
-                       start + timedelta(seconds=45), "failed" if i % 7 == 0 else "done", "merged",
-                       False, {}, start]  # fmt: skip
+                yield [
+                    f"c{i}",
+                    DRIVERS[i % len(DRIVERS)],
+                    "h1",
+                    1000 + i % 50,
+                    start,
+                    start + timedelta(seconds=45),
+                    "failed" if i % 7 == 0 else "done",
+                    "merged",
+                    False,
+                    {},
+                    start,
+                ]
 
         put("cycle", _CYCLE_COLS, cycles())
         at = [now - timedelta(seconds=600 * (m - i)) for i in range(m)]
-        put("session_index", _SESSION_COLS, (
-            [f"ses_{i}", f"ses_{i}", 0, f"agent{i % 10}", f"model{i % 5}", at[i], 5, 10, False, 100, 50, 5,
-             900, 10, 0.1, 1065, 0.1, 1, "stuck" if i % 13 == 0 else "healthy", 1, 0, f"a/ses_{i}.json", 2,
-             "0" * 64] for i in range(m)))  # fmt: skip
-        put("finding", _FINDING_COLS, (
-            [f"ses_{i}", "doom_loop", "stuck" if i % 13 == 0 else "healthy", 0.5, 0, "archive", at[i]]
-            for i in range(m)))  # fmt: skip
+        put(
+            "session_index",
+            _SESSION_COLS,
+            (
+                [
+                    f"ses_{i}",
+                    f"ses_{i}",
+                    0,
+                    f"agent{i % 10}",
+                    f"model{i % 5}",
+                    at[i],
+                    5,
+                    10,
+                    False,
+                    100,
+                    50,
+                    5,
+                    900,
+                    10,
+                    0.1,
+                    1065,
+                    0.1,
+                    1,
+                    "stuck" if i % 13 == 0 else "healthy",
+                    1,
+                    0,
+                    f"a/ses_{i}.json",
+                    2,
+                    "0" * 64,
+                ]
+                for i in range(m)
+            ),
+        )
+        put(
+            "finding",
+            _FINDING_COLS,
+            (
+                [f"ses_{i}", "doom_loop", "stuck" if i % 13 == 0 else "healthy", 0.5, 0, "archive", at[i]]
+                for i in range(m)
+            ),
+        )
 
     return load
 
@@ -107,21 +194,48 @@ def _cycle_sql(n: int, now: datetime) -> list[str]:
     whens = " ".join(f"WHEN {k} THEN '{d}'" for k, d in enumerate(DRIVERS))
     driver = f"CASE i % {len(DRIVERS)} {whens} END"
     return [
-        "'c' || i", driver, "'h1'", "1000 + i % 50", start,
+        "'c' || i",
+        driver,
+        "'h1'",
+        "1000 + i % 50",
+        start,
         f"CASE WHEN {open_} THEN NULL ELSE {fleet_store.sqlite_time(now, f'-60 * ({n} - i) + 45')} END",
         f"CASE WHEN {open_} THEN NULL WHEN i % 7 = 0 THEN 'failed' ELSE 'done' END",
-        f"CASE WHEN {open_} THEN NULL ELSE 'merged' END", "0", "'{}'", start,
-    ]  # fmt: skip
+        f"CASE WHEN {open_} THEN NULL ELSE 'merged' END",
+        "0",
+        "'{}'",
+        start,
+    ]
 
 
 def _session_sql(m: int, now: datetime) -> list[str]:
     at = fleet_store.sqlite_time(now, f"-600 * ({m} - i)")
     return [
-        "'ses_' || i", "'ses_' || i", "0", "'agent' || (i % 10)", "'model' || (i % 5)", at, "5", "10", "0",
-        "100", "50", "5", "900", "10", "0.1", "1065", "0.1", "1",
-        "CASE WHEN i % 13 = 0 THEN 'stuck' ELSE 'healthy' END", "1", "0", "'a/ses_' || i || '.json'", "2",
+        "'ses_' || i",
+        "'ses_' || i",
+        "0",
+        "'agent' || (i % 10)",
+        "'model' || (i % 5)",
+        at,
+        "5",
+        "10",
+        "0",
+        "100",
+        "50",
+        "5",
+        "900",
+        "10",
+        "0.1",
+        "1065",
+        "0.1",
+        "1",
+        "CASE WHEN i % 13 = 0 THEN 'stuck' ELSE 'healthy' END",
+        "1",
+        "0",
+        "'a/ses_' || i || '.json'",
+        "2",
         f"'{'0' * 64}'",
-    ]  # fmt: skip
+    ]
 
 
 def _finding_sql(m: int, now: datetime) -> list[str]:
@@ -138,12 +252,25 @@ def _fixed(engine: Any, now: datetime) -> None:
             return  # a kept store has them already
         for i in range(20):
             driver = DRIVERS[i % len(DRIVERS)]
-            db.add(Cycle(cycle_id=f"open{i}", driver=driver, started_at=now - timedelta(seconds=30 * i),
-                         updated_at=now))  # fmt: skip
-            db.add(Daemon(driver=driver, host=f"{host}-{i}", pid=2000 + i,
-                          last_heartbeat_at=now - timedelta(seconds=40 * i),
-                          in_flight_cycle_id=f"open{i}" if i % 3 == 0 else None,
-                          source="file" if i % 2 else "http", first_seen_at=now))  # fmt: skip
+            db.add(
+                Cycle(
+                    cycle_id=f"open{i}",
+                    driver=driver,
+                    started_at=now - timedelta(seconds=30 * i),
+                    updated_at=now,
+                )
+            )
+            db.add(
+                Daemon(
+                    driver=driver,
+                    host=f"{host}-{i}",
+                    pid=2000 + i,
+                    last_heartbeat_at=now - timedelta(seconds=40 * i),
+                    in_flight_cycle_id=f"open{i}" if i % 3 == 0 else None,
+                    source="file" if i % 2 else "http",
+                    first_seen_at=now,
+                )
+            )
         for d in DRIVERS:
             for state in ("done", "failed", "aborted", "timeout"):
                 for outcome in ("merged", "rejected", ""):

@@ -105,8 +105,10 @@ def main() -> None:
     print(f"{'text':42} {'plain p50/p95 ms':>18} {'new p50/p95 ms':>16} {'new/plain p95':>14}  same")
     for name, r in out["results"].items():
         p, w = r["plain"], r["new"]
-        print(f"{name:42} {p['p50_ms']:8.1f} {p['p95_ms']:8.1f} {w['p50_ms']:7.1f} {w['p95_ms']:7.1f} "
-              f"{r['p95_ratio']:13.2f}x  {r['same_sessions']}")  # fmt: skip
+        print(
+            f"{name:42} {p['p50_ms']:8.1f} {p['p95_ms']:8.1f} {w['p50_ms']:7.1f} {w['p95_ms']:7.1f} "
+            f"{r['p95_ratio']:13.2f}x  {r['same_sessions']}"
+        )
     print(f"load average after {out['load_average_after']}")
 
 

@@ -35,8 +35,13 @@ class Server:
     def _maybe_ask(self) -> None:
         if self.ask is None and self.ask_after is not None and time.time() - self.started >= self.ask_after:
             t = time.time()
-            self.ask = {"id": _ask_id(t), "sessionID": ASK_SESSION, "permission": "bash",
-                        "patterns": ["git push *"], "t_emit": t}  # fmt: skip
+            self.ask = {
+                "id": _ask_id(t),
+                "sessionID": ASK_SESSION,
+                "permission": "bash",
+                "patterns": ["git push *"],
+                "t_emit": t,
+            }
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -54,8 +59,11 @@ class Server:
                 body = self._answer(path)
                 code = "200 OK" if body is not None else "404 Not Found"
                 data = json.dumps(body if body is not None else {"error": "not found"}).encode()
-                writer.write(f"HTTP/1.1 {code}\r\nContent-Type: application/json\r\n"
-                             f"Content-Length: {len(data)}\r\n\r\n".encode() + data)  # fmt: skip
+                writer.write(
+                    f"HTTP/1.1 {code}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\n\r\n".encode()
+                    + data
+                )
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             return
@@ -64,8 +72,10 @@ class Server:
         if path.startswith("/session/status"):
             return {_sid(i): {"type": "busy"} for i in range(self.sessions)}
         if path == "/session" or path.startswith("/session?"):
-            return [{"id": _sid(i), "title": f"bench {i}", "time": {"created": 1, "updated": 1}}
-                    for i in range(self.sessions)]  # fmt: skip
+            return [
+                {"id": _sid(i), "title": f"bench {i}", "time": {"created": 1, "updated": 1}}
+                for i in range(self.sessions)
+            ]
         if path.startswith("/permission"):
             return [self.ask] if self.ask else []
         if path.startswith("/session/ses_"):

@@ -43,9 +43,25 @@ __all__ = [
 
 # `octel --help` lists commands in the order of use: run and record, ask, send, keep tidy.
 ORDER = (
-    "serve", "watch", "archive", "import", "sessions", "search", "why", "detect", "cycles", "costs",
-    "runs", "lost", "actions", "export", "archives", "prune", "db", "doctor",
-)  # fmt: skip
+    "serve",
+    "watch",
+    "archive",
+    "import",
+    "sessions",
+    "search",
+    "why",
+    "detect",
+    "cycles",
+    "costs",
+    "runs",
+    "lost",
+    "actions",
+    "export",
+    "archives",
+    "prune",
+    "db",
+    "doctor",
+)
 
 
 class _InOrder(TyperGroup):

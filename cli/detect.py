@@ -56,8 +56,21 @@ def _session_files(folder: Path) -> list[Path]:
 
 def _summary(f: Finding) -> str:
     ev = f.evidence
-    bits = [f"{k}={ev[k]}" for k in ("signal", "repetitions", "count", "empty_turns", "repeats",
-                                       "compactions", "steps", "attempt", "waited_s") if k in ev]  # fmt: skip
+    bits = [
+        f"{k}={ev[k]}"
+        for k in (
+            "signal",
+            "repetitions",
+            "count",
+            "empty_turns",
+            "repeats",
+            "compactions",
+            "steps",
+            "attempt",
+            "waited_s",
+        )
+        if k in ev
+    ]
     if "signature" in ev:
         bits.append(" | ".join(str(s) for s in ev["signature"])[:80])
     if "permissions" in ev:
@@ -71,8 +84,13 @@ NO_MESSAGES = "no messages in it: nothing to judge"
 def _result(source: str, stream: Converted, th: Thresholds, include_healthy: bool) -> dict[str, Any]:
     if not stream.messages:  # no verdict at all: "healthy" would claim a run was seen and judged
         return {"source": source, "messages": 0, "verdict": None, "reason": NO_MESSAGES, "findings": []}
-    found = score(stream.messages, status=stream.status, permissions=stream.permissions, thresholds=th,
-                  include_healthy=True)  # fmt: skip
+    found = score(
+        stream.messages,
+        status=stream.status,
+        permissions=stream.permissions,
+        thresholds=th,
+        include_healthy=True,
+    )
     named = dominant(found)
     return {
         "source": source,

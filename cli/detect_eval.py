@@ -78,8 +78,15 @@ def _print_compare(rows: list[BaselineScore]) -> None:
     for b in rows:
         flagged = f"{b.flagged}/{b.stuck_runs} ({_pct(b.recall)})"
         alarms = f"{len(b.false_alarms)}/{b.healthy_runs}"
-        table.add_row(b.name, flagged, f"{b.right_pattern}/{b.flagged}", alarms, _num(b.mean_lag),
-                      _num(b.max_lag), _pct(b.mean_point))  # fmt: skip
+        table.add_row(
+            b.name,
+            flagged,
+            f"{b.right_pattern}/{b.flagged}",
+            alarms,
+            _num(b.mean_lag),
+            _num(b.max_lag),
+            _pct(b.mean_point),
+        )
     console.print(table)
 
 
@@ -99,8 +106,15 @@ def _print_eval(name: str, ev: Evaluation, title: str = "") -> None:
     table.columns.insert(0, Column("detector", no_wrap=True))
     for d in ev.detectors:
         counts = (str(d.true_positives), str(d.false_positives), str(d.false_negatives))
-        table.add_row(d.detector, *counts, _pct(d.precision), _pct(d.recall), _num(d.delay_messages),
-                      _num(d.max_delay_messages), _pct(d.delay_fraction))  # fmt: skip
+        table.add_row(
+            d.detector,
+            *counts,
+            _pct(d.precision),
+            _pct(d.recall),
+            _num(d.delay_messages),
+            _num(d.max_delay_messages),
+            _pct(d.delay_fraction),
+        )
     console.print(table)
     alarms = f" ({', '.join(ev.false_alarms)})" if ev.false_alarms else ""
     console.print(

@@ -130,10 +130,19 @@ def _messages(page: LiveMessagePage) -> None:
 def _session(r: LiveSessionOut, page: LiveMessagePage) -> None:
     console.print(f"[bold]{escape(r.session_id)}[/] {_state(r)}: {escape(r.explanation)}", highlight=False)
     t = Table(show_header=False, box=None)
-    for k, v in (("title", r.title), ("server", r.server), ("agent", r.agent), ("model", r.model),
-                 ("root", r.root_session_id), ("parent", r.parent_session_id), ("since", r.state_since),
-                 ("last activity", r.last_activity_at), ("turns", r.turns), ("cost", money(r.cost_usd)),
-                 ("cycle", f"{r.cycle_id} ({r.driver})" if r.cycle_id else None)):  # fmt: skip
+    for k, v in (
+        ("title", r.title),
+        ("server", r.server),
+        ("agent", r.agent),
+        ("model", r.model),
+        ("root", r.root_session_id),
+        ("parent", r.parent_session_id),
+        ("since", r.state_since),
+        ("last activity", r.last_activity_at),
+        ("turns", r.turns),
+        ("cost", money(r.cost_usd)),
+        ("cycle", f"{r.cycle_id} ({r.driver})" if r.cycle_id else None),
+    ):
         t.add_row(k, dash(v))
     console.print(t)
     for f in r.findings:

@@ -42,6 +42,13 @@ def _table(page: LostTrees) -> None:
     for r in page.items:
         what = "; ".join(str(m.get("message")) for m in r.missing[:2])
         more = f" (+{len(r.missing) - 2} more)" if len(r.missing) > 2 else ""
-        table.add_row(when(r.detected_at.isoformat()), r.root_session_id, r.top_session_id, r.reason,
-                      "partly" if r.archived else "no", str(r.messages), what + more)  # fmt: skip
+        table.add_row(
+            when(r.detected_at.isoformat()),
+            r.root_session_id,
+            r.top_session_id,
+            r.reason,
+            "partly" if r.archived else "no",
+            str(r.messages),
+            what + more,
+        )
     console.print(table)

@@ -106,8 +106,14 @@ def runs_add(
         kept = None
         if archive and isinstance(result, str):
             folder = (claude_dir or default_config_dir()).expanduser()
-            got = archive_run(result, out["session_id"], claude_dir=folder, settings=settings_of(ctx),
-                              engine=engine, label=task)  # fmt: skip
+            got = archive_run(
+                result,
+                out["session_id"],
+                claude_dir=folder,
+                settings=settings_of(ctx),
+                engine=engine,
+                label=task,
+            )
             kept = got.to_dict() if got is not None else None
     if as_json:
         print_json(RunAdded.model_validate({"created": created, "run": out, "archive": kept}))

@@ -108,8 +108,12 @@ def watch_cmd(
         archive_existing=archive_existing,
     )
     try:
-        rules = rules_from(settings, deny_asks_after=deny_asks_after, abort_retries_after=abort_retries_after,
-                           on_stuck=on_stuck or ())  # fmt: skip
+        rules = rules_from(
+            settings,
+            deny_asks_after=deny_asks_after,
+            abort_retries_after=abort_retries_after,
+            on_stuck=on_stuck or (),
+        )
     except ValueError as exc:
         fail(str(exc), 2)
 
@@ -132,9 +136,17 @@ def watch_cmd(
             claude: asyncio.Task[object] | None = None
             if claude_dir is not None:
                 claude = asyncio.create_task(
-                    watch_claude(claude_dir.expanduser(), stop, settings=settings, engine=engine,
-                                 quiet_seconds=claude_quiet, interval=poll_interval, label=label, log=log)
-                )  # fmt: skip
+                    watch_claude(
+                        claude_dir.expanduser(),
+                        stop,
+                        settings=settings,
+                        engine=engine,
+                        quiet_seconds=claude_quiet,
+                        interval=poll_interval,
+                        label=label,
+                        log=log,
+                    )
+                )
             ws = []
             if urls:
                 log(f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}")

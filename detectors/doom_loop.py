@@ -27,9 +27,18 @@ class _Run:
     """Positions i where call[i] == call[i - period], counted while unbroken."""
 
     __slots__ = (
-        "error", "ids", "length", "output", "parts", "serial", "start", "streak", "streak_start",
-        "varied", "wait",
-    )  # fmt: skip
+        "error",
+        "ids",
+        "length",
+        "output",
+        "parts",
+        "serial",
+        "start",
+        "streak",
+        "streak_start",
+        "varied",
+        "wait",
+    )
 
     def __init__(self) -> None:
         self.length = 0
@@ -92,8 +101,12 @@ class DoomLoop(Detector):
             v, s = grade(n, th.doom_flip_stuck, th.doom_flip_stuck)
             if (s, n) > (self._best.score, self._best.count):
                 self._best_run = (0, -1)
-            ev = {"signal": "undo_redo", "flips": n, "edit": sig.replace("\x00", " ", 1)[:300],
-                  "message_ids": list(self._flip_ids)}  # fmt: skip
+            ev = {
+                "signal": "undo_redo",
+                "flips": n,
+                "edit": sig.replace("\x00", " ", 1)[:300],
+                "message_ids": list(self._flip_ids),
+            }
             self._best.offer(v, s, n, self._flip_start, lambda: ev)
         self._applied.add(sig)
 

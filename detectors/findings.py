@@ -56,9 +56,18 @@ class Finding:
 # doom loop also makes no progress. Earlier in this list wins among equal verdicts; a detector
 # not listed (an add-on) ranks after these.
 DOMINANCE: tuple[str, ...] = (
-    "permission_deadlock", "command_timeout", "doom_loop", "retry_cascade", "compaction_loop",
-    "turn_repetition", "monologue", "empty_reasoning", "no_progress", "output_limit", "silent_stop",
-)  # fmt: skip
+    "permission_deadlock",
+    "command_timeout",
+    "doom_loop",
+    "retry_cascade",
+    "compaction_loop",
+    "turn_repetition",
+    "monologue",
+    "empty_reasoning",
+    "no_progress",
+    "output_limit",
+    "silent_stop",
+)
 _PRIORITY = {name: i for i, name in enumerate(DOMINANCE)}
 
 

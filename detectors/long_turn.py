@@ -58,8 +58,12 @@ class OutputLimit(Detector):
         if t is None:
             return Finding(self.name, "healthy", 0.0, {}, -1)
         verdict: Verdict = "suspect" if self._status in ("busy", "retry") else "stuck"
-        ev = {"message_ids": [t.id], "finish": t.finish, "output_tokens": t.output_tokens,
-              "status": self._status or None}  # fmt: skip
+        ev = {
+            "message_ids": [t.id],
+            "finish": t.finish,
+            "output_tokens": t.output_tokens,
+            "status": self._status or None,
+        }
         return Finding(self.name, verdict, 1.0 if verdict == "stuck" else 0.6, ev, t.index)
 
 

@@ -60,8 +60,12 @@ class PermissionDeadlock(Detector):
     def _offer_denials(self) -> None:
         n = self._denials + len(self._rejects)
         v, s = grade(n, self.th.denial_suspect, self.th.denial_stuck)
-        ev = {"signal": "denials", "count": n, "part_ids": list(self._denial_ids),
-              "rejected_requests": list(self._rejects)}  # fmt: skip
+        ev = {
+            "signal": "denials",
+            "count": n,
+            "part_ids": list(self._denial_ids),
+            "rejected_requests": list(self._rejects),
+        }
         self._best.offer(v, s, n, self._denial_start, lambda: ev)
 
     def permission(self, event: PermissionEvent) -> None:
@@ -94,8 +98,11 @@ class PermissionDeadlock(Detector):
         if self._pending:
             found.append(self._unanswered(idle))
         if self._hanging and idle:
-            ev: dict[str, Any] = {"signal": "hanging_calls", "part_ids": list(self._hanging),
-                                  "message_ids": [self._hanging_turn[1]]}  # fmt: skip
+            ev: dict[str, Any] = {
+                "signal": "hanging_calls",
+                "part_ids": list(self._hanging),
+                "message_ids": [self._hanging_turn[1]],
+            }
             found.append(Finding(self.name, "stuck", 1.0, ev, self._hanging_turn[0]))
         return max(found, key=lambda f: f.score)
 

@@ -251,8 +251,13 @@ class NoProgress(Detector):
         else:  # too few steps to judge; still score it so a longer run reads worse
             _, s = grade(share, th.no_progress_suspect, th.no_progress_stuck)
             v, s = "healthy", s * self._steps / max(1, th.no_progress_min_steps) * 0.49
-        ev = {"signal": "repeats", "steps": self._steps, "calls": self._calls,
-              "repeated_calls": self._repeats, "distinct_calls": len(self._seen)}  # fmt: skip
+        ev = {
+            "signal": "repeats",
+            "steps": self._steps,
+            "calls": self._calls,
+            "repeated_calls": self._repeats,
+            "distinct_calls": len(self._seen),
+        }
         self._best.offer(v, s, self._steps, self._start, lambda: ev)
         self._early()
 
@@ -263,12 +268,21 @@ class NoProgress(Detector):
         th = self.th
         same, share = self._same, self._same / max(1, self._calls)
         if same >= th.no_progress_same_stuck and share >= th.no_progress_same_share:
-            ev = {"signal": "same_answers", "steps": self._steps, "calls": self._calls,
-                  "repeated_calls": same, "distinct_calls": len(self._seen)}  # fmt: skip
+            ev = {
+                "signal": "same_answers",
+                "steps": self._steps,
+                "calls": self._calls,
+                "repeated_calls": same,
+                "distinct_calls": len(self._seen),
+            }
             self._best.offer("stuck", 1.0, self._steps, self._start, lambda: ev)
         if self._replans >= th.no_progress_replan_stuck and self._replans > self._new:
-            ev2 = {"signal": "replanning", "steps": self._steps, "rewrites": self._replans,
-                   "new_facts": self._new}  # fmt: skip
+            ev2 = {
+                "signal": "replanning",
+                "steps": self._steps,
+                "rewrites": self._replans,
+                "new_facts": self._new,
+            }
             self._best.offer("stuck", 1.0, self._steps, self._start, lambda: ev2)
 
     def finding(self) -> Finding:
@@ -279,7 +293,13 @@ class NoProgress(Detector):
         if f.verdict != "stuck" and long:
             # A long stretch going over old ground, still going: an exploration that ends in an
             # edit was not stuck after all, so this one is judged only while it lasts.
-            ev = {"signal": "long_run", "steps": self._steps, "calls": self._calls, "active": True,
-                  "repeated_calls": self._repeats, "distinct_calls": len(self._seen)}  # fmt: skip
+            ev = {
+                "signal": "long_run",
+                "steps": self._steps,
+                "calls": self._calls,
+                "active": True,
+                "repeated_calls": self._repeats,
+                "distinct_calls": len(self._seen),
+            }
             return Finding(self.name, "stuck", 1.0, ev, self._start)
         return f

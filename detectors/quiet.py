@@ -53,8 +53,12 @@ class EmptyReasoning(Detector):
                 self._ids.append(turn.id)
             n = self._n
             v, s = _grade(n, self.th.empty_turn_suspect, self.th.empty_turn_stuck)
-            ev = {"empty_turns": n, "reasoning_only": self._reasoning,
-                  "zero_output": self._zero, "message_ids": list(self._ids)}  # fmt: skip
+            ev = {
+                "empty_turns": n,
+                "reasoning_only": self._reasoning,
+                "zero_output": self._zero,
+                "message_ids": list(self._ids),
+            }
             self._best.offer(v, s, n, self._start, lambda: ev)
         elif turn.role == "assistant" and turn.completed and (turn.text or turn.calls):
             self._n = 0
@@ -92,6 +96,10 @@ class SilentStop(Detector):
             verdict, score = "suspect", 0.6  # no status history: cannot tell idle from busy
         else:
             verdict, score = "healthy", 0.3  # still busy: another step may follow
-        ev = {"message_ids": [last.id], "finish": last.finish, "status": self._status or None,
-              "reasoning_only": last.has_reasoning}  # fmt: skip
+        ev = {
+            "message_ids": [last.id],
+            "finish": last.finish,
+            "status": self._status or None,
+            "reasoning_only": last.has_reasoning,
+        }
         return Finding(self.name, verdict, score, ev, last.index)

@@ -144,7 +144,12 @@ class RetryCascade(Detector):
             if s > f.score or (gave_up and f.verdict != "stuck"):
                 # OpenCode stores no trace of a retry: the step being retried is the empty one
                 index, mid = self._quiet
-                ev = {"signal": "retries", "attempt": self._attempt, "message": self._retry_msg,
-                      "gave_up": gave_up, "message_ids": [mid] if mid else []}  # fmt: skip
+                ev = {
+                    "signal": "retries",
+                    "attempt": self._attempt,
+                    "message": self._retry_msg,
+                    "gave_up": gave_up,
+                    "message_ids": [mid] if mid else [],
+                }
                 return Finding(self.name, v, s, ev, index)
         return f

@@ -66,9 +66,14 @@ class CommandTimeout(Detector):
         else:
             verdict, score = "suspect", 0.5
         cmd = command_of(c.sig.split("\x00", 1)[1]) if c.tool == "bash" else ""
-        ev = {"command": cmd[:300], "interactive": is_interactive(cmd), "part_ids": [c.part_id],
-              "message_ids": [self._turn[1], *self._after][:20], "stalled_steps": len(self._after),
-              "timed_out_again": self._again}  # fmt: skip
+        ev = {
+            "command": cmd[:300],
+            "interactive": is_interactive(cmd),
+            "part_ids": [c.part_id],
+            "message_ids": [self._turn[1], *self._after][:20],
+            "stalled_steps": len(self._after),
+            "timed_out_again": self._again,
+        }
         return Finding(self.name, verdict, score, ev, self._turn[0])
 
     def _keep(self) -> None:

@@ -201,8 +201,10 @@ def _watchers(engine: Engine) -> Check | None:
     except SQLAlchemyError as e:
         return Check("watchers", "fail", f"cannot read the watchers' leases: {e}", "run `octel db upgrade`")
     if f.stale:
-        what = "; ".join(f"nobody follows {s} ({no_watcher_reason(since)}, {n} live sessions read unknown)"
-                         for s, since, n in f.stale[:5])  # fmt: skip
+        what = "; ".join(
+            f"nobody follows {s} ({no_watcher_reason(since)}, {n} live sessions read unknown)"
+            for s, since, n in f.stale[:5]
+        )
         more = f"; and {len(f.stale) - 5} more" if len(f.stale) > 5 else ""
         return Check("watchers", "warn", what + more, "start `octel watch --server URL` for each")
     if not f.followed:

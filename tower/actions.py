@@ -130,9 +130,14 @@ def decide(
             for rid, at in _asks(v):
                 waited = now - at
                 if waited >= rules.deny_asks_after and (key := f"ask:{rid}") not in done:
-                    ev = {"request_id": rid, "permission": v.permission, "patterns": list(v.patterns),
-                          "asked_at": at, "waited_s": round(waited, 3),
-                          "after_s": rules.deny_asks_after}  # fmt: skip
+                    ev = {
+                        "request_id": rid,
+                        "permission": v.permission,
+                        "patterns": list(v.patterns),
+                        "asked_at": at,
+                        "waited_s": round(waited, 3),
+                        "after_s": rules.deny_asks_after,
+                    }
                     out.append(Intent("deny_asks_after", "reject_ask", v.session_id, key, ev, rid))
         if (
             rules.abort_retries_after is not None
@@ -140,8 +145,11 @@ def decide(
             and v.retry_attempt >= rules.abort_retries_after
             and abort_key not in done
         ):
-            ev = {"attempt": v.retry_attempt, "after_attempts": rules.abort_retries_after,
-                  "message": v.retry_message}  # fmt: skip
+            ev = {
+                "attempt": v.retry_attempt,
+                "after_attempts": rules.abort_retries_after,
+                "message": v.retry_message,
+            }
             out.append(Intent("abort_retries_after", "abort", v.session_id, abort_key, ev))
         for f in v.findings:
             det = str(f.get("detector"))
@@ -151,7 +159,11 @@ def decide(
             key = abort_key if act == "abort" else f"notify:{v.session_id}:{v.run_since}:{det}"
             if key in done or any(i.key == key for i in out):
                 continue
-            ev = {"detector": det, "verdict": "stuck", "score": f.get("score"),
-                  "summary": str(f.get("summary") or f.get("explanation") or "")}  # fmt: skip
+            ev = {
+                "detector": det,
+                "verdict": "stuck",
+                "score": f.get("score"),
+                "summary": str(f.get("summary") or f.get("explanation") or ""),
+            }
             out.append(Intent("on_stuck", "abort" if act == "abort" else "notify", v.session_id, key, ev))
     return out

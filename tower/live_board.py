@@ -85,8 +85,14 @@ def _usage(info: Mapping[str, Any]) -> tuple[int, int, int, int, int, float]:
     cache = _d(t.get("cache"))
     cost = info.get("cost")
     c = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and cost == cost else 0.0
-    return (_i(t.get("input")), _i(t.get("output")), _i(t.get("reasoning")), _i(cache.get("read")),
-            _i(cache.get("write")), c)  # fmt: skip
+    return (
+        _i(t.get("input")),
+        _i(t.get("output")),
+        _i(t.get("reasoning")),
+        _i(cache.get("read")),
+        _i(cache.get("write")),
+        c,
+    )
 
 
 class LiveBoard:

@@ -37,6 +37,8 @@ async def fill_mirror(
         filled += 1
     if failed:  # the server is away: try again when each session next moves
         mirror.later(s for s, _ in failed)
-        log(f"mirror: {len(failed)} sessions not read to fill what the stream missed "
-            f"(e.g. {failed[0][0]}: {failed[0][1]}); again when they next move")  # fmt: skip
+        log(
+            f"mirror: {len(failed)} sessions not read to fill what the stream missed "
+            f"(e.g. {failed[0][0]}: {failed[0][1]}); again when they next move"
+        )
     return filled

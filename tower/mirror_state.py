@@ -268,15 +268,21 @@ class SessionMirror:
 
     # -- spilling ---------------------------------------------------------------------------
     def dump(self) -> bytes:
-        return orjson.dumps({
-            "session_id": self.session_id,
-            "session": self.session.decode() if self.session else None,
-            "infos": {m: e.decode() for m, e in self.infos.items()},
-            "parts": {p: e.decode() for p, e in self.parts.items()},
-            "pieces": self.pieces, "removed": self.removed,
-            "created_seen": self.created_seen, "deleted": self.deleted, "gaps": self.gaps,
-            "size": self.size, "last_event_at": self.last_event_at,
-        })  # fmt: skip
+        return orjson.dumps(
+            {
+                "session_id": self.session_id,
+                "session": self.session.decode() if self.session else None,
+                "infos": {m: e.decode() for m, e in self.infos.items()},
+                "parts": {p: e.decode() for p, e in self.parts.items()},
+                "pieces": self.pieces,
+                "removed": self.removed,
+                "created_seen": self.created_seen,
+                "deleted": self.deleted,
+                "gaps": self.gaps,
+                "size": self.size,
+                "last_event_at": self.last_event_at,
+            }
+        )
 
     @classmethod
     def load(cls, data: bytes) -> SessionMirror:
@@ -286,9 +292,14 @@ class SessionMirror:
             d["session"].encode() if d["session"] else None,
             {m: e.encode() for m, e in d["infos"].items()},
             {p: e.encode() for p, e in d["parts"].items()},
-            d["pieces"], d["removed"], d["created_seen"], d["deleted"],
-            d["gaps"], d["size"], d["last_event_at"],
-        )  # fmt: skip
+            d["pieces"],
+            d["removed"],
+            d["created_seen"],
+            d["deleted"],
+            d["gaps"],
+            d["size"],
+            d["last_event_at"],
+        )
         for pid, entry in s.parts.items():  # the index is derived: rebuilt, not stored
             s.by_msg.setdefault(str(_json(entry).get("messageID")), []).append(pid)
         return s

@@ -88,10 +88,17 @@ class Watcher:
         self._on_archive = on_archive
         self._log, self._clock = log, clock
         c = self.cfg
-        self.prober = Prober(client, self.rec.history, budget=c.probe_budget_seconds,
-                             after_share=c.probe_after_share, interval=c.probe_interval_seconds,
-                             abort_on_stuck=c.abort_on_stuck, on_findings=on_findings, on_abort=on_abort,
-                             log=log)  # fmt: skip
+        self.prober = Prober(
+            client,
+            self.rec.history,
+            budget=c.probe_budget_seconds,
+            after_share=c.probe_after_share,
+            interval=c.probe_interval_seconds,
+            abort_on_stuck=c.abort_on_stuck,
+            on_findings=on_findings,
+            on_abort=on_abort,
+            log=log,
+        )
         self._lookup_after: dict[str, float] = {}
         self.mode = "events"
         self.archives = 0
@@ -157,8 +164,10 @@ class Watcher:
             if lines.oversized > said:
                 self.oversized_events += lines.oversized - said
                 said = lines.oversized
-                self._log(f"an event over {self.cfg.max_event_bytes} bytes skipped "
-                          f"({self.oversized_events} so far); reading on")  # fmt: skip
+                self._log(
+                    f"an event over {self.cfg.max_event_bytes} bytes skipped "
+                    f"({self.oversized_events} so far); reading on"
+                )
         return stop.is_set()
 
     def _event(self, payload: str | bytes) -> None:

@@ -154,8 +154,9 @@ def agent_run(
     response.status_code = 201 if created else 200
     kept = None
     if isinstance(p.result, str):  # stream-json: keep the conversation, as `octel runs add` does
-        got = archive_run(p.result, row.pop("session_id"), claude_dir=None, settings=settings,
-                          engine=engine, label=p.task)  # fmt: skip
+        got = archive_run(
+            p.result, row.pop("session_id"), claude_dir=None, settings=settings, engine=engine, label=p.task
+        )
         kept = got.to_dict() if got is not None else None
     row.pop("session_id", None)
     return {"run": row, "created": created, "archive": kept}

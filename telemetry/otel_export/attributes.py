@@ -48,13 +48,18 @@ _CHAT_OP = _OP.s("chat") + _KIND.s("LLM")
 _RESPONSE_ID = Key("gen_ai.response.id")
 # in the order a turn's span carries them: the conventions' token counts, then OpenInference's
 _IN, _OUT, _CACHE_READ, _CACHE_WRITE, _REASONING, _PROMPT, _COMPLETION, _TOTAL = (
-    Key(k) for k in (
-        "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
-        "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
-        "gen_ai.usage.reasoning.output_tokens", "llm.token_count.prompt",
-        "llm.token_count.completion", "llm.token_count.total",
+    Key(k)
+    for k in (
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.cache_read.input_tokens",
+        "gen_ai.usage.cache_creation.input_tokens",
+        "gen_ai.usage.reasoning.output_tokens",
+        "llm.token_count.prompt",
+        "llm.token_count.completion",
+        "llm.token_count.total",
     )
-)  # fmt: skip
+)
 _LLM_CACHE_READ = Key("llm.token_count.prompt_details.cache_read")
 _LLM_CACHE_WRITE = Key("llm.token_count.prompt_details.cache_write")
 _LLM_REASONING = Key("llm.token_count.completion_details.reasoning")
@@ -113,12 +118,20 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> tuple[str, bytes]:
     tokens = _d(tot.get("tokens"))
     sid = str(doc["session_id"])
     a = [
-        _AGENT_OP, _AGENT.kept(agent), _AGENT_ID.s(sid), _CONV.s(root), _SESSION.s(root), _SID.s(sid),
-        _DEPTH.i(int(doc.get("depth") or 0)), _COST.f(float(tot.get("cost") or 0.0)),
-        _PROVIDER.put(provider, keep=True), _PARENT.put(doc.get("parent_session_id")),
-        _TITLE.put(doc.get("title")), _LABEL.put(doc.get("label"), keep=True),
+        _AGENT_OP,
+        _AGENT.kept(agent),
+        _AGENT_ID.s(sid),
+        _CONV.s(root),
+        _SESSION.s(root),
+        _SID.s(sid),
+        _DEPTH.i(int(doc.get("depth") or 0)),
+        _COST.f(float(tot.get("cost") or 0.0)),
+        _PROVIDER.put(provider, keep=True),
+        _PARENT.put(doc.get("parent_session_id")),
+        _TITLE.put(doc.get("title")),
+        _LABEL.put(doc.get("label"), keep=True),
         _VERDICT.put(doc.get("verdict"), keep=True),
-    ]  # fmt: skip
+    ]
     get = tokens.get
     for k, key in _TOKEN_KEYS:
         a.append(key.i(int(get(k) or 0)))
@@ -186,19 +199,68 @@ def chat_attributes(
         vp, vc, vt = v(p), v(c), v(p + c)
         li, lo, lr, lcr, lcw, lp, lc = len(vi), len(vo), len(vr), len(vcr), len(vcw), len(vp), len(vc)
         a = [
-            head, message_id, response_id, _H_IN[lp], vp, _H_OUT[lc], vc,
-            _H_CACHE_READ[lcr], vcr, _H_CACHE_WRITE[lcw], vcw, _H_REASONING[lr], vr,
-            _H_PROMPT[lp], vp, _H_COMPLETION[lc], vc, _H_TOTAL[len(vt)], vt,
-            _H_LLM_CACHE_READ[lcr], vcr, _H_LLM_CACHE_WRITE[lcw], vcw, _H_LLM_REASONING[lr], vr,
-            cost, flight, _H_T0[li], vi, _H_T1[lo], vo, _H_T2[lr], vr, _H_T3[lcr], vcr, _H_T4[lcw], vcw,
-        ]  # fmt: skip
+            head,
+            message_id,
+            response_id,
+            _H_IN[lp],
+            vp,
+            _H_OUT[lc],
+            vc,
+            _H_CACHE_READ[lcr],
+            vcr,
+            _H_CACHE_WRITE[lcw],
+            vcw,
+            _H_REASONING[lr],
+            vr,
+            _H_PROMPT[lp],
+            vp,
+            _H_COMPLETION[lc],
+            vc,
+            _H_TOTAL[len(vt)],
+            vt,
+            _H_LLM_CACHE_READ[lcr],
+            vcr,
+            _H_LLM_CACHE_WRITE[lcw],
+            vcw,
+            _H_LLM_REASONING[lr],
+            vr,
+            cost,
+            flight,
+            _H_T0[li],
+            vi,
+            _H_T1[lo],
+            vo,
+            _H_T2[lr],
+            vr,
+            _H_T3[lcr],
+            vcr,
+            _H_T4[lcw],
+            vcw,
+        ]
     else:  # a negative or huge count (a damaged document): as int64 does, field by field
         a = [
-            head, message_id, response_id, _IN.i(p), _OUT.i(c), _CACHE_READ.i(cr),
-            _CACHE_WRITE.i(cw), _REASONING.i(r), _PROMPT.i(p), _COMPLETION.i(c), _TOTAL.i(p + c),
-            _LLM_CACHE_READ.i(cr), _LLM_CACHE_WRITE.i(cw), _LLM_REASONING.i(r), cost, flight,
-            _TOKENS[0].i(i), _TOKENS[1].i(o), _TOKENS[2].i(r), _TOKENS[3].i(cr), _TOKENS[4].i(cw),
-        ]  # fmt: skip
+            head,
+            message_id,
+            response_id,
+            _IN.i(p),
+            _OUT.i(c),
+            _CACHE_READ.i(cr),
+            _CACHE_WRITE.i(cw),
+            _REASONING.i(r),
+            _PROMPT.i(p),
+            _COMPLETION.i(c),
+            _TOTAL.i(p + c),
+            _LLM_CACHE_READ.i(cr),
+            _LLM_CACHE_WRITE.i(cw),
+            _LLM_REASONING.i(r),
+            cost,
+            flight,
+            _TOKENS[0].i(i),
+            _TOKENS[1].i(o),
+            _TOKENS[2].i(r),
+            _TOKENS[3].i(cr),
+            _TOKENS[4].i(cw),
+        ]
     finish = turn.get("finish")
     a.append(_chat_tail(turn.get("model"), turn.get("provider"), finish, turn.get("error")))
     if content:
@@ -252,9 +314,13 @@ def tool_attributes(
     `state` (and its `status`); ``head`` is the session's (`session_heads`), ``message_id`` its
     message's `message_field`."""
     a = [
-        head, message_id, _TOOL_FIELDS.put(tool), _CALL.put(call),
-        _PART.put(part_id), _STATUS.put(status, keep=True),
-    ]  # fmt: skip
+        head,
+        message_id,
+        _TOOL_FIELDS.put(tool),
+        _CALL.put(call),
+        _PART.put(part_id),
+        _STATUS.put(status, keep=True),
+    ]
     if status == "error":
         a.append(_TOOL_ERROR)
     if content:

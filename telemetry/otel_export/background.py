@@ -45,9 +45,13 @@ class BackgroundExporter:
         self.limit = settings.otel_queue_trees
         self._stop = threading.Event()
         self._trees = TreeExporter(
-            settings, self.engine, sender=sender, attempts=attempts, backoff_seconds=backoff_seconds,
+            settings,
+            self.engine,
+            sender=sender,
+            attempts=attempts,
+            backoff_seconds=backoff_seconds,
             stop=self._stop,
-        )  # fmt: skip
+        )
         self._queue: deque[str] = deque()
         self._cv = threading.Condition()
         self._busy = False

@@ -64,9 +64,12 @@ def cycle_attributes(
     in_flight: bool,
 ) -> bytes:
     a = [
-        _CYCLE_KIND, _SESSION.v(root), _CYCLE_ID.v(cycle_id), _DRIVER.v(driver),
+        _CYCLE_KIND,
+        _SESSION.v(root),
+        _CYCLE_ID.v(cycle_id),
+        _DRIVER.v(driver),
         _CYCLE_IN_FLIGHT.v(in_flight),
-    ]  # fmt: skip
+    ]
     for name, key in _COUNTS:
         v = counts.get(name)
         if isinstance(v, int):

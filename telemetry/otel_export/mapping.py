@@ -55,9 +55,18 @@ class _Node:
     Its attributes are already encoded (`fields`): Span fields, in order."""
 
     __slots__ = (
-        "attributes", "end_ns", "events", "key", "kind", "name", "parent", "session_id", "start_ns",
-        "status", "status_message",
-    )  # fmt: skip
+        "attributes",
+        "end_ns",
+        "events",
+        "key",
+        "kind",
+        "name",
+        "parent",
+        "session_id",
+        "start_ns",
+        "status",
+        "status_message",
+    )
 
     def __init__(
         self, key: str, name: str, kind: Kind, start_ns: int, end_ns: int, attributes: bytes, sid: str
@@ -235,9 +244,15 @@ def _build(docs: Sequence[JsonObj], cycle: CycleFacts | None, content: bool) -> 
         cycle_key = f"cycle:{cycle.cycle_id}"
         start = ms_to_ns(cycle.started_ms, 0)
         attrs = cycle_attributes(
-            cycle.cycle_id, cycle.driver, cycle.counts, cycle.terminal_state, cycle.worker_outcome,
-            cycle.error_kind, root, cycle.ended_ms is None,
-        )  # fmt: skip
+            cycle.cycle_id,
+            cycle.driver,
+            cycle.counts,
+            cycle.terminal_state,
+            cycle.worker_outcome,
+            cycle.error_kind,
+            root,
+            cycle.ended_ms is None,
+        )
         end = ms_to_ns(cycle.ended_ms, start)
         node = _Node(cycle_key, f"dispatch_cycle {cycle.driver}", "INTERNAL", start, end, attrs, root)
         if cycle.error_kind:
@@ -276,8 +291,18 @@ def tree_spans(
     out = []
     for n in b.nodes.values():
         head = (tid, ids[n.key], ids[n.parent] if n.parent is not None else None, n.name, n.kind)
-        out.append(SpanRecord(*head, n.start_ns, n.end_ns, decode(n.attributes), _events(n), n.status,
-                              n.status_message, n.session_id))  # fmt: skip
+        out.append(
+            SpanRecord(
+                *head,
+                n.start_ns,
+                n.end_ns,
+                decode(n.attributes),
+                _events(n),
+                n.status,
+                n.status_message,
+                n.session_id,
+            )
+        )
     return out
 
 
@@ -289,8 +314,18 @@ def encoded_tree_spans(
     root, b = _build(docs, cycle, content)
     ids = span_id_bytes(root, b.nodes)
     rows = [
-        (ids[n.key], ids[n.parent] if n.parent is not None else None, n.name, n.kind, n.start_ns, n.end_ns,
-         n.attributes, _events(n) if n.events else (), n.status, n.status_message)
+        (
+            ids[n.key],
+            ids[n.parent] if n.parent is not None else None,
+            n.name,
+            n.kind,
+            n.start_ns,
+            n.end_ns,
+            n.attributes,
+            _events(n) if n.events else (),
+            n.status,
+            n.status_message,
+        )
         for n in b.nodes.values()
-    ]  # fmt: skip
+    ]
     return encoder.spans(trace_id(root), rows)

@@ -78,9 +78,15 @@ def _facts(c: Cycle) -> CycleFacts:
         "escalated": c.escalated_count,
     }
     return CycleFacts(
-        c.cycle_id, c.driver, _ms(c.started_at) or 0.0, _ms(c.ended_at), counts,
-        c.terminal_state, c.worker_outcome, c.error_kind,
-    )  # fmt: skip
+        c.cycle_id,
+        c.driver,
+        _ms(c.started_at) or 0.0,
+        _ms(c.ended_at),
+        counts,
+        c.terminal_state,
+        c.worker_outcome,
+        c.error_kind,
+    )
 
 
 def cycle_of(db: Session, root: str, cycle_id: str | None) -> CycleFacts | None:
@@ -143,11 +149,15 @@ def iter_trees(
     for i in range(0, len(roots), batch):
         chunk = list(dict.fromkeys(roots[i : i + batch]))
         q = (
-            select(SessionIndex.root_session_id, SessionIndex.session_id, SessionIndex.archive_path,
-                   SessionIndex.cycle_id)
+            select(
+                SessionIndex.root_session_id,
+                SessionIndex.session_id,
+                SessionIndex.archive_path,
+                SessionIndex.cycle_id,
+            )
             .where(col(SessionIndex.root_session_id).in_(chunk))
             .order_by(col(SessionIndex.depth), col(SessionIndex.id))
-        )  # fmt: skip
+        )
         paths: dict[str, list[str]] = {}
         named: dict[str, str] = {}
         for root, sid, path, cycle_id in db.exec(q).all():

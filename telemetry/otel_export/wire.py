@@ -209,8 +209,23 @@ class SpanEncoder:
             # the Span's length from its parts' (the trace id and span id fields are 28 bytes, the
             # kind 2): the message is written in one join, its body not copied again
             n = 30 + len(parent_field) + len(encoded) + len(times) + len(attributes) + len(more) + len(tail)
-            append(join((b"\x12", varint(n), head, span_id, parent_field, encoded, kinds[kind], times,
-                         attributes, more, tail)))  # fmt: skip
+            append(
+                join(
+                    (
+                        b"\x12",
+                        varint(n),
+                        head,
+                        span_id,
+                        parent_field,
+                        encoded,
+                        kinds[kind],
+                        times,
+                        attributes,
+                        more,
+                        tail,
+                    )
+                )
+            )
         return out
 
     def request(self, spans: Iterable[bytes]) -> bytes:

@@ -104,9 +104,14 @@ class _OpenCycle(Protocol):
 # Open cycles as plain rows: a fleet may hold thousands that never finished, and a whole ORM object
 # each (every column, identity map) was half of what the health check cost.
 _OPEN_COLUMNS = (
-    Cycle.cycle_id, Cycle.driver, Cycle.host, Cycle.pid, Cycle.started_at, Cycle.session_id,
+    Cycle.cycle_id,
+    Cycle.driver,
+    Cycle.host,
+    Cycle.pid,
+    Cycle.started_at,
+    Cycle.session_id,
     Cycle.candidates_count,
-)  # fmt: skip
+)
 _OPEN = sa.select(*map(col, _OPEN_COLUMNS)).where(col(Cycle.ended_at).is_(None))
 
 
@@ -235,10 +240,18 @@ def fleet_health(
             reason += "; the heartbeat does not name the cycle"
             extra.append(
                 DaemonHealth(
-                    m.driver, m.host, m.pid, state, reason, m.source,
-                    m.last_heartbeat_at, m.heartbeat_age_s, _flight(c, now), m.liveness,
+                    m.driver,
+                    m.host,
+                    m.pid,
+                    state,
+                    reason,
+                    m.source,
+                    m.last_heartbeat_at,
+                    m.heartbeat_age_s,
+                    _flight(c, now),
+                    m.liveness,
                 )
-            )  # fmt: skip
+            )
             daemons.remove(m)
             continue
         row = _never_beat(c, now, liveness(c.host or "", c.pid))

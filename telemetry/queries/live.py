@@ -35,8 +35,17 @@ __all__ = [
 ]
 
 # Sorting a board: what needs a person first (an ask nobody answers), then what may be stuck.
-LOUDEST_FIRST = ("waiting_permission", "retrying", "unknown", "running_tool", "compacting", "busy",
-                 "errored", "idle", "deleted")  # fmt: skip
+LOUDEST_FIRST = (
+    "waiting_permission",
+    "retrying",
+    "unknown",
+    "running_tool",
+    "compacting",
+    "busy",
+    "errored",
+    "idle",
+    "deleted",
+)
 _RANK = {s: i for i, s in enumerate(LOUDEST_FIRST)}
 MAX_LIVE = 1000
 

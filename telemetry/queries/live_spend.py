@@ -54,10 +54,15 @@ def live_spend(db: Session, limit: int = 10) -> LiveSpend:
         if extra > 1e-9:
             rows.append(
                 LiveSpendRow(
-                    session_id=sid, title=x.title, agent=x.agent, model=x.model, state=x.state,
-                    cost_usd=round(extra, 6), archived=sid in archived,
+                    session_id=sid,
+                    title=x.title,
+                    agent=x.agent,
+                    model=x.model,
+                    state=x.state,
+                    cost_usd=round(extra, 6),
+                    archived=sid in archived,
                 )
-            )  # fmt: skip
+            )
     rows.sort(key=lambda r: (-r.cost_usd, r.session_id))
     total = round(sum(r.cost_usd for r in rows), 6)
     return LiveSpend(cost_usd=total, count=len(rows), sessions=rows[:limit])

@@ -75,9 +75,16 @@ def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[SimpleNamesp
     fields = {k: getattr(p, k) for k in _BEGIN_FIELDS}
     new = cycle_rows.insert_new(
         db,
-        {"cycle_id": p.cycle_id, "driver": p.driver, "started_at": p.started_at or now,
-         "start_synthesised": False, "raw": raw, "updated_at": now, **fields},
-    )  # fmt: skip
+        {
+            "cycle_id": p.cycle_id,
+            "driver": p.driver,
+            "started_at": p.started_at or now,
+            "start_synthesised": False,
+            "raw": raw,
+            "updated_at": now,
+            **fields,
+        },
+    )
     if new is not None:
         cycles_changed(db, [(new.cycle_id, new.session_id)])  # the driver of sessions it names
         return new, True
@@ -140,9 +147,16 @@ def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[SimpleName
             start = ended - timedelta(seconds=p.worker_wallclock_seconds)
         new = cycle_rows.insert_new(
             db,
-            {"cycle_id": p.cycle_id, "driver": p.driver, "started_at": start or ended,
-             "start_synthesised": True, "session_id": p.session_id, "raw": raw, **changed},
-        )  # fmt: skip
+            {
+                "cycle_id": p.cycle_id,
+                "driver": p.driver,
+                "started_at": start or ended,
+                "start_synthesised": True,
+                "session_id": p.session_id,
+                "raw": raw,
+                **changed,
+            },
+        )
         if new is None:  # stored meanwhile by a writer without the cycle's lock: finish that
             return finish_clean(db, p, now)
         row, linked = new, ""  # "": the cycle is new

@@ -30,8 +30,12 @@ _TOKEN_TYPES = {
     "cacheRead": "cache_read",
     "cacheCreation": "cache_write",
 }
-_EVENT_TOKENS = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache_read",
-                 "cache_creation_tokens": "cache_write"}  # fmt: skip
+_EVENT_TOKENS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_read_tokens": "cache_read",
+    "cache_creation_tokens": "cache_write",
+}
 MAX_AMOUNT = 1e12  # tokens or dollars in one data point: far above any real one, far below int64
 _MAX_ID = 190  # session ids and models: the run key (`otel:` + id) fits its 200 characters
 _MAX_TEXT = 1000  # error text, tool names and the parts of a key are cut to this, not refused

@@ -72,10 +72,17 @@ def record_lost(
         raise ValueError(f"reason: {reason!r} is not one of {', '.join(LOST_REASONS)}")
     kept, _ = redactor.redact_obj({"server": server, "missing": list(missing[:_MAX_MISSING])})
     row = LostTree(
-        server=cut(kept["server"], 500), root_session_id=root[:200], top_session_id=top[:200],
-        reason=reason, origin=origin, sessions=sessions, messages=messages, archived=archived,
-        missing=kept["missing"], detected_at=utcnow(),
-    )  # fmt: skip
+        server=cut(kept["server"], 500),
+        root_session_id=root[:200],
+        top_session_id=top[:200],
+        reason=reason,
+        origin=origin,
+        sessions=sessions,
+        messages=messages,
+        archived=archived,
+        missing=kept["missing"],
+        detected_at=utcnow(),
+    )
     db.add(row)
     bump(db, "trees_lost_total", {"reason": reason}, 1)
     return row
@@ -100,12 +107,27 @@ async def archive_from_mirror(
     messages = sum(len(s.messages) for s in snap.sessions)
     if not any(s.session is not None and s.messages for s in snap.sessions):
         missing = [e.to_dict() for e in snap.walk_errors] or [
-            {"error_kind": "truncated", "what": "messages", "session_id": top, "path": "/event",
-             "status": None, "message": "deleted before any of its messages reached the watcher"}
-        ]  # fmt: skip
+            {
+                "error_kind": "truncated",
+                "what": "messages",
+                "session_id": top,
+                "path": "/event",
+                "status": None,
+                "message": "deleted before any of its messages reached the watcher",
+            }
+        ]
         with session_scope(engine) as db:
-            record_lost(db, server=server, root=root, top=top, reason="unseen", origin="none",
-                        missing=missing, redactor=redactor, sessions=len(snap.sessions))  # fmt: skip
+            record_lost(
+                db,
+                server=server,
+                root=root,
+                top=top,
+                reason="unseen",
+                origin="none",
+                missing=missing,
+                redactor=redactor,
+                sessions=len(snap.sessions),
+            )
         log(f"LOST {top} (tree {root}): deleted before any of its messages were seen; nothing archived")
         return None
     out = await archive(
@@ -113,19 +135,39 @@ async def archive_from_mirror(
     )
     res: ArchiveResult | None = out.result
     if out.ok:
-        log(f"archived {top} (tree {root}) from the mirror: {len(snap.sessions)} sessions, "
-            f"{messages} messages, complete (deleted before the server could be read)")  # fmt: skip
+        log(
+            f"archived {top} (tree {root}) from the mirror: {len(snap.sessions)} sessions, "
+            f"{messages} messages, complete (deleted before the server could be read)"
+        )
         return out
     written = res is not None and bool(res.records)
     missing = list(res.walk_errors if res else [])
     for m in (res.write_errors if res else []) + out.errors:
-        missing.append({"error_kind": "write", "what": "archive", "session_id": None, "path": "",
-                        "status": None, "message": m})  # fmt: skip
+        missing.append(
+            {
+                "error_kind": "write",
+                "what": "archive",
+                "session_id": None,
+                "path": "",
+                "status": None,
+                "message": m,
+            }
+        )
     reason = "incomplete" if written and not (res and res.write_errors) and not out.errors else "not_written"
     with session_scope(engine) as db:
-        record_lost(db, server=server, root=root, top=top, reason=reason, origin="mirror",
-                    missing=missing, redactor=redactor, sessions=len(snap.sessions),
-                    messages=messages, archived=written)  # fmt: skip
+        record_lost(
+            db,
+            server=server,
+            root=root,
+            top=top,
+            reason=reason,
+            origin="mirror",
+            missing=missing,
+            redactor=redactor,
+            sessions=len(snap.sessions),
+            messages=messages,
+            archived=written,
+        )
     what = "; ".join(str(m.get("message")) for m in missing[:3])
     log(f"LOST part of {top} (tree {root}): archived from the mirror {reason}: {what}")
     return out

@@ -92,9 +92,17 @@ async def watch_server(
 
     redactor = redactor_for(settings)
     on_rescue = functools.partial(
-        archive_from_mirror, archive=archive_session_tree_async, engine=engine, redactor=redactor,
-        server=url, log=log, settings=settings, server_url=url, label=label, http=client_http,
-    )  # fmt: skip
+        archive_from_mirror,
+        archive=archive_session_tree_async,
+        engine=engine,
+        redactor=redactor,
+        server=url,
+        log=log,
+        settings=settings,
+        server_url=url,
+        label=label,
+        http=client_http,
+    )
 
     async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
         with session_scope(engine) as db:
@@ -121,14 +129,26 @@ async def watch_server(
             forget_live(db, server, session_ids)
 
     def make(cfg: WatchConfig) -> Watcher:
-        return Watcher(OpenCodeClient(client_http, url), client_http, on_archive, config=cfg,
-                       on_rescue=on_rescue, on_findings=on_findings, on_abort=on_abort, on_live=on_live,
-                       on_forget=on_forget, on_messages=on_messages, log=log)  # fmt: skip
+        return Watcher(
+            OpenCodeClient(client_http, url),
+            client_http,
+            on_archive,
+            config=cfg,
+            on_rescue=on_rescue,
+            on_findings=on_findings,
+            on_abort=on_abort,
+            on_live=on_live,
+            on_forget=on_forget,
+            on_messages=on_messages,
+            log=log,
+        )
 
     async def run(w: Watcher, term: asyncio.Event) -> None:
         terms.append(w)
-        todo = [act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
-                for r in ([rules] if rules is not None and rules.any else [])]  # fmt: skip
+        todo = [
+            act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
+            for r in ([rules] if rules is not None and rules.any else [])
+        ]
         # a watcher that stood by runs already: the term only lets it follow until it ends
         await asyncio.gather(term.wait() if w.running else w.run(term), *todo)
 
@@ -140,8 +160,17 @@ async def watch_server(
         if lease_seconds is None:
             await run(make(cfg), stop)
         else:
-            await follow(make, cfg, stop, engine=engine, server=server, lease_seconds=lease_seconds,
-                         holder=holder, run=run, log=log)  # fmt: skip
+            await follow(
+                make,
+                cfg,
+                stop,
+                engine=engine,
+                server=server,
+                lease_seconds=lease_seconds,
+                holder=holder,
+                run=run,
+                log=log,
+            )
     finally:
         if own_http:
             await client_http.aclose()

@@ -110,8 +110,9 @@ async def act_loop(
             try:
                 with session_scope(engine) as db:
                     root = watcher.rec.root_of(it.session_id)
-                    record_action(db, server, res, redactor=redactor, at=clock(), root_session_id=root,
-                                  watcher=holder)  # fmt: skip
+                    record_action(
+                        db, server, res, redactor=redactor, at=clock(), root_session_id=root, watcher=holder
+                    )
             except SQLAlchemyError as exc:
                 log(f"audit row of {it.rule} on {it.session_id} not stored: {exc}")
         await _pause(stop, tick)
@@ -236,8 +237,16 @@ async def follow(
                 existing = config.archive_existing
                 await _seed_takeover(watcher, engine, claim, time.time(), log, existing=existing)
             watcher.following = True
-            await _term(watcher, run, stop, engine=engine, server=server, holder=holder,
-                        lease_seconds=lease_seconds, log=log)  # fmt: skip
+            await _term(
+                watcher,
+                run,
+                stop,
+                engine=engine,
+                server=server,
+                holder=holder,
+                lease_seconds=lease_seconds,
+                log=log,
+            )
             watcher.following = False  # lost the lease: back to standing by, if still watching
             await _pause(stop, 0.5)  # a term that ended by itself is not restarted in a tight loop
     finally:

@@ -56,8 +56,10 @@ async def _event(_r: Request) -> StreamingResponse:
         for _ in range(HUGE_MIB):
             yield piece
         yield b'"}}}\n\n'
-        yield (b'data: {"type":"session.created","properties":{"info":{"id":"ses_after",'
-               b'"time":{"created":1,"updated":1}}}}\n\n')  # fmt: skip
+        yield (
+            b'data: {"type":"session.created","properties":{"info":{"id":"ses_after",'
+            b'"time":{"created":1,"updated":1}}}}\n\n'
+        )
         while True:
             await asyncio.sleep(0.2)
             yield b": ping\n\n"
@@ -75,8 +77,14 @@ async def _status(_r: Request) -> JSONResponse:
 
 @pytest.fixture
 def sse_server() -> Iterator[str]:
-    app = Starlette(routes=[Route("/event", _event), Route("/session/status", _status),
-                            Route("/session", _empty), Route("/permission", _empty)])  # fmt: skip
+    app = Starlette(
+        routes=[
+            Route("/event", _event),
+            Route("/session/status", _status),
+            Route("/session", _empty),
+            Route("/permission", _empty),
+        ]
+    )
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -119,8 +119,19 @@ def test_look_alikes_are_left_alone(text: str, engine: str) -> None:
 
 def _token_anchors() -> list[str]:
     """The literal starts of the rules that find a token by its own shape."""
-    context = {"url_userinfo", "bearer", "assignment", "flag", "command", "forgejo", "signature",
-               "docker_auth", "key_block", "azure", "slack"}  # fmt: skip
+    context = {
+        "url_userinfo",
+        "bearer",
+        "assignment",
+        "flag",
+        "command",
+        "forgejo",
+        "signature",
+        "docker_auth",
+        "key_block",
+        "azure",
+        "slack",
+    }
     return sorted({a.decode() for r in builtin_rules() if r.name not in context for a in r.anchors})
 
 
@@ -155,13 +166,24 @@ _range = _num | st.builds(
 
 @settings(max_examples=examples(400))
 @given(
-    st.sampled_from(["token_usage_estimate", "max_tokens", "secret_count", "password_length", "api_key_quota",
-                     "TOKEN_LIMIT", "credential_ttl", "auth_retries", "tokens"]),
+    st.sampled_from(
+        [
+            "token_usage_estimate",
+            "max_tokens",
+            "secret_count",
+            "password_length",
+            "api_key_quota",
+            "TOKEN_LIMIT",
+            "credential_ttl",
+            "auth_retries",
+            "tokens",
+        ]
+    ),
     st.sampled_from([": ", "=", " = ", ":"]),
     st.sampled_from(["", "'", '"']),
     _range,
     st.integers(0, 2),
-)  # fmt: skip
+)
 def test_numbers_and_ranges_are_never_redacted(
     key: str, sep: str, quote: str, value: str, depth: int
 ) -> None:

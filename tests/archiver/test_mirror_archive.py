@@ -36,10 +36,19 @@ def _rescue(settings: Settings, engine: Engine, mirror: Mirror, top: str, logs: 
         async with httpx.AsyncClient() as http:  # never used: the tree is given
             snap = mirror.snapshot(top, "http://oc.test")
             return await archive_from_mirror(
-                top, snap, {}, {}, archive=archive_session_tree_async, engine=engine,
-                redactor=redactor_for(settings), server="http://oc.test", log=logs.append,
-                settings=settings, server_url="http://oc.test", http=http,
-            )  # fmt: skip
+                top,
+                snap,
+                {},
+                {},
+                archive=archive_session_tree_async,
+                engine=engine,
+                redactor=redactor_for(settings),
+                server="http://oc.test",
+                log=logs.append,
+                settings=settings,
+                server_url="http://oc.test",
+                http=http,
+            )
 
     return asyncio.run(go())
 
@@ -133,9 +142,16 @@ def test_a_watcher_whose_stream_closes_mid_tree_archives_what_it_saw_and_says_wh
         async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as http:
             cfg = WatchConfig(settle_seconds=0.2, poll_interval=0.05, sse_retry_seconds=60)
             task = asyncio.create_task(
-                watch_server(settings, stop, engine=engine, server_url="http://oc.test", config=cfg,
-                             log=logs.append, http=http)
-            )  # fmt: skip
+                watch_server(
+                    settings,
+                    stop,
+                    engine=engine,
+                    server_url="http://oc.test",
+                    config=cfg,
+                    log=logs.append,
+                    http=http,
+                )
+            )
             for _ in range(100):
                 await asyncio.sleep(0.1)
                 if _lost(engine)[0]:

@@ -84,8 +84,12 @@ def test_an_imported_archive_with_a_secret_session_id_is_stored_redacted(tmp_pat
 def test_a_claude_transcript_named_by_a_secret_is_stored_redacted(tmp_path: Path, store: str) -> None:
     project = tmp_path / "claude" / "projects" / "-work"
     project.mkdir(parents=True)
-    line = {"type": "user", "uuid": "u1", "timestamp": "2026-11-30T10:00:00Z",
-            "message": {"role": "user", "content": "hi"}}  # fmt: skip
+    line = {
+        "type": "user",
+        "uuid": "u1",
+        "timestamp": "2026-11-30T10:00:00Z",
+        "message": {"role": "user", "content": "hi"},
+    }
     (project / f"{SECRETS[0]}.jsonl").write_bytes(orjson.dumps(line) + b"\n")
     data = tmp_path / "data"
     r = _octel(data, store, "import", "claude", str(tmp_path / "claude"), "--json")

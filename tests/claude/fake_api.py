@@ -137,8 +137,15 @@ def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
-            start = {"id": fake.new_id("msg"), "type": "message", "role": "assistant", "model": model,
-                     "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}  # fmt: skip
+            start = {
+                "id": fake.new_id("msg"),
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "usage": {**usage, "output_tokens": 1},
+            }
             self._event("message_start", {"type": "message_start", "message": start})
             for i, b in enumerate(blocks):
                 opening = {"type": "text", "text": ""} if b["type"] == "text" else {**b, "input": {}}
@@ -155,8 +162,14 @@ def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 )
                 self._event("content_block_stop", {"type": "content_block_stop", "index": i})
             stop = a.stop or ("tool_use" if a.tools else "end_turn")
-            self._event("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop},
-                                          "usage": {**usage, "output_tokens": a.output_tokens}})  # fmt: skip
+            self._event(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop},
+                    "usage": {**usage, "output_tokens": a.output_tokens},
+                },
+            )
             self._event("message_stop", {"type": "message_stop"})
             self.wfile.flush()
 

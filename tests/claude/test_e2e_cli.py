@@ -40,8 +40,19 @@ def _octel(tmp: Path, *args: str, stdin: str | None = None) -> Any:
 
 
 def _add(tmp: Path, run: ClaudeRun) -> dict[str, Any]:
-    out = _octel(tmp, "runs", "add", "-", "--claude-dir", str(run.config_dir), "--exit-code",
-                 str(run.exit_code), "--task", "e2e", stdin=run.stdout)  # fmt: skip
+    out = _octel(
+        tmp,
+        "runs",
+        "add",
+        "-",
+        "--claude-dir",
+        str(run.config_dir),
+        "--exit-code",
+        str(run.exit_code),
+        "--task",
+        "e2e",
+        stdin=run.stdout,
+    )
     assert out["archive"] is not None and out["archive"]["ok"], out
     return dict(out)
 
@@ -65,8 +76,10 @@ def test_a_plain_answer(tmp_path: Path) -> None:
 
 
 def test_a_bash_call_through_stream_json(tmp_path: Path) -> None:
-    main = [Answer("Running it.", tools=[("Bash", {"command": "echo octel-e2e", "description": "Print"})]),
-            Answer("It printed octel-e2e.")]  # fmt: skip
+    main = [
+        Answer("Running it.", tools=[("Bash", {"command": "echo octel-e2e", "description": "Print"})]),
+        Answer("It printed octel-e2e."),
+    ]
     run, _ = _run(tmp_path, main, *STREAM)
     assert run.exit_code == 0
     _add(tmp_path, run)
@@ -93,8 +106,15 @@ def test_the_same_failing_command_repeated(tmp_path: Path) -> None:
 
 
 def test_a_subagent_that_runs_a_tool(tmp_path: Path) -> None:
-    launch = ("Agent", {"description": "List files", "prompt": "List the files with ls.",
-                        "subagent_type": "general-purpose", "run_in_background": False})  # fmt: skip
+    launch = (
+        "Agent",
+        {
+            "description": "List files",
+            "prompt": "List the files with ls.",
+            "subagent_type": "general-purpose",
+            "run_in_background": False,
+        },
+    )
     main = [Answer("Delegating.", tools=[launch]), Answer("The subagent found two files.")]
     sub = [
         Answer(tools=[("Bash", {"command": "ls", "description": "List files"})]),

@@ -162,10 +162,13 @@ def test_watch_archives_quiet_sessions_and_leaves_busy_ones(tmp_path: Path) -> N
 
 
 _BUMPS = st.lists(
-    st.tuples(st.sampled_from(["session_tokens_total", "findings_total"]), st.sampled_from(["a", "b"]),
-              st.integers(0, 1000)),
+    st.tuples(
+        st.sampled_from(["session_tokens_total", "findings_total"]),
+        st.sampled_from(["a", "b"]),
+        st.integers(0, 1000),
+    ),
     max_size=20,
-)  # fmt: skip
+)
 
 
 @settings(max_examples=30, deadline=None)

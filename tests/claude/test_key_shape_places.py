@@ -62,8 +62,13 @@ def test_no_key_shape_survives_in_cycles_or_health(settings: Settings) -> None:
     with TestClient(create_app(settings)) as client:
         begin = {"cycle_id": "c1", "driver": "review", "host": "h", "meta": {"env": planted, "n": 3}}
         assert client.post("/api/v1/cycles/begin", json=begin, headers=AUTH).status_code == 201
-        finish = {"cycle_id": "c1", "driver": "review", "terminal_state": "failed",
-                  "error_kind": planted[:190], "worker_outcome": "crashed"}  # fmt: skip
+        finish = {
+            "cycle_id": "c1",
+            "driver": "review",
+            "terminal_state": "failed",
+            "error_kind": planted[:190],
+            "worker_outcome": "crashed",
+        }
         assert client.post("/api/v1/cycles/finish", json=finish, headers=AUTH).status_code == 200
         beat = {"driver": "review", "host": "h", "in_flight_cycle_id": planted[:200]}
         assert client.post("/api/v1/heartbeat", json=beat, headers=AUTH).status_code == 200

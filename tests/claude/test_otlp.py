@@ -83,13 +83,27 @@ def test_metrics_and_events_become_one_run_per_session(client: TestClient, proto
 def test_api_errors_and_failed_tools_are_kept(client: TestClient) -> None:
     def record(name: str, seq: int, **attrs: Any) -> dict[str, Any]:
         kv = {"session.id": "s-err", "event.name": name, "event.sequence": seq, **attrs}
-        return {"attributes": [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else
-                                {"stringValue": str(v)}} for k, v in kv.items()]}  # fmt: skip
+        return {
+            "attributes": [
+                {"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": str(v)}}
+                for k, v in kv.items()
+            ]
+        }
 
-    logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": [
-        record("tool_result", 1, tool_name="Bash", success="false", tool_use_id="t1"),
-        record("api_error", 2, status_code=529, error="Overloaded", request_id="r1"),
-    ]}]}]}  # fmt: skip
+    logs = {
+        "resourceLogs": [
+            {
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            record("tool_result", 1, tool_name="Bash", success="false", tool_use_id="t1"),
+                            record("api_error", 2, status_code=529, error="Overloaded", request_id="r1"),
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
     assert client.post("/v1/logs", json=logs, headers=AUTH).status_code == 200
     (run,) = _runs(client)
     assert run.is_error and run.raw is not None and run.raw["tool_failures"] == 1

@@ -37,8 +37,21 @@ SECRETS = [
     "AKIAFAKEFAKEFAKEFAKE",
     "acct-7731-0099-4412",
 ]
-USED = ["session.id", "model", "type", "event.name", "request_id", "tool_use_id", "event.sequence",
-        "cost_usd", "input_tokens", "error", "status_code", "tool_name", "success"]  # fmt: skip
+USED = [
+    "session.id",
+    "model",
+    "type",
+    "event.name",
+    "request_id",
+    "tool_use_id",
+    "event.sequence",
+    "cost_usd",
+    "input_tokens",
+    "error",
+    "status_code",
+    "tool_name",
+    "success",
+]
 
 _text = st.one_of(
     st.sampled_from(["s-1", "s-2", "claude-opus-5-5", "input", "output", "cacheRead", "api_request"]),

@@ -129,6 +129,16 @@ def test_octel_detect_reads_claude_files(form: str, tmp_path: Path) -> None:
 def test_octel_detect_picks_a_subagent(tmp_path: Path) -> None:
     (files,) = find_sessions(FIXTURES / "d_subagent_tree" / "json")
     sub = load_tree(files).sessions[1].session_id
-    r = CliRunner().invoke(app, ["--data-dir", str(tmp_path), "detect", str(_transcript("d_subagent_tree")),
-                                 "--session", sub, "--json"])  # fmt: skip
+    r = CliRunner().invoke(
+        app,
+        [
+            "--data-dir",
+            str(tmp_path),
+            "detect",
+            str(_transcript("d_subagent_tree")),
+            "--session",
+            sub,
+            "--json",
+        ],
+    )
     assert r.exit_code == 0 and json.loads(r.stdout)["messages"] == 4

@@ -72,8 +72,11 @@ def test_kinds_come_from_the_lines_not_the_name() -> None:
 
 def test_a_backup_layout_is_named_not_read_as_nothing(tmp_path: Path) -> None:
     cfg = tmp_path / "claude"
-    shutil.copy(_transcript("a_text_answer"), (cfg / "projects" / "-p" / "sessions").mkdir(parents=True) or
-                cfg / "projects" / "-p" / "sessions" / "s.jsonl")  # fmt: skip
+    shutil.copy(
+        _transcript("a_text_answer"),
+        (cfg / "projects" / "-p" / "sessions").mkdir(parents=True)
+        or cfg / "projects" / "-p" / "sessions" / "s.jsonl",
+    )
     r = CliRunner().invoke(
         app, ["--data-dir", str(tmp_path / "data"), "import", "claude", str(cfg), "--json"]
     )

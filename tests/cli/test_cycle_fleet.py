@@ -57,15 +57,34 @@ def _fleet(octel: Octel, dead_pid: int, alive_pid: int) -> None:
     ago = now - timedelta(minutes=25)
     add(
         octel.engine,
-        Daemon(driver="impl", host=HOST, pid=dead_pid, last_heartbeat_at=ago, first_seen_at=ago,
-               in_flight_cycle_id="impl-7"),
-        Daemon(driver="review", host=HOST, pid=alive_pid, last_heartbeat_at=ago, first_seen_at=ago,
-               in_flight_cycle_id="review-3"),
-        cycle("impl-6", "impl", host=HOST, started_at=ago - timedelta(hours=1), ended_at=ago,
-              terminal_state="completed", updated_at=ago),
+        Daemon(
+            driver="impl",
+            host=HOST,
+            pid=dead_pid,
+            last_heartbeat_at=ago,
+            first_seen_at=ago,
+            in_flight_cycle_id="impl-7",
+        ),
+        Daemon(
+            driver="review",
+            host=HOST,
+            pid=alive_pid,
+            last_heartbeat_at=ago,
+            first_seen_at=ago,
+            in_flight_cycle_id="review-3",
+        ),
+        cycle(
+            "impl-6",
+            "impl",
+            host=HOST,
+            started_at=ago - timedelta(hours=1),
+            ended_at=ago,
+            terminal_state="completed",
+            updated_at=ago,
+        ),
         cycle("impl-7", "impl", host=HOST, pid=dead_pid, started_at=ago, updated_at=ago),
         cycle("review-3", "review", host=HOST, pid=alive_pid, started_at=ago, updated_at=ago),
-    )  # fmt: skip
+    )
 
 
 def test_cli_and_api_agree_on_orphaned(octel: Octel, api: TestClient, dead_pid: int, alive_pid: int) -> None:

@@ -13,8 +13,11 @@ def test_a_piped_error_with_a_long_path_is_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "80", "OCTEL_DATA_DIR": str(tmp_path / "data")}
     r = subprocess.run(
         [sys.executable, "-m", "cli", "import", "claude", str(gone)],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert r.returncode == 2
     [line] = [x for x in r.stderr.splitlines() if x.strip()]
     assert str(gone) in line and "not a folder" in line

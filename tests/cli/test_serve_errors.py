@@ -17,8 +17,12 @@ def test_a_busy_port_is_one_sentence(tmp_path: Path) -> None:
         env = {**os.environ, "OCTEL_DATA_DIR": str(tmp_path / "data")}
         r = subprocess.run(
             [sys.executable, "-m", "cli", "serve", "--port", str(port)],
-            capture_output=True, text=True, env=env, timeout=120, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
     assert r.returncode != 0
     assert "serving on" not in r.stdout and "Traceback" not in r.stderr and "Errno" not in r.stderr
     [line] = [x for x in r.stderr.splitlines() if x.strip()]

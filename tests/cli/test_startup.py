@@ -87,8 +87,12 @@ def test_the_command_is_found_after_the_root_options() -> None:
 
 def test_root_options_may_follow_the_command() -> None:
     assert cli.root_options_first(["sessions", "list", "--data-dir", "x", "--database-url=y"]) == [
-        "--data-dir", "x", "--database-url=y", "sessions", "list",
-    ]  # fmt: skip
+        "--data-dir",
+        "x",
+        "--database-url=y",
+        "sessions",
+        "list",
+    ]
 
 
 def test_version_and_short_help() -> None:
@@ -102,8 +106,10 @@ def test_a_data_folder_that_is_a_file_is_one_sentence(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
     r = subprocess.run(
         [sys.executable, "-m", "cli", "sessions", "list", "--data-dir", str(tmp_path / "f")],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 2 and "Errno" not in r.stderr
     assert "is a file" in r.stderr and "--data-dir" in r.stderr
 

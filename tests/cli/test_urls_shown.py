@@ -17,9 +17,13 @@ from archiver.urls import without_credentials
 _PART = st.text(st.sampled_from("abcXYZ019-._~%!$&'()*+,;=:"), min_size=1)
 
 
-@given(user=_PART, password=_PART, host=st.from_regex(r"[a-z0-9.-]{1,20}(:[0-9]{1,5})?", fullmatch=True),
-       path=st.from_regex(r"(/[a-z0-9@]{0,8}){0,3}(\?q=[a-z@]{0,5})?", fullmatch=True),
-       scheme=st.sampled_from(["http", "https", "HTTP", "postgresql+psycopg"]))  # fmt: skip
+@given(
+    user=_PART,
+    password=_PART,
+    host=st.from_regex(r"[a-z0-9.-]{1,20}(:[0-9]{1,5})?", fullmatch=True),
+    path=st.from_regex(r"(/[a-z0-9@]{0,8}){0,3}(\?q=[a-z@]{0,5})?", fullmatch=True),
+    scheme=st.sampled_from(["http", "https", "HTTP", "postgresql+psycopg"]),
+)
 def test_credentials_are_taken_out_and_the_rest_kept(
     user: str, password: str, host: str, path: str, scheme: str
 ) -> None:

@@ -51,8 +51,14 @@ class Session:
     def user(self, text: str, *, synthetic: bool = False, compaction: bool = False) -> None:
         mid = self._id("msg")
         self._last_user = mid
-        info = {"id": mid, "sessionID": self.sid, "role": "user", "time": {"created": self._tick()},
-                "agent": "build", "summary": {"diffs": []}}  # fmt: skip
+        info = {
+            "id": mid,
+            "sessionID": self.sid,
+            "role": "user",
+            "time": {"created": self._tick()},
+            "agent": "build",
+            "summary": {"diffs": []},
+        }
         parts = (
             [self._part(mid, "compaction", auto=True, overflow=True)]
             if compaction
@@ -87,17 +93,24 @@ class Session:
             parts.append(self._tool(mid, tool, inp, outcome))
         if finish is None:
             finish = "tool-calls" if tools else "stop"
-        tokens = {"input": 900, "output": output_tokens, "reasoning": 0,
-                  "cache": {"read": 0, "write": 0}}  # fmt: skip
+        tokens = {"input": 900, "output": output_tokens, "reasoning": 0, "cache": {"read": 0, "write": 0}}
         if completed and error is None and not bare:
             parts.append(self._part(mid, "step-finish", reason=finish, cost=0.001, tokens=tokens))
         if patch:
             parts.append(self._part(mid, "patch", hash="h", files=patch))
         info: dict[str, Any] = {
-            "id": mid, "sessionID": self.sid, "role": "assistant", "parentID": self._last_user,
-            "modelID": "m", "providerID": "p", "mode": "build", "agent": "build",
-            "cost": 0.001, "tokens": tokens, "time": {"created": created},
-        }  # fmt: skip
+            "id": mid,
+            "sessionID": self.sid,
+            "role": "assistant",
+            "parentID": self._last_user,
+            "modelID": "m",
+            "providerID": "p",
+            "mode": "build",
+            "agent": "build",
+            "cost": 0.001,
+            "tokens": tokens,
+            "time": {"created": created},
+        }
         if summary:
             info["summary"] = True
         if completed:
@@ -114,32 +127,55 @@ class Session:
         t = {"start": self._tick(50), "end": self._tick(50)}
         state: dict[str, Any]
         if kind == "ok":
-            state = {"status": "completed", "input": inp, "output": outcome[1], "title": tool,
-                     "metadata": {"exit": 0} if tool == "bash" else {}, "time": t}  # fmt: skip
+            state = {
+                "status": "completed",
+                "input": inp,
+                "output": outcome[1],
+                "title": tool,
+                "metadata": {"exit": 0} if tool == "bash" else {},
+                "time": t,
+            }
         elif kind == "exit":
-            state = {"status": "completed", "input": inp, "output": outcome[2], "title": tool,
-                     "metadata": {"exit": outcome[1], "output": outcome[2]}, "time": t}  # fmt: skip
+            state = {
+                "status": "completed",
+                "input": inp,
+                "output": outcome[2],
+                "title": tool,
+                "metadata": {"exit": outcome[1], "output": outcome[2]},
+                "time": t,
+            }
         elif kind == "error":
             state = {"status": "error", "input": inp, "error": outcome[1], "time": t}
         elif kind == "aborted":
-            state = {"status": "error", "input": inp, "error": "Tool execution aborted",
-                     "metadata": {"interrupted": True}, "time": t}  # fmt: skip
+            state = {
+                "status": "error",
+                "input": inp,
+                "error": "Tool execution aborted",
+                "metadata": {"interrupted": True},
+                "time": t,
+            }
         else:  # running / pending
             state = {"status": kind, "input": inp, "time": {"start": t["start"]}}
         return self._part(mid, "tool", callID=f"call_{self._n}", tool=tool, state=state)
 
-    def sample(self, kind: str | None, *, attempt: int = 0, pending: tuple[str, ...] = (),
-               every_ms: int = 250) -> None:  # fmt: skip
+    def sample(
+        self, kind: str | None, *, attempt: int = 0, pending: tuple[str, ...] = (), every_ms: int = 250
+    ) -> None:
         """One status poll; `None` means the session was absent (idle)."""
         t = self._tick(every_ms)
         status: dict[str, Any] = {}
         if kind == "retry":
-            status[self.sid] = {"type": "retry", "attempt": attempt, "message": "Provider is overloaded",
-                                "next": t + 2000}  # fmt: skip
+            status[self.sid] = {
+                "type": "retry",
+                "attempt": attempt,
+                "message": "Provider is overloaded",
+                "next": t + 2000,
+            }
         elif kind is not None:
             status[self.sid] = {"type": kind}
-        self.status.append({"t": round((t - T0) / 1000, 3), "status": status,
-                            "pending_permissions": list(pending)})  # fmt: skip
+        self.status.append(
+            {"t": round((t - T0) / 1000, 3), "status": status, "pending_permissions": list(pending)}
+        )
 
     def event(self, kind: str, **props: Any) -> None:
         ev = {"id": self._id("evt"), "type": kind, "properties": {"sessionID": self.sid, **props}}
@@ -147,8 +183,13 @@ class Session:
 
     def ask(self, permission: str, patterns: list[str], call: str | None = None) -> str:
         rid = self._id("per")
-        props: dict[str, Any] = {"id": rid, "permission": permission, "patterns": patterns,
-                                 "metadata": {}, "always": ["*"]}  # fmt: skip
+        props: dict[str, Any] = {
+            "id": rid,
+            "permission": permission,
+            "patterns": patterns,
+            "metadata": {},
+            "always": ["*"],
+        }
         if call:
             props["tool"] = {"messageID": self.messages[-1]["info"]["id"], "callID": call}
         self.event("permission.asked", **props)
@@ -158,9 +199,14 @@ class Session:
         self.event("permission.replied", requestID=rid, reply=reply)
 
     def doc(self, description: str) -> dict[str, Any]:
-        return {"scenario": self.name, "description": description, "root_id": self.sid,
-                "messages": {self.sid: self.messages}, "status_samples": self.status,
-                "events": self.events}  # fmt: skip
+        return {
+            "scenario": self.name,
+            "description": description,
+            "root_id": self.sid,
+            "messages": {self.sid: self.messages},
+            "status_samples": self.status,
+            "events": self.events,
+        }
 
 
 # --- small vocabulary of calls ------------------------------------------------------------

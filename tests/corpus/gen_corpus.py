@@ -228,8 +228,10 @@ def gen_silent(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
 def gen_no_progress(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     s = Session(f"noprog_{k}")
     s.user("Find out why the cache misses.")
-    pool = [("read", read(f)) for f in FILES[:5]] + [("grep", {"pattern": "cache", "path": "src"}),
-                                                      ("bash", bash("git log -3 --oneline"))]  # fmt: skip
+    pool = [("read", read(f)) for f in FILES[:5]] + [
+        ("grep", {"pattern": "cache", "path": "src"}),
+        ("bash", bash("git log -3 --oneline")),
+    ]
     last: list[int] = []
     for i in range(rng.randint(26, 32)):
         j = rng.choice([x for x in range(len(pool)) if x not in last[-4:]])  # no short cycle
@@ -311,12 +313,21 @@ def build() -> Iterator[tuple[str, str]]:
             yield f"{session.name}.json", _dump(session.doc(gen.__doc__ or prefix))
             yield f"{session.name}.label.json", _dump(label)
     for name, (lab, also, note) in FIXTURE_LABELS.items():
-        label = {"source": f"fixture:{name}", "label": lab, "also": also, "note": note,
-                 "session": f"../fixtures/opencode/{name}.json"}  # fmt: skip
+        label = {
+            "source": f"fixture:{name}",
+            "label": lab,
+            "also": also,
+            "note": note,
+            "session": f"../fixtures/opencode/{name}.json",
+        }
         yield f"fx_{name}.label.json", _dump(label)
     yield "fx_permission_deadlock_midrun.json", _dump(_midrun_deadlock())
-    label = {"source": "fixture:permission_deadlock (midrun)", "label": "permission_deadlock",
-             "also": [], "note": "live view: ask pending, session busy"}  # fmt: skip
+    label = {
+        "source": "fixture:permission_deadlock (midrun)",
+        "label": "permission_deadlock",
+        "also": [],
+        "note": "live view: ask pending, session busy",
+    }
     yield "fx_permission_deadlock_midrun.label.json", _dump(label)
 
 

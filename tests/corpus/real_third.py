@@ -33,8 +33,14 @@ def _stuck(i: int, project: str) -> Run:
     s = FreshSteps(f"th_noprog_{i:02d}", project)
     pre = _pre(s)
     if i == 0:  # back to the same six look-ups in a shuffled order, with words between
-        pool = [s.read("app.py"), s.read("NOTES.md"), s.grep_in("parse", "*.py"),
-                s.sh("wc -l app.py"), s.glob("**/*.md"), s.sh("head -n 1 app.py")]  # fmt: skip
+        pool = [
+            s.read("app.py"),
+            s.read("NOTES.md"),
+            s.grep_in("parse", "*.py"),
+            s.sh("wc -l app.py"),
+            s.glob("**/*.md"),
+            s.sh("head -n 1 app.py"),
+        ]
         order = [0, 1, 2, 3, 4, 5, 2, 0, 4, 1, 5, 3, 0, 2, 1, 4, 3, 5]
         loop = [s.talk(dict(pool[k]), 0.6, 0.2) for k in order]
         note = "the same six look-ups, over and over in a shuffled order"
@@ -148,8 +154,15 @@ def _healthy(i: int, project: str) -> Run:
 
 
 def _run_ok(s: FreshSteps, note: str, turns: list[Turn], **extra: Any) -> Run:
-    return {"name": s.name, "label": "healthy", "note": note, "begins": -1,
-            "prompt": "Fix the parser so the check passes.", "script": {"turns": turns}, **extra}  # fmt: skip
+    return {
+        "name": s.name,
+        "label": "healthy",
+        "note": note,
+        "begins": -1,
+        "prompt": "Fix the parser so the check passes.",
+        "script": {"turns": turns},
+        **extra,
+    }
 
 
 def third_runs(project: str) -> list[Run]:

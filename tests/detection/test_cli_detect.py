@@ -246,8 +246,9 @@ def test_logs_and_captures_in_a_folder_and_a_bad_file_skipped(run: CliRunner, tm
     folder.mkdir()
     shutil.copy(FIXTURES / "run_format_json.jsonl", folder / "run.jsonl")
     rec = json.loads((FIXTURES / "doom_loop.json").read_text())
-    (folder / "events.json").write_text(json.dumps([{"timestamp": e["received"], "event": e["event"]}
-                                                    for e in rec["events"]]))  # fmt: skip
+    (folder / "events.json").write_text(
+        json.dumps([{"timestamp": e["received"], "event": e["event"]} for e in rec["events"]])
+    )
     (folder / "junk.json").write_text('{"hello": "world"}')
     code, out, err = invoke(run, tmp_path, str(folder), "--json")
     assert code == 0

@@ -296,8 +296,11 @@ def test_the_fast_path_builds_what_the_general_converter_builds() -> None:
     from archiver.convert_fast import classic_messages
 
     tests = Path(__file__).parents[1]
-    files = [*(tests / "fixtures" / "opencode").glob("*.json"), *(tests / "corpus").glob("*.json"),
-             *(tests / "corpus" / "real").glob("*/*.json")]  # fmt: skip
+    files = [
+        *(tests / "fixtures" / "opencode").glob("*.json"),
+        *(tests / "corpus").glob("*.json"),
+        *(tests / "corpus" / "real").glob("*/*.json"),
+    ]
     compared = 0
     for f in files:
         if f.name.endswith(".label.json"):

@@ -17,8 +17,16 @@ from detectors.evaluation import Evaluation, evaluate
 
 CORPUS = Path(__file__).parents[1] / "corpus"
 # The detectors this corpus was written for; newer ones are measured on the recorded corpus.
-GENERATED_FOR = ("doom_loop", "retry_cascade", "permission_deadlock", "empty_reasoning", "monologue",
-                 "compaction_loop", "silent_stop", "no_progress")  # fmt: skip
+GENERATED_FOR = (
+    "doom_loop",
+    "retry_cascade",
+    "permission_deadlock",
+    "empty_reasoning",
+    "monologue",
+    "compaction_loop",
+    "silent_stop",
+    "no_progress",
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +60,13 @@ def test_the_corpus_covers_every_detector_and_the_hard_healthy_cases() -> None:
     for name in GENERATED_FOR:
         assert labels.count(name) >= 3, name
     notes = {json.loads(p.read_text()).get("note") for p in CORPUS.glob("*.label.json")}
-    for hard in ("polling with sleep", "a long build", "many different reads",
-                 "test-fix-test that makes progress", "long reasoning before a big edit"):  # fmt: skip
+    for hard in (
+        "polling with sleep",
+        "a long build",
+        "many different reads",
+        "test-fix-test that makes progress",
+        "long reasoning before a big edit",
+    ):
         assert hard in notes
     assert sum(1 for r in runs if r.name.startswith("fx_")) >= 15  # captured from a real server
 

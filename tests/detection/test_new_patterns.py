@@ -90,8 +90,15 @@ def test_a_timeout_left_as_the_last_thing_is_suspect_while_busy_and_stuck_once_i
 
 
 def test_interactive_commands() -> None:
-    for cmd in ("git commit", "git -c user.name=x commit --allow-empty", "gh auth login", "vim notes.md",
-                "git rebase -i HEAD~3", "git tag -a v1", "npm init"):  # fmt: skip
+    for cmd in (
+        "git commit",
+        "git -c user.name=x commit --allow-empty",
+        "gh auth login",
+        "vim notes.md",
+        "git rebase -i HEAD~3",
+        "git tag -a v1",
+        "npm init",
+    ):
         assert is_interactive(cmd), cmd
     for cmd in ("git commit -m 'x'", "git commit --no-edit --amend", "git tag v1", "npm init -y", "ls -la"):
         assert not is_interactive(cmd), cmd
@@ -125,8 +132,11 @@ def test_cycles_of_three_and_four_through_text_and_reasoning_are_stuck() -> None
         calls = [read("a.py"), bash("grep -n split a.py"), bash("python -c 'import a'", exit=1), read("b.py")]
         s = Stream().user()
         for k in range(3 * period):
-            s.step(calls[k % period], text="Let me check." if k % 2 else None,
-                   reasoning="Maybe the split." if k % 3 == 0 else None)  # fmt: skip
+            s.step(
+                calls[k % period],
+                text="Let me check." if k % 2 else None,
+                reasoning="Maybe the split." if k % 3 == 0 else None,
+            )
         f = find(s, "doom_loop")
         assert f.verdict == "stuck" and f.evidence["period"] == period, period
 
@@ -146,8 +156,9 @@ def test_whitespace_never_makes_two_calls_differ(words: list[str], gaps: list[st
     plain = " ".join(words)
     spaced = gaps[0] + "".join(w + gaps[i % len(gaps)] for i, w in enumerate(words))
     a = call_signature("bash", json.dumps({"command": plain}, sort_keys=True, separators=(",", ":")))
-    b = call_signature("bash", json.dumps({"command": spaced, "description": "x"}, sort_keys=True,
-                                          separators=(",", ":")))  # fmt: skip
+    b = call_signature(
+        "bash", json.dumps({"command": spaced, "description": "x"}, sort_keys=True, separators=(",", ":"))
+    )
     assert a == b
 
 

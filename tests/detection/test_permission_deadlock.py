@@ -100,8 +100,12 @@ def test_a_long_running_call_while_busy_is_a_long_build_not_a_deadlock() -> None
 def test_the_wait_is_a_named_setting() -> None:
     from detectors import Thresholds
 
-    found = score(running().messages, status=waiting("per_1", 6), permissions=(ask("per_1"),),
-                  thresholds=Thresholds(permission_wait_stuck_s=5))  # fmt: skip
+    found = score(
+        running().messages,
+        status=waiting("per_1", 6),
+        permissions=(ask("per_1"),),
+        thresholds=Thresholds(permission_wait_stuck_s=5),
+    )
     assert [f.verdict for f in found] == ["stuck"]
 
 

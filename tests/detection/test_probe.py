@@ -38,8 +38,15 @@ def _part(draw: st.DrawFn, k: int) -> Part:
     pid = f"p{k}"
     kind = draw(st.integers(0, 7))
     if kind <= 2:
-        return ToolCall(pid, draw(_tools), draw(_inputs), draw(_status), "out", draw(_errors),
-                        draw(st.sampled_from([None, 0, 1, 2])))  # fmt: skip
+        return ToolCall(
+            pid,
+            draw(_tools),
+            draw(_inputs),
+            draw(_status),
+            "out",
+            draw(_errors),
+            draw(st.sampled_from([None, 0, 1, 2])),
+        )
     if kind == 3:
         return Text(pid, draw(st.sampled_from(["same", "other", " ", "Same  "])), draw(st.booleans()))
     if kind == 4:
@@ -180,10 +187,18 @@ def test_worst_verdict() -> None:
 
 def test_built_in_detectors_are_registered_like_add_ons() -> None:
     assert set(REGISTRY.names()) == {
-        "doom_loop", "retry_cascade", "permission_deadlock", "empty_reasoning",
-        "monologue", "compaction_loop", "silent_stop", "no_progress",
-        "output_limit", "turn_repetition", "command_timeout",
-    }  # fmt: skip
+        "doom_loop",
+        "retry_cascade",
+        "permission_deadlock",
+        "empty_reasoning",
+        "monologue",
+        "compaction_loop",
+        "silent_stop",
+        "no_progress",
+        "output_limit",
+        "turn_repetition",
+        "command_timeout",
+    }
     with pytest.raises(ValueError, match="already registered"):
         REGISTRY.register("doom_loop", "again")(lambda th: Detector(th))
 

@@ -105,8 +105,17 @@ def test_polling_that_never_changes_is_no_progress() -> None:
 def test_a_todo_list_churned_without_edits_is_no_progress() -> None:
     s = Stream().user()
     for i in range(24):
-        s.step(call("todowrite", {"todos": [{"content": "fix", "status": ["pending", "in_progress"][i % 2]},
-                                            {"content": f"step {i}", "status": "pending"}]}))  # fmt: skip
+        s.step(
+            call(
+                "todowrite",
+                {
+                    "todos": [
+                        {"content": "fix", "status": ["pending", "in_progress"][i % 2]},
+                        {"content": f"step {i}", "status": "pending"},
+                    ]
+                },
+            )
+        )
         if i % 3 == 0:
             s.step(read("app.py"))
     assert finding(s, "no_progress").verdict == "stuck"

@@ -16,8 +16,15 @@ from detectors import score, worst_verdict
 from detectors.model import ToolCall
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "opencode"
-SCENARIOS = ("healthy", "doom_loop", "reasoning_loop", "permission_deadlock", "context_overflow",
-             "subagent_tree", "tool_errors")  # fmt: skip
+SCENARIOS = (
+    "healthy",
+    "doom_loop",
+    "reasoning_loop",
+    "permission_deadlock",
+    "context_overflow",
+    "subagent_tree",
+    "tool_errors",
+)
 
 
 def _fx(name: str) -> dict[str, Any]:
@@ -54,8 +61,11 @@ def test_an_event_capture_reads_as_the_recorded_session(name: str, how: str) -> 
     fx = _fx(name)
     ref = from_fixture(fx)
     found = score(ref.messages, status=ref.status, permissions=ref.permissions)
-    expected = (len(ref.messages), worst_verdict(found),
-                [p.tool for m in ref.messages for p in m.parts if isinstance(p, ToolCall)])  # fmt: skip
+    expected = (
+        len(ref.messages),
+        worst_verdict(found),
+        [p.tool for m in ref.messages for p in m.parts if isinstance(p, ToolCall)],
+    )
     assert _verdict(_wrapped(fx["events"], how)) == expected
 
 
@@ -77,8 +87,12 @@ def test_an_opencode_run_json_log() -> None:
 
 
 def test_a_run_log_error_line_lands_on_the_last_step() -> None:
-    line = {"type": "error", "timestamp": 1796060798729, "sessionID": "ses_a",
-            "error": {"name": "APIError", "data": {"message": "Provider is overloaded"}}}  # fmt: skip
+    line = {
+        "type": "error",
+        "timestamp": 1796060798729,
+        "sessionID": "ses_a",
+        "error": {"name": "APIError", "data": {"message": "Provider is overloaded"}},
+    }
     text = (FIXTURES / "run_format_json.jsonl").read_text().replace("ses_dd26eaa43ffeqvETR6zFrgD2Cx", "ses_a")
     c = read_session(text + json.dumps(line) + "\n")
     assert c.messages[-1].error == "APIError"
@@ -100,8 +114,11 @@ def test_events_of_several_sessions_pick_the_root_or_the_one_asked_for() -> None
 
 
 def test_events_without_messages_give_no_messages() -> None:
-    status_only = [e for e in _fx("healthy")["events"] if e["event"]["type"].startswith("session.")
-                   and e["event"]["type"] != "session.created"]  # fmt: skip
+    status_only = [
+        e
+        for e in _fx("healthy")["events"]
+        if e["event"]["type"].startswith("session.") and e["event"]["type"] != "session.created"
+    ]
     c = read_session(json.dumps(status_only))
     assert c.messages == []
 

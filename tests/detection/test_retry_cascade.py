@@ -101,8 +101,14 @@ def test_provider_retries_point_at_the_empty_step_and_are_the_named_pattern() ->
 
 def test_exit_codes_that_answer_are_not_failures() -> None:
     s = Stream().user()
-    for cmd in ("grep -n TODO app.py", "diff a.py b.py", "test -f setup.py", "git diff --quiet",
-                "cat x | grep -c import", "rg FIXME src"):  # fmt: skip
+    for cmd in (
+        "grep -n TODO app.py",
+        "diff a.py b.py",
+        "test -f setup.py",
+        "git diff --quiet",
+        "cat x | grep -c import",
+        "rg FIXME src",
+    ):
         s.step(bash(cmd, exit=1, output=""))
     hello = "Hi dev! You've successfully authenticated, but GitHub does not provide shell access."
     s.step(bash("ssh -T git@github.com", exit=1, output=hello))

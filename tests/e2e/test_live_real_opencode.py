@@ -92,12 +92,14 @@ def test_a_session_blocked_on_an_ask_shows_its_messages_so_far_redacted(
         {
             "title": "Push it",
             "turns": [
-                {"text": "Pushing now.",
-                 "tool_calls": [{"name": "bash", "arguments": {"command": "git push origin main"}}]},
+                {
+                    "text": "Pushing now.",
+                    "tool_calls": [{"name": "bash", "arguments": {"command": "git push origin main"}}],
+                },
                 {"text": "Done."},
             ],
         }
-    )  # fmt: skip
+    )
     ask = {"permission": [{"permission": "bash", "pattern": "*", "action": "ask"}]}
     with (
         watching(_store_redacting(tmp_path, secret), opencode.url) as store,
@@ -152,17 +154,39 @@ def test_a_long_tool_and_a_subagent_waiting_on_its_child(
         {
             "title": "Nested",
             "turns": [
-                {"text": "Delegating.", "tool_calls": [{"name": "task", "arguments": {
-                    "description": "Middle", "prompt": "Delegate again.", "subagent_type": "nester"}}]},
-                {"text": "Again.", "tool_calls": [{"name": "task", "arguments": {
-                    "description": "Leaf", "prompt": "Wait a bit.", "subagent_type": "general"}}]},
+                {
+                    "text": "Delegating.",
+                    "tool_calls": [
+                        {
+                            "name": "task",
+                            "arguments": {
+                                "description": "Middle",
+                                "prompt": "Delegate again.",
+                                "subagent_type": "nester",
+                            },
+                        }
+                    ],
+                },
+                {
+                    "text": "Again.",
+                    "tool_calls": [
+                        {
+                            "name": "task",
+                            "arguments": {
+                                "description": "Leaf",
+                                "prompt": "Wait a bit.",
+                                "subagent_type": "general",
+                            },
+                        }
+                    ],
+                },
                 {"text": "Waiting.", "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 6"}}]},
                 {"text": "Leaf done."},
                 {"text": "Middle done."},
                 {"text": "All done."},
             ],
         }
-    )  # fmt: skip
+    )
     with (
         watch() as watched,
         httpx.Client(base_url=opencode.url, timeout=15) as http,

@@ -39,19 +39,39 @@ def test_rows_of_a_server_nobody_follows_read_unknown_everywhere(
     data, db_url = tmp_path / "data", f"sqlite:///{tmp_path / 'store.db'}"
     engine = make_engine(db_url)
     upgrade(engine)
-    env = {**os.environ, "OCTEL_DATABASE_URL": db_url, "OCTEL_DATA_DIR": str(data),
-           "OCTEL_WATCH_LEASE_SECONDS": "3", "COLUMNS": "300"}  # fmt: skip
+    env = {
+        **os.environ,
+        "OCTEL_DATABASE_URL": db_url,
+        "OCTEL_DATA_DIR": str(data),
+        "OCTEL_WATCH_LEASE_SECONDS": "3",
+        "COLUMNS": "300",
+    }
     log = tmp_path / "watch.log"
     with log.open("wb") as out:
-        watcher = subprocess.Popen([sys.executable, "-m", "cli", "watch", "--server", opencode.url],
-                                   cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out)  # fmt: skip
+        watcher = subprocess.Popen(
+            [sys.executable, "-m", "cli", "watch", "--server", opencode.url],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
     http = httpx.Client(base_url=opencode.url, timeout=15)
-    settings = Settings(data_dir=data, database_url=db_url, ingest_token="test-token-0123456789",  # type: ignore[arg-type]
-                        _env_file=None)  # type: ignore[call-arg]  # fmt: skip
+    settings = Settings(
+        data_dir=data,
+        database_url=db_url,
+        ingest_token="test-token-0123456789",  # type: ignore[arg-type]
+        _env_file=None,
+    )  # type: ignore[call-arg]
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, env=env, text=True,
-                              capture_output=True, timeout=60)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "cli", *args],
+            cwd=ROOT,
+            env=env,
+            text=True,
+            capture_output=True,
+            timeout=60,
+        )
 
     def live() -> list[dict[str, object]]:
         items = json.loads(cli("sessions", "list", "--live", "--json").stdout)

@@ -31,12 +31,23 @@ SCRIPT = {
     "title": "Deleted at idle",
     "turns": [
         {"text": "Listing.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
-        {"text": "Delegating.", "tool_calls": [{"name": "task", "arguments": {
-            "description": "Look around", "prompt": "Say hello.", "subagent_type": "general"}}]},
+        {
+            "text": "Delegating.",
+            "tool_calls": [
+                {
+                    "name": "task",
+                    "arguments": {
+                        "description": "Look around",
+                        "prompt": "Say hello.",
+                        "subagent_type": "general",
+                    },
+                }
+            ],
+        },
         {"text": "Hello from the child.", "reasoning": "The parent asked for a greeting."},
         {"text": "All done."},
     ],
-}  # fmt: skip
+}
 
 
 _SID = re.compile(r"ses_[A-Za-z0-9]+")  # the task tool's output names its child session
@@ -47,10 +58,16 @@ def shape(messages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     out = []
     for m in messages:
         parts = tuple(
-            (p.get("type"), p.get("text"), p.get("tool"), (p.get("state") or {}).get("status"),
-             _SID.sub("ses_…", str((p.get("state") or {}).get("output"))))
-            for p in m["parts"] if p.get("type") not in ("step-start", "patch")
-        )  # fmt: skip
+            (
+                p.get("type"),
+                p.get("text"),
+                p.get("tool"),
+                (p.get("state") or {}).get("status"),
+                _SID.sub("ses_…", str((p.get("state") or {}).get("output"))),
+            )
+            for p in m["parts"]
+            if p.get("type") not in ("step-start", "patch")
+        )
         out.append((m["info"].get("role"), m["info"].get("finish"), parts))
     return out
 
@@ -124,9 +141,10 @@ def test_a_watcher_started_mid_run_reads_what_it_missed_and_archives_the_whole_t
     fake_llm.load(slow)
     with ExitStack() as started:
         run = run_and_delete_at_idle(
-            opencode.url, "Look at the project.",
+            opencode.url,
+            "Look at the project.",
             on_busy=lambda _root: started.enter_context(watch(settle=2.0)),
-        )  # fmt: skip
+        )
         assert run["gone"], run
         docs = _archived(octel_store.settings, run["root"], 2)
     assert len(docs) == 2, octel_store.logs

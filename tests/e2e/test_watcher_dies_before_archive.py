@@ -33,8 +33,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def _watch(
     url: str, db_url: str, data: Path, log: Path, *extra: str, lease: float = LEASE_S
 ) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "OCTEL_DATABASE_URL": db_url, "OCTEL_DATA_DIR": str(data),
-           "OCTEL_WATCH_LEASE_SECONDS": str(lease), "COLUMNS": "300"}  # fmt: skip
+    env = {
+        **os.environ,
+        "OCTEL_DATABASE_URL": db_url,
+        "OCTEL_DATA_DIR": str(data),
+        "OCTEL_WATCH_LEASE_SECONDS": str(lease),
+        "COLUMNS": "300",
+    }
     cmd = [sys.executable, "-m", "cli", "watch", "--server", url, "--poll-interval", "0.5", *extra]
     with log.open("ab") as out:
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out)

@@ -34,8 +34,13 @@ _ARCHIVED = re.compile(r"archived (ses_\w+):")
 
 
 def _watch(url: str, db_url: str, data: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "OCTEL_DATABASE_URL": db_url, "OCTEL_DATA_DIR": str(data),
-           "OCTEL_WATCH_LEASE_SECONDS": str(LEASE_S), "COLUMNS": "300"}  # fmt: skip
+    env = {
+        **os.environ,
+        "OCTEL_DATABASE_URL": db_url,
+        "OCTEL_DATA_DIR": str(data),
+        "OCTEL_WATCH_LEASE_SECONDS": str(LEASE_S),
+        "COLUMNS": "300",
+    }
     # settle 6 s: OpenCode may update a session for a moment after it goes idle (its diff
     # summary); a shorter settle would archive such a tree twice, whoever follows the server
     cmd = [sys.executable, "-m", "cli", "watch", "--server", url, "--settle", "6", "--poll-interval", "0.5"]

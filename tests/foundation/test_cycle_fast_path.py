@@ -37,18 +37,37 @@ _value = st.one_of(
 )
 _NAMES = {
     BEGIN: ["cycle_id", "driver", "started_at", "host", "pid", "claims_count", "session_id", "meta", "bogus"],
-    FINISH: ["cycle_id", "driver", "terminal_state", "worker_outcome", "error_kind", "started_at",
-             "ended_at", "session_id", "processed_count", "worker_wallclock_seconds", "meta", "bogus"],
-}  # fmt: skip
+    FINISH: [
+        "cycle_id",
+        "driver",
+        "terminal_state",
+        "worker_outcome",
+        "error_kind",
+        "started_at",
+        "ended_at",
+        "session_id",
+        "processed_count",
+        "worker_wallclock_seconds",
+        "meta",
+        "bogus",
+    ],
+}
 _VALID = {
     BEGIN: {"cycle_id": "c1", "driver": "review"},
     FINISH: {"cycle_id": "c1", "driver": "review", "terminal_state": "done"},
 }
 _RAW = [
-    b"", b"{", b"[]", b'"c1"', b"null", b'{"cycle_id": NaN}', b'{"cycle_id": "\\ud800"}', b"\xef\xbb\xbf{}",
+    b"",
+    b"{",
+    b"[]",
+    b'"c1"',
+    b"null",
+    b'{"cycle_id": NaN}',
+    b'{"cycle_id": "\\ud800"}',
+    b"\xef\xbb\xbf{}",
     b'{"cycle_id": "c1", "driver": "review", "terminal_state": "done", "pid": 1e400}',
     b'{"cycle_id": "c1", "driver": "review", "terminal_state": "done", "meta": {"n": 18446744073709551616}}',
-]  # fmt: skip
+]
 
 
 @st.composite
@@ -118,8 +137,12 @@ def test_the_fast_path_takes_a_valid_body_and_leaves_the_rest() -> None:
 def test_fast_writes_are_counted_under_their_route(pair: tuple[TestClient, TestClient]) -> None:
     fast, _ = pair
     assert fast.post(BEGIN, json={"cycle_id": "m1", "driver": "review"}, headers=FAST).status_code == 201
-    assert fast.post(FINISH, json={"cycle_id": "m1", "driver": "review", "terminal_state": "done"},
-                     headers=FAST).status_code == 200  # fmt: skip
+    assert (
+        fast.post(
+            FINISH, json={"cycle_id": "m1", "driver": "review", "terminal_state": "done"}, headers=FAST
+        ).status_code
+        == 200
+    )
     text = fast.get("/metrics").text
     assert 'octel_http_requests_total{method="POST",route="/api/v1/cycles/begin",status="201"} 1.0' in text
     assert 'octel_http_requests_total{method="POST",route="/api/v1/cycles/finish",status="200"} 1.0' in text

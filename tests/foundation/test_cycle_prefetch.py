@@ -73,10 +73,17 @@ def _rows(engine: Engine, prefix: str) -> list[tuple[Any, ...]]:
     with session_scope(engine, write=False) as db:
         rows = db.exec(select(Cycle).where(Cycle.cycle_id.startswith(prefix))).all()  # type: ignore[attr-defined]
         return sorted(
-            (c.cycle_id.removeprefix(prefix), c.driver, c.ended_at is None, c.start_synthesised,
-             c.terminal_state, c.processed_count, sorted(c.raw or {}))
+            (
+                c.cycle_id.removeprefix(prefix),
+                c.driver,
+                c.ended_at is None,
+                c.start_synthesised,
+                c.terminal_state,
+                c.processed_count,
+                sorted(c.raw or {}),
+            )
             for c in rows
-        )  # fmt: skip
+        )
 
 
 def test_a_batch_that_reads_its_rows_at_once_answers_as_writes_one_by_one(
@@ -119,8 +126,13 @@ def test_a_cycle_stored_meanwhile_by_a_writer_without_its_lock_is_not_lost(pg_ur
 
     engine = make_engine(pg_url)
     upgrade(engine)
-    g = GroupCommit(engine, expected=(ingest.ConflictError,), threads=1,
-                    prefetch=cycle_rows.prefetch, deferred=cycle_rows.deferred)  # fmt: skip
+    g = GroupCommit(
+        engine,
+        expected=(ingest.ConflictError,),
+        threads=1,
+        prefetch=cycle_rows.prefetch,
+        deferred=cycle_rows.deferred,
+    )
     g.start()
     try:
         now = utcnow()

@@ -64,37 +64,77 @@ _json: st.SearchStrategy[Any] = st.recursive(
 )
 _FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "/api/v1/cycles/begin": {
-        "cycle_id": _text, "driver": _text, "started_at": _time, "host": _text, "pid": _count,
-        "candidates_count": _count, "claims_count": _count, "swept_count": _count,
-        "session_id": _text, "meta": _json,
+        "cycle_id": _text,
+        "driver": _text,
+        "started_at": _time,
+        "host": _text,
+        "pid": _count,
+        "candidates_count": _count,
+        "claims_count": _count,
+        "swept_count": _count,
+        "session_id": _text,
+        "meta": _json,
     },
     "/api/v1/cycles/finish": {
-        "cycle_id": _text, "driver": _text, "terminal_state": _text, "worker_outcome": _text,
-        "error_kind": _text, "started_at": _time, "ended_at": _time, "session_id": _text,
-        "processed_count": _count, "escalated_count": _count, "worker_wallclock_seconds": _count,
+        "cycle_id": _text,
+        "driver": _text,
+        "terminal_state": _text,
+        "worker_outcome": _text,
+        "error_kind": _text,
+        "started_at": _time,
+        "ended_at": _time,
+        "session_id": _text,
+        "processed_count": _count,
+        "escalated_count": _count,
+        "worker_wallclock_seconds": _count,
         "meta": _json,
     },
     "/api/v1/heartbeat": {
-        "driver": _text, "host": _text, "pid": _count, "in_flight_cycle_id": _text, "at": _time,
+        "driver": _text,
+        "host": _text,
+        "pid": _count,
+        "in_flight_cycle_id": _text,
+        "at": _time,
     },
     "/api/v1/agent-runs": {
-        "task": _text, "agent": _text, "exit_code": _count,
-        "result": _json | st.builds(json.dumps, st.dictionaries(
-            st.sampled_from(["type", "subtype", "result", "session_id", "usage", "total_cost_usd",
-                             "num_turns", "modelUsage", "uuid"]), _json)),
+        "task": _text,
+        "agent": _text,
+        "exit_code": _count,
+        "result": _json
+        | st.builds(
+            json.dumps,
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "type",
+                        "subtype",
+                        "result",
+                        "session_id",
+                        "usage",
+                        "total_cost_usd",
+                        "num_turns",
+                        "modelUsage",
+                        "uuid",
+                    ]
+                ),
+                _json,
+            ),
+        ),
     },
-}  # fmt: skip
+}
 
 
 _ids = st.sampled_from(["c1", "c2", "c3"]) | _secretish
 _VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "/api/v1/cycles/begin": {"cycle_id": _ids, "driver": st.sampled_from(["review", "impl"])},
     "/api/v1/cycles/finish": {
-        "cycle_id": _ids, "driver": st.sampled_from(["review", "impl"]), "terminal_state": _ids,
+        "cycle_id": _ids,
+        "driver": st.sampled_from(["review", "impl"]),
+        "terminal_state": _ids,
     },
     "/api/v1/heartbeat": {"driver": st.sampled_from(["review", "impl"]) | _secretish, "host": _ids},
     "/api/v1/agent-runs": {"result": st.builds(lambda t: {"type": "result", "result": t}, _text)},
-}  # fmt: skip
+}
 
 
 @st.composite

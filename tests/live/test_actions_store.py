@@ -121,8 +121,13 @@ def test_evidence_is_redacted_before_it_is_cut(engine: Engine) -> None:
     view = SessionView("ses_r", "retrying", retry_attempt=5, retry_message=message, run_since=1.0)
     (intent,) = decide([view], Rules(abort_retries_after=3), 10.0)
     with session_scope(engine) as db:
-        record_action(db, SERVER, Carried(intent, "done", "aborted", 200, "true"),
-                      redactor=Redactor(b"k" * 32), at=time.time())  # fmt: skip
+        record_action(
+            db,
+            SERVER,
+            Carried(intent, "done", "aborted", 200, "true"),
+            redactor=Redactor(b"k" * 32),
+            at=time.time(),
+        )
     with session_scope(engine, write=False) as db:
         (got,) = list_actions(db).items
     kept = got.evidence["message"]

@@ -70,8 +70,9 @@ def test_a_finished_message_is_written_once_and_one_being_written_at_most_every_
     ]
     assert not live.take(0.6)  # nothing changed: nothing written again
     for i, t in enumerate((1.0, 1.5, 2.0)):
-        mirror.on_event(_ev("message.part.delta", messageID="msg_02", partID="prt_02", field="text",
-                            delta=f"ing {i}"), t)  # fmt: skip
+        mirror.on_event(
+            _ev("message.part.delta", messageID="msg_02", partID="prt_02", field="text", delta=f"ing {i}"), t
+        )
         assert not live.take(t)  # still being written, stored half a second ago
     later = live.take(0.5 + WRITE_EVERY_S)
     assert _ids(later) == ["msg_02"] and later.upserts[0].body["parts"][0]["text"] == "Pushing 0ing 1ing 2"
@@ -206,8 +207,14 @@ async def _watch_and_archive() -> None:
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404))) as http:
         cfg = WatchConfig(settle_seconds=1.0)
-        w = Watcher(OpenCodeClient(http, "http://oc"), http, on_archive, config=cfg, on_messages=on_messages,
-                    clock=lambda: now[0])  # fmt: skip
+        w = Watcher(
+            OpenCodeClient(http, "http://oc"),
+            http,
+            on_archive,
+            config=cfg,
+            on_messages=on_messages,
+            clock=lambda: now[0],
+        )
         w._event(orjson.dumps(_ev("session.created", info={"id": SID, "title": "t"})).decode())
         w._event(orjson.dumps(_ev("session.status", status={"type": "busy"})).decode())
         w._event(orjson.dumps(_ev("message.updated", info=_info("msg_01", "user"))).decode())

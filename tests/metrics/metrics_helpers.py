@@ -152,15 +152,26 @@ def seed_live(engine: Engine, server: str = "http://oc:4096", minutes_ago: float
     then = now - timedelta(minutes=minutes_ago)
     stuck = [{"detector": "permission_deadlock", "verdict": "stuck", "score": 1.0, "evidence": {}}]
     rows = [
-        LiveSession(server=server, session_id="ses_ask", state="waiting_permission", state_since=then,
-                    permission="bash", permission_patterns=["git push *"], permission_asked_at=then,
-                    verdict="stuck", worst_detector="permission_deadlock", findings=stuck),
-        LiveSession(server=server, session_id="ses_busy", state="busy", state_since=then,
-                    last_activity_at=then),
-        LiveSession(server=server, session_id="ses_retry", state="retrying", state_since=then,
-                    retry_attempt=6),
+        LiveSession(
+            server=server,
+            session_id="ses_ask",
+            state="waiting_permission",
+            state_since=then,
+            permission="bash",
+            permission_patterns=["git push *"],
+            permission_asked_at=then,
+            verdict="stuck",
+            worst_detector="permission_deadlock",
+            findings=stuck,
+        ),
+        LiveSession(
+            server=server, session_id="ses_busy", state="busy", state_since=then, last_activity_at=then
+        ),
+        LiveSession(
+            server=server, session_id="ses_retry", state="retrying", state_since=then, retry_attempt=6
+        ),
         LiveSession(server=server, session_id="ses_idle", state="idle", state_since=then),
-    ]  # fmt: skip
+    ]
     with session_scope(engine) as db:
         for r in rows:
             r.first_seen_at = r.updated_at = now

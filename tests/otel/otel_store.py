@@ -43,9 +43,13 @@ def archive(settings: Settings, name: str, label: str | None = None, cycle_id: s
     async def go() -> Any:
         async with httpx.AsyncClient(transport=httpx.MockTransport(Captured(run).handle)) as http:
             return await archive_session_tree_async(
-                run["root_id"], settings=settings, server_url="http://opencode.test", http=http,
-                label=label, cycle_id=cycle_id,
-            )  # fmt: skip
+                run["root_id"],
+                settings=settings,
+                server_url="http://opencode.test",
+                http=http,
+                label=label,
+                cycle_id=cycle_id,
+            )
 
     out = asyncio.run(go())
     assert out.ok, out.errors

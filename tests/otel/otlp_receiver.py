@@ -105,11 +105,19 @@ class OTLPReceiver:
                         continue
                     got.append(
                         ReceivedSpan(
-                            s.trace_id.hex(), s.span_id.hex(), s.parent_span_id.hex(), s.name, s.kind,
-                            s.start_time_unix_nano, s.end_time_unix_nano, _attrs(s.attributes),
-                            [(e.name, _attrs(e.attributes)) for e in s.events], s.status.code, resource,
+                            s.trace_id.hex(),
+                            s.span_id.hex(),
+                            s.parent_span_id.hex(),
+                            s.name,
+                            s.kind,
+                            s.start_time_unix_nano,
+                            s.end_time_unix_nano,
+                            _attrs(s.attributes),
+                            [(e.name, _attrs(e.attributes)) for e in s.events],
+                            s.status.code,
+                            resource,
                         )
-                    )  # fmt: skip
+                    )
         with self._lock:
             self.span_count += len(got)
             if self.keep:

@@ -50,9 +50,13 @@ def phoenix_server(binary: Path, workdir: Path, start_timeout: float = 240.0) ->
     log = workdir / "phoenix.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [str(binary), "serve"], env=env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT,
+            [str(binary), "serve"],
+            env=env,
+            cwd=workdir,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
     reaper.adopt(proc.pid, group=True)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -48,10 +48,14 @@ def bulk_request(
     ss.scope.name, ss.scope.version = scope_name, scope_version
     for r in records:
         s = ss.spans.add(
-            trace_id=r.trace_id.to_bytes(16, "big"), span_id=r.span_id.to_bytes(8, "big"),
-            name=r.name, kind=_KIND[r.kind], start_time_unix_nano=r.start_ns,
-            end_time_unix_nano=r.end_ns, flags=0x100,
-        )  # fmt: skip
+            trace_id=r.trace_id.to_bytes(16, "big"),
+            span_id=r.span_id.to_bytes(8, "big"),
+            name=r.name,
+            kind=_KIND[r.kind],
+            start_time_unix_nano=r.start_ns,
+            end_time_unix_nano=r.end_ns,
+            flags=0x100,
+        )
         if r.parent_span_id is not None:
             s.parent_span_id = r.parent_span_id.to_bytes(8, "big")
         s.attributes.extend(_kvs(r.attributes))

@@ -17,9 +17,12 @@ from typer.testing import CliRunner
 from cli import app
 
 OTEL_VARS = (
-    "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS",
-    "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OCTEL_OTEL_EXPORT",
-)  # fmt: skip
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OCTEL_OTEL_EXPORT",
+)
 
 
 @pytest.fixture
@@ -70,9 +73,12 @@ def test_export_on_with_nothing_listening_fails_with_the_fix(
 
 @pytest.mark.parametrize(
     ("code", "words", "fix"),
-    [(401, "wants credentials", "OTEL_EXPORTER_OTLP_HEADERS"), (403, "wants credentials", "HEADERS"),
-     (503, "answered 503", "up")],
-)  # fmt: skip
+    [
+        (401, "wants credentials", "OTEL_EXPORTER_OTLP_HEADERS"),
+        (403, "wants credentials", "HEADERS"),
+        (503, "answered 503", "up"),
+    ],
+)
 def test_a_refusal_names_what_to_fix(
     tmp_path: Path, rx: OTLPReceiver, monkeypatch: pytest.MonkeyPatch, code: int, words: str, fix: str
 ) -> None:

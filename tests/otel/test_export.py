@@ -126,12 +126,19 @@ def test_the_cycle_that_names_the_session_is_the_parent_span(cfg: Settings, otel
     with session_scope(engine) as db:
         ingest.finish_cycle(
             db,
-            ingest.CycleFinish(cycle_id="cyc-7", driver="implement", terminal_state="done",
-                               worker_outcome="merged", session_id=run["root_id"], processed_count=1,
-                               started_at="2026-11-30T10:00:00Z", ended_at="2026-11-30T10:05:00Z"),  # type: ignore[arg-type]
+            ingest.CycleFinish(
+                cycle_id="cyc-7",
+                driver="implement",
+                terminal_state="done",
+                worker_outcome="merged",
+                session_id=run["root_id"],
+                processed_count=1,
+                started_at="2026-11-30T10:00:00Z",
+                ended_at="2026-11-30T10:05:00Z",
+            ),  # type: ignore[arg-type]
             utcnow(),
             redactor=Redactor(b"k" * 32),
-        )  # fmt: skip
+        )
     archive(cfg, "subagent_tree", cycle_id="cyc-7")
     engine.dispose()
     assert octel(cfg, "export", "otel", run["root_id"]).exit_code == 0

@@ -39,8 +39,11 @@ def _spans(cfg: Settings, root: str) -> dict[str, tuple[str, str]]:
 
 
 def test_the_session_page_links_to_the_trace_it_is_exported_as(tmp_path: Path) -> None:
-    cfg = _cfg(tmp_path, otel_trace_url=PHOENIX + "?project={project}&s={session_id}&span={span_id}",
-               otel_service_name="team a")  # fmt: skip
+    cfg = _cfg(
+        tmp_path,
+        otel_trace_url=PHOENIX + "?project={project}&s={session_id}&span={span_id}",
+        otel_service_name="team a",
+    )
     root = archive(cfg, "subagent_tree")
     child = json.loads((FIXTURES / "subagent_tree.json").read_text())["children"][root][0]
     exported = _spans(cfg, root)

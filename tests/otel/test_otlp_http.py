@@ -116,9 +116,12 @@ def test_partial_success_counts_the_refused_spans_as_dropped(cfg: Settings, rx: 
 def test_gzip_and_headers_go_as_configured(cfg: Settings, rx: OTLPReceiver) -> None:
     root = archive(cfg, "subagent_tree")
     got, _ = export(
-        cfg, rx.endpoint, root,
-        OTEL_EXPORTER_OTLP_COMPRESSION="gzip", OTEL_EXPORTER_OTLP_HEADERS="x-team=octel",
-    )  # fmt: skip
+        cfg,
+        rx.endpoint,
+        root,
+        OTEL_EXPORTER_OTLP_COMPRESSION="gzip",
+        OTEL_EXPORTER_OTLP_HEADERS="x-team=octel",
+    )
     assert got.exported == got.spans == len(rx.spans) > 0
     h = rx.headers[0]
     assert h["content-encoding"] == "gzip" and h["x-team"] == "octel"
@@ -172,14 +175,20 @@ def test_requests_hold_at_most_their_byte_budget_and_small_trees_stay_whole(
         # each Span field: its bytes, a tag and a length of up to 2 bytes
         assert len(spans) == 1 or sum(s.ByteSize() + 3 for s in spans) <= budget
         trees_of_requests.append({s.trace_id.hex() for s in spans})
-    sent = [s.trace_id.hex() for body in rx.bodies for s in ExportTraceServiceRequest.FromString(body)
-            .resource_spans[0].scope_spans[0].spans]  # fmt: skip
+    sent = [
+        s.trace_id.hex()
+        for body in rx.bodies
+        for s in ExportTraceServiceRequest.FromString(body).resource_spans[0].scope_spans[0].spans
+    ]
     assert len(sent) == sum(t.spans for t in got)
     assert list(dict.fromkeys(sent)) == [t.trace_id for t in got]  # in order, each tree once
     # a tree that fits a request is never split across two
     for t in got:
         holding = [i for i, trees in enumerate(trees_of_requests) if t.trace_id in trees]
-        size = sum(s.ByteSize() + 3 for b in (rx.bodies[i] for i in holding) for s in
-                   ExportTraceServiceRequest.FromString(b).resource_spans[0].scope_spans[0].spans
-                   if s.trace_id.hex() == t.trace_id)  # fmt: skip
+        size = sum(
+            s.ByteSize() + 3
+            for b in (rx.bodies[i] for i in holding)
+            for s in ExportTraceServiceRequest.FromString(b).resource_spans[0].scope_spans[0].spans
+            if s.trace_id.hex() == t.trace_id
+        )
         assert len(holding) == 1 or size > budget

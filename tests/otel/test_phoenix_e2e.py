@@ -81,11 +81,21 @@ def _screenshot(phoenix: str, trace: str, out: Path) -> None:
     chromium = which("chromium", "chromium-browser")
     assert chromium, "chromium is needed for the screenshot"
     subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         "--window-size=1500,900", "--virtual-time-budget=20000", f"--screenshot={out}",
-         f"{phoenix}/redirects/traces/{trace}"],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1500,900",
+            "--virtual-time-budget=20000",
+            f"--screenshot={out}",
+            f"{phoenix}/redirects/traces/{trace}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 def test_a_real_tree_in_phoenix(

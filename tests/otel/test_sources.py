@@ -26,12 +26,18 @@ def _cycle(cfg: Settings, cycle_id: str, session_id: str | None, started: str) -
     with session_scope(engine) as db:
         ingest.finish_cycle(
             db,
-            ingest.CycleFinish(cycle_id=cycle_id, driver="implement", terminal_state="done",
-                               session_id=session_id, processed_count=1, started_at=started,
-                               ended_at="2026-11-30T12:00:00Z"),  # type: ignore[arg-type]
+            ingest.CycleFinish(
+                cycle_id=cycle_id,
+                driver="implement",
+                terminal_state="done",
+                session_id=session_id,
+                processed_count=1,
+                started_at=started,
+                ended_at="2026-11-30T12:00:00Z",
+            ),  # type: ignore[arg-type]
             utcnow(),
             redactor=Redactor(b"k" * 32),
-        )  # fmt: skip
+        )
     engine.dispose()
 
 

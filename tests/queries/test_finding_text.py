@@ -68,13 +68,36 @@ _json = st.recursive(
     max_leaves=12,
 )
 _names = st.sampled_from(
-    ["doom_loop", "retry_cascade", "permission_deadlock", "monologue", "compaction_loop", "no_progress",
-     "empty_reasoning", "silent_stop", "other"]
-)  # fmt: skip
+    [
+        "doom_loop",
+        "retry_cascade",
+        "permission_deadlock",
+        "monologue",
+        "compaction_loop",
+        "no_progress",
+        "empty_reasoning",
+        "silent_stop",
+        "other",
+    ]
+)
 _keys = st.sampled_from(
-    ["signature", "repetitions", "signal", "count", "part_ids", "message_ids", "text", "finish", "steps",
-     "permissions", "waited_s", "same_failure", "error", "attempt"]
-)  # fmt: skip
+    [
+        "signature",
+        "repetitions",
+        "signal",
+        "count",
+        "part_ids",
+        "message_ids",
+        "text",
+        "finish",
+        "steps",
+        "permissions",
+        "waited_s",
+        "same_failure",
+        "error",
+        "attempt",
+    ]
+)
 
 
 @given(name=_names, evidence=st.dictionaries(_keys, _json, max_size=6), start=st.integers(-1, 10))

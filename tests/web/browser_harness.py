@@ -183,9 +183,7 @@ def axe_violations(
 ) -> list[str]:
     """axe-core's findings of the given impact and tags (WCAG 2 A/AA) on the page as it is now."""
     page.evaluate(AXE.read_text(encoding="utf-8"))
-    result = page.evaluate(
-        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", list(tags)
-    )
+    result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", list(tags))
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {json.dumps([n['target'] for n in v['nodes']][:3])}"
         for v in result["violations"]

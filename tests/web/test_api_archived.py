@@ -110,9 +110,32 @@ def test_traversal_in_the_path_never_reaches_the_detail(client: TestClient, outs
 # ---- the validation itself, property-tested -------------------------------------------------
 
 _PIECES = st.sampled_from(
-    ["..", ".", "/", "\\", "%2e", "%2f", "%252e", "%00", "\x00", "~", "json", ".json", ".gz", "a", "Z",
-     "__", "-", "_", " ", "\u2025", "\uff0e", "secret", "up"]
-)  # fmt: skip
+    [
+        "..",
+        ".",
+        "/",
+        "\\",
+        "%2e",
+        "%2f",
+        "%252e",
+        "%00",
+        "\x00",
+        "~",
+        "json",
+        ".json",
+        ".gz",
+        "a",
+        "Z",
+        "__",
+        "-",
+        "_",
+        " ",
+        "\u2025",
+        "\uff0e",
+        "secret",
+        "up",
+    ]
+)
 _NAMES = st.one_of(st.lists(_PIECES, max_size=8).map("".join), st.text(max_size=40))
 
 

@@ -23,11 +23,17 @@ def _live(store: Store, session_id: str, cost: float, title: str) -> None:
         with session_scope(engine) as db:
             db.add(
                 LiveSession(
-                    server="http://127.0.0.1:4096", session_id=session_id, title=title, state="running_tool",
-                    tool="bash", state_since=now - timedelta(minutes=12), cost_usd=cost,
-                    first_seen_at=now, updated_at=now,
+                    server="http://127.0.0.1:4096",
+                    session_id=session_id,
+                    title=title,
+                    state="running_tool",
+                    tool="bash",
+                    state_since=now - timedelta(minutes=12),
+                    cost_usd=cost,
+                    first_seen_at=now,
+                    updated_at=now,
                 )
-            )  # fmt: skip
+            )
     finally:
         engine.dispose()
 

@@ -129,14 +129,25 @@ def looping(live: tuple[str, Store]) -> str:
         with session_scope(engine) as db:
             db.add(
                 LiveSession(
-                    server="http://127.0.0.1:4096", session_id=LOOP, root_session_id=LOOP,
-                    title="Fix the flaky test until it passes", agent="build", model="fake-model",
-                    state="running_tool", tool="bash", state_since=now - timedelta(minutes=12),
-                    tool_since=now - timedelta(minutes=12), last_activity_at=now, turns=113,
-                    cost_usd=4.93, verdict="stuck", worst_detector="doom_loop",
-                    first_seen_at=now - timedelta(minutes=40), updated_at=now,
+                    server="http://127.0.0.1:4096",
+                    session_id=LOOP,
+                    root_session_id=LOOP,
+                    title="Fix the flaky test until it passes",
+                    agent="build",
+                    model="fake-model",
+                    state="running_tool",
+                    tool="bash",
+                    state_since=now - timedelta(minutes=12),
+                    tool_since=now - timedelta(minutes=12),
+                    last_activity_at=now,
+                    turns=113,
+                    cost_usd=4.93,
+                    verdict="stuck",
+                    worst_detector="doom_loop",
+                    first_seen_at=now - timedelta(minutes=40),
+                    updated_at=now,
                 )
-            )  # fmt: skip
+            )
     finally:
         engine.dispose()
     return LOOP
