@@ -17,6 +17,7 @@ import pytest
 from driver import run_prompt, wait_for
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
+from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from telemetry.store.action_models import WatchLease
@@ -55,6 +56,19 @@ def _stop(p: subprocess.Popen[bytes]) -> None:
             p.wait(5)
 
 
+def _holder(engine: Engine) -> str:
+    """Who holds the server's lease now ("" when nobody ever did)."""
+    with session_scope(engine, write=False) as db:
+        row = db.exec(select(WatchLease)).first()
+        return row.holder if row else ""
+
+
+def _archived(engine: Engine, root: str) -> bool:
+    with session_scope(engine, write=False) as db:
+        q = select(SessionIndex.session_id).where(col(SessionIndex.session_id) == root)
+        return db.exec(q).first() is not None
+
+
 def test_a_tree_left_unarchived_by_a_killed_watcher_is_archived_by_the_next(
     opencode: OpenCode, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
@@ -69,23 +83,13 @@ def test_a_tree_left_unarchived_by_a_killed_watcher_is_archived_by_the_next(
     first = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", "--archive-existing")
     second = None
 
-    def holder() -> str:
-        with session_scope(engine, write=False) as db:
-            row = db.exec(select(WatchLease)).first()
-            return row.holder if row else ""
-
-    def archived(root: str) -> bool:
-        with session_scope(engine, write=False) as db:
-            q = select(SessionIndex.session_id).where(col(SessionIndex.session_id) == root)
-            return db.exec(q).first() is not None
-
     try:
-        wait_for(lambda: f":{first.pid}:" in holder(), timeout=60)
+        wait_for(lambda: f":{first.pid}:" in _holder(engine), timeout=60)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
-        assert not archived(root)
+        assert not _archived(engine, root)
         second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", "--archive-existing")
-        wait_for(lambda: archived(root), timeout=90)
+        wait_for(lambda: _archived(engine, root), timeout=90)
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{log.read_text()[-3000:]}") from None
     finally:
@@ -109,18 +113,8 @@ def test_a_tree_deleted_while_the_dead_watchers_lease_runs_is_archived(
     second = None
     http = httpx.Client(base_url=opencode.url, timeout=15)
 
-    def holder() -> str:
-        with session_scope(engine, write=False) as db:
-            row = db.exec(select(WatchLease)).first()
-            return row.holder if row else ""
-
-    def archived(root: str) -> bool:
-        with session_scope(engine, write=False) as db:
-            q = select(SessionIndex.session_id).where(col(SessionIndex.session_id) == root)
-            return db.exec(q).first() is not None
-
     try:
-        wait_for(lambda: f":{first.pid}:" in holder(), timeout=60)
+        wait_for(lambda: f":{first.pid}:" in _holder(engine), timeout=60)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
         second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", lease=40.0)
@@ -128,8 +122,8 @@ def test_a_tree_deleted_while_the_dead_watchers_lease_runs_is_archived(
         # begun, finished and deleted while the dead watcher's lease still runs
         root = run_prompt(http, "Hi.", session={"title": "gone in the gap"})["root"]
         http.delete(f"/session/{root}")
-        assert f":{first.pid}:" in holder()  # still the dead one's lease
-        wait_for(lambda: archived(root), timeout=90)
+        assert f":{first.pid}:" in _holder(engine)  # still the dead one's lease
+        wait_for(lambda: _archived(engine, root), timeout=90)
         assert "from the mirror" in log.read_text()
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{log.read_text()[-3000:]}") from None
