@@ -27,6 +27,7 @@ __all__ = [
     "STATES",
     "DaemonHealth",
     "Liveness",
+    "cached_liveness",
     "daemon_health",
     "daemon_state",
     "fleet_health",
@@ -80,6 +81,20 @@ def local_liveness(host: str, pid: int | None) -> Liveness:
     except (OSError, IndexError):
         pass
     return "alive"
+
+
+def cached_liveness() -> Callable[[str, int | None], Liveness]:
+    """`local_liveness` asked once per process for one answer: the open cycles a dead daemon
+    left share its pid, and each was checked again."""
+    seen: dict[tuple[str, int | None], Liveness] = {}
+
+    def liveness(host: str, pid: int | None) -> Liveness:
+        key = (host, pid)
+        if key not in seen:
+            seen[key] = local_liveness(host, pid)
+        return seen[key]
+
+    return liveness
 
 
 class _OpenCycle(Protocol):
