@@ -1,27 +1,58 @@
-"""What `/api/health` shows of the fleet: every daemon, but only the newest few of the open
-cycles no heartbeat ever named (pure).
+"""The fleet's health as `/api/health` and the CLI say it: the worst state, counts, and the rows.
 
 A fleet keeps every cycle a dead dispatcher left open, and health listed each as a row: 2,020 open
 cycles made an 830 kB answer that the Overview polled. Daemons are as many as the fleet runs;
-cycles that never beat grow with history. So the answer keeps each daemon, the newest
-`PER_DRIVER` cycle-only rows of each driver, and counts the rest per driver with a link to the
-cycles list; the fleet's counts and status still cover every row.
+cycles that never beat grow with history. So the answer can keep each daemon and only the newest
+`PER_DRIVER` cycle-only rows of each driver, counting the rest per driver with a link to the
+cycles list (`bounded`, pure); the status and counts still cover every row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["PER_DRIVER", "bounded_daemons"]
+from sqlmodel import Session
+
+from telemetry.queries.health import STATES, DaemonHealth, Liveness, fleet_rows, local_liveness
+
+__all__ = ["PER_DRIVER", "bounded", "fleet_health"]
 
 PER_DRIVER = 3
 
 
-def bounded_daemons(
-    rows: Sequence[Mapping[str, Any]], per_driver: int = PER_DRIVER
-) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+def fleet_health(
+    db: Session,
+    now: datetime,
+    threshold_s: float,
+    liveness: Callable[[str, int | None], Liveness] = local_liveness,
+    per_driver: int | None = None,
+) -> dict[str, Any]:
+    """Every daemon, plus the open cycles no daemon claims; the worst state and counts.
+
+    `status` is the worst state present (ok when nothing is known); `cycles_in_flight` counts
+    open cycles whose daemon is not down, `cycles_orphaned` those whose daemon is down. With
+    `per_driver`, cycle-only rows are bounded (`bounded`) and `more_open_cycles` counts the rest.
+    """
+    fleet = fleet_rows(db, now, threshold_s, liveness)
+    rows = fleet.rows
+    counts = {s: sum(1 for d in rows if d.state == s) for s in STATES}
+    worst = max((STATES.index(d.state) for d in rows), default=0)
+    answer: dict[str, Any] = {
+        "status": STATES[worst],
+        "counts": counts,
+        "cycles_in_flight": fleet.cycles_in_flight,
+        "cycles_orphaned": fleet.cycles_orphaned,
+    }
+    if per_driver is not None:
+        rows, answer["more_open_cycles"] = bounded(rows, per_driver)
+    answer["daemons"] = [d.to_dict() for d in rows]
+    return answer
+
+
+def bounded(rows: Sequence[DaemonHealth], per_driver: int) -> tuple[list[DaemonHealth], list[dict[str, Any]]]:
     """(rows shown, one summary per driver with cycle-only rows left out).
 
     A row whose `source` is `cycle` is a driver known only from an open cycle; of those, the
@@ -29,8 +60,8 @@ def bounded_daemons(
     """
     by_driver: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
-        if r["source"] == "cycle":
-            by_driver.setdefault(r["driver"], []).append(i)
+        if r.source == "cycle":
+            by_driver.setdefault(r.driver, []).append(i)
     dropped: set[int] = set()
     more: list[dict[str, Any]] = []
     for driver, idx in sorted(by_driver.items()):
@@ -39,7 +70,7 @@ def bounded_daemons(
         newest_first = sorted(idx, key=lambda i: _started(rows[i]), reverse=True)
         left = newest_first[per_driver:]
         dropped.update(left)
-        orphaned = sum(1 for i in left if rows[i]["state"] == "down")
+        orphaned = sum(1 for i in left if rows[i].state == "down")
         more.append(
             {
                 "driver": driver,
@@ -52,6 +83,5 @@ def bounded_daemons(
     return [r for i, r in enumerate(rows) if i not in dropped], more
 
 
-def _started(row: Mapping[str, Any]) -> str:
-    flight = row.get("in_flight_cycle") or {}
-    return str(flight.get("started_at") or "")
+def _started(row: DaemonHealth) -> str:
+    return str((row.in_flight_cycle or {}).get("started_at") or "")
