@@ -10,7 +10,8 @@ from fastapi import APIRouter, Query
 from telemetry.queries.cycle_fleet import cycles_page, summary_answer
 from telemetry.queries.cycles import CycleFilter
 from telemetry.queries.fleet_models import CyclePage, CyclesSummary, Health
-from telemetry.queries.health import fleet_health
+from telemetry.queries.health import cached_liveness
+from telemetry.queries.health_view import PER_DRIVER, fleet_health
 from telemetry.queries.paging import CursorError
 from telemetry.services.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
@@ -32,7 +33,7 @@ def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> d
         with session_scope(engine) as db:
             refresh_heartbeat_files(db, globs, now, redactor=redactor)
     with session_scope(engine, write=False) as db:
-        fleet = fleet_health(db, now, settings.long_worker_seconds)
+        fleet = fleet_health(db, now, settings.long_worker_seconds, cached_liveness(), PER_DRIVER)
     return {
         "status": fleet.pop("status"),
         "now": now.isoformat(),

@@ -17,7 +17,7 @@ from sqlmodel import Session
 
 from telemetry.queries.cycles import CycleFilter, cycles_summary, list_cycles
 from telemetry.queries.fleet_models import CyclePage, CyclesSummary, DaemonState
-from telemetry.queries.health import Liveness, fleet_health, local_liveness
+from telemetry.queries.health import Liveness, fleet_rows, local_liveness
 
 __all__ = ["CycleFleet", "cycle_fleet", "cycles_page", "open_cycle_fleet", "summary_answer"]
 
@@ -50,11 +50,11 @@ def open_cycle_fleet(
 ) -> dict[str, CycleFleet]:
     """Every open cycle the fleet health knows, by cycle id."""
     out: dict[str, CycleFleet] = {}
-    for d in fleet_health(db, now, threshold_s, liveness)["daemons"]:
-        c = d["in_flight_cycle"]
+    for d in fleet_rows(db, now, threshold_s, liveness).rows:
+        c = d.in_flight_cycle
         if c and c["cycle_id"]:
             out[c["cycle_id"]] = CycleFleet(
-                c["cycle_id"], d["driver"], c["started_at"], d["state"], d["reason"], d["liveness"]
+                c["cycle_id"], d.driver, c["started_at"], d.state, d.reason, d.liveness
             )
     return out
 

@@ -118,6 +118,14 @@ class DaemonRecord(BaseModel):
     in_flight_cycle: FlightCycle | None
 
 
+class OpenCyclesLeftOut(BaseModel):
+    driver: str
+    cycles: int = Field(description="open cycles of the driver not listed in `daemons`")
+    in_flight: int
+    orphaned: int
+    cycles_url: str = Field(description="the cycles list of those cycles")
+
+
 class Health(BaseModel):
     status: DaemonState = Field(description="the worst state of any daemon (ok when none)")
     now: str
@@ -125,7 +133,12 @@ class Health(BaseModel):
     counts: dict[str, int] = Field(description="daemons in each state")
     cycles_in_flight: int = Field(description="open cycles whose daemon is not down")
     cycles_orphaned: int = Field(description="open cycles whose daemon is down")
-    daemons: list[DaemonRecord]
+    daemons: list[DaemonRecord] = Field(
+        description="every daemon; of drivers known only from open cycles, the newest few per driver"
+    )
+    more_open_cycles: list[OpenCyclesLeftOut] = Field(
+        description="per driver, the open cycles with no heartbeat left out of `daemons`"
+    )
 
 
 class CostRow(BaseModel):

@@ -1,7 +1,7 @@
 """Daemon health: ok, running_long_worker, down or unknown (DESIGN.md "running_long_worker").
 
 `daemon_state` is pure; process liveness is passed in, so the rule is tested without processes
-and the edge (`local_liveness`) is tested with a real one. `fleet_health` adds what the cycle
+and the edge (`local_liveness`) is tested with a real one. `fleet_rows` adds what the cycle
 table knows and heartbeats do not: a driver with a cycle in flight that never beat, and cycles
 left open by a daemon that is down (orphaned: they will never finish on their own).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -26,10 +26,12 @@ from telemetry.timeutil import as_utc
 __all__ = [
     "STATES",
     "DaemonHealth",
+    "FleetRows",
     "Liveness",
+    "cached_liveness",
     "daemon_health",
     "daemon_state",
-    "fleet_health",
+    "fleet_rows",
     "local_liveness",
 ]
 
@@ -80,6 +82,20 @@ def local_liveness(host: str, pid: int | None) -> Liveness:
     except (OSError, IndexError):
         pass
     return "alive"
+
+
+def cached_liveness() -> Callable[[str, int | None], Liveness]:
+    """`local_liveness` asked once per process for one answer: the open cycles a dead daemon
+    left share its pid, and each was checked again."""
+    seen: dict[tuple[str, int | None], Liveness] = {}
+
+    def liveness(host: str, pid: int | None) -> Liveness:
+        key = (host, pid)
+        if key not in seen:
+            seen[key] = local_liveness(host, pid)
+        return seen[key]
+
+    return liveness
 
 
 class _OpenCycle(Protocol):
@@ -136,16 +152,20 @@ class DaemonHealth:
         return d
 
 
-def _in_flight(db: Session, d: Daemon, now: datetime) -> dict[str, Any] | None:
+def _in_flight(
+    db: Session, d: Daemon, now: datetime, newest_open: Mapping[str, _OpenCycle] | None
+) -> dict[str, Any] | None:
     stmt = select(Cycle).where(Cycle.driver == d.driver)
     if d.in_flight_cycle_id:
         stmt = stmt.where(Cycle.cycle_id == d.in_flight_cycle_id)
     elif d.source == "file":
-        # Heartbeat files cannot name their cycle: take the driver's newest open one. Open cycles
-        # are few, so fetch them all through ix_cycle_in_flight and pick here; an ORDER BY started_at
-        # would lead SQLite down the driver's whole history instead.
-        open_ = db.exec(stmt.where(col(Cycle.ended_at).is_(None))).all()
-        return _flight(max(open_, key=lambda c: as_utc(c.started_at)), now) if open_ else None
+        # Heartbeat files cannot name their cycle: take the driver's newest open one, from the open
+        # cycles read once for every daemon (an ORDER BY started_at would lead SQLite down the
+        # driver's whole history).
+        if newest_open is None:
+            newest_open = _newest_open(db.execute(_OPEN.where(col(Cycle.driver) == d.driver)).all())
+        got = newest_open.get(d.driver)
+        return _flight(got, now) if got is not None else None
     else:
         return None
     c = db.exec(stmt.limit(1)).first()
@@ -158,6 +178,16 @@ def _in_flight(db: Session, d: Daemon, now: datetime) -> dict[str, Any] | None:
             "elapsed_s": None,
         }
     return None if c.ended_at is not None else _flight(c, now)
+
+
+def _newest_open(rows: Iterable[_OpenCycle]) -> dict[str, _OpenCycle]:
+    """Each driver's newest open cycle."""
+    out: dict[str, _OpenCycle] = {}
+    for c in rows:
+        best = out.get(c.driver)
+        if best is None or c.started_at > best.started_at:  # one store: all naive or all aware
+            out[c.driver] = c
+    return out
 
 
 def _flight(c: _OpenCycle, now: datetime) -> dict[str, Any]:
@@ -176,13 +206,15 @@ def daemon_health(
     now: datetime,
     threshold_s: float,
     liveness: Callable[[str, int | None], Liveness] = local_liveness,
+    newest_open: Mapping[str, _OpenCycle] | None = None,
 ) -> list[DaemonHealth]:
-    """Health of every known daemon, ordered by driver then host."""
+    """Health of every known daemon, ordered by driver then host. `newest_open`: each driver's
+    newest open cycle, when the caller has read the open cycles already."""
     out = []
     for d in db.exec(select(Daemon).order_by(col(Daemon.driver), col(Daemon.host))).all():
         beat = as_utc(d.last_heartbeat_at)
         age = max((now - beat).total_seconds(), 0.0)
-        flight = _in_flight(db, d, now)
+        flight = _in_flight(db, d, now, newest_open)
         live = liveness(d.host, d.pid)
         state, reason = daemon_state(age, threshold_s, flight is not None, live)
         out.append(
@@ -205,18 +237,24 @@ def _never_beat(c: _OpenCycle, now: datetime, live: Liveness) -> DaemonHealth:
     )
 
 
-def fleet_health(
+@dataclass(frozen=True, slots=True)
+class FleetRows:
+    """Every daemon and every open cycle no daemon claims, as rows, with the open cycles counted."""
+
+    rows: list[DaemonHealth]
+    cycles_in_flight: int  # open cycles whose daemon is not down
+    cycles_orphaned: int  # open cycles whose daemon is down
+
+
+def fleet_rows(
     db: Session,
     now: datetime,
     threshold_s: float,
     liveness: Callable[[str, int | None], Liveness] = local_liveness,
-) -> dict[str, Any]:
-    """Every daemon, plus every open cycle no daemon claims; the worst state and counts.
-
-    `status` is the worst state present (ok when nothing is known); `cycles_in_flight` counts
-    open cycles whose daemon is not down, `cycles_orphaned` those whose daemon is down.
-    """
-    daemons = daemon_health(db, now, threshold_s, liveness)
+) -> FleetRows:
+    """Every daemon, plus a row for every open cycle no daemon claims, ordered by driver, host."""
+    open_: list[Any] = list(db.execute(_OPEN).all())
+    daemons = daemon_health(db, now, threshold_s, liveness, _newest_open(open_))
     claimed = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
     by_driver: dict[str, list[DaemonHealth]] = {}
     for d in daemons:
@@ -224,8 +262,7 @@ def fleet_health(
     extra: list[DaemonHealth] = []
     orphaned = sum(1 for d in daemons if d.in_flight_cycle and d.state == "down")
     in_flight = sum(1 for d in daemons if d.in_flight_cycle and d.state != "down")
-    open_: list[Any] = list(db.execute(_OPEN).all())
-    for c in sorted(open_, key=lambda c: (c.driver, as_utc(c.started_at))):
+    for c in sorted(open_, key=lambda c: (c.driver, c.started_at)):  # one store: one kind of time
         if c.cycle_id in claimed:
             continue
         mates = [d for d in by_driver.get(c.driver, []) if c.host in (None, d.host)]
@@ -258,13 +295,4 @@ def fleet_health(
         orphaned += row.state == "down"
         in_flight += row.state != "down"
         extra.append(row)
-    rows = sorted([*daemons, *extra], key=lambda d: (d.driver, d.host))
-    counts = {s: sum(1 for d in rows if d.state == s) for s in STATES}
-    worst = max((STATES.index(d.state) for d in rows), default=0)
-    return {
-        "status": STATES[worst],
-        "counts": counts,
-        "cycles_in_flight": in_flight,
-        "cycles_orphaned": orphaned,
-        "daemons": [d.to_dict() for d in rows],
-    }
+    return FleetRows(sorted([*daemons, *extra], key=lambda d: (d.driver, d.host)), in_flight, orphaned)

@@ -220,3 +220,30 @@ def test_status_is_the_worst_state_with_counts(
 def test_an_empty_fleet_is_ok(client: TestClient) -> None:
     body = client.get("/api/health").json()
     assert (body["status"], body["daemons"], body["cycles_orphaned"]) == ("ok", [], 0)
+
+
+def test_many_open_cycles_with_no_heartbeat_are_counted_not_listed(
+    client: TestClient, auth: dict[str, str], child: subprocess.Popen[bytes]
+) -> None:
+    """A dead dispatcher's open cycles grow with history; health names the newest few per driver
+    and counts the rest, and the fleet's counts still cover all of them."""
+    now = utcnow()
+    for i in range(12):
+        begin = {
+            "cycle_id": f"left-{i:02d}",
+            "driver": "nightly",
+            "host": HOST,
+            "pid": child.pid,
+            "started_at": (now - timedelta(minutes=60 - i)).isoformat(),
+        }
+        assert client.post("/api/v1/cycles/begin", json=begin, headers=auth).status_code == 201
+    child.kill()
+    child.wait()
+    body = client.get("/api/health").json()
+    listed = [d["in_flight_cycle"]["cycle_id"] for d in body["daemons"]]
+    assert sorted(listed) == ["left-09", "left-10", "left-11"]  # the newest three
+    (more,) = body["more_open_cycles"]
+    assert (more["driver"], more["cycles"], more["orphaned"], more["in_flight"]) == ("nightly", 9, 9, 0)
+    assert (body["status"], body["cycles_orphaned"], body["counts"]["down"]) == ("down", 12, 12)
+    page = client.get(more["cycles_url"], params={"limit": 50}).json()["items"]
+    assert len(page) == 12 and all(c["orphaned"] for c in page)

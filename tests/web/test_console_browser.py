@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -289,3 +290,56 @@ def test_a_live_session_page_shows_what_it_does_now_above_its_messages(ui: Page,
     )
     expect(ui.page.locator("#timeline .msg").first).to_be_visible()
     ui.shot("live-session.png", shots)
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_many_open_cycles_of_a_dead_dispatcher_are_counted_on_the_overview(
+    browser: Any, live: Any, size: str
+) -> None:
+    """The newest three get tiles; the rest are one line that links to Drivers, at both sizes."""
+    import socket
+    import subprocess
+    import sys
+
+    from browser_harness import DESKTOP, PHONE, open_page
+    from playwright.sync_api import expect
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid no process has now: the dispatcher died
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    driver = f"left-{size}"
+    ids = [f"{driver}-{i}" for i in range(7)]
+    base = live[0]
+    # begun weeks ago, so the last 24 hours' outcomes other tests count stay as they are
+    began = datetime.now(UTC) - timedelta(days=40)
+    for cid in ids:
+        begin = {
+            "cycle_id": cid,
+            "driver": driver,
+            "host": socket.gethostname(),
+            "pid": gone.pid,
+            "started_at": began.isoformat(),
+        }
+        assert httpx.post(f"{base}/api/v1/cycles/begin", json=begin, headers=auth).status_code == 201
+    try:
+        viewport, extra = (
+            (DESKTOP, {}) if size == "desktop" else (PHONE, {"is_mobile": True, "has_touch": True})
+        )
+        with open_page(browser, live, viewport, **extra) as p:
+            p.go("#/overview")
+            expect(p.page.locator(f'#daemons .tile[data-driver="{driver}"]')).to_have_count(3)
+            more = p.page.locator(f'#daemons .more-cycles[data-driver="{driver}"]')
+            expect(more).to_contain_text(f"4 more open cycle(s) of {driver} with no heartbeat, 4 orphaned")
+            box = more.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+            more.get_by_role("link").click()
+            expect(p.page).to_have_url(re.compile(rf"#/drivers\?driver={driver}&in_flight=1"))
+    finally:
+        for cid in ids:
+            end = {
+                "cycle_id": cid,
+                "driver": driver,
+                "terminal_state": "aborted",
+                "ended_at": (began + timedelta(hours=1)).isoformat(),
+            }
+            assert httpx.post(f"{base}/api/v1/cycles/finish", json=end, headers=auth).status_code == 200

@@ -73,7 +73,20 @@ function drawDaemons(node, health) {
     clear(node, el("p.muted", {}, "No daemon has sent a heartbeat or begun a cycle yet. Dispatchers report with POST /api/v1/heartbeat."));
     return;
   }
-  clear(node, health.daemons.map(daemonTile));
+  clear(node, health.daemons.map(daemonTile), (health.more_open_cycles || []).map(moreTile));
+}
+
+// Open cycles no heartbeat named beyond the newest few of a driver: counted, with a way to the list.
+function moreTile(m) {
+  const parts = [`${num(m.cycles)} more open cycle(s) of ${m.driver} with no heartbeat`];
+  if (m.orphaned) parts.push(`${num(m.orphaned)} orphaned`);
+  return el(
+    "p.more-cycles",
+    { dataset: { driver: m.driver } },
+    parts.join(", "),
+    " · ",
+    el("a", { href: `#/drivers?driver=${encodeURIComponent(m.driver)}&in_flight=1` }, "see them in Drivers"),
+  );
 }
 
 function daemonTile(d) {
