@@ -15,12 +15,15 @@ import pytest
 from driver import idle, run_prompt, start, tree_ids, wait_for
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
-from watch_thread import Store
+from sqlmodel import select
+from watch_thread import Store, Watch
 
 from telemetry.archive_store import archive_store
 from telemetry.archiving import archive_session_tree, redactor_for
-from telemetry.queries.actions import list_actions
+from telemetry.queries.actions import ActionOut, list_actions
+from telemetry.queries.lost import count_lost
 from telemetry.store.db import session_scope
+from telemetry.store.models import SessionIndex
 from telemetry.tower.janitor import sweep
 from telemetry.tower.janitor_report import JanitorReport
 from telemetry.tree_archiving import opencode_client
@@ -142,3 +145,32 @@ def test_only_archived_verified_old_trees_are_deleted(
         http.post(f"/permission/{asked[0]['id']}/reply", json={"reply": "reject"})
         idle(http, running, timeout=T)
         assert running in tree_ids(http, running)
+
+
+def test_watch_deletes_what_it_archived_once_verified(
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch
+) -> None:
+    """`octel watch --delete-archived-after 0s`: the watcher archives a tree when it goes
+    quiet, its janitor deletes it once the archive reads back valid, and the deletion is not
+    taken for a tree lost before it was archived."""
+    fake_llm.load(DONE)
+    with (
+        watch(delete_archived_after=0.0, janitor_every=1.0) as watched,
+        httpx.Client(base_url=opencode.url, timeout=T) as http,
+    ):
+        root = run_prompt(http, "Say done.", timeout=T)["root"]
+        wait_for(lambda: http.get(f"/session/{root}").status_code == 404, T)
+
+        def audited() -> list[ActionOut]:
+            with session_scope(watched.engine, write=False) as db:
+                return [
+                    a for a in list_actions(db).items if a.root_session_id == root and a.outcome == "done"
+                ]
+
+        (row,) = wait_for(audited, T)
+        time.sleep(2.0)  # the watcher hears of the deletion: no rescue, no lost tree
+        with session_scope(watched.engine, write=False) as db:
+            assert count_lost(db) == 0
+            (indexed,) = db.exec(select(SessionIndex).where(SessionIndex.session_id == root))
+    assert row.watcher and row.action == "delete" and row.evidence["messages"] == indexed.message_count
+    assert any("janitor: deleted 1 trees" in line for line in watched.logs)
