@@ -342,6 +342,10 @@ class OpenCodeClient:
         return _need_list((await self.http.request("GET", "/permission")).body, "/permission")
 
     async def list_sessions(self) -> list[JsonObj]:
+        """Every session the server holds (roots and children, ``parentID`` on a child)."""
+        await self._ensure()
+        if self.is_v2:
+            return await self.v2.list_sessions()
         return _need_list((await self.http.request("GET", "/session")).body, "/session")
 
     async def delete(self, sid: str) -> bool:

@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "export": (("cli.export",), "Send archived data to other tools."),
     "lost": (("cli.lost",), "Session trees octel could not archive in full, newest first: what …"),
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
+    "janitor": (("cli.janitor",), "Delete from an OpenCode server the root trees that are idle, …"),
     "archives": (("cli.archive_export",), "Archive documents of the store: write them out as files."),
 }
 GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "archives"})

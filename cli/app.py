@@ -58,6 +58,7 @@ ORDER = (
     "actions",
     "export",
     "archives",
+    "janitor",
     "prune",
     "db",
     "doctor",

@@ -78,14 +78,25 @@ def watch_cmd(
         list[str] | None,
         typer.Option(metavar="DETECTOR=ACTION", help="abort or notify on a live stuck finding; repeatable."),
     ] = None,
+    delete_archived_after: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="Delete from the server the trees archived, verified and idle this long (7d); audited.",
+        ),
+    ] = None,
+    janitor_every: Annotated[
+        float, typer.Option(min=1, help="Seconds between passes of --delete-archived-after.")
+    ] = 600.0,
 ) -> None:
     """Follow OpenCode servers: keep a live row for every session (busy, retrying, waiting on an
     ask, compacting, running a tool, idle, errored, deleted, unknown), archive each root tree
     when it goes idle and again when it changes, recording status history and permission
     asks/replies; probe long runs. Rules that act (reject an ask, abort) are opt-in and audited
-    (`octel actions list`). Watchers sharing a store follow each server one at a time (a lease);
-    another takes over when one dies. With --claude-dir, follow Claude Code transcripts instead
-    (both with --server too)."""
+    (`octel actions list`), and so is deleting old trees archived and verified
+    (--delete-archived-after, as `octel janitor` does). Watchers sharing a store follow each
+    server one at a time (a lease); another takes over when one dies. With --claude-dir, follow
+    Claude Code transcripts instead (both with --server too)."""
     from cli.archive import _check_redaction, _check_server  # not at import: archive loads every command
     from telemetry.services.claude_import import watch_claude
 
@@ -116,6 +127,11 @@ def watch_cmd(
         )
     except ValueError as exc:
         fail(str(exc), 2)
+    janitor_after = None
+    if delete_archived_after is not None:
+        from cli.janitor import older_than_seconds
+
+        janitor_after = older_than_seconds(delete_archived_after, "--delete-archived-after")
 
     def log(msg: str) -> None:
         err_console.print(f"[dim]watch[/] {escape(without_credentials(msg))}", highlight=False)
@@ -149,7 +165,12 @@ def watch_cmd(
                 )
             ws = []
             if urls:
-                log(f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}")
+                cleans = (
+                    f"; deleting trees archived and idle {delete_archived_after}"
+                    if janitor_after is not None
+                    else ""
+                )
+                log(f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}{cleans}")
                 ws = await watch_servers(
                     settings,
                     stop,
@@ -161,6 +182,8 @@ def watch_cmd(
                     on_change=changed if as_json else None,
                     rules=rules,
                     lease_seconds=settings.watch_lease_seconds,
+                    delete_archived_after=janitor_after,
+                    janitor_every=janitor_every,
                 )
             if claude is not None:
                 await claude

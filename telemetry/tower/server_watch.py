@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.client import OpenCodeClient
+from telemetry.archive_store import archive_store
 from telemetry.queries.live import LiveChange, live_change
 from telemetry.services.indexing import record_findings
 from telemetry.services.redaction import redactor_for
@@ -25,11 +26,12 @@ from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import utcnow
+from telemetry.tower.janitor import janitor_loop
 from telemetry.tower.live import forget_live, store_live_rows
 from telemetry.tower.live_messages import store_live_messages
 from telemetry.tower.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.tower.watching import act_loop, follow, holder_name
-from telemetry.tree_archiving import archive_session_tree_async
+from telemetry.tree_archiving import archive_session_tree_async, opencode_client
 from tower.actions import Rules
 from tower.live_board import LiveRow
 from tower.live_messages import MessageBatch
@@ -51,12 +53,16 @@ async def watch_server(
     on_change: Callable[[LiveChange], None] | None = None,
     rules: Rules | None = None,
     lease_seconds: float | None = None,
+    delete_archived_after: float | None = None,
+    janitor_every: float = 600.0,
 ) -> Watcher:
     """Follow one OpenCode server until ``stop`` is set: keep its live rows, archive and index
     each root tree when it goes quiet (and again after it changes), store live findings, abort
     when configured. ``on_change`` hears every row whose state changed; ``rules`` act on live
     sessions (audited); with ``lease_seconds``, follow only while this process holds the
-    server's lease in the store (`telemetry.tower.watching`)."""
+    server's lease in the store (`telemetry.tower.watching`); with ``delete_archived_after``
+    (seconds), delete the trees archived, verified and idle that long, every ``janitor_every``
+    seconds while following (`telemetry.tower.janitor`)."""
     url = server_url or settings.opencode_url
     aborted: dict[str, str] = {}
     own_http = http is None
@@ -149,6 +155,20 @@ async def watch_server(
             act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
             for r in ([rules] if rules is not None and rules.any else [])
         ]
+        if delete_archived_after is not None:
+            todo.append(
+                janitor_loop(
+                    opencode_client(client_http, url, settings),
+                    term,
+                    engine=engine,
+                    store=functools.partial(archive_store, settings, engine),
+                    older_than_s=delete_archived_after,
+                    redactor=redactor,
+                    every=janitor_every,
+                    watcher=holder,
+                    log=log,
+                )
+            )
         # a watcher that stood by runs already: the term only lets it follow until it ends
         await asyncio.gather(term.wait() if w.running else w.run(term), *todo)
 

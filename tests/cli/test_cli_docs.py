@@ -29,6 +29,7 @@ COMMANDS = [
     "archives export",
     "serve",
     "actions list",
+    "janitor",
     "search",
     "db reindex",
 ]
