@@ -8,7 +8,9 @@ Two kinds of log hold a session without its message list:
   the model's parts are printed, so each message is an assistant step rebuilt from its parts.
   OpenCode 2 prints the same lines (synthesised from its events) with its own tool names
   (`shell`, `subagent`: read as `bash`, `task`); a part that names no message belongs to the
-  step its `step_start` opened.
+  step its `step_start` opened (or, in a log without `step_start` lines, the step its
+  `step_finish` closes). Several runs (or a run and its subagents) may share one log: each
+  `sessionID` is a session of its own.
 Both become `{info, parts}` items (the classic route's shape), grouped by session.
 """
 
@@ -86,6 +88,7 @@ def sessions_from_events(events: Iterable[object]) -> dict[str, SessionLog]:
     logs: dict[str, SessionLog] = {}
     parents: dict[str, str | None] = {}
     steps: dict[str, int] = {}  # per session: the step_start lines seen
+    finished: dict[str, int] = {}  # per session: the step_finish lines seen
 
     def log(sid: str) -> SessionLog:
         got = logs.get(sid)
@@ -101,8 +104,13 @@ def sessions_from_events(events: Iterable[object]) -> dict[str, SessionLog]:
             sid, mid = _s(part.get("sessionID")) or _s(ev.get("sessionID")), _s(part.get("messageID"))
             if kind == "step_start":
                 steps[sid] = steps.get(sid, 0) + 1
-            if sid and not mid and sid in steps:
-                mid = f"step_{steps[sid]:09d}"
+            if sid and not mid:
+                # no message id: the step its step_start opened, or, in a log printing no
+                # step_start, the step after the last step_finish
+                n = steps[sid] if sid in steps else finished.get(sid, 0) + 1
+                mid = f"step_{n:09d}"
+            if kind == "step_finish":
+                finished[sid] = finished.get(sid, 0) + 1
             if part.get("type") == "tool" and part.get("tool") in TOOL_NAMES:
                 part = {**part, "tool": TOOL_NAMES[str(part["tool"])]}
             if sid and mid:

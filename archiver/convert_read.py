@@ -15,7 +15,9 @@ Anything else raises `NotASession` with a sentence saying what the file holds in
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -26,7 +28,15 @@ from archiver.convert_events import merged_status, permissions_from_opencode, st
 from archiver.convert_log import is_event, sessions_from_events
 from archiver.files import upgrade
 
-__all__ = ["NotASession", "parse_json_text", "read_session", "stream_from_doc"]
+__all__ = [
+    "NotASession",
+    "SessionStream",
+    "parse_json_text",
+    "read_session",
+    "read_tree",
+    "sessions_in",
+    "stream_from_doc",
+]
 
 
 class NotASession(ValueError):
@@ -45,10 +55,32 @@ def _lines(text: str) -> list[Any]:
         try:
             out.append(orjson.loads(line))
         except ValueError:
-            bad += 1
+            glued = _glued(line)  # writers sharing one file: `{...}{...}` on one line
+            out.extend(glued)
+            bad += not glued
     if not out and bad:
         raise NotASession(f"{bad} line(s) look like JSON but none parses")
     return out
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _glued(line: str) -> list[Any]:
+    """The JSON values written one after another on one line (processes appending to the
+    same log without a newline between); [] when the line is not that."""
+    out: list[Any] = []
+    at = 0
+    try:
+        while at < len(line):
+            value, end = _DECODER.raw_decode(line, at)
+            out.append(value)
+            at = end
+            while at < len(line) and line[at] in " \t,":
+                at += 1
+    except ValueError:
+        return []
+    return out if len(out) > 1 else []
 
 
 def parse_json_text(text: str) -> Any:
@@ -159,15 +191,77 @@ def stream_from_doc(doc: Any, session_id: str | None = None) -> Converted:
     raise NotASession(f"{_describe(doc)}, not an OpenCode session")
 
 
-def read_session(text: str, session_id: str | None = None) -> Converted:
-    """Parse `text` (any shape above) and convert one session: `session_id`, else the root.
+@dataclass(frozen=True, slots=True)
+class SessionStream:
+    """One session of a file holding several (a run log, an event capture, a recorded run)."""
 
-    The cycle collector is paused meanwhile: a session's JSON is hundreds of thousands of small
-    containers, none of them garbage yet, and each collection would walk them all again."""
+    session_id: str
+    parent_id: str | None
+    stream: Converted
+
+
+def sessions_in(doc: Any) -> list[SessionStream]:
+    """Every session a parsed event log or recorded run holds, parents before children, each
+    converted on its own; [] for a document of one session (read it with `stream_from_doc`).
+    Sessions with no message of their own (a parent known only by its children) are left out."""
+    if isinstance(doc, Mapping) and isinstance(doc.get("messages"), Mapping):
+        ids = [k for k in doc["messages"] if isinstance(k, str)]
+        if len(ids) < 2:
+            return []
+        parents = _fixture_parents(doc)
+        return _ordered([SessionStream(i, parents.get(i), from_fixture(doc, i)) for i in ids])
+    events = doc.get("events") if isinstance(doc, Mapping) else doc
+    if not isinstance(events, list) or not any(is_event(x) for x in events[:50]):
+        return []
+    logs = {k: v for k, v in sessions_from_events(events).items() if v.infos or v.parts}
+    if len(logs) < 2:
+        return []
+    return _ordered([SessionStream(k, v.parent, _from_events(events, k)) for k, v in logs.items()])
+
+
+def _fixture_parents(doc: Mapping[str, Any]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    sessions = doc.get("sessions")
+    for info in sessions.values() if isinstance(sessions, Mapping) else sessions or []:
+        if isinstance(info, Mapping) and isinstance(info.get("id"), str):
+            parent = info.get("parentID")
+            out[info["id"]] = parent if isinstance(parent, str) else None
+    return out
+
+
+def _ordered(found: list[SessionStream]) -> list[SessionStream]:
+    """Parents before their children (breadth first), in order of first sight otherwise; a
+    parent not among them makes its children roots."""
+    known = {s.session_id for s in found}
+    kids: dict[str | None, list[SessionStream]] = {}
+    for s in found:
+        kids.setdefault(s.parent_id if s.parent_id in known else None, []).append(s)
+    out: list[SessionStream] = []
+    queue = list(kids.get(None, []))
+    while queue:
+        s = queue.pop(0)
+        out.append(s)
+        queue.extend(kids.get(s.session_id, []))
+    return out
+
+
+def read_session(text: str, session_id: str | None = None) -> Converted:
+    """Parse `text` (any shape above) and convert one session: `session_id`, else the root."""
+    return read_tree(text, session_id, every=False)[0]
+
+
+def read_tree(
+    text: str, session_id: str | None = None, *, every: bool = True
+) -> tuple[Converted, list[SessionStream]]:
+    """`read_session`'s stream, and (with `every`) each session of a file holding several
+    (`sessions_in`). The cycle collector is paused meanwhile: a session's JSON is hundreds of
+    thousands of small containers, none of them garbage yet, and each collection would walk
+    them all again."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return stream_from_doc(parse_json_text(text), session_id)
+        doc = parse_json_text(text)
+        return stream_from_doc(doc, session_id), sessions_in(doc) if every else []
     finally:
         if paused:
             gc.enable()

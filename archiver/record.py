@@ -8,6 +8,7 @@ from typing import Any
 
 from archiver.claude.outcome import error_kind_of
 from archiver.content import ContentPart, content_parts
+from detectors.findings import dominant_of
 
 __all__ = ["SOURCE_KINDS", "SessionRecord", "record_from_doc", "source_label"]
 
@@ -67,9 +68,6 @@ class SessionRecord:
     parts: tuple[ContentPart, ...] = field(default=(), compare=False, repr=False)
 
 
-_RANK = {"healthy": 0, "suspect": 1, "stuck": 2}
-
-
 def _d(v: object) -> Mapping[str, Any]:
     return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
 
@@ -90,11 +88,9 @@ def record_from_doc(
     sub = _d(doc.get("subtree"))
     stime = _d(session.get("time"))
     findings = tuple(_d(f) for f in doc.get("findings") or [])
-    worst = max(
-        findings,
-        key=lambda f: (_RANK.get(str(f.get("verdict")), 0), _num(f.get("score")) or 0.0),
-        default=None,
-    )
+    # the pattern named is the one the live board and `octel why` name too (`dominant_of`);
+    # healthy findings name none
+    worst = dominant_of(findings)
     errors = [_d(e) for e in doc.get("walk_errors") or []]
     own_errors = [e for e in errors if e.get("session_id") in (doc.get("session_id"), None)]
     turns = [_d(t) for t in doc.get("per_turn") or []]
@@ -102,7 +98,7 @@ def record_from_doc(
     duration = _num(tot.get("duration_ms"))
     turn_count = int(tot.get("turns") or len(turns))
     # Nothing ran, so nothing can be healthy: a session without a turn is "empty".
-    verdict = str(worst.get("verdict")) if worst else ("healthy" if turn_count else "empty")
+    verdict = str(worst.get("verdict")) if worst else ("healthy" if turn_count or findings else "empty")
     source = _d(doc.get("source"))
     check = _d(doc.get("cost_check"))
     results = [_d(r) for r in _d(doc.get("claude")).get("results") or []]

@@ -2,7 +2,9 @@
 
 A corpus folder holds `NAME.label.json` files beside the sessions they label; a folder whose
 sub-folders are corpora (the recorded corpus's `dev/` and `heldout/`) is evaluated set by set.
-A set folder may say what it is in `about.json` (`{"title": ...}`), printed beside its name.
+A set folder may say what it is in `about.json` (`{"title": ...}`), printed beside its name, and
+that it was never tuned on (`"held_out": true`): the held-out sets and the others are then also
+taken together, each pool apart, so held-out figures are never mixed with tuned ones.
 With `--baselines`, other projects' stuck rules (`detectors.baselines`) run on the same runs
 and are printed beside octel's in the same terms.
 """
@@ -19,9 +21,9 @@ from cli.detect_load import CorpusError, load_stream, read_json
 from detectors import REGISTRY
 from detectors.baselines import BASELINES, BaselineScore, evaluate_baseline
 from detectors.baselines.compare import octel_row
-from detectors.evaluation import Evaluation, LabelledRun
+from detectors.evaluation import ON_TIME_TURNS, Evaluation, LabelledRun
 
-__all__ = ["compare", "corpus_sets", "load_corpus", "print_evaluations", "set_title"]
+__all__ = ["compare", "corpus_sets", "held_out", "load_corpus", "pooled", "print_evaluations", "set_title"]
 
 
 def load_corpus(folder: Path, *, progress: bool = False) -> list[LabelledRun]:
@@ -41,10 +43,13 @@ def load_corpus(folder: Path, *, progress: bool = False) -> list[LabelledRun]:
         start = label.get("pattern_start", -1)
         if not isinstance(start, int) or isinstance(start, bool):
             raise CorpusError(f"{label_file}: 'pattern_start' must be a message index")
+        end = label.get("pattern_end", -1)
+        if not isinstance(end, int) or isinstance(end, bool) or (0 <= end < start):
+            raise CorpusError(f"{label_file}: 'pattern_end' must be a message index from pattern_start on")
         session = folder / str(label.get("session") or f"{name}.json")
         s = load_stream(session)
         runs.append(
-            LabelledRun(name, label["label"], s.messages, s.status, s.permissions, tuple(also), start)
+            LabelledRun(name, label["label"], s.messages, s.status, s.permissions, tuple(also), start, end)
         )
     return runs
 
@@ -57,13 +62,56 @@ def corpus_sets(folder: Path, *, progress: bool = False) -> dict[str, list[Label
     return {p.name: load_corpus(p, progress=progress) for p in subs}
 
 
+def _about(folder: Path) -> dict[str, object]:
+    about = folder / "about.json"
+    doc = read_json(about) if about.is_file() else {}
+    return doc if isinstance(doc, dict) else {}
+
+
 def set_title(folder: Path) -> str:
     """The set's own description (`about.json`'s title), or ""."""
-    about = folder / "about.json"
-    if not about.is_file():
-        return ""
-    doc = read_json(about)
-    return str(doc.get("title", "")) if isinstance(doc, dict) else ""
+    return str(_about(folder).get("title", ""))
+
+
+def held_out(folder: Path) -> bool:
+    """The set says it was never tuned on (`about.json`: `"held_out": true`)."""
+    return _about(folder).get("held_out") is True
+
+
+def pooled(evals: dict[str, Evaluation], names: list[str]) -> dict[str, object]:
+    """The sets `names` taken together: runs, stuck runs caught, healthy runs called stuck,
+    right pattern, caught within `ON_TIME_TURNS` turns of the onset."""
+    got = [evals[n] for n in names]
+    stuck, caught = sum(e.stuck_runs for e in got), sum(e.stuck_detected for e in got)
+    return {
+        "sets": names,
+        "runs": sum(len(e.runs) for e in got),
+        "stuck_runs": stuck,
+        "stuck_detected": caught,
+        "stuck_recall": caught / stuck if stuck else None,
+        "healthy_runs": sum(e.healthy_runs for e in got),
+        "false_alarms": [a for e in got for a in e.false_alarms],
+        "right_named": sum(e.right_named for e in got),
+        "on_time": sum(e.on_time for e in got),
+    }
+
+
+def _print_pooled(title: str, p: dict[str, object]) -> None:
+    stuck, caught, named = (
+        int(str(p["stuck_runs"])),
+        int(str(p["stuck_detected"])),
+        int(str(p["right_named"])),
+    )
+    alarms, names = p["false_alarms"], p["sets"]
+    assert isinstance(alarms, list) and isinstance(names, list)
+    console.print(
+        f"[bold]{title}[/] ({', '.join(map(str, names))}): {p['runs']} runs; "
+        f"stuck caught {caught}/{stuck} ({_pct(caught / stuck if stuck else None)}); "
+        f"healthy called stuck {len(alarms)}/{p['healthy_runs']}; "
+        f"right pattern {named}/{caught} ({_pct(named / caught if caught else None)}); "
+        f"within {ON_TIME_TURNS} turns of onset {p['on_time']}/{caught}",
+        highlight=False,
+    )
 
 
 def compare(ev: Evaluation, runs: list[LabelledRun]) -> list[BaselineScore]:
@@ -121,6 +169,7 @@ def _print_eval(name: str, ev: Evaluation, title: str = "") -> None:
         f"stuck runs caught: {ev.stuck_detected}/{ev.stuck_runs} (recall {_pct(ev.stuck_recall)}); "
         f"right pattern named: {ev.right_named}/{ev.stuck_detected} ({_pct(ev.named_share)}); "
         f"mean lag {_num(ev.mean_lag)} assistant turns after the pattern began, "
+        f"within {ON_TIME_TURNS} turns of it: {ev.on_time}/{ev.stuck_detected}, "
         f"stuck at {_pct(ev.mean_point)} of the run; "
         f"healthy runs called stuck: {len(ev.false_alarms)}/{ev.healthy_runs}{alarms}; "
         f"marked suspect: {len(ev.suspect_healthy)}; "
@@ -133,9 +182,13 @@ def print_evaluations(
     evals: dict[str, Evaluation],
     titles: dict[str, str] | None = None,
     baselines: dict[str, list[BaselineScore]] | None = None,
+    pools: dict[str, dict[str, object]] | None = None,
 ) -> None:
-    """The tables, set by set (and the comparison with the baselines, when run)."""
+    """The tables, set by set (and the comparison with the baselines, when run), then the
+    tuning sets and the held-out sets each taken together."""
     for name, ev in evals.items():
         _print_eval(name, ev, (titles or {}).get(name, ""))
         if baselines and name in baselines:
             _print_compare(baselines[name])
+    for title, p in (pools or {}).items():
+        _print_pooled(title, p)

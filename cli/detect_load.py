@@ -11,11 +11,11 @@ from archiver.claude.convert import from_claude
 from archiver.claude.layout import sniff_file
 from archiver.claude.loading import tree_of_file
 from archiver.convert import Converted
-from archiver.convert_read import NotASession, read_session
+from archiver.convert_read import NotASession, SessionStream, read_session, read_tree
 from archiver.files import read_plain
 from archiver.store import ArchiveStore
 
-__all__ = ["CorpusError", "load_stored", "load_stream", "read_json"]
+__all__ = ["CorpusError", "SessionStream", "load_stored", "load_stream", "load_tree", "read_json"]
 
 
 class CorpusError(ValueError):
@@ -51,23 +51,30 @@ def read_json(path: Path) -> Any:
         raise CorpusError(f"cannot read {path}: {e}") from None
 
 
-def _claude(path: Path, session_id: str | None) -> Converted:
-    """A Claude Code transcript or stream-json output: its main session, or ``session_id``."""
+def _claude(path: Path, session_id: str | None) -> tuple[Converted, list[SessionStream]]:
+    """A Claude Code transcript or stream-json output: its main session, or ``session_id``;
+    and, when it holds more (subagents, sidechains kept inline), every session on its own."""
     try:
         tree = tree_of_file(path)
     except OSError as e:
         raise CorpusError(f"cannot read {path}: {e}") from None
+    streams = {
+        s.session_id: from_claude(s.messages, tree.results if s.depth == 0 else []) for s in tree.sessions
+    }
     # a subagent's file on its own hangs under an empty root: the session with messages is judged
     chosen = next((s for s in tree.sessions if s.session_id == session_id), None) or next(
         (s for s in tree.sessions if s.messages), tree.sessions[0]
     )
-    return from_claude(chosen.messages, tree.results if chosen.depth == 0 else [])
+    every = [
+        SessionStream(s.session_id, s.parent_id, streams[s.session_id]) for s in tree.sessions if s.messages
+    ]
+    return streams[chosen.session_id], every if len(every) > 1 else []
 
 
-def load_stream(path: Path, session_id: str | None = None) -> Converted:
-    """The normalised stream of one file: an archive, a recorded run, an `opencode export`, a
-    `opencode run --format json` log, an event capture, a message list, or a Claude Code
-    transcript or stream-json output."""
+def load_tree(path: Path, session_id: str | None = None) -> tuple[Converted, list[SessionStream]]:
+    """The stream `load_stream` gives, and every session of the file when it holds several (a
+    run log several runs or subagents wrote into, an event capture of parallel subagents, a
+    recorded run, a Claude Code tree): parents before children, each to be judged on its own."""
     kind = sniff_file(path)  # by content: users keep these files under any name
     if kind == "result":
         raise CorpusError(
@@ -76,6 +83,19 @@ def load_stream(path: Path, session_id: str | None = None) -> Converted:
         )
     if kind is not None:
         return _claude(path, session_id)
+    try:
+        return read_tree(_read_text(path), session_id)
+    except NotASession as e:
+        raise CorpusError(f"{path} is not a session: {e}") from None
+
+
+def load_stream(path: Path, session_id: str | None = None) -> Converted:
+    """The normalised stream of one file: an archive, a recorded run, an `opencode export`, a
+    `opencode run --format json` log, an event capture, a message list, or a Claude Code
+    transcript or stream-json output."""
+    kind = sniff_file(path)
+    if kind == "result" or kind is not None:
+        return load_tree(path, session_id)[0]
     try:
         return read_session(_read_text(path), session_id)
     except NotASession as e:

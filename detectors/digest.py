@@ -139,6 +139,7 @@ class Call:
     call_id: str = ""
     output_head: str = ""  # the first characters of the output (or error)
     timed_out: bool = False
+    output_tail: str = ""  # its last characters, where a build or test run sums itself up
 
 
 @dataclass(slots=True)
@@ -196,6 +197,7 @@ def digest(m: Message) -> Turn:
                     p.call_id,
                     (p.output or p.error)[:_HEAD],
                     p.timed_out,
+                    (p.output or p.error)[-_HEAD:] if len(p.output or p.error) > _HEAD else "",
                 )
             )
             if p.status == "completed" and p.tool in FILE_TOOLS:

@@ -6,7 +6,8 @@ progress. A run that includes a wait (bash `sleep`), or the same call answered d
 each time (numbers and paths aside), is polling and gets far higher limits. A cycle whose
 calls all got the same answers as the round before is stuck after two rounds (six calls at
 least): nothing in it is moving. Edits that undo each other are counted too: an edit undone
-and then made again is going round in circles, whatever sits between.
+and then made again is going round in circles, whatever sits between. One command failing with
+the same answer across small edits is a thrash (`detectors.thrash`), judged while unresolved.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
 from detectors.digest import Call, Turn, output_shape, undo_of
 from detectors.findings import Finding, Verdict, grade
+from detectors.thrash import Thrash
 from detectors.thresholds import Thresholds
 
 __all__ = ["DoomLoop"]
@@ -78,6 +80,7 @@ class DoomLoop(Detector):
         self._flips = 0
         self._flip_start = -1
         self._flip_ids: list[str] = []
+        self._thrash = Thrash(int(thresholds.thrash_fail_stuck))
 
     def feed(self, turn: Turn) -> None:
         for sig in turn.edits:
@@ -116,6 +119,7 @@ class DoomLoop(Detector):
             r.length = 0
 
     def _call(self, call: Call, turn: Turn) -> None:
+        self._thrash.call(call, turn)
         recent = self._recent
         n = len(recent)
         for p in range(1, self._period + 1):
@@ -204,6 +208,11 @@ class DoomLoop(Detector):
         }
 
     def finding(self) -> Finding:
+        f = self._episode_finding()
+        t = self._thrash.finding(self.name)  # the same failure across edits, still unresolved
+        return t if t is not None and t.score > f.score else f
+
+    def _episode_finding(self) -> Finding:
         p, serial = self._best_run
         if serial < 0:  # the worst episode is edits going back and forth
             return self._best.finding(self.name, active=self._flips > 0)

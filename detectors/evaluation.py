@@ -5,7 +5,9 @@ find when each detector first fired and first reached stuck. A stuck run is caug
 labelled detector ends stuck; a healthy run is a false alarm when any detector ends stuck (one
 that ends suspect is counted apart). The pattern named is `dominant()` of the final findings.
 The lag is how many assistant turns after the turn where the pattern began (`pattern_start` of
-the label, else the finding's own start) the detector reached stuck. Status samples and
+the label, else the finding's own start) the detector reached stuck; a run caught only after
+the label's `pattern_end` is counted late, and `on_time` counts the caught runs called stuck
+within `ON_TIME_TURNS` turns of the onset. Status samples and
 permission events carry no message position, so they are fed after the last message: a
 detector that needs them is charged the whole run (a pessimistic figure).
 """
@@ -22,9 +24,19 @@ from detectors.model import Message, PermissionEvent, StatusSample
 from detectors.probe import Probe
 from detectors.thresholds import Thresholds
 
-__all__ = ["HEALTHY", "DetectorScore", "Evaluation", "LabelledRun", "RunResult", "evaluate", "turns_between"]
+__all__ = [
+    "HEALTHY",
+    "ON_TIME_TURNS",
+    "DetectorScore",
+    "Evaluation",
+    "LabelledRun",
+    "RunResult",
+    "evaluate",
+    "turns_between",
+]
 
 HEALTHY = "healthy"
+ON_TIME_TURNS = 2  # the goal: stuck called within this many assistant turns of the onset
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +51,8 @@ class LabelledRun:
     permissions: Sequence[PermissionEvent] = ()
     also: tuple[str, ...] = ()
     pattern_start: int = -1  # message index where the stuck pattern began, when labelled
+    # message index where it ended (a person stepped in, the run stopped); -1: to the run's end
+    pattern_end: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +71,8 @@ class RunResult:
     # Detectors that said stuck at some point of the replay, even if not at the end: what a live
     # watcher would have shown (and acted on) while the run went on.
     ever_stuck: tuple[str, ...] = ()
+    # Caught only after the labelled span had ended: too late for a watcher to help.
+    after_end: bool = False
 
     @property
     def correct(self) -> bool:
@@ -96,6 +112,8 @@ class Evaluation:
     right_named: int = 0  # caught runs whose dominant finding is the labelled pattern
     mean_lag: float | None = None  # messages from the pattern's start to stuck
     mean_point: float | None = None  # share of the run seen when it turned stuck
+    # caught runs called stuck within `ON_TIME_TURNS` assistant turns of the pattern's onset
+    on_time: int = 0
 
     @property
     def stuck_recall(self) -> float | None:
@@ -119,6 +137,8 @@ class Evaluation:
             "named_share": self.named_share,
             "mean_lag": self.mean_lag,
             "mean_point": self.mean_point,
+            "on_time": self.on_time,
+            "on_time_turns": ON_TIME_TURNS,
             "runs": [
                 {
                     "name": r.name,
@@ -131,6 +151,7 @@ class Evaluation:
                     "stuck_turn": r.stuck_turn,
                     "ever_stuck": list(r.ever_stuck),
                     "lag": r.lag,
+                    "after_end": r.after_end,
                     "messages": r.messages,
                     "correct": r.correct,
                 }
@@ -163,10 +184,12 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
     stuck = tuple(f.detector for f in final if f.verdict == "stuck")
     named = dominant(final)
     lag = None
+    after_end = False
     if run.label in stuck:
         own = next(f for f in final if f.detector == run.label)
         start = run.pattern_start if run.pattern_start >= 0 else own.start_index
         lag = float(turns_between(run.messages, start, first_stuck[run.label]))
+        after_end = 0 <= run.pattern_end < first_stuck[run.label] - 1
     return RunResult(
         run.name,
         run.label,
@@ -180,6 +203,7 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
         lag,
         {d: turns_between(run.messages, -1, first_stuck[d]) for d in stuck},
         tuple(first_stuck),
+        after_end,
     )
 
 
@@ -249,6 +273,7 @@ def evaluate(
         sum(1 for r in caught if r.named == r.label),
         _mean([r.lag for r in caught if r.lag is not None]),
         _mean([r.first_stuck[r.label] / max(1, r.messages) for r in caught]),
+        sum(1 for r in caught if r.lag is not None and r.lag <= ON_TIME_TURNS and not r.after_end),
     )
 
 

@@ -6,12 +6,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-__all__ = ["DOMINANCE", "VERDICTS", "Finding", "Verdict", "dominant", "grade", "worst_verdict"]
+__all__ = [
+    "DOMINANCE",
+    "VERDICTS",
+    "Finding",
+    "Verdict",
+    "dominant",
+    "dominant_of",
+    "grade",
+    "rank_key",
+    "worst_verdict",
+]
 
 Verdict = Literal["healthy", "suspect", "stuck"]
 # Ordered from best to worst; worst_verdict and the CLI rely on this order.
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
-_RANK = {v: i for i, v in enumerate(VERDICTS)}
+_RANK: dict[str, int] = {v: i for i, v in enumerate(VERDICTS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +81,32 @@ DOMINANCE: tuple[str, ...] = (
 _PRIORITY = {name: i for i, name in enumerate(DOMINANCE)}
 
 
+def rank_key(detector: str, verdict: str, score: float) -> tuple[int, int, float, str]:
+    """The one order findings are ranked in, worst first: the worst verdict, then the cause
+    before its symptoms (`DOMINANCE`), then the higher score, then the name. Total, so the
+    headline of the same findings is the same whatever order they came in."""
+    return (-_RANK.get(verdict, 0), _PRIORITY.get(detector, len(_PRIORITY)), -score, detector)
+
+
 def dominant(findings: Iterable[Finding]) -> Finding | None:
-    """The finding that names the run's pattern: the worst verdict, then the cause before its
-    symptoms (`DOMINANCE`), then the higher score; None when nothing fired."""
+    """The finding that names the run's pattern (first by `rank_key`); None when nothing fired."""
     fired = [f for f in findings if f.verdict != "healthy"]
     if not fired:
         return None
-    return min(fired, key=lambda f: (-_RANK[f.verdict], _PRIORITY.get(f.detector, len(_PRIORITY)), -f.score))
+    return min(fired, key=lambda f: rank_key(f.detector, f.verdict, f.score))
+
+
+def _key_of(f: Mapping[str, Any]) -> tuple[int, int, float, str]:
+    score = f.get("score")
+    num = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else 0.0
+    return rank_key(str(f.get("detector") or ""), str(f.get("verdict") or ""), num)
+
+
+def dominant_of(findings: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """`dominant` for findings as dicts (`Finding.to_dict()`, a stored row): the archive, the
+    live board and `octel why` name the same pattern for the same findings."""
+    fired = [f for f in findings if f.get("verdict") in ("suspect", "stuck")]
+    return min(fired, key=_key_of) if fired else None
 
 
 def worst_verdict(findings: Iterable[Finding]) -> Verdict:

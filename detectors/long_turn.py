@@ -79,6 +79,8 @@ class TurnRepetition(Detector):
         if turn.role != "assistant" or len(turn.text) < _MIN_SENTENCE * self.th.repeat_in_turn_suspect:
             return
         sentence, n = repeated_sentence(turn.text)
+        if turn.calls and n <= len(turn.calls) + 1:
+            return  # "Now let me search …" before each call: narrating the calls, not repeating
         v, s = grade(n, self.th.repeat_in_turn_suspect, self.th.repeat_in_turn_stuck)
         if s > self._best.score:
             ev = {"repeats": n, "sentence": sentence[:300], "message_ids": [turn.id], "finish": turn.finish}

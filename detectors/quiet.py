@@ -6,6 +6,8 @@ that ended in an error belong to other detectors, and a turn still in flight is 
 
 from __future__ import annotations
 
+import re
+
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
 from detectors.digest import Turn
 from detectors.findings import Finding, Verdict
@@ -13,7 +15,7 @@ from detectors.findings import grade as _grade
 from detectors.model import StatusSample
 from detectors.thresholds import Thresholds
 
-__all__ = ["EmptyReasoning", "SilentStop", "is_empty"]
+__all__ = ["EmptyReasoning", "SilentStop", "announces", "is_empty"]
 
 
 def is_empty(turn: Turn) -> bool:
@@ -68,18 +70,52 @@ class EmptyReasoning(Detector):
 
 
 _QUIET = Finding("silent_stop", "healthy", 0.0, {}, -1)
+# A turn's last sentence that says what comes next ("Let me run the tests.", "Now I'll fix it:")
+_ANNOUNCE = re.compile(
+    r"^(?:(?:now|next|first|then|ok|okay|great|good|perfect|alright|so)[,!]?\s+)*"
+    r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to)\s+(?!know\b|wait\b|stop\b)"
+)
+# What a person types to make it go on: short, and nothing else in it.
+_NUDGE = re.compile(
+    r"^(?:please\s+)?(?:proceed|continue|go on|go ahead|keep going|carry on|do it|resume)\W*$"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def announces(turn: Turn) -> bool:
+    """A finished assistant turn that says what it will do next and does nothing: no tool call,
+    and its last sentence an announcement ("let me check the tests.")."""
+    if turn.role != "assistant" or not turn.completed or turn.error is not None or turn.calls:
+        return False
+    if not turn.text or turn.text.endswith("?"):
+        return False
+    last = _SENTENCE_END.split(turn.text)[-1]
+    return _ANNOUNCE.match(last) is not None
 
 
 @register("silent_stop", "the last turn is empty and the session went idle", stop_reason="empty_completion")
 class SilentStop(Detector):
+    """The run stopped without saying why: its last turn empty, or a turn that announced work
+    and ended without doing it, again and again (a person had to type "proceed")."""
+
     name = "silent_stop"
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
         self._last: Turn | None = None
         self._status = ""
+        self._nudged = 0  # announcements a person answered with "go on"
+        self._first = -1
+        self._ids: list[str] = []
 
     def feed(self, turn: Turn) -> None:
+        last = self._last
+        if turn.role == "user" and last is not None and announces(last) and _NUDGE.match(turn.text):
+            if self._nudged == 0:
+                self._first = last.index
+            self._nudged += 1
+            if len(self._ids) < EVIDENCE_IDS:
+                self._ids.append(last.id)
         self._last = turn
 
     def status(self, sample: StatusSample) -> None:
@@ -87,6 +123,8 @@ class SilentStop(Detector):
 
     def finding(self) -> Finding:
         last = self._last
+        if last is not None and (self._nudged or announces(last)):
+            return self._announced(last)
         if last is None or not is_empty(last):
             return _QUIET
         verdict: Verdict
@@ -103,3 +141,24 @@ class SilentStop(Detector):
             "reasoning_only": last.has_reasoning,
         }
         return Finding(self.name, verdict, score, ev, last.index)
+
+    def _announced(self, last: Turn) -> Finding:
+        """Turns that ended on "let me …": stopping there again and again is stuck; the last
+        turn ending so, as the empty one is (idle: stuck, no status: suspect)."""
+        ending = announces(last)
+        n = self._nudged + ending
+        verdict, score = _grade(n, 1, self.th.announce_stop_stuck)
+        if ending and self._status == "idle":
+            verdict, score = "stuck", 1.0
+        elif ending and self._status not in ("", "idle") and n < self.th.announce_stop_stuck:
+            verdict, score = "healthy", 0.3  # still busy: the next step may yet come
+        ids = [*self._ids, last.id][:EVIDENCE_IDS] if ending else list(self._ids)
+        ev = {
+            "signal": "announced",
+            "count": n,
+            "nudged": self._nudged,
+            "text": _SENTENCE_END.split(last.text)[-1][:200] if ending else None,
+            "status": self._status or None,
+            "message_ids": ids,
+        }
+        return Finding(self.name, verdict, score, ev, self._first if self._nudged else last.index)

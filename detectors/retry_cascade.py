@@ -3,7 +3,8 @@
 Four signals, the worst wins: a run of failing tool calls; one tool failing the same way with
 whatever arguments (until it succeeds or a file changes); model steps that end in a provider
 error; and the provider retry attempts recorded in the status history. Retries after which the
-run ended on a provider error (the client gave up) are stuck however few they were.
+run ended on a provider error (the client gave up), or on an empty step with the session idle
+(an overloaded provider answered until OpenCode stopped), are stuck however few they were.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class RetryCascade(Detector):
         self._retry_msg = ""
         self._quiet: tuple[int, str] = (-1, "")  # the last assistant step, when it was empty
         self._ended_on_error = False  # the last assistant step is a provider error
+        self._last_status = ""
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
@@ -129,6 +131,7 @@ class RetryCascade(Detector):
         return ev
 
     def status(self, sample: StatusSample) -> None:
+        self._last_status = sample.type
         if sample.type == "retry" and sample.attempt > self._attempt:
             self._attempt = sample.attempt
             self._retry_msg = sample.message[:300]
@@ -139,6 +142,9 @@ class RetryCascade(Detector):
             th = self.th
             v, s = grade(self._attempt, th.retry_attempt_suspect, th.retry_attempt_stuck)
             gave_up = self._ended_on_error and self._attempt >= th.retry_attempt_suspect
+            # retried, then the step being retried ended empty and the session went idle: the
+            # empty end is the retries' symptom (silent_stop's), the provider's answers its cause
+            gave_up = gave_up or (self._last_status == "idle" and self._quiet[0] >= 0)
             if gave_up:  # retried, then the run ended on the provider's error: it never came back
                 v, s = "stuck", 1.0
             if s > f.score or (gave_up and f.verdict != "stuck"):

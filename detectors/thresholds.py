@@ -113,6 +113,12 @@ class Thresholds:
     no_progress_replan_stuck: int = _t(
         3, "rewrites of the same todo list, more than the new facts found meanwhile, before stuck"
     )
+    announce_stop_stuck: int = _t(
+        2, 'turns ending on an announcement ("let me …") with nothing done, before stuck'
+    )
+    thrash_fail_stuck: int = _t(
+        5, "failures of one command with the same answer, small edits between, unresolved, before stuck"
+    )
 
     @classmethod
     def help(cls) -> dict[str, str]:

@@ -32,6 +32,9 @@ _TOOL_NAMES = {"agent": "task", "multiedit": "multiedit", "notebookedit": "edit"
 _FINISH = {"end_turn": "stop", "tool_use": "tool-calls", "max_tokens": "length", "stop_sequence": "stop"}
 _EXIT = re.compile(r"^Exit code (\d+)")
 _INTERRUPTED = ("[Request interrupted by user", "The user doesn't want to proceed")
+# A call the person (at the prompt) or the auto-mode classifier refused: a permission denied,
+# which permission_deadlock counts when it keeps happening.
+_REFUSED = ("The user doesn't want to proceed", "Permission for this action was denied", "Permission to use ")
 _OUTPUT_LIMIT = "MessageOutputLengthError"  # OpenCode's name for the same stop
 
 
@@ -72,7 +75,7 @@ def _call(p: Mapping[str, Any], done: Mapping[str, tuple[bool, str]], denied: fr
         exit_code=int(code.group(1)) if code else None,
         call_id=call_id,
         interrupted=any(text.startswith(x) for x in _INTERRUPTED),
-        denied=call_id in denied,
+        denied=call_id in denied or (got is not None and got[0] and text.startswith(_REFUSED)),
     )
 
 

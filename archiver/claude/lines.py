@@ -109,12 +109,16 @@ def read_lines(
 def split_sidechains(
     lines: list[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """Main lines, and the sidechain lines of a 1.0.x main file grouped by their chain's first uuid."""
+    """Main lines, and the sidechain lines kept inline in a main file grouped by their chain's
+    first uuid: a sidechain is its own session, judged apart from the session that started it
+    (its searches and builds are not the main session's). A file of sidechain lines only (an
+    agent's own transcript) is all main."""
     main: list[dict[str, Any]] = []
     chains: dict[str, list[dict[str, Any]]] = {}
     root_of: dict[str, str] = {}
+    inline = any(ln.get("isSidechain") is False for ln in lines)
     for ln in lines:
-        if not ln.get("isSidechain") or ln.get("agentId"):
+        if not ln.get("isSidechain") or (ln.get("agentId") and not inline):
             main.append(ln)
             continue
         uid, parent = str(ln.get("uuid")), ln.get("parentUuid")

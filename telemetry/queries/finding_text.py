@@ -92,6 +92,9 @@ def _doom(ev: Mapping[str, Any]) -> str:
     given = ev.get("signature")
     sigs = [s for s in given if isinstance(s, str)] if isinstance(given, list) else []
     reps = ev.get("repetitions")
+    if ev.get("signal") == "thrash":
+        what = _call(sigs[0]) if sigs else "the same tool call"
+        return f"{what} failed {_times(reps)} with the same answer, whatever was changed between"
     if len(sigs) <= 1:
         what = _call(sigs[0]) if sigs else "the same tool call"
         s = f"{what} ran {_times(reps)} in a row with the same input"
@@ -149,12 +152,24 @@ _SENTENCES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "empty_reasoning": lambda ev: (
         f"{_times(ev.get('empty_turns')).capitalize()} a turn ended with no text and no tool call"
     ),
-    "silent_stop": lambda ev: (
+    "silent_stop": lambda ev: _silent(ev),
+}
+
+
+def _silent(ev: Mapping[str, Any]) -> str:
+    if ev.get("signal") == "announced":
+        s = f"{_times(ev.get('count')).capitalize()} a turn said what it would do next"
+        s += " and ended without doing it"
+        if ev.get("nudged"):
+            s += f" (a person had to say “proceed” {_times(ev.get('nudged'))})"
+        if ev.get("text"):
+            s += f": “{_short(str(ev['text']), 60)}”"
+        return s
+    return (
         "the last turn ended empty"
         + (f" (finish: {ev['finish']})" if ev.get("finish") else "")
         + " and the session went idle"
-    ),
-}
+    )
 
 
 def _where(f: Mapping[str, Any], loc: Locator | None) -> str:

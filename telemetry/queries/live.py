@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlmodel import Session, col, func, or_, select
 
+from telemetry.queries.finding_text import describe_all
 from telemetry.queries.live_stale import NO_WATCHER, no_watcher_reason, unfollowed
 from telemetry.queries.models import stored_tokens
 from telemetry.store.live_models import LiveSession
@@ -189,7 +190,8 @@ def live_out(x: LiveSession, now: datetime, no_watcher_since: datetime | None = 
         cost_usd=x.cost_usd,
         verdict=x.verdict,
         worst_detector=x.worst_detector,
-        findings=list(x.findings or []),
+        # said as the archive's are: one sentence and the evidence named (no messages here)
+        findings=describe_all(x.findings or [], None),
         cycle_id=x.cycle_id,
         driver=x.driver,
         updated_at=as_utc(x.updated_at),
@@ -306,7 +308,10 @@ def why_live(db: Session, session_id: str, now: datetime) -> dict[str, Any] | No
     for f in r.findings:
         if f.get("verdict") != "healthy":
             evidence.append(
-                {"source": "finding", "detail": f"detector {f.get('detector')}: {f.get('verdict')} (live)"}
+                {
+                    "source": "finding",
+                    "detail": f"detector {f.get('detector')}: {f.get('verdict')} (live): {f.get('sentence')}",
+                }
             )
     if r.last_activity_at is not None:
         evidence.append({"source": "live", "detail": f"last activity {age_text(r.inactive_s)} ago"})

@@ -9,7 +9,7 @@ same way for a bounded number of rows, then asks the text index (`session_search
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, get_args
@@ -33,6 +33,7 @@ __all__ = [
     "finding_dict",
     "get_session",
     "list_sessions",
+    "one_per_pattern",
     "session_dict",
     "session_tree",
 ]
@@ -105,6 +106,13 @@ def session_dict(s: SessionIndex) -> dict[str, Any]:
         "cost_mismatch": s.cost_mismatch,
         "unpriced_models": s.unpriced_models.split(",") if s.unpriced_models else [],
     }
+
+
+def one_per_pattern(findings: Sequence[Finding]) -> list[Finding]:
+    """One finding per detector: the archive's, which judged the whole session, supersedes
+    the live probe's of the same pattern made while it ran (order kept)."""
+    archived = {f.detector for f in findings if f.source != "live"}
+    return [f for f in findings if f.source != "live" or f.detector not in archived]
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -239,6 +247,6 @@ def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
         "cycle": cycle_dict(cycle) if cycle is not None else None,
         "parent_session_id": s.parent_session_id,
         "root_session_id": s.root_session_id,
-        "findings": [finding_dict(x) for x in findings],
+        "findings": [finding_dict(x) for x in one_per_pattern(findings)],
         "tree": _build_tree(s, rows),
     }

@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 from archiver.convert import permissions_from_opencode, status_from_opencode
 from archiver.store import ArchiveStore
 from detectors import REGISTRY
+from detectors.findings import rank_key
 from telemetry import vocabulary as words
 from telemetry.queries.cycle_fleet import cycle_fleet
 from telemetry.queries.cycles import cycle_dict
@@ -99,10 +100,18 @@ def _pending_asks(events: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(asked.values())
 
 
+def _score(f: Mapping[str, Any]) -> float:
+    v = f.get("score")
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+
+
 def _findings(c: _Case, findings: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """Note each finding; stuck ones become candidates now, suspect ones are returned."""
     suspect: list[tuple[str, str]] = []
-    for f in sorted(findings, key=lambda f: -float(f.get("score") or 0)):
+    # worst first by the one rank the archive and the live board name their pattern by
+    for f in sorted(
+        findings, key=lambda f: rank_key(str(f.get("detector")), str(f.get("verdict")), _score(f))
+    ):
         det, verdict = str(f.get("detector")), str(f.get("verdict"))
         if verdict == "healthy":
             continue

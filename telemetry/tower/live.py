@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 from sqlmodel import Session, col, delete, select
 
 from archiver.redact import Redactor
+from detectors.findings import dominant_of
 from telemetry.services.indexing import record_findings
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle
@@ -36,12 +37,10 @@ def _cycles(db: Session, ids: set[str]) -> dict[str, tuple[str, str]]:
     return out
 
 
-_RANK = {"stuck": 2, "suspect": 1}
-
-
 def _worst(findings: Sequence[dict[str, Any]]) -> str | None:
-    ranked = sorted(findings, key=lambda f: (_RANK.get(str(f.get("verdict")), 0), f.get("score") or 0))
-    return str(ranked[-1].get("detector")) if ranked else None
+    # the one stable rank the archive names its pattern by: equal scores never flip it
+    named = dominant_of(findings)
+    return str(named.get("detector")) if named is not None else None
 
 
 class Stored(NamedTuple):

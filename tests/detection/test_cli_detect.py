@@ -269,3 +269,99 @@ def test_a_gzip_that_expands_past_the_archive_limit_is_refused(run: CliRunner, t
     code, _, err = invoke(run, tmp_path, str(bomb))
     assert code == 2
     assert "bomb.json.gz" in err and "limit" in err
+
+
+def test_findings_are_said_as_the_console_says_them(run: CliRunner, tmp_path: Path) -> None:
+    """One sentence each, "message N" counted from 1; the raw evidence only in --json."""
+    code, out, _ = invoke(run, tmp_path, str(FIXTURES / "doom_loop.json"), "--json")
+    (f,) = json.loads(out)["findings"]
+    assert f["start_index"] == 1 and "ran" in f["sentence"] and "message 2" in f["sentence"]
+    assert f["evidence"]["signature"] and f["evidence_links"]
+    code, out, _ = invoke(run, tmp_path, str(FIXTURES / "doom_loop.json"))
+    flat = " ".join(out.split())
+    assert code == 0 and "message 2" in flat and f["sentence"].split(",")[0] in flat
+    assert "repetitions=" not in flat and "signature" not in flat  # no raw evidence in the table
+
+
+def _run_line(kind: str, sid: str, mid: str, part: dict[str, object]) -> str:
+    return json.dumps(
+        {"type": kind, "timestamp": 1, "sessionID": sid, "part": {**part, "sessionID": sid, "messageID": mid}}
+    )
+
+
+def _two_runs_log() -> str:
+    """Two runs writing into one log (as `opencode run --format json >> log` in parallel do),
+    one of them glued onto the other's line by the shared writes."""
+    lines = []
+    for sid, cmd, n in (("ses_a", "make", 6), ("ses_b", "ls", 1)):
+        for i in range(n):
+            mid = f"msg_{sid}_{i:03d}"
+            state = {
+                "status": "completed",
+                "input": {"command": cmd},
+                "output": "same",
+                "metadata": {"exit": 0},
+            }
+            lines.append(
+                [
+                    _run_line("step_start", sid, mid, {"id": f"p{i}s", "type": "step-start"}),
+                    _run_line(
+                        "tool_use",
+                        sid,
+                        mid,
+                        {"id": f"p{i}t", "type": "tool", "tool": "bash", "callID": f"c{i}", "state": state},
+                    ),
+                    _run_line(
+                        "step_finish",
+                        sid,
+                        mid,
+                        {"id": f"p{i}f", "type": "step-finish", "reason": "tool-calls"},
+                    ),
+                ]
+            )
+    a, b = lines[:6], lines[6:]
+    out = [x for step in a for x in step]
+    out[-1] += b[0][0]  # glued: no newline between two writers' lines
+    out += b[0][1:]
+    return "\n".join(out) + "\n"
+
+
+def test_a_log_of_several_sessions_is_one_tree_each_session_judged(run: CliRunner, tmp_path: Path) -> None:
+    log = tmp_path / "runs.jsonl"
+    log.write_text(_two_runs_log())
+    code, out, err = invoke(run, tmp_path, str(log), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    by_id = {s["session_id"]: s for s in doc["sessions"]}
+    assert set(by_id) == {"ses_a", "ses_b"}
+    assert by_id["ses_a"]["verdict"] == "stuck" and by_id["ses_a"]["pattern"] == "doom_loop"
+    assert by_id["ses_b"]["verdict"] == "healthy" and by_id["ses_b"]["messages"] == 1
+    assert doc["tree_verdict"] == "stuck"
+    code, out, _ = invoke(run, tmp_path, str(log))
+    assert "2 sessions" in out and "ses_a" in out and "ses_b" in out
+
+
+def test_an_event_capture_of_parallel_subagents_is_one_tree(run: CliRunner, tmp_path: Path) -> None:
+    rec = json.loads((FIXTURES / "subagent_tree.json").read_text())
+    cap = tmp_path / "capture.jsonl"
+    cap.write_text("\n".join(json.dumps(e) for e in rec["events"]))
+    code, out, err = invoke(run, tmp_path, str(cap), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    depths = {s["session_id"]: s["depth"] for s in doc["sessions"]}
+    assert sorted(depths.values()) == [0, 1, 2] and depths[rec["root_id"]] == 0
+    assert all(s["verdict"] is not None for s in doc["sessions"])
+
+
+def test_a_run_log_without_step_start_lines_still_has_its_messages(run: CliRunner, tmp_path: Path) -> None:
+    kept = [
+        ln for ln in (FIXTURES / "run_format_json.jsonl").read_text().splitlines() if '"step_start"' not in ln
+    ]
+    for i, ln in enumerate(kept):  # an older writer: parts that name no message
+        d = json.loads(ln)
+        d["part"].pop("messageID", None)
+        kept[i] = json.dumps(d)
+    log = tmp_path / "old.jsonl"
+    log.write_text("\n".join(kept))
+    code, out, _ = invoke(run, tmp_path, str(log), "--json")
+    assert code == 0 and json.loads(out)["messages"] == 3

@@ -102,7 +102,10 @@ def test_a_live_session_page_shows_state_tree_and_findings_and_keeps_its_scroll(
     expect(head.locator("p.live-now")).to_contain_text(re.compile(r"waiting on an ask for (9m|10m)"))
     expect(head).to_contain_text("impl-2003 (implementer)")
     expect(page.locator("#tree li")).to_have_count(len(ids))
-    expect(page.locator('#findings li[data-detector="permission_deadlock"]')).to_contain_text("stuck")
+    live_finding = page.locator('#findings div.finding[data-detector="permission_deadlock"]')
+    expect(live_finding).to_contain_text("stuck")
+    # said in the archive's words: its sentence, not only the detector's name
+    expect(live_finding.locator("p.sentence")).to_contain_text("with no reply")
     # its messages so far, before any archive: the prompt, what it said, its tool calls
     msgs = page.locator("#timeline article.msg")
     expect(msgs).to_have_count(4)

@@ -174,9 +174,21 @@ export function drawLiveFindings(node, detail) {
     clear(node, el("p.ok", {}, "No live finding."));
     return;
   }
+  // Said as an archived session's findings are: the server's sentence, then its evidence.
+  const id = detail.live.session_id;
   clear(
     node,
-    el("ul.findings", {}, found.map((f) => el("li", { dataset: { detector: f.detector } }, el("strong", {}, f.detector), " ", pill(f.verdict), ` score ${Number(f.score).toFixed(2)} (live)`))),
+    found.map((f) =>
+      el(
+        `div.finding.${f.verdict}`,
+        { dataset: { detector: f.detector } },
+        el("p.sentence", {}, f.sentence || f.detector),
+        el("span.muted", {}, `${f.detector} · `), pill(f.verdict), el("span.muted", {}, ` score ${Number(f.score).toFixed(2)} (live)`),
+        (f.evidence_links || []).length
+          ? el("div.ev", {}, "evidence: ", f.evidence_links.map((x) => el("a", { href: `#/session/${encodeURIComponent(id)}?at=${encodeURIComponent(x.id)}`, title: `${x.kind} ${x.id}` }, x.label)))
+          : null,
+      ),
+    ),
   );
 }
 
