@@ -1,4 +1,5 @@
-"""The watch loop: follow ``/event`` (or poll ``/session/status`` when the stream fails),
+"""The watch loop: follow ``/event`` (OpenCode 2: ``/api/event``, its frames read as 1.x events
+by ``tower.events_v2``), or poll the running sessions when the stream fails,
 keep the live board of every session (state, since when, usage, live findings), archive each
 root tree when it goes quiet and again when it changes, and probe long-running trees.
 
@@ -33,6 +34,7 @@ from archiver.errors import FetchError
 from archiver.recorder import Recorder
 from archiver.sse_lines import LineReader
 from archiver.walk import TreeSnapshot
+from tower.events_v2 import V2Decoder
 from tower.live_board import LiveBoard, LiveRow
 from tower.live_messages import LiveMessages, MessageBatch
 from tower.mirror import Mirror
@@ -119,6 +121,7 @@ class Watcher:
         self.messages = LiveMessages(self.mirror) if on_messages is not None else None
         self.following = True  # False: watch and mirror only (another watcher holds the lease)
         self.running = False
+        self.v2: V2Decoder | None = None  # set once the server is known to speak OpenCode 2
 
     @property
     def probes(self) -> int:
@@ -126,13 +129,22 @@ class Watcher:
 
     # -- inputs -----------------------------------------------------------------------------
     async def _events(self, stop: asyncio.Event) -> None:
-        url = self.client.base_url + "/event"
         while not stop.is_set():
             try:
+                if await self.client.speaks_v2() and self.v2 is None:
+                    self.v2 = V2Decoder()
+                path = "/api/event" if self.v2 is not None else "/event"
                 timeout = httpx.Timeout(10.0, read=None)
-                async with self.http.stream("GET", url, timeout=timeout) as resp:
+                headers = {"accept": "text/event-stream"}  # 2.0.3 sent nothing without it
+                async with self.http.stream(
+                    "GET",
+                    self.client.base_url + path,
+                    timeout=timeout,
+                    headers=headers,
+                    auth=self.client.http.auth or httpx.USE_CLIENT_DEFAULT,
+                ) as resp:
                     if resp.status_code != 200:
-                        raise FetchError("unsupported", f"/event answered {resp.status_code}")
+                        raise FetchError("unsupported", f"{path} answered {resp.status_code}")
                     self.mode = "events"
                     self._resync = True  # catch up on what happened while not connected
                     if await self._read_events(resp, stop):
@@ -181,6 +193,11 @@ class Watcher:
             return
         if isinstance(ev, Mapping) and isinstance(ev.get("payload"), Mapping):
             ev = ev["payload"]  # /global/event wraps each event
+        for one in self.v2.decode(ev) if self.v2 is not None else [ev]:
+            self.fold(one)
+
+    def fold(self, ev: object) -> None:
+        """One 1.x-shaped event into the recorder, the live board and the mirror."""
         if isinstance(ev, Mapping):
             now = self._clock()
             self.rec.on_event(ev, now)
@@ -205,7 +222,7 @@ class Watcher:
             self.rec.on_status_poll(status, now)
             self.live.on_status_poll(status, now)
             with contextlib.suppress(FetchError):  # older servers have no /permission
-                self.live.on_permissions_poll(await self.client.permissions(), now)
+                self.live.on_permissions_poll(await self.client.permissions(list(status)), now)
             listed = await self.client.list_sessions()
             if resync:
                 self.live.on_session_list([i for s in listed if isinstance(i := s.get("id"), str)], now)

@@ -128,8 +128,8 @@ CATALOGUE: tuple[Metric, ...] = (
         "octel_live_sessions",
         "gauge",
         "Sessions octel watch follows now, by server and state (busy, retrying, waiting_permission, "
-        "compacting, running_tool, idle, errored, deleted, unknown); every session of a server whose "
-        "watcher's lease ran out is unknown, and out of the other live gauges.",
+        "compacting, running_tool, idle, interrupted, errored, deleted, unknown); every session of a "
+        "server whose watcher's lease ran out is unknown, and out of the other live gauges.",
         ("server", "state"),
         "store",
     ),

@@ -29,7 +29,7 @@ from telemetry.tower.live import forget_live, store_live_rows
 from telemetry.tower.live_messages import store_live_messages
 from telemetry.tower.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.tower.watching import act_loop, follow, holder_name
-from telemetry.tree_archiving import archive_session_tree_async
+from telemetry.tree_archiving import archive_session_tree_async, opencode_client
 from tower.actions import Rules
 from tower.live_board import LiveRow
 from tower.live_messages import MessageBatch
@@ -130,7 +130,7 @@ async def watch_server(
 
     def make(cfg: WatchConfig) -> Watcher:
         return Watcher(
-            OpenCodeClient(client_http, url),
+            opencode_client(client_http, url, settings),
             client_http,
             on_archive,
             config=cfg,
