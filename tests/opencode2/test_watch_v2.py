@@ -5,13 +5,20 @@ the instant it goes idle archived whole from the mirror, and a re-sweep after a 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
+import httpx
 from fake_server import FakeOpenCode2
 from pydantic import SecretStr
 from scenarios import doom_loop, subagent_tree
 from watch_v2 import new_store, until, watching
+
+from tower.act import carry_out, views_of
+from tower.actions import Rules, decide
+from tower.events_v2 import V2Decoder
+from tower.live_board import LiveBoard
 
 
 def _store(tmp_path: Path, oc2: FakeOpenCode2) -> object:
@@ -137,3 +144,82 @@ def test_a_reconnect_sweeps_what_the_stream_missed(oc2: FakeOpenCode2, tmp_path:
             lambda: (r := st.live(sid)) and r.state == "waiting_permission" and r, what="the ask re-swept"
         )
         assert row.permission_request_id == "per_000000777777"
+
+
+def test_rules_reject_a_stale_ask_and_interrupt_a_retry_storm(oc2: FakeOpenCode2, tmp_path: Path) -> None:
+    store = _store(tmp_path, oc2)
+    rules = Rules(deny_asks_after=0.5, abort_retries_after=3)
+    with watching(store, oc2.url, rules=rules) as st:  # type: ignore[arg-type]
+        until(lambda: oc2._subs, what="the watcher on /api/event")
+        asking = oc2.session(title="left unanswered")
+        oc2.user(asking, "go")
+        rid = oc2.ask(asking)
+        storm = oc2.session(title="retry storm")
+        oc2.user(storm, "go")
+        err = {"type": "provider.internal", "message": "503"}
+        for attempt in (1, 2, 3):
+            oc2.step(
+                storm, [], finish="error", retry={"attempt": attempt, "at": 4_102_444_800_000, "error": err}
+            )
+        acts = until(lambda: len(a := st.actions()) >= 2 and a, what="two actions")  # type: ignore[attr-defined]
+        until(lambda: (r := st.live(storm)) and r.state == "interrupted", what="interrupted")  # type: ignore[attr-defined]
+    by = {a.session_id: a for a in acts}
+    assert (by[asking].rule, by[asking].action, by[asking].outcome) == (
+        "deny_asks_after",
+        "reject_ask",
+        "done",
+    )
+    assert by[asking].detail == f"POST /api/session/{asking}/permission/{rid}/reply reject"
+    (reply,) = [body for sid, r, body in oc2.replies if r == rid]
+    assert reply["decision"] == "reject" and "deny_asks_after" in reply["message"]
+    assert (by[storm].rule, by[storm].outcome) == ("abort_retries_after", "done")
+    assert by[storm].detail == f"POST /api/session/{storm}/interrupt" and by[storm].answer_status == 200
+
+
+def test_a_stale_form_is_cancelled(oc2: FakeOpenCode2, tmp_path: Path) -> None:
+    store = _store(tmp_path, oc2)
+    with watching(store, oc2.url, rules=Rules(deny_asks_after=0.5)) as st:  # type: ignore[arg-type]
+        until(lambda: oc2._subs, what="the watcher on /api/event")
+        sid = oc2.session(title="a question")
+        oc2.user(sid, "go")
+        fid = oc2.form(sid)
+        (act,) = until(lambda: st.actions(), what="the form cancelled")  # type: ignore[attr-defined]
+    assert act.outcome == "done" and act.detail.startswith(f"DELETE /api/session/{sid}/form/{fid}?message=")
+    assert fid not in oc2.forms and any(r == fid for _s, r, _b in oc2.replies)
+
+
+def test_retries_exhausted_and_failed_is_an_outcome_not_a_storm(oc2: FakeOpenCode2) -> None:
+    """The board still says retrying (the failure not seen yet); the server says the execution
+    ended with outcome failed: nothing is sent."""
+    sid = oc2.session(title="gave up")
+    oc2.user(sid, "go")
+    board, dec = LiveBoard(oc2.url), V2Decoder()
+    err = {"type": "provider.rate-limit", "message": "429"}
+    retry = {
+        "id": "evt_1",
+        "type": "session.retry.scheduled",
+        "data": {
+            "sessionID": sid,
+            "assistantMessageID": "msg_000000000001",
+            "attempt": 4,
+            "at": 1,
+            "error": err,
+        },
+    }
+    for ev in dec.decode(
+        {"id": "evt_0", "type": "session.execution.started", "data": {"sessionID": sid}}
+    ) + dec.decode(retry):
+        board.on_event(ev, 100.0)
+    board.snapshot(100.0)  # the watcher's tick: the board's active sessions
+    (view,) = views_of(board, 100.0, findings=False)
+    (it,) = decide([view], Rules(abort_retries_after=3), 100.0)
+    oc2.idle(sid, "failed", error=err)  # the server's bounded retries ran out
+    before = list(oc2.requests)
+
+    async def go() -> object:
+        async with httpx.AsyncClient() as http:
+            return await carry_out(http, oc2.url, board, it, v2=True, auth=("opencode", oc2.password))
+
+    done = asyncio.run(go())
+    assert done.outcome == "skipped" and done.detail == "the execution ended: outcome failed"  # type: ignore[attr-defined]
+    assert not [r for r in oc2.requests[len(before) :] if r[0] == "POST"]
