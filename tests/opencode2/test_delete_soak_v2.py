@@ -51,7 +51,8 @@ def test_no_tree_is_lost_to_the_delete_race(oc2: FakeOpenCode2, tmp_path: Path) 
     ]
     mirrored = sum("from the mirror" in m for m in st.logs)  # type: ignore[attr-defined]
     print(
-        f"soak: {TREES} trees, {len(lost)} lost, {len(lost_rows)} lost-tree rows, {mirrored} from the mirror, {took:.1f} s"
+        f"soak: {TREES} trees, {len(lost)} lost, {len(lost_rows)} lost-tree rows, "
+        f"{mirrored} from the mirror, {took:.1f} s"
     )
     assert lost == [] and lost_rows == []
     assert all(rows[c].parent_session_id == r and rows[r].tree_session_count == 2 for r, c in trees)
