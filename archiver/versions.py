@@ -9,7 +9,15 @@ from typing import Any
 
 from archiver.metrics import per_turn, totals
 
-__all__ = ["upgrade"]
+__all__ = ["opencode_generation", "upgrade"]
+
+
+def opencode_generation(source: str | None, schema_version: int) -> int | None:
+    """The OpenCode API generation an archive came from (v4 holds OpenCode 2's own shapes; a
+    2.x tree rescued from the watcher's mirror is v3, 1.x-shaped); None for Claude Code."""
+    if source not in (None, "opencode"):
+        return None
+    return 2 if schema_version >= 4 else 1
 
 
 def upgrade(doc: dict[str, Any]) -> dict[str, Any]:

@@ -212,6 +212,13 @@ CATALOGUE: tuple[Metric, ...] = (
         "aggregate",
     ),
     Metric(
+        "octel_opencode_sessions_archived_total",
+        "counter",
+        "OpenCode sessions archived for the first time, by the server's API generation (1, 2).",
+        ("generation",),
+        "aggregate",
+    ),
+    Metric(
         "octel_archive_failures_total",
         "counter",
         "Sessions an archive run could not write, by error kind.",
