@@ -80,7 +80,7 @@ def session_dict(s: SessionIndex) -> dict[str, Any]:
         "title": s.title,
         "directory": s.directory,
         "opencode_version": s.opencode_version,
-        "opencode_generation": opencode_generation(s.source, s.schema_version),
+        "opencode_generation": opencode_generation(s.source, s.schema_version, s.opencode_version),
         "created_at": _iso(s.created_at),
         "updated_at": _iso(s.updated_at),
         "archived_at": _iso(s.archived_at),

@@ -128,7 +128,7 @@ def _index_batch(
         marks = _bump_usage(db, r, high)  # type: ignore[arg-type]
         if r.session_id not in old and r.session_id not in rows:
             bump(db, "sessions_archived_total", {"agent": r.agent or "", "source": source_label(r.source)}, 1)
-            if (gen := opencode_generation(r.source, r.schema_version)) is not None:
+            if (gen := opencode_generation(r.source, r.schema_version, r.opencode_version)) is not None:
                 bump(db, "opencode_sessions_archived_total", {"generation": str(gen)}, 1)
             out.stats.new += 1
         else:

@@ -105,8 +105,8 @@ def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
     return out
 
 
-def _bump_generation(db: Session, source: str | None, schema_version: int) -> None:
-    gen = opencode_generation(source, schema_version)
+def _bump_generation(db: Session, source: str | None, schema_version: int, version: str | None) -> None:
+    gen = opencode_generation(source, schema_version, version)
     if gen is not None:
         bump(db, "opencode_sessions_archived_total", {"generation": str(gen)}, 1)
 
@@ -245,7 +245,7 @@ def _index_records(
                 stats.new += 1
                 labels = {"agent": r.agent or "", "source": source_label(r.source)}
                 bump(db, "sessions_archived_total", labels, 1)
-                _bump_generation(db, r.source, r.schema_version)
+                _bump_generation(db, r.source, r.schema_version, r.opencode_version)
             else:
                 for k, v in values.items():
                     setattr(old, k, v)

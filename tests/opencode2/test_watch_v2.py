@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from scenarios import doom_loop, subagent_tree
 from watch_v2 import new_store, until, watching
 
+from archiver.versions import opencode_generation
 from tower.act import carry_out, views_of
 from tower.actions import Rules, decide
 from tower.events_v2 import V2Decoder
@@ -110,6 +111,8 @@ def test_a_tree_deleted_the_instant_it_goes_idle_is_archived_whole(
     root = rows[ids["root"]]
     assert root.opencode_version == oc2.version and root.message_count >= 4
     assert (root.title, root.directory) == ("Investigate with subagents", "/work/project")
+    # rescued from the mirror in the 1.x shape (v3), yet from a 2.x server: generation 2
+    assert root.schema_version == 3 and opencode_generation(root.source, 3, root.opencode_version) == 2
     assert not [x for x in st.lost() if not x.archived]  # type: ignore[attr-defined]
 
 
