@@ -12,6 +12,7 @@ another family has one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -335,16 +336,37 @@ class OpenCodeClient:
             )
         return {"healthy": True, **gen.to_dict()}
 
+    async def speaks_v2(self) -> bool:
+        """Probe if not yet; a probe that fails for a passing fault reads the server as it was
+        read before (1.x routes), a refused password is the answer."""
+        try:
+            await self._ensure()
+        except FetchError as err:
+            if err.status in (401, 403):
+                raise
+        return self.is_v2
+
     async def status(self) -> dict[str, Any]:
+        """``{session id: {type: busy|retry}}`` of every running session (V2: ``running``, all
+        its ``/api/session/active`` says)."""
+        if await self.speaks_v2():
+            return {sid: {"type": "running"} for sid in await self.v2.active()}
         return _need_obj((await self.http.request("GET", "/session/status")).body, "/session/status")
 
-    async def permissions(self) -> list[JsonObj]:
-        return _need_list((await self.http.request("GET", "/permission")).body, "/permission")
+    async def permissions(self, running: list[str] | None = None) -> list[JsonObj]:
+        """Every pending ask. V2 lists them per session: those of ``running`` (default: the
+        sessions running now), since only a running session asks."""
+        if not await self.speaks_v2():
+            return _need_list((await self.http.request("GET", "/permission")).body, "/permission")
+        out: list[JsonObj] = []
+        for sid in running if running is not None else list(await self.v2.active()):
+            with contextlib.suppress(FetchError):  # deleted meanwhile: it asks nothing
+                out += [{**p, "sessionID": p.get("sessionID", sid)} for p in await self.v2.permissions(sid)]
+        return out
 
     async def list_sessions(self) -> list[JsonObj]:
         """Every session the server holds (roots and children, ``parentID`` on a child)."""
-        await self._ensure()
-        if self.is_v2:
+        if await self.speaks_v2():
             return await self.v2.list_sessions()
         return _need_list((await self.http.request("GET", "/session")).body, "/session")
 

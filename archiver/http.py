@@ -77,6 +77,11 @@ class JsonHttp:
         self._traced: bool | None = None
         self.requests = 0
 
+    @property
+    def auth(self) -> tuple[str, str] | None:
+        """The Basic auth pair, for a request made outside this wrapper (the event stream)."""
+        return self._auth
+
     async def _send(
         self, method: str, url: str, params: dict[str, Any] | None, extra: dict[str, Any]
     ) -> httpx.Response:

@@ -135,6 +135,10 @@ class Recorder:
 
     def _status(self, sid: str, st: Mapping[str, Any], now: float) -> None:
         kind = str(st.get("type") or "")
+        if kind == "running":  # OpenCode 2's poll says only "running": events said more
+            if self.state.get(sid, "idle") != "idle":
+                return
+            kind = "busy"
         if kind not in ("busy", "retry", "idle"):
             return
         entry: dict[str, Any] = {"t": now, "type": kind}

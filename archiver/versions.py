@@ -9,7 +9,17 @@ from typing import Any
 
 from archiver.metrics import per_turn, totals
 
-__all__ = ["upgrade"]
+__all__ = ["opencode_generation", "upgrade"]
+
+
+def opencode_generation(source: str | None, schema_version: int, version: str | None = None) -> int | None:
+    """The OpenCode API generation an archive came from: v4 holds OpenCode 2's own shapes; a v3
+    tree rescued from the watcher's mirror of a 2.x server is 1.x-shaped, so its server's
+    version tells; None for Claude Code."""
+    if source not in (None, "opencode"):
+        return None
+    head = (version or "").split(".", 1)[0]
+    return 2 if schema_version >= 4 or (head.isdigit() and int(head) >= 2) else 1
 
 
 def upgrade(doc: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ _COLOUR = {
     "retrying": "yellow",
     "unknown": "magenta",
     "errored": "red",
+    "interrupted": "yellow",
     "running_tool": "cyan",
     "compacting": "cyan",
     "busy": "green",

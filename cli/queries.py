@@ -64,7 +64,7 @@ def _list_table(page: SessionPage) -> None:
         (
             ("  " * min(s.depth, 3)) + dash(s.session_id),
             dash(s.title),
-            "claude" if s.source == "claude_code" else "opencode",
+            "claude" if s.source == "claude_code" else f"opencode {s.opencode_generation or 1}",
             dash(s.agent),
             dash(s.model),
             s.verdict + (" (in flight)" if s.in_flight else ""),

@@ -12,14 +12,25 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from archiver.credentials import SERVICE, default_service_file, read_service
 from archiver.urls import without_credentials
 from cli.app import app, err_console, fail, open_store, settings_of
 from telemetry.archiving import watch_servers
 from telemetry.queries.live import LiveChange
+from telemetry.settings import Settings
 from telemetry.tower.watching import rules_from
 from tower.watch import WatchConfig
 
 __all__ = ["watch_cmd"]
+
+
+def _service_url(settings: Settings) -> str:
+    """The URL OpenCode 2's background service registered (its password comes with it)."""
+    svc = read_service(settings.opencode_service_file)
+    if svc is None:
+        where = settings.opencode_service_file or default_service_file()
+        fail(f"--server service: no OpenCode 2 service registration in {where} (is the service running?)", 2)
+    return svc.url
 
 
 @app.command("watch")
@@ -28,7 +39,10 @@ def watch_cmd(
     server: Annotated[
         list[str] | None,
         typer.Option(
-            "--server", metavar="URL", help="OpenCode URL; repeat for several (OCTEL_OPENCODE_URLS)."
+            "--server",
+            metavar="URL",
+            help="OpenCode URL, or `service` for OpenCode 2's background service (its service.json); "
+            "repeat for several (OCTEL_OPENCODE_URLS). Passwords: OCTEL_OPENCODE_PASSWORDS.",
         ),
     ] = None,
     label: Annotated[str | None, typer.Option(help="Label kept with each archive.")] = None,
@@ -90,7 +104,7 @@ def watch_cmd(
     ] = 600.0,
 ) -> None:
     """Follow OpenCode servers: keep a live row for every session (busy, retrying, waiting on an
-    ask, compacting, running a tool, idle, errored, deleted, unknown), archive each root tree
+    ask, compacting, running a tool, idle, interrupted, errored, deleted, unknown), archive each root tree
     when it goes idle and again when it changes, recording status history and permission
     asks/replies; probe long runs. Rules that act (reject an ask, abort) are opt-in and audited
     (`octel actions list`), and so is deleting old trees archived and verified
@@ -108,7 +122,7 @@ def watch_cmd(
     urls: list[str] = []
     if claude_dir is None or server:
         urls = server or configured or [settings.opencode_url]
-        urls = list(dict.fromkeys(_check_server(u) for u in urls))
+        urls = list(dict.fromkeys(_check_server(_service_url(settings) if u == SERVICE else u) for u in urls))
     config = WatchConfig(
         settle_seconds=settle,
         poll_interval=poll_interval,

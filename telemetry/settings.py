@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from archiver.credentials import parse_passwords
 from telemetry.otel_export.links import check_template
 from telemetry.timeutil import parse_duration
 from tower.actions import parse_on_stuck
@@ -65,6 +66,16 @@ class Settings(BaseSettings):
         "runs with `OPENCODE_SERVER_PASSWORD`); never logged.",
     )
     opencode_username: str = Field("opencode", description="User name for OpenCode's HTTP Basic auth.")
+    opencode_passwords: SecretStr | None = Field(
+        None,
+        description='A password per server, as a JSON object `{"http://host:port": "password"}`; a server '
+        "not named uses `OCTEL_OPENCODE_PASSWORD`; never logged.",
+    )
+    opencode_service_file: Path | None = Field(
+        None,
+        description="OpenCode 2's background service registration, read for `--server service` and for "
+        "the password of the server it names; default `$XDG_STATE_HOME/opencode/service.json`.",
+    )
     opencode_urls: str = Field(
         "",
         description="Comma-separated OpenCode servers `octel watch` follows; default: `OCTEL_OPENCODE_URL`.",
@@ -163,10 +174,19 @@ class Settings(BaseSettings):
         "event is reported and skipped as it comes, and the events after it are read.",
     )
 
-    @field_validator("data_dir", "archive_dir", "redact_file", "redact_key_file", mode="before")
+    @field_validator(
+        "data_dir", "archive_dir", "redact_file", "redact_key_file", "opencode_service_file", mode="before"
+    )
     @classmethod
     def _expand(cls, v: Any) -> Any:
         return Path(v).expanduser() if isinstance(v, str) and v else v
+
+    @field_validator("opencode_passwords")
+    @classmethod
+    def _passwords(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            parse_passwords(v.get_secret_value())  # the error names the field, never a value
+        return v
 
     @field_validator("allowed_hosts")
     @classmethod

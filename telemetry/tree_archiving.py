@@ -24,6 +24,7 @@ from sqlmodel import select
 
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
 from archiver.client import OpenCodeClient
+from archiver.credentials import password_for
 from archiver.walk import TreeSnapshot
 from telemetry.archive_store import archive_store
 from telemetry.services.indexing import IndexStats, index_records
@@ -66,14 +67,22 @@ class ArchiveOutcome:
         }
 
 
-def opencode_client(http: httpx.AsyncClient, url: str, settings: Settings) -> OpenCodeClient:
-    """A client of ``url`` with the configured Basic auth credentials (if any)."""
-    secret = settings.opencode_password
-    return OpenCodeClient(
-        http,
+def opencode_password(settings: Settings, url: str) -> str | None:
+    """The Basic auth password of ``url``: its own (``OCTEL_OPENCODE_PASSWORDS``), the one the
+    OpenCode 2 service registered for it (``service.json``), else ``OCTEL_OPENCODE_PASSWORD``."""
+    one, many = settings.opencode_password, settings.opencode_passwords
+    return password_for(
         url,
-        password=secret.get_secret_value() if secret is not None else None,
-        username=settings.opencode_username,
+        passwords=many.get_secret_value() if many is not None else "",
+        default=one.get_secret_value() if one is not None else None,
+        service_file=settings.opencode_service_file,
+    )
+
+
+def opencode_client(http: httpx.AsyncClient, url: str, settings: Settings) -> OpenCodeClient:
+    """A client of ``url`` with its Basic auth credentials (if any)."""
+    return OpenCodeClient(
+        http, url, password=opencode_password(settings, url), username=settings.opencode_username
     )
 
 

@@ -7,6 +7,12 @@ its memory). So before any request the watcher's own newest state is read again,
 server is asked (`GET /permission`, `GET /session/status`, `GET /session/{id}`), then the
 watcher's state once more (events arrive while we wait); only an intent that survives all
 three is sent. Every path returns a `Carried` saying what happened, for the audit row.
+
+On OpenCode 2 (``v2``) the same checks read ``/api/session/{id}``, its pending asks or forms
+and ``/api/session/active``; an ask is rejected with ``{decision: "reject"}``, a form (a
+question, ``frm_…``) is cancelled, and an abort is an ``interrupt``. A session whose execution
+ended (V2 says how: its ``outcome``, e.g. failed once its bounded retries ran out) is not
+acted on: that is an outcome, not a storm.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import orjson
@@ -87,17 +94,47 @@ def _moved_on(board: LiveBoard, it: Intent) -> str | None:
             return "the ask is no longer pending (its run ended)"
     elif it.rule == "abort_retries_after" and st.state != "retrying":
         return f"no longer retrying (now {st.state})"
-    elif st.state in ("idle", "errored"):
+    elif st.state in ("idle", "interrupted", "errored"):
         return f"the run is over (now {st.state})"
     return None
 
 
-async def _get(http: httpx.AsyncClient, url: str) -> tuple[int, Any]:
-    r = await http.get(url, timeout=_TIMEOUT)
+Auth = tuple[str, str] | None
+
+
+async def _get(http: httpx.AsyncClient, url: str, auth: Auth = None) -> tuple[int, Any]:
+    r = await http.get(url, timeout=_TIMEOUT, auth=auth or httpx.USE_CLIENT_DEFAULT)
     try:
         return r.status_code, orjson.loads(r.content) if r.content else None
     except orjson.JSONDecodeError:
         return r.status_code, None
+
+
+def _data(body: Any) -> Any:
+    return body.get("data") if isinstance(body, dict) else None
+
+
+async def _v2_moved_on(http: httpx.AsyncClient, base: str, it: Intent, auth: Auth) -> str | None:
+    sid = it.session_id
+    code, body = await _get(http, f"{base}/api/session/{sid}", auth)
+    if code == 404:
+        return "the server no longer has the session (deleted)"
+    if it.kind == "reject_ask":
+        what = "form" if str(it.request_id).startswith("frm_") else "permission"
+        code, body = await _get(http, f"{base}/api/session/{sid}/{what}", auth)
+        listed = _data(body)
+        ids = {p.get("id") for p in listed if isinstance(p, dict)} if isinstance(listed, list) else None
+        if code == 200 and ids is not None and it.request_id not in ids:
+            return "the server no longer lists the ask (answered, or the server restarted)"
+        return None
+    outcome = (_data(body) or {}).get("outcome") if isinstance(_data(body), dict) else None
+    code, active = await _get(http, f"{base}/api/session/active", auth)
+    running = _data(active)
+    if code == 200 and isinstance(running, dict) and sid not in running:
+        if outcome:  # V2 ended it and says how (a failure after its last retry included)
+            return f"the execution ended: outcome {outcome}"
+        return "the server shows it idle (the run ended, or the server restarted)"
+    return None
 
 
 async def _server_moved_on(http: httpx.AsyncClient, base: str, it: Intent) -> str | None:
@@ -125,36 +162,74 @@ def _summary(r: httpx.Response) -> str:
     return r.text[:_ANSWER_CHARS]
 
 
-async def carry_out(http: httpx.AsyncClient, base_url: str, board: LiveBoard, it: Intent) -> Carried:
-    """Re-check, then act; never raises for server trouble."""
+async def carry_out(
+    http: httpx.AsyncClient,
+    base_url: str,
+    board: LiveBoard,
+    it: Intent,
+    *,
+    v2: bool = False,
+    auth: Auth = None,
+) -> Carried:
+    """Re-check, then act; never raises for server trouble. ``v2``: the server speaks OpenCode
+    2 (``auth``: its Basic auth pair)."""
     base = base_url.rstrip("/")
     if (why := _moved_on(board, it)) is not None:
         return Carried(it, "skipped", why)
     if it.kind == "notify":
         return Carried(it, "notified", "logged and recorded; nothing sent to the server")
     try:
-        why = await _server_moved_on(http, base, it)
+        why = await (_v2_moved_on(http, base, it, auth) if v2 else _server_moved_on(http, base, it))
     except httpx.HTTPError as exc:
         return Carried(it, "failed", f"could not re-check with the server ({type(exc).__name__}: {exc})")
     if why is None:
         why = _moved_on(board, it)  # events that arrived while we asked
     if why is not None:
         return Carried(it, "skipped", why)
-    if it.kind == "reject_ask":
-        url, body = f"{base}/permission/{it.request_id}/reply", {"reply": "reject", "message": _message(it)}
-        what = f"POST /permission/{it.request_id}/reply reject"
-    else:
-        what = f"POST /session/{it.session_id}/abort"
-        url, body = f"{base}/session/{it.session_id}/abort", None
+    method, path, body = _request(it, v2)
+    what = f"{method} {path}" + (" reject" if it.kind == "reject_ask" and method == "POST" else "")
     try:
-        r = await http.post(url, json=body, timeout=_TIMEOUT)
+        r = await http.request(
+            method, base + path, json=body, timeout=_TIMEOUT, auth=auth or httpx.USE_CLIENT_DEFAULT
+        )
     except httpx.HTTPError as exc:
         return Carried(it, "failed", f"{what}: {type(exc).__name__}: {exc}")
     if r.status_code == 404:
         return Carried(it, "gone", f"{what}: the server no longer knew it", r.status_code, _summary(r))
-    if 200 <= r.status_code < 300 and r.content.strip() in (b"true", b""):
+    stopped = _interrupted(r) if v2 and it.kind != "reject_ask" else None
+    if stopped is False:
+        return Carried(it, "gone", f"{what}: nothing was running to interrupt", r.status_code, _summary(r))
+    if 200 <= r.status_code < 300 and (stopped or r.content.strip() in (b"true", b"")):
         return Carried(it, "done", what, r.status_code, _summary(r))
     return Carried(it, "failed", f"{what}: unexpected answer", r.status_code, _summary(r))
+
+
+def _interrupted(r: httpx.Response) -> bool | None:
+    """V2's ``{"interrupted": bool}`` (None for any other answer)."""
+    try:
+        body = orjson.loads(r.content) if r.status_code == 200 else None
+    except orjson.JSONDecodeError:
+        return None
+    flag = body.get("interrupted") if isinstance(body, dict) else None
+    return flag if isinstance(flag, bool) else None
+
+
+def _request(it: Intent, v2: bool) -> tuple[str, str, Any]:
+    """(method, path, JSON body) of the action on this server's generation."""
+    sid, rid = it.session_id, it.request_id
+    if not v2:
+        if it.kind == "reject_ask":
+            return "POST", f"/permission/{rid}/reply", {"reply": "reject", "message": _message(it)}
+        return "POST", f"/session/{sid}/abort", None
+    if it.kind != "reject_ask":
+        return "POST", f"/api/session/{sid}/interrupt", None
+    if str(rid).startswith("frm_"):  # a question: cancelled, with the reason as its message
+        return "DELETE", f"/api/session/{sid}/form/{rid}?{urlencode({'message': _message(it)})}", None
+    return (
+        "POST",
+        f"/api/session/{sid}/permission/{rid}/reply",
+        {"decision": "reject", "message": _message(it)},
+    )
 
 
 def _message(it: Intent) -> str:

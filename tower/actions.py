@@ -104,7 +104,7 @@ def parse_on_stuck(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
 
 
 _WAITING = "waiting_permission"
-_QUIET = frozenset({"idle", "errored", "deleted", "unknown"})
+_QUIET = frozenset({"idle", "interrupted", "errored", "deleted", "unknown"})
 
 
 def _asks(v: SessionView) -> tuple[tuple[str, float], ...]:

@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args
 from archiver.cut import cut
 
 __all__ = [
+    "ABORTED",
     "STATES",
     "Ask",
     "Facts",
@@ -37,6 +38,7 @@ StateName = Literal[
     "compacting",
     "running_tool",
     "idle",
+    "interrupted",
     "errored",
     "deleted",
     "unknown",
@@ -46,6 +48,7 @@ _ID = re.compile(r"^[a-z]{2,5}_([0-9a-f]{12})")
 _PERIOD_MS = 1 << 36  # ids keep the low 36 bits of the creation time in ms
 _MAX_SKEW_S = 86_400.0  # a decoded time further than this from the receipt is not trusted
 _TEXT = 2000
+ABORTED = "MessageAbortedError"  # the error an abort leaves: the run was interrupted, not failed
 
 
 def id_time(ident: str, near: float) -> float | None:
@@ -133,6 +136,8 @@ def derive(f: Facts) -> LiveState:
             run = min(f.tools.values(), key=lambda r: (r.since, r.part_id))
             return LiveState("running_tool", run.since, tool=run)
         return LiveState("busy", f.busy_since)
+    if f.error.startswith(ABORTED):  # stopped by an abort (1.x) or an interrupt (2.x)
+        return LiveState("interrupted", f.error_at, reason=f.error)
     if f.error:
         return LiveState("errored", f.error_at, reason=f.error)
     return LiveState("idle", f.status_since)
@@ -158,8 +163,13 @@ def _ms(v: object) -> float | None:
 
 
 def set_status(f: Facts, st: Mapping[str, Any], now: float) -> None:
-    """A status from an event or a poll (``{type, attempt, message, next}``)."""
+    """A status from an event or a poll (``{type, attempt, message, next}``; OpenCode 2's poll
+    says ``running``, which keeps a retry or a busy the events told)."""
     kind = st.get("type")
+    if kind == "running":
+        if f.status != "idle" and not f.unknown:
+            return
+        kind = "busy"
     if kind not in ("busy", "retry", "idle"):
         return
     f.unknown, f.unknown_at = "", None
@@ -257,6 +267,9 @@ def _apply(f: Facts, event: Mapping[str, Any], now: float) -> bool:
         f.last_activity_at = now
         if _d(p.get("info")).get("summary") is True and f.compacting_since is None:
             f.compacting_since = now
+        return True
+    if kind == "session.compacting":  # the tower's name for V2's session.compaction.started
+        f.compacting_since = f.compacting_since or now
         return True
     if kind == "session.compacted":
         f.compacting_since = None

@@ -19,7 +19,7 @@ from tower.live_probe import SessionProbe
 
 __all__ = ["LiveBoard", "LiveRow"]
 
-_QUIET_STATES = ("idle", "errored", "deleted", "unknown")
+_QUIET_STATES = ("idle", "interrupted", "errored", "deleted", "unknown")
 _REFRESH_S = 5.0  # findings of a session that keeps waiting are refreshed this often
 _START_S = 30.0  # a prompt not yet answered by a busy status holds its tree this long
 _NOT_LISTED = "no longer listed by the server (restarted, or deleted while unwatched)"

@@ -1,6 +1,7 @@
 """Read from the server what the mirror's event stream missed: a session first seen mid-run
 (the watcher started late), or one alive while the stream was down. Folded as if just after the
-newest event seen when the read began, so every later event still wins."""
+newest event seen when the read began, so every later event still wins. OpenCode 2's typed
+messages are folded in the 1.x shape its events are read as (``tower.events_v2``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable
 
 from archiver.client import OpenCodeClient
 from archiver.errors import FetchError
+from tower.messages_v2 import v1_message
 from tower.mirror import Mirror
 
 __all__ = ["fill_mirror"]
@@ -33,7 +35,10 @@ async def fill_mirror(
         except Exception as exc:  # never breaks the watch: said, and tried again later
             failed.append((sid, type(exc).__name__))
             continue
-        mirror.fill(sid, record, messages.items, key, now)
+        items = messages.items
+        if client.is_v2:
+            items = [m for x in items if (m := v1_message(x, sid)) is not None]
+        mirror.fill(sid, record, items, key, now)
         filled += 1
     if failed:  # the server is away: try again when each session next moves
         mirror.later(s for s, _ in failed)

@@ -1,4 +1,5 @@
-"""The watch loop: follow ``/event`` (or poll ``/session/status`` when the stream fails),
+"""The watch loop: follow ``/event`` (OpenCode 2: ``/api/event``, its frames read as 1.x events
+by ``tower.events_v2``), or poll the running sessions when the stream fails,
 keep the live board of every session (state, since when, usage, live findings), archive each
 root tree when it goes quiet and again when it changes, and probe long-running trees.
 
@@ -19,25 +20,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 
 from archiver.client import OpenCodeClient
 from archiver.cut import cut
 from archiver.errors import FetchError
 from archiver.recorder import Recorder
-from archiver.sse_lines import LineReader
 from archiver.walk import TreeSnapshot
+from tower.events_v2 import V2Decoder
 from tower.live_board import LiveBoard, LiveRow
 from tower.live_messages import LiveMessages, MessageBatch
 from tower.mirror import Mirror
 from tower.mirror_fill import fill_mirror
 from tower.watch_probe import AbortFn, FindingsFn, History, Prober
+from tower.watch_stream import EventStream
 
 __all__ = ["History", "WatchConfig", "Watcher"]
 
@@ -65,7 +66,7 @@ class WatchConfig:
     max_event_bytes: int = 8 * 2**20  # a longer line of the event stream is skipped as it comes
 
 
-class Watcher:
+class Watcher(EventStream):
     def __init__(
         self,
         client: OpenCodeClient,
@@ -119,76 +120,13 @@ class Watcher:
         self.messages = LiveMessages(self.mirror) if on_messages is not None else None
         self.following = True  # False: watch and mirror only (another watcher holds the lease)
         self.running = False
+        self.v2: V2Decoder | None = None  # set once the server is known to speak OpenCode 2
 
     @property
     def probes(self) -> int:
         return self.prober.probes
 
     # -- inputs -----------------------------------------------------------------------------
-    async def _events(self, stop: asyncio.Event) -> None:
-        url = self.client.base_url + "/event"
-        while not stop.is_set():
-            try:
-                timeout = httpx.Timeout(10.0, read=None)
-                async with self.http.stream("GET", url, timeout=timeout) as resp:
-                    if resp.status_code != 200:
-                        raise FetchError("unsupported", f"/event answered {resp.status_code}")
-                    self.mode = "events"
-                    self._resync = True  # catch up on what happened while not connected
-                    if await self._read_events(resp, stop):
-                        return
-                why = "event stream closed by the server"
-            except (httpx.HTTPError, FetchError) as exc:
-                why = f"event stream unavailable ({type(exc).__name__}: {exc})"
-            if stop.is_set():
-                return
-            self._log(f"{why}; polling instead")
-            self.mirror.gap(
-                f"{why} at {self._clock():.0f}: events until it was back may be lost", self._clock()
-            )
-            self.live.lost(why, self._clock())
-            self.mode = "polling"
-            await self._poll_for(stop, self.cfg.sse_retry_seconds)
-
-    async def _read_events(self, resp: httpx.Response, stop: asyncio.Event) -> bool:
-        """Fold each ``data:`` line until the stream ends; True when stopped. A line over
-        ``max_event_bytes`` is skipped as it comes (said, counted), never held whole."""
-        lines, said = LineReader(self.cfg.max_event_bytes), 0
-        async for chunk in resp.aiter_bytes():  # as they come (a chunk size would hold events back)
-            for line in lines.feed(chunk):
-                if stop.is_set():
-                    return True
-                if line.startswith(b"data:"):
-                    self._event(line[5:])
-            self.event_buffer_peak = max(self.event_buffer_peak, lines.peak)
-            if lines.oversized > said:
-                self.oversized_events += lines.oversized - said
-                said = lines.oversized
-                self._log(
-                    f"an event over {self.cfg.max_event_bytes} bytes skipped "
-                    f"({self.oversized_events} so far); reading on"
-                )
-        return stop.is_set()
-
-    def _event(self, payload: str | bytes) -> None:
-        try:
-            ev = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            self.bad_events += 1
-            if self.bad_events in (1, 10, 100) or self.bad_events % 1000 == 0:
-                shown = payload[:80].decode(errors="replace") if isinstance(payload, bytes) else payload[:80]
-                self._log(f"{self.bad_events} malformed events skipped, e.g. {shown!r}")
-            return
-        if isinstance(ev, Mapping) and isinstance(ev.get("payload"), Mapping):
-            ev = ev["payload"]  # /global/event wraps each event
-        if isinstance(ev, Mapping):
-            now = self._clock()
-            self.rec.on_event(ev, now)
-            self.live.on_event(ev, now)
-            self.mirror.on_event(ev, now)
-            if ev.get("type") == "server.connected":
-                self._resync = True
-
     async def _poll_for(self, stop: asyncio.Event, seconds: float) -> None:
         end = self._clock() + seconds
         while not stop.is_set() and self._clock() < end:
@@ -205,7 +143,7 @@ class Watcher:
             self.rec.on_status_poll(status, now)
             self.live.on_status_poll(status, now)
             with contextlib.suppress(FetchError):  # older servers have no /permission
-                self.live.on_permissions_poll(await self.client.permissions(), now)
+                self.live.on_permissions_poll(await self.client.permissions(list(status)), now)
             listed = await self.client.list_sessions()
             if resync:
                 self.live.on_session_list([i for s in listed if isinstance(i := s.get("id"), str)], now)

@@ -128,8 +128,8 @@ CATALOGUE: tuple[Metric, ...] = (
         "octel_live_sessions",
         "gauge",
         "Sessions octel watch follows now, by server and state (busy, retrying, waiting_permission, "
-        "compacting, running_tool, idle, errored, deleted, unknown); every session of a server whose "
-        "watcher's lease ran out is unknown, and out of the other live gauges.",
+        "compacting, running_tool, idle, interrupted, errored, deleted, unknown); every session of a "
+        "server whose watcher's lease ran out is unknown, and out of the other live gauges.",
         ("server", "state"),
         "store",
     ),
@@ -209,6 +209,13 @@ CATALOGUE: tuple[Metric, ...] = (
         "counter",
         "Sessions archived for the first time, by agent and source (opencode, claude_code).",
         ("agent", "source"),
+        "aggregate",
+    ),
+    Metric(
+        "octel_opencode_sessions_archived_total",
+        "counter",
+        "OpenCode sessions archived for the first time, by the server's API generation (1, 2).",
+        ("generation",),
         "aggregate",
     ),
     Metric(

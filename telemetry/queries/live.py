@@ -44,6 +44,7 @@ LOUDEST_FIRST = (
     "compacting",
     "busy",
     "errored",
+    "interrupted",
     "idle",
     "deleted",
 )
@@ -138,7 +139,7 @@ def explain(r: LiveSessionOut) -> str:
             text += f", last activity {age_text(r.inactive_s)} ago"
     elif r.state == "unknown" and r.reason and r.reason.startswith(NO_WATCHER):
         text = f"unknown ({r.reason}, {age} ago)"
-    elif r.state in ("errored", "unknown"):
+    elif r.state in ("errored", "interrupted", "unknown"):
         text = f"{r.state} for {age}" + (f": {r.reason}" if r.reason else "")
     else:
         text = f"{r.state} for {age}"
@@ -320,7 +321,9 @@ def why_live(db: Session, session_id: str, now: datetime) -> dict[str, Any] | No
         "kind": "session",
         "session_id": session_id,
         "cycle_id": r.cycle_id,
-        "code": "running" if r.state not in ("idle", "errored", "deleted", "unknown") else r.state,
+        "code": "running"
+        if r.state not in ("idle", "interrupted", "errored", "deleted", "unknown")
+        else r.state,
         "verdict": r.state.replace("_", " "),
         "summary": r.explanation,
         "evidence": evidence,

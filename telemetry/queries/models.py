@@ -71,6 +71,9 @@ class SessionRecord(BaseModel):
     title: str | None
     directory: str | None
     opencode_version: str | None
+    opencode_generation: int | None = Field(
+        None, description="OpenCode API generation (1: 1.x routes, 2: /api only); null for Claude Code"
+    )
     created_at: str | None
     updated_at: str | None
     archived_at: str | None

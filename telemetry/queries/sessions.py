@@ -18,6 +18,7 @@ from sqlalchemy import and_, func, or_
 from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
+from archiver.versions import opencode_generation
 from telemetry.queries.cycles import cycle_dict, linked_cycle
 from telemetry.queries.models import SessionPage, SessionRecord, SessionVerdict, TreeNode, stored_tokens
 from telemetry.queries.paging import decode_cursor, encode_cursor
@@ -80,6 +81,7 @@ def session_dict(s: SessionIndex) -> dict[str, Any]:
         "title": s.title,
         "directory": s.directory,
         "opencode_version": s.opencode_version,
+        "opencode_generation": opencode_generation(s.source, s.schema_version, s.opencode_version),
         "created_at": _iso(s.created_at),
         "updated_at": _iso(s.updated_at),
         "archived_at": _iso(s.archived_at),

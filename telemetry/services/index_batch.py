@@ -23,6 +23,7 @@ from sqlmodel import Session
 from archiver.archive import redact_record
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
+from archiver.versions import opencode_generation
 from telemetry.services.content_index import replace_parts
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
 from telemetry.services.spend_links import (
@@ -127,6 +128,8 @@ def _index_batch(
         marks = _bump_usage(db, r, high)  # type: ignore[arg-type]
         if r.session_id not in old and r.session_id not in rows:
             bump(db, "sessions_archived_total", {"agent": r.agent or "", "source": source_label(r.source)}, 1)
+            if (gen := opencode_generation(r.source, r.schema_version, r.opencode_version)) is not None:
+                bump(db, "opencode_sessions_archived_total", {"generation": str(gen)}, 1)
             out.stats.new += 1
         else:
             out.stats.updated += 1

@@ -20,6 +20,7 @@ from archiver.archive import redact_record
 from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
+from archiver.versions import opencode_generation
 from telemetry.services.content_index import replace_parts
 from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, roots_of
 from telemetry.store import pg_direct
@@ -102,6 +103,12 @@ def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
     if cycle_id is not None:
         out["cycle_id"] = cycle_id
     return out
+
+
+def _bump_generation(db: Session, source: str | None, schema_version: int, version: str | None) -> None:
+    gen = opencode_generation(source, schema_version, version)
+    if gen is not None:
+        bump(db, "opencode_sessions_archived_total", {"generation": str(gen)}, 1)
 
 
 def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> dict[str, Any]:
@@ -238,6 +245,7 @@ def _index_records(
                 stats.new += 1
                 labels = {"agent": r.agent or "", "source": source_label(r.source)}
                 bump(db, "sessions_archived_total", labels, 1)
+                _bump_generation(db, r.source, r.schema_version, r.opencode_version)
             else:
                 for k, v in values.items():
                     setattr(old, k, v)

@@ -136,7 +136,7 @@ async def watch_server(
 
     def make(cfg: WatchConfig) -> Watcher:
         return Watcher(
-            OpenCodeClient(client_http, url),
+            opencode_client(client_http, url, settings),
             client_http,
             on_archive,
             config=cfg,

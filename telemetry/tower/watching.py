@@ -104,7 +104,8 @@ async def act_loop(
             if stop.is_set():
                 break
             done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
-            res = await carry_out(watcher.http, server, watcher.live, it)
+            c = watcher.client
+            res = await carry_out(watcher.http, server, watcher.live, it, v2=c.is_v2, auth=c.http.auth)
             handled += 1
             log(f"{it.rule} {it.kind} {it.session_id}: {res.outcome} ({res.detail})")
             try:

@@ -78,10 +78,10 @@ def test_retries_show_attempt_and_next_try() -> None:
     assert _row(done, fx["root_id"], t).state == "idle"
 
 
-def test_an_aborted_run_reads_errored_with_the_reason() -> None:
+def test_an_aborted_run_reads_interrupted_with_the_reason() -> None:
     board, fx, t = _replay("aborted")
     row = _row(board, fx["root_id"], t)
-    assert row.state == "errored" and "MessageAbortedError" in row.reason
+    assert row.state == "interrupted" and "MessageAbortedError" in row.reason
 
 
 def test_usage_counts_each_message_once_however_often_it_is_updated() -> None:

@@ -47,6 +47,7 @@ class V2Routes:
     sessions: dict[str, JsonObj]
     messages: dict[str, list[JsonObj]]
     permissions: dict[str, JsonObj]
+    forms: dict[str, JsonObj]
     running: set[str]
     replies: list[tuple[str, str, JsonObj]]
     password: str
@@ -148,6 +149,15 @@ class V2Routes:
             )
             self.idle(sid, "interrupted", reason="user")
             return 200, {"interrupted": True}
+        if rest == ["form"]:
+            return 200, {"data": [f for f in self.forms.values() if f["sessionID"] == sid]}
+        if len(rest) == 2 and rest[0] == "form" and method == "DELETE":
+            if self.forms.get(rest[1], {}).get("sessionID") != sid:
+                return 404, {"_tag": "FormNotFoundError", "message": f"Form not found: {rest[1]}"}
+            del self.forms[rest[1]]
+            self.replies.append((sid, rest[1], {"cancelled": q.get("message", "")}))
+            self.publish("form.cancelled", {"id": rest[1], "sessionID": sid}, durable=False)
+            return 204, None
         if rest == ["permission"]:
             return 200, {"data": [p for p in self.permissions.values() if p["sessionID"] == sid]}
         if len(rest) == 3 and rest[0] == "permission" and rest[2] == "reply" and method == "POST":

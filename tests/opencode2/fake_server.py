@@ -47,6 +47,7 @@ class FakeOpenCode2(V2Routes):
     sessions: dict[str, JsonObj] = field(default_factory=dict)
     messages: dict[str, list[JsonObj]] = field(default_factory=dict)
     permissions: dict[str, JsonObj] = field(default_factory=dict)
+    forms: dict[str, JsonObj] = field(default_factory=dict)
     running: set[str] = field(default_factory=set)
     requests: list[tuple[str, str]] = field(default_factory=list)
     replies: list[tuple[str, str, JsonObj]] = field(default_factory=list)
@@ -116,9 +117,39 @@ class FakeOpenCode2(V2Routes):
 
     def user(self, sid: str, text: str) -> JsonObj:
         msg = self._add(sid, {"type": "user", "text": text})
+        # ASSUMED: the user message keeps its inbox item's id (the contract: a supplied id is kept)
+        item = {"type": "user", "payload": {"text": text}, "delivery": "steer"}
+        self.publish("session.inbox.enqueued", {"sessionID": sid, "inboxID": msg["id"], "item": item})
         self.running.add(sid)
         self.publish("session.execution.started", {"sessionID": sid})
+        self.publish("session.inbox.delivered", {"sessionID": sid, "inboxID": msg["id"]})
         return msg
+
+    def _content_events(self, sid: str, mid: str, content: list[JsonObj]) -> None:
+        """What the stream says of each content item of a step, as a real server streams it."""
+        base = {"sessionID": sid, "assistantMessageID": mid}
+        for ordinal, item in enumerate(content):
+            if item["type"] in ("text", "reasoning"):
+                kind = item["type"]
+                self.publish(f"session.{kind}.started", {**base, "ordinal": ordinal})
+                self.publish(
+                    f"session.{kind}.delta",
+                    {**base, "ordinal": ordinal, "delta": item["text"]},
+                    durable=False,
+                )
+                self.publish(f"session.{kind}.ended", {**base, "ordinal": ordinal, "text": item["text"]})
+            elif item["type"] == "tool":
+                call, state = {**base, "id": item["id"]}, item["state"]
+                self.publish("session.tool.input.started", {**call, "name": item["name"]})
+                self.publish("session.tool.called", {**call, "input": state["input"], "executed": True})
+                meta = {"metadata": state["metadata"]} if "metadata" in state else {}
+                if state["status"] == "error":
+                    self.publish(
+                        "session.tool.failed", {**call, "error": state["error"], **meta, "executed": True}
+                    )
+                else:
+                    out = {"content": state.get("content", []), **meta, "executed": True}
+                    self.publish("session.tool.success", {**call, **out})
 
     def step(
         self,
@@ -167,6 +198,7 @@ class FakeOpenCode2(V2Routes):
             self.publish(
                 "session.retry.scheduled", {"sessionID": sid, "assistantMessageID": msg["id"], **retry}
             )
+        self._content_events(sid, msg["id"], content)
         ended = "session.step.failed" if error else "session.step.ended"
         self.publish(
             ended,
@@ -219,10 +251,22 @@ class FakeOpenCode2(V2Routes):
             },
         )
 
-    def compaction(self, sid: str, summary: str) -> JsonObj:
+    def compaction(self, sid: str, summary: str, *, ended: bool = True) -> JsonObj:
+        self.publish("session.compaction.started", {"sessionID": sid, "reason": "auto"})
+        if not ended:
+            return {}
+        self.publish("session.compaction.ended", {"sessionID": sid, "reason": "auto", "text": summary})
         return self._add(
             sid, {"type": "compaction", "status": "completed", "reason": "auto", "summary": summary}
         )
+
+    def form(self, sid: str, title: str = "Which database?") -> str:
+        """A question: a form of one field (the contract marks forms [M])."""
+        fid = f"frm_{self._n():012d}"
+        field_ = {"key": "answer", "type": "string", "title": title}
+        self.forms[fid] = {"id": fid, "sessionID": sid, "title": title, "fields": [field_]}
+        self.publish("form.created", {"form": self.forms[fid]}, durable=False)
+        return fid
 
     def idle(
         self, sid: str, outcome: str = "succeeded", error: JsonObj | None = None, reason: str = "user"

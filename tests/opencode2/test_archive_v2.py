@@ -140,3 +140,23 @@ def test_v4_archives_are_shown_and_imported(oc2: FakeOpenCode2, tmp_path: Path) 
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["new"] == 3
+
+
+def test_sessions_list_and_metrics_name_the_generation(oc2: FakeOpenCode2, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from telemetry.settings import Settings
+    from web.app import create_app
+
+    ids = subagent_tree(oc2)
+    assert _octel(tmp_path, oc2.password, "archive", ids["root"], "--server", oc2.url).exit_code == 0
+    listed = _octel(tmp_path, oc2.password, "sessions", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.stdout)["items"]
+    assert {r["opencode_generation"] for r in rows} == {2}
+    table = _octel(tmp_path, oc2.password, "sessions", "list")
+    assert "opencode 2" in table.stdout
+    settings = Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
+    with TestClient(create_app(settings)) as client:
+        text = client.get("/metrics").text
+    assert 'octel_opencode_sessions_archived_total{generation="2"} 3.0' in text

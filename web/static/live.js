@@ -5,7 +5,7 @@
 import { clear, duration, el, errorBox, getJSON, num, pill, table, treeLead, treeOrder, usd } from "./util.js";
 import { drawTimeline } from "./timeline.js";
 
-const QUIET = new Set(["idle", "deleted"]);
+const QUIET = new Set(["idle", "interrupted", "deleted"]);
 const STATE_TEXT = {
   waiting_permission: "waiting on an ask",
   retrying: "retrying",
@@ -14,6 +14,7 @@ const STATE_TEXT = {
   compacting: "compacting",
   busy: "busy",
   errored: "errored",
+  interrupted: "interrupted",
   idle: "idle",
   deleted: "deleted",
 };

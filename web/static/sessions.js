@@ -7,7 +7,7 @@ import { fetchLive, liveTable } from "./live.js";
 import { drawSearch } from "./search.js";
 
 const LIVE_STATES = [["", "any state"], ["waiting_permission", "waiting on an ask"], ["retrying", "retrying"], ["unknown", "unknown"],
-  ["running_tool", "running a tool"], ["compacting", "compacting"], ["busy", "busy"], ["errored", "errored"], ["idle", "idle"], ["deleted", "deleted"]];
+  ["running_tool", "running a tool"], ["compacting", "compacting"], ["busy", "busy"], ["errored", "errored"], ["interrupted", "interrupted"], ["idle", "idle"], ["deleted", "deleted"]];
 
 const WINDOWS = [["", "any time"], ["1h", "last hour"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
 

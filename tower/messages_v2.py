@@ -1,0 +1,154 @@
+"""OpenCode 2's typed messages (``content[]``) and session records in the 1.x shapes the tower
+folds (pure): ``v1_message`` gives ``{info, parts}`` (text, reasoning and tool parts, a stored
+shell command or compaction as text), ``v1_session`` the 1.x session info (``directory`` from
+``location``). Used by ``tower.events_v2`` for what the stream builds up and by the mirror's
+fill for what the server answers, so both read alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["error_v1", "pid", "v1_message", "v1_session"]
+
+JsonObj = dict[str, Any]
+
+
+def _d(v: object) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _s(v: object) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _n(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v == v else None
+
+
+def _text(content: object) -> str:
+    """V2 tool output is ``content[]`` of text and file items: the text, files by name."""
+    out = []
+    for item in content if isinstance(content, list) else []:
+        it = _d(item)
+        out.append(_s(it.get("text")) if it.get("type") == "text" else _s(it.get("name") or it.get("uri")))
+    return "\n".join(x for x in out if x)
+
+
+def _tokens(t: object) -> JsonObj:
+    t = _d(t)
+    cache = _d(t.get("cache"))
+    return {
+        "input": _n(t.get("input")) or 0,
+        "output": _n(t.get("output")) or 0,
+        "reasoning": _n(t.get("reasoning")) or 0,
+        "cache": {"read": _n(cache.get("read")) or 0, "write": _n(cache.get("write")) or 0},
+    }
+
+
+def error_v1(e: object) -> JsonObj:
+    """A V2 error ``{type, message}`` as 1.x names one ``{name, data: {message}}``."""
+    e = _d(e)
+    return {"name": _s(e.get("type")) or "error", "data": {"message": _s(e.get("message"))}}
+
+
+def v1_session(info: Mapping[str, Any]) -> JsonObj:
+    """A V2 session (or ``session.created``'s data) as 1.x session info: ``directory`` from
+    ``location``, the rest kept."""
+    out = {k: v for k, v in info.items() if k != "sessionID"}
+    out["id"] = _s(info.get("id")) or _s(info.get("sessionID"))
+    loc = _d(info.get("location"))
+    if "directory" not in out and isinstance(loc.get("directory"), str):
+        out["directory"] = loc["directory"]
+    return out
+
+
+def _tool_part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj:
+    state = _d(item.get("state"))
+    status = _s(state.get("status"))
+    t = _d(item.get("time"))
+    st: JsonObj = {
+        "status": {"streaming": "pending", "error": "error", "completed": "completed"}.get(status, "running"),
+        "input": state.get("input") if isinstance(state.get("input"), Mapping) else {},
+        "time": {"start": t.get("created"), **({"end": t["completed"]} if "completed" in t else {})},
+    }
+    if "metadata" in state:
+        st["metadata"] = state["metadata"]
+    if status == "completed":
+        st["output"] = _text(state.get("content"))
+    elif status == "error":
+        st["error"] = _s(_d(state.get("error")).get("message")) or "error"
+    return {
+        "id": pid,
+        "sessionID": sid,
+        "messageID": mid,
+        "type": "tool",
+        "callID": _s(item.get("id")),
+        "tool": _s(item.get("name")) or "tool",
+        "state": st,
+    }
+
+
+def _part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj | None:
+    kind = item.get("type")
+    if kind == "tool":
+        return _tool_part(item, pid, mid, sid)
+    if kind in ("text", "reasoning"):
+        return {"id": pid, "sessionID": sid, "messageID": mid, "type": kind, "text": _s(item.get("text"))}
+    return None
+
+
+def pid(mid: str, i: int) -> str:
+    return f"prt_{mid.removeprefix('msg_')}_{i:04d}"  # sorts in content order within a message
+
+
+def _v1_info(msg: Mapping[str, Any], sid: str) -> JsonObj:
+    kind = _s(msg.get("type"))
+    t = _d(msg.get("time"))
+    info: JsonObj = {
+        "id": _s(msg.get("id")),
+        "sessionID": sid,
+        "role": "assistant" if kind in ("assistant", "compaction") else "user",
+        "time": {"created": t.get("created"), **({"completed": t["completed"]} if "completed" in t else {})},
+    }
+    if kind in ("assistant", "compaction"):
+        model = _d(msg.get("model"))
+        info.update(
+            modelID=_s(model.get("id")),
+            providerID=_s(model.get("providerID")),
+            mode=_s(msg.get("agent")),
+            agent=_s(msg.get("agent")),
+            cost=_n(msg.get("cost")) or 0.0,
+            tokens=_tokens(msg.get("tokens")),
+        )
+        if msg.get("finish"):
+            info["finish"] = msg["finish"]
+        if msg.get("error"):
+            info["error"] = error_v1(msg.get("error"))
+        if kind == "compaction":
+            info["summary"] = True
+    return info
+
+
+def v1_message(msg: Mapping[str, Any], sid: str) -> JsonObj | None:
+    """One V2 message (``content[]``) as a 1.x ``{info, parts}``; None for a kind 1.x has no
+    message for (idle markers, switches)."""
+    kind = _s(msg.get("type"))
+    mid = _s(msg.get("id"))
+    if not mid or kind not in ("user", "assistant", "synthetic", "compaction", "shell"):
+        return None
+    info = _v1_info(msg, sid)
+    parts: list[JsonObj] = []
+    if kind == "assistant":
+        for i, item in enumerate(c for c in (msg.get("content") or ()) if isinstance(c, Mapping)):
+            if (p := _part(item, pid(mid, i), mid, sid)) is not None:
+                parts.append(p)
+    elif kind == "shell":
+        out = _d(msg.get("output"))
+        text = f"$ {_s(msg.get('command'))}\n{_s(out.get('output'))}"
+        parts.append({"id": pid(mid, 0), "sessionID": sid, "messageID": mid, "type": "text", "text": text})
+    else:
+        text = _s(msg.get("text")) or _s(msg.get("summary"))
+        parts.append({"id": pid(mid, 0), "sessionID": sid, "messageID": mid, "type": "text", "text": text})
+    return {"info": info, "parts": parts}
