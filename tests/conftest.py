@@ -24,6 +24,7 @@ sys.path.append(str(Path(__file__).parent))  # tests/realparts.py, tests/pgserve
 import pgserver
 import reaper
 from realparts import require
+from store_templates import migrate_by_copy
 
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
@@ -115,8 +116,10 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def engine(store_url: str) -> Iterator[Engine]:
+    """The store at `store_url`, at the newest schema (a copy of the migrated template)."""
+    migrate_by_copy(store_url)
     eng = make_engine(store_url)
-    upgrade(eng)
+    upgrade(eng)  # at head already: the one-query check
     yield eng
     eng.dispose()
 
