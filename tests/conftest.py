@@ -54,8 +54,19 @@ def _draw_once(text: str, number: int) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Every server a harness starts dies with this run, however the run ends (tests/reaper.py)."""
+    """Every server a harness starts dies with this run, however the run ends (tests/reaper.py).
+
+    Under pytest-xdist the watchdog is the controller's: each worker inherits its list and
+    adopts itself, so a run killed at the controller stops the workers and every server they
+    started, whichever worker started it."""
     reaper.start()
+    if hasattr(config, "workerinput"):
+        reaper.adopt(os.getpid())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # this worker ends on its own: never signal its pid again
+        reaper.release(os.getpid())
 
 
 # What a test needs beyond Python: a marker of its own, a fixture that starts a real part, or a
