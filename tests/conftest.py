@@ -24,6 +24,7 @@ sys.path.append(str(Path(__file__).parent))  # tests/realparts.py, tests/pgserve
 import pgserver
 import reaper
 from realparts import require
+from store_templates import migrate_by_copy
 
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
@@ -53,8 +54,19 @@ def _draw_once(text: str, number: int) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Every server a harness starts dies with this run, however the run ends (tests/reaper.py)."""
+    """Every server a harness starts dies with this run, however the run ends (tests/reaper.py).
+
+    Under pytest-xdist the watchdog is the controller's: each worker inherits its list and
+    adopts itself, so a run killed at the controller stops the workers and every server they
+    started, whichever worker started it."""
     reaper.start()
+    if hasattr(config, "workerinput"):
+        reaper.adopt(os.getpid())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # this worker ends on its own: never signal its pid again
+        reaper.release(os.getpid())
 
 
 # What a test needs beyond Python: a marker of its own, a fixture that starts a real part, or a
@@ -115,8 +127,10 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def engine(store_url: str) -> Iterator[Engine]:
+    """The store at `store_url`, at the newest schema (a copy of the migrated template)."""
+    migrate_by_copy(store_url)
     eng = make_engine(store_url)
-    upgrade(eng)
+    upgrade(eng)  # at head already: the one-query check
     yield eng
     eng.dispose()
 

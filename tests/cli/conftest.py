@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "queries"))  # storeseed
 sys.path.insert(0, str(Path(__file__).parent))  # octelrun
 
 from octelrun import Octel
+from store_templates import migrate_by_copy
 from storeseed import seed_fleet
 
 from telemetry.store.db import make_engine
@@ -28,6 +29,7 @@ GOLDEN = Path(__file__).parent / "golden"
 def octel(tmp_path: Path) -> Iterator[Octel]:
     """An empty store (upgraded) and the runner; wide terminal so tables do not wrap."""
     url = f"sqlite:///{tmp_path / 'data' / 'octel.db'}"
+    migrate_by_copy(url)  # a copy of the migrated template; `upgrade` finds it at head
     eng = make_engine(url)
     upgrade(eng)
     yield Octel(tmp_path / "data", url, eng, CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}))

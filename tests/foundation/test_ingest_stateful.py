@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlmodel import func, select
+from store_templates import migrate_by_copy
 
 from archiver.redact import Redactor
 from telemetry.services import ingest
@@ -18,6 +20,9 @@ from telemetry.store.models import Aggregate, Cycle, Daemon
 from telemetry.timeutil import as_utc
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
+# 40 runs of 30 steps, each checked against the store: the suite's longest test without a
+# real part, so the quick subset leaves it to the full run
+pytestmark = pytest.mark.slow
 RED = Redactor(b"k" * 32)  # every stored input passes a redactor
 DRIVERS = st.sampled_from(["review", "implementer"])
 
@@ -32,7 +37,9 @@ class IngestMachine(RuleBasedStateMachine):
         import tempfile
 
         self.dir = Path(tempfile.mkdtemp(prefix="octel-sm-"))
-        self.engine = make_engine(f"sqlite:///{self.dir / 'o.db'}")
+        url = f"sqlite:///{self.dir / 'o.db'}"
+        migrate_by_copy(url)  # a fresh store at head for each example, copied, not migrated
+        self.engine = make_engine(url)
         upgrade(self.engine)
         self.clock = T0
         self.begun: dict[str, str] = {}  # cycle id -> driver

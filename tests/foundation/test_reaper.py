@@ -60,3 +60,56 @@ def test_a_killed_run_takes_its_servers_with_it(tmp_path: Path) -> None:
             run.stdout.close()
         if server and _alive(server):
             os.killpg(server, signal.SIGKILL)
+
+
+# Stands in for a pytest-xdist run: the controller starts the watchdog and a worker; the
+# worker (the list inherited) adopts itself, as tests/conftest.py has it, then starts a server.
+_CONTROLLER = """
+import subprocess, sys, time
+sys.path.insert(0, {tests!r})
+import reaper
+reaper.start()
+worker = subprocess.Popen([sys.executable, "-c", {worker!r}], stdout=sys.stdout)
+time.sleep(600)
+"""
+_WORKER = """
+import os, sys, time
+sys.path.insert(0, {tests!r})
+from pathlib import Path
+import reaper, liveserver
+reaper.adopt(os.getpid())
+server = liveserver.OctelProcess(Path({data!r}))
+server.start()
+print(os.getpid(), server.proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_parallel_run_takes_its_workers_and_their_servers(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OCTEL_TEST_REAPER_FILE"}
+    worker_code = _WORKER.format(tests=str(TESTS), data=str(tmp_path / "data"))
+    code = _CONTROLLER.format(tests=str(TESTS), worker=worker_code)
+    run = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, cwd=TESTS.parent, stdout=subprocess.PIPE, text=True
+    )
+    worker = server = 0
+    try:
+        assert run.stdout is not None
+        worker, server = (int(p) for p in run.stdout.readline().split())
+        assert _alive(worker) and _alive(server)
+        run.send_signal(signal.SIGKILL)  # the controller only: its worker is not told
+        run.wait(10)
+        deadline = time.monotonic() + 30
+        while (_alive(worker) or _alive(server)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(worker), "a worker outlived the run that started it"
+        assert not _alive(server), "octel serve outlived the run whose worker started it"
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(10)
+        if run.stdout is not None:
+            run.stdout.close()
+        for pid, group in ((server, True), (worker, False)):
+            if pid and _alive(pid):
+                (os.killpg if group else os.kill)(pid, signal.SIGKILL)

@@ -18,6 +18,7 @@ import pytest
 from session_records import session_record
 from sqlalchemy import insert, select, text
 from sqlmodel import Session
+from store_templates import migrate_by_copy
 
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
@@ -94,6 +95,7 @@ def _archived_tree(db: Session, first: int, last: int) -> None:
 def test_a_write_after_a_burst_of_archives_searches_the_index(
     pg_url: str, write: Callable[[Session, int, int], None]
 ) -> None:
+    migrate_by_copy(pg_url)
     engine = make_engine(pg_url)
     upgrade(engine)
     try:

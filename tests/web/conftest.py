@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests/web/console_seed.py
 
 from browser_harness import browser, live, phone, shots, ui  # noqa: F401  (the browser fixtures)
 from console_seed import Store, build_store
+from store_templates import migrate_by_copy
 
 from telemetry.settings import Settings
 from web.app import create_app
@@ -32,6 +33,7 @@ def live_child() -> Iterator[int]:
 
 @pytest.fixture
 def store(settings: Settings, live_child: int) -> Store:
+    migrate_by_copy(settings.db_url)
     return build_store(settings, live_child)
 
 
