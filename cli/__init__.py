@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "lost": (("cli.lost",), "Session trees octel could not archive in full, newest first: what …"),
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
     "archives": (("cli.archive_export",), "Archive documents of the store: write them out as files."),
+    "quotas": (("cli.quotas",), "Quota windows per provider or key (monthly with a reset day, or …"),
 }
 GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "archives"})
 # a group's subcommand -> the modules that define it, when loading them alone is enough

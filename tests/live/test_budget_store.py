@@ -39,10 +39,13 @@ def _seed(engine: Engine) -> None:
     again (live $0.80, so $0.30 past its archive) and a new child ses_n (live $0.20, driver
     nightly) was never archived."""
     recs = [
-        session_record("ses_r", cost_usd=1.0, tokens_input=100, label="batch-1", created_ms=MS),
+        session_record(
+            "ses_r", cost_usd=1.0, tokens_input=100, label="batch-1", created_ms=MS,
+            archived_at=NOW.isoformat(),
+        ),
         session_record(
             "ses_c", root_session_id="ses_r", parent_session_id="ses_r", depth=1, cost_usd=0.5,
-            tokens_input=50, label="batch-1", created_ms=MS,
+            tokens_input=50, label="batch-1", created_ms=MS, archived_at=NOW.isoformat(),
         ),
     ]  # fmt: skip
     with session_scope(engine) as db:
