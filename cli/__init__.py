@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
     "janitor": (("cli.janitor",), "Delete from an OpenCode server the root trees that are idle, …"),
     "archives": (("cli.archive_export",), "Archive documents of the store: write them out as files."),
+    "quotas": (("cli.quotas",), "Quota windows per provider or key (monthly with a reset day, or …"),
 }
 GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "archives"})
 # a group's subcommand -> the modules that define it, when loading them alone is enough

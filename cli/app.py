@@ -53,6 +53,7 @@ ORDER = (
     "detect",
     "cycles",
     "costs",
+    "quotas",
     "runs",
     "lost",
     "actions",

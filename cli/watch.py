@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -16,9 +17,12 @@ from archiver.credentials import SERVICE, default_service_file, read_service
 from archiver.urls import without_credentials
 from cli.app import app, err_console, fail, open_store, settings_of
 from telemetry.archiving import watch_servers
+from telemetry.budget_rules import budgets_of, quotas_of
 from telemetry.queries.live import LiveChange
 from telemetry.settings import Settings
+from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.watching import rules_from
+from tower.alert import Alert
 from tower.watch import WatchConfig
 
 __all__ = ["watch_cmd"]
@@ -139,6 +143,7 @@ def watch_cmd(
             abort_retries_after=abort_retries_after,
             on_stuck=on_stuck or (),
         )
+        budgets, quotas = budgets_of(settings), quotas_of(settings)
     except ValueError as exc:
         fail(str(exc), 2)
     janitor_after = None
@@ -149,6 +154,9 @@ def watch_cmd(
 
     def log(msg: str) -> None:
         err_console.print(f"[dim]watch[/] {escape(without_credentials(msg))}", highlight=False)
+
+    # alerts are logged here; delivery to a channel is the sink's business
+    spend = BudgetWatch(budgets, _LogSink(log), label=label, quotas=quotas)
 
     def changed(row: LiveChange) -> None:
         # the stored row, redacted, as `sessions list --live --json` gives it, and the state it left
@@ -184,7 +192,11 @@ def watch_cmd(
                     if janitor_after is not None
                     else ""
                 )
-                log(f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}{cleans}")
+                named = "; ".join(b.name for b in budgets) or "none"
+                log(
+                    f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}; "
+                    f"budgets: {named}{cleans}"
+                )
                 ws = await watch_servers(
                     settings,
                     stop,
@@ -198,6 +210,7 @@ def watch_cmd(
                     lease_seconds=settings.watch_lease_seconds,
                     delete_archived_after=janitor_after,
                     janitor_every=janitor_every,
+                    budgets=spend,
                 )
             if claude is not None:
                 await claude
@@ -207,3 +220,13 @@ def watch_cmd(
             )
 
     asyncio.run(main())
+
+
+class _LogSink:
+    """Alerts said on the watcher's log (a person running `octel watch` reads them there)."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self._log = log
+
+    def emit(self, alert: Alert) -> None:
+        self._log(f"alert {alert.kind} {alert.severity}: {alert.summary}")

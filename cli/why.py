@@ -28,6 +28,7 @@ _COLOUR = {
     "empty_completion": "yellow",
     "aborted": "yellow",
     "error": "red",
+    "over_budget": "red",
 }
 
 
@@ -39,7 +40,7 @@ def why_cmd(
     output: Output = Output.table,
 ) -> None:
     """Why a session or cycle stopped: completed, timed out, loop detected, permission wait,
-    retries, empty completion, aborted or error, with the evidence; for a session running now,
+    retries, empty completion, aborted, error or over budget, with the evidence; for a session running now,
     what it is doing and for how long (from octel watch)."""
     with read_store(ctx) as db:
         live = why_live(db, ident, utcnow())

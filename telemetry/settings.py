@@ -174,8 +174,51 @@ class Settings(BaseSettings):
         "event is reported and skipped as it comes, and the events after it are read.",
     )
 
+    budget_tree_usd: float | None = Field(
+        None, gt=0, description="Spend limit of one session tree, US dollars (`octel watch` aborts it)."
+    )
+    budget_tree_tokens: int | None = Field(None, gt=0, description="Token limit of one session tree.")
+    budget_driver_day_usd: float | None = Field(
+        None, gt=0, description="Spend limit of each driver per UTC day, US dollars."
+    )
+    budget_driver_day_tokens: int | None = Field(
+        None, gt=0, description="Token limit of each driver per UTC day."
+    )
+    budget_label_usd: float | None = Field(
+        None, gt=0, description="Spend limit of each label (all its sessions), US dollars."
+    )
+    budget_label_tokens: int | None = Field(None, gt=0, description="Token limit of each label.")
+    budget_fleet_day_usd: float | None = Field(
+        None, gt=0, description="Spend limit of the whole fleet per UTC day, US dollars."
+    )
+    budget_fleet_day_tokens: int | None = Field(
+        None, gt=0, description="Token limit of the fleet per UTC day."
+    )
+    budget_warn_at: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="Share of a limit set above at which a warning alert is raised (1: none).",
+    )
+    budget_action: Literal["abort", "notify"] = Field(
+        "abort",
+        description="What a breach of a limit set above does: `abort` the OpenCode tree(s), or `notify` only "
+        "(Claude Code sessions are always notify: the CLI cannot be stopped from outside).",
+    )
+    budgets_file: Path | None = Field(
+        None,
+        description="TOML or JSON file of budget rules and quota windows (docs/budgets.md); adds to the "
+        "`OCTEL_BUDGET_*` limits.",
+    )
+
     @field_validator(
-        "data_dir", "archive_dir", "redact_file", "redact_key_file", "opencode_service_file", mode="before"
+        "data_dir",
+        "archive_dir",
+        "redact_file",
+        "redact_key_file",
+        "opencode_service_file",
+        "budgets_file",
+        mode="before",
     )
     @classmethod
     def _expand(cls, v: Any) -> Any:

@@ -30,8 +30,9 @@ __all__ = [
     "parse_on_stuck",
 ]
 
-RuleName = Literal["deny_asks_after", "abort_retries_after", "on_stuck"]
-RULES: tuple[RuleName, ...] = ("deny_asks_after", "abort_retries_after", "on_stuck")
+RuleName = Literal["deny_asks_after", "abort_retries_after", "on_stuck", "budget"]
+# budget: a spend limit crossed (`tower.budgets` decides those intents)
+RULES: tuple[RuleName, ...] = ("deny_asks_after", "abort_retries_after", "on_stuck", "budget")
 Kind = Literal["reject_ask", "abort", "notify"]
 Outcome = Literal["done", "skipped", "gone", "failed", "notified"]
 # done: the server accepted it; skipped: a re-check showed the session had moved on, nothing

@@ -15,6 +15,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import Receive, Scope, Send
 
 from telemetry.archiving import redactor_for
+from telemetry.budget_rules import quotas_of
 from telemetry.services import cycle_rows
 from telemetry.services.group_commit import GroupCommit
 from telemetry.services.ingest_inputs import ConflictError
@@ -27,6 +28,7 @@ from web import (
     api_archived,
     api_costs,
     api_live,
+    api_quotas,
     api_search,
     api_sessions,
     console,
@@ -159,6 +161,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         responses=ERROR_RESPONSES,
         **telemetry_config(),
     )
+    app.state.quotas = quotas_of(settings)  # a bad rules file stops the start, naming the field
     read = settings.read_token.get_secret_value() if settings.read_token else ""
     app.state.logins = Logins(read, settings.login_hours * 3600)
     app.state.login_throttle = LoginThrottle()
@@ -172,6 +175,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(api_search.router)
     app.include_router(api_live.router)
     app.include_router(api_actions.router)
+    app.include_router(api_quotas.router)
     app.include_router(console.router)
     app.include_router(metrics.router)
     app.include_router(login.router)

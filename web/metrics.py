@@ -98,7 +98,8 @@ def store_families(app: FastAPI) -> list[Family]:
     if engine is not None:
         try:
             with session_scope(engine, write=False) as db:
-                reads = read_store(db, utcnow(), state.settings.long_worker_seconds)
+                quotas = getattr(state, "quotas", ())
+                reads = read_store(db, utcnow(), state.settings.long_worker_seconds, quotas=quotas)
             return derive(reads)
         except SQLAlchemyError as e:
             log.warning("octel: /metrics could not read the store: %s", e.__class__.__name__)

@@ -168,6 +168,30 @@ CATALOGUE: tuple[Metric, ...] = (
         ("detector", "verdict"),
         "store",
     ),
+    # Quota windows declared in OCTEL_BUDGETS_FILE, from the spend they count at scrape time.
+    Metric(
+        "octel_quota_used_ratio",
+        "gauge",
+        "Share of a declared quota window used so far, by provider and window (the key's label, "
+        "or the window).",
+        ("provider", "window"),
+        "store",
+    ),
+    Metric(
+        "octel_quota_exhausted_forecast_seconds",
+        "gauge",
+        "Seconds until the quota window runs out at the last 24 hours' rate (0: run out); absent "
+        "when it does not run out at that rate.",
+        ("provider", "window"),
+        "store",
+    ),
+    Metric(
+        "octel_quota_reset_timestamp_seconds",
+        "gauge",
+        "Unix time a monthly quota window renews; with the forecast, a rule fires when it runs out first.",
+        ("provider", "window"),
+        "store",
+    ),
     # Write-time counters (telemetry.store.aggregates), never lowered by restarts or pruning.
     Metric(
         "octel_cycles_total",
@@ -262,8 +286,8 @@ CATALOGUE: tuple[Metric, ...] = (
         "octel_actions_total",
         "counter",
         "Actions of `octel watch` rules on live sessions, by rule (deny_asks_after, "
-        "abort_retries_after, on_stuck, and the janitor's delete_archived_after) and outcome "
-        "(done, skipped, gone, failed, notified).",
+        "abort_retries_after, on_stuck, budget, and the janitor's delete_archived_after) and "
+        "outcome (done, skipped, gone, failed, notified).",
         ("rule", "outcome"),
         "aggregate",
         fill=("outcome", OUTCOMES),

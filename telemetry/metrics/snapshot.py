@@ -21,9 +21,11 @@ from sqlmodel import Session, col, func, select
 from telemetry.metrics.catalogue import CATALOGUE, DAEMON_STATES, Metric
 from telemetry.metrics.live import LiveReads, live_series, read_live
 from telemetry.queries.health import Liveness, State, daemon_state, local_liveness
+from telemetry.queries.quotas import QuotaOut, quota_windows
 from telemetry.store import aggregates
 from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import as_utc
+from tower.quotas import Quota
 
 __all__ = [
     "DaemonReading",
@@ -83,6 +85,7 @@ class StoreReads:
     open_cycles: Sequence[OpenCycles] = ()
     counters: Sequence[CounterRow] = field(default_factory=tuple)
     live: LiveReads = field(default_factory=LiveReads)
+    quotas: Sequence[QuotaOut] = ()
 
 
 def read_store(
@@ -90,6 +93,7 @@ def read_store(
     now: datetime,
     threshold_s: float,
     liveness: Callable[[str, int | None], Liveness] = local_liveness,
+    quotas: Sequence[Quota] = (),
 ) -> StoreReads:
     """Everything a scrape needs, in three queries here (and two in `read_live`) that never
     walk history: every round trip is a wait behind the rest of a busy host.
@@ -137,7 +141,8 @@ def read_store(
         age = max((now - beat).total_seconds(), 0.0)
         state, _ = daemon_state(age, threshold_s, in_flight, liveness(host, pid))
         readings.append(DaemonReading(driver, host, state, beat, in_flight))
-    return StoreReads(threshold_s, readings, open_cycles, aggregates.read_all(db), read_live(db))
+    windows = quota_windows(db, quotas, now).quotas if quotas else ()  # declared ones only
+    return StoreReads(threshold_s, readings, open_cycles, aggregates.read_all(db), read_live(db), windows)
 
 
 def _project(labels: dict[str, str], names: Iterable[str]) -> tuple[str, ...]:
@@ -247,9 +252,24 @@ def _store_series(metric: Metric, reads: StoreReads) -> tuple[Series, ...]:
         return (Series((), reads.threshold_s),)
     if metric.name == "octel_store_up":
         return (Series((), 1.0),)
+    if metric.name.startswith("octel_quota_"):
+        return _quota_series(metric.name, reads.quotas)
     if metric.name.startswith("octel_live_"):
         return tuple(Series(k, v) for k, v in live_series(metric.name, reads.live))
     return _daemon_families(metric, reads.daemons)
+
+
+def _quota_series(name: str, quotas: Sequence[QuotaOut]) -> tuple[Series, ...]:
+    out = []
+    for q in quotas:
+        key = (q.provider, q.window)
+        if name == "octel_quota_used_ratio":
+            out.append(Series(key, q.used_ratio))
+        elif name == "octel_quota_exhausted_forecast_seconds" and q.exhausted_forecast_seconds is not None:
+            out.append(Series(key, q.exhausted_forecast_seconds))
+        elif name == "octel_quota_reset_timestamp_seconds" and q.reset_at is not None:
+            out.append(Series(key, q.reset_at.timestamp()))
+    return tuple(sorted(out, key=lambda s: s.labels))
 
 
 def _drv(o: OpenCycles) -> str:

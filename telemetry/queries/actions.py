@@ -7,12 +7,13 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
+from sqlalchemy import or_
 from sqlmodel import Session, col, select
 
 from telemetry.store.action_models import WatchAction
 from telemetry.timeutil import as_utc
 
-__all__ = ["MAX_ACTIONS", "ActionOut", "ActionPage", "list_actions"]
+__all__ = ["MAX_ACTIONS", "ActionOut", "ActionPage", "budget_action", "list_actions"]
 
 MAX_ACTIONS = 1000
 
@@ -56,3 +57,25 @@ def list_actions(
     q = q.order_by(col(WatchAction.at).desc(), col(WatchAction.id).desc())
     q = q.limit(max(1, min(limit, MAX_ACTIONS)))
     return ActionPage(items=[_out(r) for r in db.exec(q)])
+
+
+def budget_action(db: Session, ids: list[str]) -> dict[str, Any] | None:
+    """The budget action on these sessions or the trees they root, for `octel why`: the newest
+    that acted (done, gone, notified), else the newest."""
+    if not ids:
+        return None
+    q = select(WatchAction).where(
+        col(WatchAction.rule) == "budget",
+        or_(col(WatchAction.session_id).in_(ids), col(WatchAction.root_session_id).in_(ids)),
+    )
+    rows = db.exec(
+        q.order_by(col(WatchAction.outcome).in_(("done", "gone", "notified")), col(WatchAction.at))
+    ).all()
+    if not rows:
+        return None
+    row = rows[-1]  # one that acted, if any, else the newest
+    ev = row.evidence or {}
+    return {k: ev.get(k) for k in ("budget", "used", "unit", "limit")} | {
+        "action": row.action,
+        "outcome": row.outcome,
+    }

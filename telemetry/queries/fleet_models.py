@@ -268,7 +268,7 @@ class RunAdded(BaseModel):
 
 
 class WhyEvidence(BaseModel):
-    source: str = Field(description="finding, cycle, index or archive")
+    source: str = Field(description="finding, cycle, index, archive, live or action")
     detail: str
 
 

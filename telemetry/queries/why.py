@@ -22,6 +22,7 @@ from archiver.store import ArchiveStore
 from detectors import REGISTRY
 from detectors.findings import rank_key
 from telemetry import vocabulary as words
+from telemetry.queries.actions import budget_action
 from telemetry.queries.cycle_fleet import cycle_fleet
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.live import get_live
@@ -46,6 +47,7 @@ VERDICTS = {
     "error": "error",
     "running": "still running",
     "orphaned": "orphaned",
+    "over_budget": "over budget",
 }
 DEFAULT_LONG_WORKER_S: float = Settings.model_fields["long_worker_seconds"].default
 _CLEAN_FINISH = {"stop", "end_turn", "end-turn", "completed", "length"}
@@ -66,6 +68,9 @@ class Signals:
     archive_problem: str | None = None
     fleet: Mapping[str, Any] | None = None  # the open cycle's daemon: {daemon_state, reason}
     live: Mapping[str, Any] | None = None  # the session's live row: {session_id, state, explanation}
+    budget: Mapping[str, Any] | None = (
+        None  # the budget action on its tree: {budget, used, unit, action, outcome}
+    )
 
 
 @dataclass
@@ -143,10 +148,26 @@ def _open_cycle(c: _Case, cyc: Mapping[str, Any], fleet: Mapping[str, Any]) -> N
         c.note("cycle", f"{who} has not finished", "running", 8)
 
 
+def _budget(c: _Case, b: Mapping[str, Any]) -> None:
+    """A budget that stopped the tree (or was breached while it ran) explains the stop first."""
+    used, unit = b.get("used"), b.get("unit")
+    spent = f"${used:,.4f}" if unit == "usd" and isinstance(used, int | float) else f"{used} tokens"
+    did = {"done": "aborted it", "gone": "aborted it", "notified": "raised an alert"}.get(
+        str(b.get("outcome"))
+    )
+    detail = f"budget {b.get('budget')} exceeded: spent {spent}"
+    if did is None:
+        c.note("action", f"{detail}; the abort was {b.get('outcome')}")
+    else:
+        c.note("action", f"{detail}; octel watch {did}", "over_budget", 0)
+
+
 def decide(s: Signals) -> dict[str, Any]:
     """One verdict (`code`, `verdict`, `summary`) and the evidence, decisive items first."""
     c = _Case()
     sess, cyc = s.session or {}, s.cycle or {}
+    if s.budget:
+        _budget(c, s.budget)
     suspect = _findings(c, s.findings)
     cyc_text = _text(cyc.get("terminal_state"), cyc.get("worker_outcome"), cyc.get("error_kind"))
     if cyc:
@@ -297,6 +318,7 @@ def why(
         fleet = {"daemon_state": got_fleet.daemon_state, "reason": got_fleet.reason} if got_fleet else None
     live_sid = sess["session_id"] if sess else cyc.session_id if cyc is not None else None
     live_row = get_live(db, live_sid, now) if live_sid else None
+    budget = budget_action(db, [x for x in (live_sid, sess["root_session_id"] if sess else None) if x])
     signals = Signals(
         kind=kind,
         ident=ident,
@@ -309,5 +331,6 @@ def why(
         archive_problem=problem,
         fleet=fleet,
         live=live_row.model_dump(include={"session_id", "state", "explanation"}) if live_row else None,
+        budget=budget,
     )
     return decide(signals)

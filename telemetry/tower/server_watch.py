@@ -26,6 +26,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import utcnow
+from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.janitor import janitor_loop
 from telemetry.tower.live import forget_live, store_live_rows
 from telemetry.tower.live_messages import store_live_messages
@@ -55,14 +56,16 @@ async def watch_server(
     lease_seconds: float | None = None,
     delete_archived_after: float | None = None,
     janitor_every: float = 600.0,
+    budgets: BudgetWatch | None = None,
 ) -> Watcher:
     """Follow one OpenCode server until ``stop`` is set: keep its live rows, archive and index
     each root tree when it goes quiet (and again after it changes), store live findings, abort
     when configured. ``on_change`` hears every row whose state changed; ``rules`` act on live
-    sessions (audited); with ``lease_seconds``, follow only while this process holds the
-    server's lease in the store (`telemetry.tower.watching`); with ``delete_archived_after``
-    (seconds), delete the trees archived, verified and idle that long, every ``janitor_every``
-    seconds while following (`telemetry.tower.janitor`)."""
+    sessions (audited), ``budgets`` stop trees over their limits (audited, alerts raised);
+    with ``lease_seconds``, follow only while this process holds the server's lease in the
+    store (`telemetry.tower.watching`); with ``delete_archived_after`` (seconds), delete the
+    trees archived, verified and idle that long, every ``janitor_every`` seconds while following
+    (`telemetry.tower.janitor`)."""
     url = server_url or settings.opencode_url
     aborted: dict[str, str] = {}
     own_http = http is None
@@ -151,9 +154,19 @@ async def watch_server(
 
     async def run(w: Watcher, term: asyncio.Event) -> None:
         terms.append(w)
+        acting = (rules is not None and rules.any) or (budgets is not None and budgets.any)
         todo = [
-            act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
-            for r in ([rules] if rules is not None and rules.any else [])
+            act_loop(
+                w,
+                rules or Rules(),
+                term,
+                engine=engine,
+                redactor=redactor,
+                holder=holder,
+                log=log,
+                budgets=budgets,
+            )
+            for _ in range(acting)
         ]
         if delete_archived_after is not None:
             todo.append(

@@ -38,9 +38,10 @@ from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc, parse_duration
 from telemetry.tower.actions import record_action
+from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
 from tower.act import carry_out, views_of
-from tower.actions import Rules, decide, parse_on_stuck
+from tower.actions import Intent, Rules, SessionView, decide, parse_on_stuck
 from tower.watch import WatchConfig, Watcher
 
 __all__ = ["act_loop", "follow", "holder_name", "rules_from"]
@@ -92,15 +93,20 @@ async def act_loop(
     log: Log = lambda _m: None,
     tick: float = 1.0,
     clock: Callable[[], float] = time.time,
+    budgets: BudgetWatch | None = None,
 ) -> int:
-    """Until ``stop``: carry out what the rules decide; returns how many intents were handled."""
+    """Until ``stop``: carry out what the rules and the budgets decide; returns how many
+    intents were handled."""
     done: set[str] = set()
     handled = 0
     server = watcher.client.base_url
     while not stop.is_set():
         now = clock()
         views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
-        for it in decide(views, rules, now, done):
+        intents = decide(views, rules, now, done)
+        if budgets is not None and budgets.any:
+            intents += _budget_intents(watcher, budgets, engine, views, now, done, intents, log)
+        for it in intents:
             if stop.is_set():
                 break
             done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
@@ -118,6 +124,29 @@ async def act_loop(
                 log(f"audit row of {it.rule} on {it.session_id} not stored: {exc}")
         await _pause(stop, tick)
     return handled
+
+
+def _budget_intents(
+    watcher: Watcher,
+    budgets: BudgetWatch,
+    engine: Engine,
+    views: list[SessionView],
+    now: float,
+    done: set[str],
+    decided: list[Intent],
+    log: Log,
+) -> list[Intent]:
+    """The budgets' intents of this tick (none when the store cannot be read: the next tick
+    tries again), less those another rule already decided."""
+    try:
+        got = budgets.check(
+            engine, now, watcher.live, watcher.rec.root_of, (v.root_session_id or v.session_id for v in views)
+        )
+    except SQLAlchemyError as exc:
+        log(f"budgets not checked (store: {type(exc).__name__}); trying again")
+        return []
+    taken = {i.key for i in decided}
+    return [i for i in budgets.intents(views, got, done, now) if i.key not in taken]
 
 
 async def _seed_takeover(

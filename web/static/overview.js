@@ -1,8 +1,9 @@
-// Overview: what runs now (unanswered asks first), a tile per daemon, the last 24 hours of
+// Overview: what runs now (unanswered asks first), a tile per quota window, a tile per daemon, the last 24 hours of
 // cycle outcomes, stuck sessions.
 
 import { ApiError, Unreachable, ago, clear, duration, el, errorBox, getJSON, num, pill, table } from "./util.js";
 import { drawRunningNow, fetchLive } from "./live.js";
+import { drawQuotas } from "./quotas.js";
 
 const STATE_TEXT = {
   ok: "ok",
@@ -17,9 +18,12 @@ export function mount(root) {
   const outcomes = el("div", { id: "outcomes" });
   const stuck = el("div", { id: "stuck" });
   const running = el("div", { id: "running-now" });
+  const quotas = el("div.tiles", { id: "quotas" });
+  const quotaSection = el("section", { "aria-labelledby": "h-quotas", hidden: true }, el("h2", { id: "h-quotas" }, "Provider quotas"), quotas);
   root.append(
     el("h1", {}, "Overview"),
     el("section", { "aria-labelledby": "h-running" }, el("h2", { id: "h-running" }, "Running now"), running),
+    quotaSection,
     el("section", { "aria-labelledby": "h-daemons" }, el("h2", { id: "h-daemons" }, "Daemons"), status, tiles),
     el("section", { "aria-labelledby": "h-outcomes" }, el("h2", { id: "h-outcomes" }, "Cycle outcomes, last 24 hours"), outcomes),
     el("section", { "aria-labelledby": "h-stuck" }, el("h2", { id: "h-stuck" }, "Stuck sessions needing attention, last 7 days"), stuck),
@@ -28,16 +32,18 @@ export function mount(root) {
     autoRefresh: true,
     async refresh() {
       // The three parts load together; one failing API leaves the others drawn.
-      const [health, summary, stuckSessions, live] = await Promise.allSettled([
+      const [health, summary, stuckSessions, live, quotaWindows] = await Promise.allSettled([
         getJSON("/api/health"),
         getJSON("/api/cycles/summary", { hours: 24 }),
         getJSON("/api/sessions", { verdict: "stuck", since: "7d", limit: 10 }),
         fetchLive({ limit: 200 }),
+        getJSON("/api/quotas"),
       ]);
-      for (const r of [health, summary, stuckSessions, live]) {
+      for (const r of [health, summary, stuckSessions, live, quotaWindows]) {
         if (r.status === "rejected" && r.reason instanceof Unreachable) throw r.reason;
       }
       draw(running, live, drawRunningNow);
+      draw(quotas, quotaWindows, (node, answer) => drawQuotas(quotaSection, node, answer));
       draw(tiles, health, drawDaemons);
       if (health.status === "fulfilled") drawStatus(status, health.value);
       else clear(status);
