@@ -255,7 +255,8 @@ CATALOGUE: tuple[Metric, ...] = (
         "octel_actions_total",
         "counter",
         "Actions of `octel watch` rules on live sessions, by rule (deny_asks_after, "
-        "abort_retries_after, on_stuck) and outcome (done, skipped, gone, failed, notified).",
+        "abort_retries_after, on_stuck; person: an ask answered by hand) and outcome (done, "
+        "skipped, gone, failed, notified).",
         ("rule", "outcome"),
         "aggregate",
         fill=("outcome", OUTCOMES),
