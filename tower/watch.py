@@ -37,6 +37,7 @@ from tower.live_board import LiveBoard, LiveRow
 from tower.live_messages import LiveMessages, MessageBatch
 from tower.mirror import Mirror
 from tower.mirror_fill import fill_mirror
+from tower.reach import Reach, unreachable
 from tower.watch_probe import AbortFn, FindingsFn, History, Prober
 
 __all__ = ["History", "WatchConfig", "Watcher"]
@@ -63,6 +64,7 @@ class WatchConfig:
     mirror_budget_bytes: int = 256 * 2**20
     mirror_grace_seconds: float = 0.5  # after a deletion, for its children's and last events
     max_event_bytes: int = 8 * 2**20  # a longer line of the event stream is skipped as it comes
+    backoff_max_seconds: float = 30.0  # retries of a server that is down, at most this far apart
 
 
 class Watcher:
@@ -118,6 +120,8 @@ class Watcher:
         self._on_messages = on_messages
         self.messages = LiveMessages(self.mirror) if on_messages is not None else None
         self.following = True  # False: watch and mirror only (another watcher holds the lease)
+        # a server that is down is said once, retried quietly with backoff, and said back
+        self.reach = Reach(client.base_url, cap=self.cfg.backoff_max_seconds)
         self.running = False
 
     @property
@@ -134,15 +138,23 @@ class Watcher:
                     if resp.status_code != 200:
                         raise FetchError("unsupported", f"/event answered {resp.status_code}")
                     self.mode = "events"
+                    self._answered()
                     self._resync = True  # catch up on what happened while not connected
                     if await self._read_events(resp, stop):
                         return
                 why = "event stream closed by the server"
-            except (httpx.HTTPError, FetchError) as exc:
+            except (httpx.TransportError, FetchError) as exc:
+                if unreachable(exc):
+                    why = f"server unreachable ({type(exc).__name__}: {exc})"
+                    self._unreachable(exc)
+                else:
+                    why = f"event stream unavailable ({type(exc).__name__}: {exc})"
+            except httpx.HTTPError as exc:
                 why = f"event stream unavailable ({type(exc).__name__}: {exc})"
             if stop.is_set():
                 return
-            self._log(f"{why}; polling instead")
+            if not self.reach.down:  # a server that is down was said once already
+                self._log(f"{why}; polling instead")
             self.mirror.gap(
                 f"{why} at {self._clock():.0f}: events until it was back may be lost", self._clock()
             )
@@ -190,11 +202,23 @@ class Watcher:
                 self._resync = True
 
     async def _poll_for(self, stop: asyncio.Event, seconds: float) -> None:
+        """Poll for ``seconds``; at once back to the stream when a server that was down answers."""
         end = self._clock() + seconds
         while not stop.is_set() and self._clock() < end:
+            was_down = self.reach.down
             await self.poll_once()
+            if was_down and not self.reach.down:
+                return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.cfg.poll_interval)
+                await asyncio.wait_for(stop.wait(), self.reach.delay(self.cfg.poll_interval))
+
+    def _unreachable(self, exc: BaseException) -> None:
+        if (said := self.reach.failed(exc, self._clock())) is not None:
+            self._log(said)
+
+    def _answered(self) -> None:
+        if (said := self.reach.answered(self._clock())) is not None:
+            self._log(said)
 
     async def poll_once(self) -> None:
         """One polling round: status of every session, and sessions updated since last seen."""
@@ -218,9 +242,13 @@ class Watcher:
                 if updated > self.rec.archived.get(self.rec.root_of(sid) or sid, 0.0):
                     self.rec.touch(sid, updated)
         except FetchError as exc:
-            self._log(f"poll failed: {exc.error_kind} {exc}")
+            if unreachable(exc):
+                self._unreachable(exc)
+            else:
+                self._log(f"poll failed: {exc.error_kind} {exc}")
             self.live.lost(cut(f"server unreachable ({exc.error_kind}: {exc})", 300), now)
             return
+        self._answered()
         if self._first_poll and not self.cfg.archive_existing:
             # what was there before the watch began is not ours to archive unless it changes
             busy = self.rec.busy_roots()
