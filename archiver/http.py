@@ -152,6 +152,7 @@ class JsonHttp:
                 resp = await self._send(method, url, params, extra)
             except httpx.TransportError as exc:
                 last = FetchError(_kind_of(exc), f"{type(exc).__name__}: {exc}", path=path)
+                last.__cause__ = exc  # why it failed (refused, timed out), for the watcher's one sentence
                 continue
             if resp.status_code >= 500:
                 last = FetchError(

@@ -44,10 +44,11 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "lost": (("cli.lost",), "Session trees octel could not archive in full, newest first: what …"),
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
     "janitor": (("cli.janitor",), "Delete from an OpenCode server the root trees that are idle, …"),
+    "asks": (("cli.asks",), "Permission asks live sessions wait on: list, answer."),
     "archives": (("cli.archive_export",), "Archive documents of the store: write them out as files."),
     "quotas": (("cli.quotas",), "Quota windows per provider or key (monthly with a reset day, or …"),
 }
-GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "archives"})
+GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "asks", "archives"})
 # a group's subcommand -> the modules that define it, when loading them alone is enough
 SUBCOMMANDS: dict[str, dict[str, tuple[str, ...]]] = {
     "import": {

@@ -33,8 +33,9 @@ def actions_list(
     limit: Annotated[int, typer.Option(min=1, max=1000, help="Rows at most.")] = 100,
     output: Output = Output.table,
 ) -> None:
-    """Actions of octel watch's rules (rejected asks, aborts, notices), done or skipped, newest
-    first, with the evidence and what the server answered."""
+    """Actions of octel watch's rules (rejected asks, aborts, notices) and asks answered by a
+    person (rule person), done or skipped, newest first, with the evidence, what the server
+    answered and who acted (the watcher, or who answered)."""
     t0, _ = window(since, None)
     with read_store(ctx) as db:
         page = list_actions(db, since=t0, session_id=session, limit=limit)
@@ -46,7 +47,7 @@ def _table(page: ActionPage) -> None:
     width = max((len(a.session_id) for a in page.items), default=7)
     table.add_column("at")
     table.add_column("session", min_width=width, no_wrap=True)
-    for h in ("rule", "action", "outcome", "what happened", "answer"):
+    for h in ("rule", "action", "outcome", "what happened", "answer", "by"):
         table.add_column(h)
     for a in page.items:
         colour = _COLOUR.get(a.outcome, "white")
@@ -59,5 +60,6 @@ def _table(page: ActionPage) -> None:
             f"[{colour}]{a.outcome}[/]",
             dash(a.detail),
             dash(answer),
+            dash(a.watcher),
         )
     console.print(table)

@@ -49,27 +49,38 @@ def fit_widths(cols: Sequence[Col], natural: Sequence[int], width: int) -> list[
     for i in kept:
         out[i] = natural[i]
     want = sum(natural[i] for i in flex)
-    if flex and want > room:  # share what is left in proportion to what each would take
-        for i in flex:
-            out[i] = max(1, min(natural[i], room * natural[i] // max(want, 1)))
+    if flex and want > room:  # share what is left fairly: a short one keeps its all, shortest first
+        left, count = room, len(flex)
+        for i in sorted(flex, key=lambda i: natural[i]):
+            w = max(1, min(natural[i], left // count))
+            out[i], left, count = w, left - w, count - 1
     return out
 
 
-def fitted_table(console: Console, title: str, cols: Sequence[Col], rows: Sequence[Sequence[str]]) -> Table:
-    """A rich table of `rows` (markup cells) that fits `console` on one line per row."""
+def fitted_table(
+    console: Console,
+    title: str,
+    cols: Sequence[Col],
+    rows: Sequence[Sequence[str]],
+    footer: Sequence[str] | None = None,
+) -> Table:
+    """A rich table of `rows` (markup cells) that fits `console` on one line per row; `footer`,
+    one cell per column, is a totals line under it (cut and dropped with its column)."""
     from rich.table import Table
     from rich.text import Text
 
+    lines = [*rows, *([footer] if footer is not None else [])]
     natural = [
-        max([len(c.header), *(Text.from_markup(r[i]).cell_len for r in rows)]) for i, c in enumerate(cols)
+        max([len(c.header), *(Text.from_markup(r[i]).cell_len for r in lines)]) for i, c in enumerate(cols)
     ]
     widths = fit_widths(cols, natural, console.width)
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", show_footer=footer is not None)
     kept = [i for i, w in enumerate(widths) if w is not None]
     for i in kept:
         c = cols[i]
         table.add_column(
             c.header,
+            footer=footer[i] if footer is not None else "",
             justify="right" if c.right else "left",
             no_wrap=True,
             overflow="ellipsis",

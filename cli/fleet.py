@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from cli.app import app, console, fail, settings_of
+from cli.fit import Col, fitted_table
 from cli.output import Output, emit, output_options
 from cli.queries import CursorOpt, LimitOpt, SinceOpt, UntilOpt
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
@@ -69,14 +69,23 @@ def _open_state(c: CycleRecord) -> str:
     return "[cyan]in flight[/]"
 
 
+# Decisive columns first; the rest go when the terminal is narrow, the highest rank first.
+_CYCLE_COLS = (
+    Col("cycle"),
+    Col("driver", rank=3),
+    Col("started", rank=4),
+    Col("duration", right=True),
+    Col("state", flex=True),
+    Col("outcome", rank=2),
+    Col("error", rank=5),
+    Col("claims", right=True, rank=7),
+    Col("session", rank=6),
+)
+
+
 def _cycles_table(page: CyclePage) -> None:
-    table = Table(title="cycles", title_justify="left")
-    width = max((len(c.cycle_id) for c in page.items), default=5)
-    table.add_column("cycle", min_width=width, no_wrap=True)
-    for h in ("driver", "started", "duration", "state", "outcome", "error", "claims", "session"):
-        table.add_column(h, justify="right" if h in ("duration", "claims") else "left")
-    for c in page.items:
-        table.add_row(
+    rows = [
+        (
             dash(c.cycle_id),
             dash(c.driver),
             when(c.started_at),
@@ -87,7 +96,9 @@ def _cycles_table(page: CyclePage) -> None:
             dash(c.claims_count),
             dash(c.session_id),
         )
-    print_page(table, page.next_cursor)
+        for c in page.items
+    ]
+    print_page(fitted_table(console, "cycles", _CYCLE_COLS, rows), page.next_cursor)
 
 
 @cycles_app.command("summary")
@@ -113,21 +124,27 @@ def cycles_summary_cmd(
     emit(output, answer, flat, lambda: _summary_table(answer))
 
 
+_SUMMARY_COLS = (
+    Col("driver", flex=True),
+    Col("terminal state"),
+    Col("worker outcome", flex=True),
+    Col("cycles", right=True),
+)
+
+
 def _summary_table(answer: CyclesSummary) -> None:
-    table = Table(title=f"cycles since {when(answer.since)}", title_justify="left")
-    for h in ("driver", "terminal state", "worker outcome", "cycles"):
-        table.add_column(h, justify="right" if h == "cycles" else "left")
+    rows: list[tuple[str, str, str, str]] = []
     for d in answer.drivers:
-        table.add_row(f"[bold]{dash(d.driver)}[/]", "[dim]all[/]", "", str(d.total))
+        rows.append((f"[bold]{dash(d.driver)}[/]", "[dim]all[/]", "", str(d.total)))
         if d.in_flight:
             long = f" ({d.long_running} long-running)" if d.long_running else ""
-            table.add_row("", "[cyan]in flight[/]", long, str(d.in_flight))
+            rows.append(("", "[cyan]in flight[/]", long, str(d.in_flight)))
         if d.orphaned:
-            table.add_row("", "[red]orphaned[/]", "daemon down", str(d.orphaned))
+            rows.append(("", "[red]orphaned[/]", "daemon down", str(d.orphaned)))
         for st in sorted(d.by_state):
             for outcome, n in sorted(d.by_state[st].items()):
-                table.add_row("", dash(st), dash(outcome), str(n))
-    console.print(table)
+                rows.append(("", dash(st), dash(outcome), str(n)))
+    console.print(fitted_table(console, f"cycles since {when(answer.since)}", _SUMMARY_COLS, rows))
 
 
 @app.command("costs")
@@ -160,19 +177,39 @@ def costs(
     emit(output, CostBreakdown.model_validate(out), out["rows"], lambda: _costs_tables(out, keys, top))
 
 
+# the token kinds least read go first on a narrow terminal; the group, the count and the cost stay
+_COST_RANKS = {
+    "count": 2,
+    "input": 4,
+    "output": 5,
+    "reasoning": 8,
+    "cache read": 6,
+    "cache write": 7,
+    "hit": 3,
+}
+_TOP_SESSION_COLS = (
+    Col("session or run"),
+    Col("agent", rank=2),
+    Col("model", rank=3),
+    Col("title", flex=True),
+    Col("cost", right=True),
+)
+_TOP_TREE_COLS = (
+    Col("root or run"),
+    Col("agent", rank=2),
+    Col("title", flex=True),
+    Col("sessions in tree", right=True, rank=3),
+    Col("own", right=True, rank=1),
+    Col("tree", right=True),
+)
+
+
 def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
-    table = Table(title="costs", title_justify="left", show_footer=True)
     cols = [
-        "source",
-        *keys,
-        "count",
-        "input",
-        "output",
-        "reasoning",
-        "cache read",
-        "cache write",
-        "hit",
-        "cost",
+        Col("source"),
+        *(Col(k, flex=True) for k in keys),
+        *(Col(h, right=True, rank=_COST_RANKS[h]) for h in _COST_RANKS),
+        Col("cost", right=True),
     ]
     tot = out["totals"]
     feet = {
@@ -186,36 +223,34 @@ def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
         "hit": ratio(tot["cache_hit_ratio"]),
         "cost": money(tot["cost_usd"]),
     }
-    for c in cols:
-        table.add_column(c, footer=feet.get(c, ""), justify="left" if c in ("source", *keys) else "right")
+    rows = []
     for r in out["rows"]:
         tk = r["tokens"]
-        table.add_row(
-            r["source"],
-            *(dash(r[k]) for k in keys),
-            str(r["count"]),
-            num(tk["input"]),
-            num(tk["output"]),
-            num(tk["reasoning"]),
-            num(tk["cache_read"]),
-            num(tk["cache_write"]),
-            ratio(r["cache_hit_ratio"]),
-            money(r["cost_usd"]),
+        rows.append(
+            (
+                r["source"],
+                *(dash(r[k]) for k in keys),
+                str(r["count"]),
+                num(tk["input"]),
+                num(tk["output"]),
+                num(tk["reasoning"]),
+                num(tk["cache_read"]),
+                num(tk["cache_write"]),
+                ratio(r["cache_hit_ratio"]),
+                money(r["cost_usd"]),
+            )
         )
-    console.print(table)
+    console.print(fitted_table(console, "costs", cols, rows, [feet.get(c.header, "") for c in cols]))
     if top:
-        st = Table(title="most expensive sessions and Claude runs", title_justify="left")
-        for h in ("session or run", "agent", "model", "title", "cost"):
-            st.add_column(h, justify="right" if h == "cost" else "left")
-        for s in out["top_sessions"]:
-            cells = (dash(s[k]) for k in ("agent", "model", "title"))
-            st.add_row(_spender(s), *cells, money(s["cost_usd"]))
-        console.print(st)
-        tt = Table(title="most expensive trees", title_justify="left")
-        for h in ("root or run", "agent", "title", "sessions in tree", "own", "tree"):
-            tt.add_column(h, justify="left" if h in ("root or run", "agent", "title") else "right")
-        for t in out["top_trees"]:
-            tt.add_row(
+        srows = [
+            (_spender(s), *(dash(s[k]) for k in ("agent", "model", "title")), money(s["cost_usd"]))
+            for s in out["top_sessions"]
+        ]
+        console.print(
+            fitted_table(console, "most expensive sessions and Claude runs", _TOP_SESSION_COLS, srows)
+        )
+        trows = [
+            (
                 _spender(t),
                 dash(t["agent"]),
                 dash(t["title"]),
@@ -223,7 +258,9 @@ def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
                 money(t["cost_usd"]),
                 money(t["subtree_cost_usd"]),
             )
-        console.print(tt)
+            for t in out["top_trees"]
+        ]
+        console.print(fitted_table(console, "most expensive trees", _TOP_TREE_COLS, trows))
 
 
 def _spender(item: dict[str, Any]) -> str:

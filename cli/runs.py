@@ -12,10 +12,10 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.table import Table
 
 from archiver.claude.layout import default_config_dir
 from cli.app import app, console, fail, open_redactor, open_store, print_json, settings_of
+from cli.fit import Col, fitted_table
 from cli.output import JsonOpt, Output, emit, output_options
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
 from telemetry.queries.fleet_models import RunAdded, RunPage
@@ -161,25 +161,38 @@ def runs_list(
     emit(output, RunPage.model_validate(page), page["items"], lambda: _runs_table(page))
 
 
+# Decisive columns first; the rest go when the terminal is narrow, the highest rank first.
+_RUN_COLS = (
+    Col("recorded", rank=3),
+    Col("task", flex=True),
+    Col("agent", rank=4),
+    Col("model", rank=5),
+    Col("subtype"),
+    Col("exit", right=True, rank=2),
+    Col("turns", right=True, rank=6),
+    Col("duration", right=True, rank=1),
+    Col("tokens", right=True, rank=7),
+    Col("cost", right=True),
+)
+
+
 def _runs_table(page: dict[str, Any]) -> None:
-    table = Table(title="claude runs", title_justify="left")
-    for h in ("recorded", "task", "agent", "model", "subtype", "exit", "turns", "duration", "tokens", "cost"):
-        table.add_column(
-            h, justify="right" if h in ("exit", "turns", "duration", "tokens", "cost") else "left"
-        )
+    rows = []
     for r in page["items"]:
         tk = r["tokens"]
         subtype = dash(r["subtype"])
-        table.add_row(
-            when(r["created_at"]),
-            dash(r["task"]),
-            dash(r["agent"]),
-            dash(r["model"]),
-            f"[red]{subtype}[/]" if r["is_error"] else subtype,
-            dash(r["exit_code"]),
-            dash(r["num_turns"]),
-            seconds(r["duration_ms"] / 1000 if r["duration_ms"] is not None else None),
-            num(sum(tk.values())),
-            money(r["cost_usd"]),
+        rows.append(
+            (
+                when(r["created_at"]),
+                dash(r["task"]),
+                dash(r["agent"]),
+                dash(r["model"]),
+                f"[red]{subtype}[/]" if r["is_error"] else subtype,
+                dash(r["exit_code"]),
+                dash(r["num_turns"]),
+                seconds(r["duration_ms"] / 1000 if r["duration_ms"] is not None else None),
+                num(sum(tk.values())),
+                money(r["cost_usd"]),
+            )
         )
-    print_page(table, page["next_cursor"])
+    print_page(fitted_table(console, "claude runs", _RUN_COLS, rows), page["next_cursor"])

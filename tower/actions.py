@@ -33,7 +33,9 @@ __all__ = [
 RuleName = Literal["deny_asks_after", "abort_retries_after", "on_stuck", "budget"]
 # budget: a spend limit crossed (`tower.budgets` decides those intents)
 RULES: tuple[RuleName, ...] = ("deny_asks_after", "abort_retries_after", "on_stuck", "budget")
-Kind = Literal["reject_ask", "abort", "notify"]
+# "person": an ask answered from the console or `octel asks reply` (`tower.answer`), not a rule
+Author = RuleName | Literal["person"]
+Kind = Literal["reject_ask", "allow_ask", "abort", "notify"]
 Outcome = Literal["done", "skipped", "gone", "failed", "notified"]
 # done: the server accepted it; skipped: a re-check showed the session had moved on, nothing
 # was sent; gone: sent, and the server no longer knew it; failed: sent (or re-checking) and the
@@ -82,7 +84,7 @@ class SessionView:
 
 @dataclass(frozen=True)
 class Intent:
-    rule: RuleName
+    rule: Author
     kind: Kind
     session_id: str
     key: str  # once per key: an ask, a retry run, a finding

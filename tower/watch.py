@@ -37,6 +37,7 @@ from tower.live_board import LiveBoard, LiveRow
 from tower.live_messages import LiveMessages, MessageBatch
 from tower.mirror import Mirror
 from tower.mirror_fill import fill_mirror
+from tower.reach import Reach, unreachable
 from tower.watch_probe import AbortFn, FindingsFn, History, Prober
 from tower.watch_stream import EventStream
 
@@ -64,6 +65,7 @@ class WatchConfig:
     mirror_budget_bytes: int = 256 * 2**20
     mirror_grace_seconds: float = 0.5  # after a deletion, for its children's and last events
     max_event_bytes: int = 8 * 2**20  # a longer line of the event stream is skipped as it comes
+    backoff_max_seconds: float = 30.0  # retries of a server that is down, at most this far apart
 
 
 class Watcher(EventStream):
@@ -119,6 +121,8 @@ class Watcher(EventStream):
         self._on_messages = on_messages
         self.messages = LiveMessages(self.mirror) if on_messages is not None else None
         self.following = True  # False: watch and mirror only (another watcher holds the lease)
+        # a server that is down is said once, retried quietly with backoff, and said back
+        self.reach = Reach(client.base_url, cap=self.cfg.backoff_max_seconds)
         self.running = False
         self.v2: V2Decoder | None = None  # set once the server is known to speak OpenCode 2
 
@@ -128,11 +132,23 @@ class Watcher(EventStream):
 
     # -- inputs -----------------------------------------------------------------------------
     async def _poll_for(self, stop: asyncio.Event, seconds: float) -> None:
+        """Poll for ``seconds``; at once back to the stream when a server that was down answers."""
         end = self._clock() + seconds
         while not stop.is_set() and self._clock() < end:
+            was_down = self.reach.down
             await self.poll_once()
+            if was_down and not self.reach.down:
+                return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.cfg.poll_interval)
+                await asyncio.wait_for(stop.wait(), self.reach.delay(self.cfg.poll_interval))
+
+    def _unreachable(self, exc: BaseException) -> None:
+        if (said := self.reach.failed(exc, self._clock())) is not None:
+            self._log(said)
+
+    def _answered(self) -> None:
+        if (said := self.reach.answered(self._clock())) is not None:
+            self._log(said)
 
     async def poll_once(self) -> None:
         """One polling round: status of every session, and sessions updated since last seen."""
@@ -156,9 +172,13 @@ class Watcher(EventStream):
                 if updated > self.rec.archived.get(self.rec.root_of(sid) or sid, 0.0):
                     self.rec.touch(sid, updated)
         except FetchError as exc:
-            self._log(f"poll failed: {exc.error_kind} {exc}")
+            if unreachable(exc):
+                self._unreachable(exc)
+            else:
+                self._log(f"poll failed: {exc.error_kind} {exc}")
             self.live.lost(cut(f"server unreachable ({exc.error_kind}: {exc})", 300), now)
             return
+        self._answered()
         if self._first_poll and not self.cfg.archive_existing:
             # what was there before the watch began is not ours to archive unless it changes
             busy = self.rec.busy_roots()

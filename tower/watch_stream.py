@@ -17,6 +17,7 @@ import orjson
 from archiver.errors import FetchError
 from archiver.sse_lines import LineReader
 from tower.events_v2 import V2Decoder
+from tower.reach import Reach, unreachable
 
 if TYPE_CHECKING:
     from archiver.client import OpenCodeClient
@@ -42,10 +43,17 @@ class EventStream:
     oversized_events: int
     event_buffer_peak: int
     _resync: bool
+    reach: Reach
     _log: Callable[[str], None]
     _clock: Callable[[], float]
 
     async def _poll_for(self, stop: asyncio.Event, seconds: float) -> None:
+        raise NotImplementedError
+
+    def _unreachable(self, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def _answered(self) -> None:
         raise NotImplementedError
 
     async def _events(self, stop: asyncio.Event) -> None:
@@ -66,15 +74,23 @@ class EventStream:
                     if resp.status_code != 200:
                         raise FetchError("unsupported", f"{path} answered {resp.status_code}")
                     self.mode = "events"
+                    self._answered()
                     self._resync = True  # catch up on what happened while not connected
                     if await self._read_events(resp, stop):
                         return
                 why = "event stream closed by the server"
-            except (httpx.HTTPError, FetchError) as exc:
+            except (httpx.TransportError, FetchError) as exc:
+                if unreachable(exc):
+                    why = f"server unreachable ({type(exc).__name__}: {exc})"
+                    self._unreachable(exc)
+                else:
+                    why = f"event stream unavailable ({type(exc).__name__}: {exc})"
+            except httpx.HTTPError as exc:
                 why = f"event stream unavailable ({type(exc).__name__}: {exc})"
             if stop.is_set():
                 return
-            self._log(f"{why}; polling instead")
+            if not self.reach.down:  # a server that is down was said once already
+                self._log(f"{why}; polling instead")
             self.mirror.gap(
                 f"{why} at {self._clock():.0f}: events until it was back may be lost", self._clock()
             )

@@ -286,8 +286,8 @@ CATALOGUE: tuple[Metric, ...] = (
         "octel_actions_total",
         "counter",
         "Actions of `octel watch` rules on live sessions, by rule (deny_asks_after, "
-        "abort_retries_after, on_stuck, budget, and the janitor's delete_archived_after) and "
-        "outcome (done, skipped, gone, failed, notified).",
+        "abort_retries_after, on_stuck, budget, and the janitor's delete_archived_after; person: "
+        "an ask answered by hand) and outcome (done, skipped, gone, failed, notified).",
         ("rule", "outcome"),
         "aggregate",
         fill=("outcome", OUTCOMES),

@@ -123,7 +123,7 @@ def _config(llm_url: str) -> dict[str, object]:
 
 
 @contextmanager
-def opencode_server(binary: Path, work: Path, llm_url: str) -> Iterator[OpenCode]:
+def opencode_server(binary: Path, work: Path, llm_url: str, port: int | None = None) -> Iterator[OpenCode]:
     home, project = work / "home", work / "project"
     project.mkdir(parents=True)
     home.mkdir(parents=True)
@@ -144,7 +144,7 @@ def opencode_server(binary: Path, work: Path, llm_url: str) -> Iterator[OpenCode
     subprocess.run([*git, "init", "-q"], cwd=project, check=True, env=env)
     subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
     subprocess.run([*git, "commit", "-qm", "init"], cwd=project, check=True, env=env)
-    port = free_port()
+    port = port or free_port()
     log = work / "opencode.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(

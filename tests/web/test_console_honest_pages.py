@@ -223,3 +223,22 @@ def test_drivers_name_a_long_running_worker_as_the_cli_does(browser: Any, live: 
         p.go("#/drivers")
         row = p.page.locator(f'#cycles tr[data-cycle="{fleet.in_flight_cycle}"]')
         expect(row).to_contain_text("long-running worker")
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1366x900", "390x844"])
+def test_drivers_window_select_and_note_name_the_same_window(
+    browser: Any, live: tuple[str, Store], viewport: dict[str, int]
+) -> None:
+    """The Drivers tab's default window: the select, the note under the summary and the list
+    of cycles all mean the last 90 days (the select once said "any time")."""
+    from playwright.sync_api import expect
+
+    with open_page(browser, live, viewport) as p:
+        requests: list[str] = []
+        p.page.on("request", lambda r: requests.append(r.url) if "/api/cycles?" in r.url else None)
+        p.go("#/drivers")
+        select = p.page.locator("#f-since")
+        expect(select.locator("option:checked")).to_have_text("last 90 days")
+        expect(p.page.locator("#per-driver")).to_contain_text("Window: last 90 days")
+        assert select.locator("option", has_text="any time").count() == 0
+        assert requests and all("since=90d" in u for u in requests), requests

@@ -3,7 +3,9 @@
 import { clear, duration, el, getJSON, num, pill, table, timeEl } from "./util.js";
 import { filterBar, pager } from "./filters.js";
 
-const WINDOWS = [["", "any time"], ["1h", "last hour"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
+// The default window is the summary's own (90 days), and the list of cycles keeps to it too:
+// the select, the note and both tables name the same window.
+const WINDOWS = [["", "last 90 days"], ["1h", "last hour"], ["24h", "last 24 hours"], ["7d", "last 7 days"], ["30d", "last 30 days"]];
 const HOURS = { "1h": 1, "24h": 24, "7d": 168, "30d": 720 };
 
 export function mount(root, route, ctx) {
@@ -34,7 +36,7 @@ export function mount(root, route, ctx) {
           driver: p.get("driver"),
           terminal_state: p.get("terminal_state"),
           in_flight: inFlight === "1" ? "true" : inFlight === "0" ? "false" : "",
-          since,
+          since: since || "90d",
           cursor: p.get("cursor"),
           limit: 50,
         }),

@@ -3,6 +3,7 @@
 // computed them; ages are the server's, moved on by the time since the answer).
 
 import { clear, duration, el, errorBox, getJSON, num, pill, table, treeLead, treeOrder, usd } from "./util.js";
+import { answerForm } from "./answer.js";
 import { drawTimeline } from "./timeline.js";
 
 const QUIET = new Set(["idle", "interrupted", "deleted"]);
@@ -128,7 +129,7 @@ export function drawLiveHead(node, detail, { archived = false } = {}) {
   clear(
     node,
     archived ? el("h2", { id: "h-live-now" }, "Running now ", statePill(s.state)) : el("h1", {}, s.title || s.session_id, " ", statePill(s.state)),
-    s.state === "waiting_permission" && s.ask ? askBlock(s, true) : null,
+    s.state === "waiting_permission" && s.ask ? [askBlock(s, true), answerForm(s)] : null,
     el("p.live-now", { dataset: { state: s.state } }, el("strong", {}, `${STATE_TEXT[s.state] || s.state} for ${duration(s.state_age_s)}`), beyondState(s)),
     el(
       "div.facts",
@@ -197,13 +198,13 @@ export function drawLiveFindings(node, detail) {
 // tool calls and reasoning the reader opened left open, so a refresh never moves the page.
 const drawn = new WeakMap();
 
-export function drawLiveMessages(node, page, onPage) {
+export function drawLiveMessages(node, page, onPage, { waitingAsk = false } = {}) {
   if (page instanceof Error) {
     clear(node, errorBox(page));
     drawn.delete(node);
     return;
   }
-  const key = JSON.stringify(page);
+  const key = JSON.stringify([page, waitingAsk]);
   if (drawn.get(node) === key) return;
   drawn.set(node, key);
   const open = [...node.querySelectorAll("details[open]")].map((d) => d.id).filter(Boolean);
@@ -211,7 +212,7 @@ export function drawLiveMessages(node, page, onPage) {
     clear(node, el("p.muted", {}, "No message so far: octel watch stores each one as it comes."));
     return;
   }
-  drawTimeline(node, page, onPage);
+  drawTimeline(node, page, onPage, { waitingAsk });
   if (page.earlier) node.prepend(el("p.muted", {}, `${num(page.earlier)} earlier message(s) are no longer kept live; the archive will hold every one.`));
   for (const id of open) {
     const d = document.getElementById(id);

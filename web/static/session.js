@@ -50,7 +50,8 @@ export function mount(root, route, ctx) {
         drawLiveFindings(findings, live);
         clear(turns, el("p.muted", {}, "Not archived yet: the per-turn table comes with the archive, once the run goes quiet."));
         const msgs = await getJSON(`/api/live/${encodeURIComponent(id)}/messages`, { offset: p.get("offset"), limit: 50 }).catch((e) => e);
-        drawLiveMessages(timeline, msgs, (offset) => goTo({ ...paramsObject(p), offset }));
+        const waitingAsk = live.live.state === "waiting_permission";
+        drawLiveMessages(timeline, msgs, (offset) => goTo({ ...paramsObject(p), offset }), { waitingAsk });
         return;
       }
       // An archived session shows its record; the live block only while it runs now (an idle or

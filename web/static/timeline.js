@@ -3,7 +3,9 @@
 
 import { clear, duration, el, pill, redactedText, timeEl, tokenText, usd } from "./util.js";
 
-export function drawTimeline(node, page, onPage) {
+// `waitingAsk`: the live session waits on a permission ask, so its tool call in flight is
+// waiting on that ask, not running.
+export function drawTimeline(node, page, onPage, { waitingAsk = false } = {}) {
   if (!page.items.length) {
     clear(node, el("p.muted", {}, "This archive holds no messages."));
     return;
@@ -18,10 +20,10 @@ export function drawTimeline(node, page, onPage) {
       el("span.muted", {}, `messages ${page.offset + 1}–${page.offset + page.items.length} of ${page.total}`),
       el("button", { type: "button", disabled: page.next_offset === null, onclick: () => onPage(page.next_offset) }, "Later →"),
     );
-  clear(node, nav("top"), el("div.timeline", {}, page.items.map(message)), nav("bottom"));
+  clear(node, nav("top"), el("div.timeline", {}, page.items.map((m) => message(m, waitingAsk))), nav("bottom"));
 }
 
-function message(m) {
+function message(m, waitingAsk) {
   const head = el(
     "div.msg-head",
     {},
@@ -41,11 +43,11 @@ function message(m) {
     { id: m.id ? `m-${m.id}` : null },
     head,
     m.error ? el("p.error", {}, ...redactedText(m.error)) : null,
-    (m.parts || []).map(part),
+    (m.parts || []).map((p) => part(p, waitingAsk)),
   );
 }
 
-function part(p) {
+function part(p, waitingAsk) {
   const id = p.id ? `p-${p.id}` : null;
   switch (p.type) {
     case "text":
@@ -55,7 +57,7 @@ function part(p) {
     case "thinking": // Claude Code
       return el("details.part.reasoning", { id }, el("summary", {}, "thinking"), el("pre", {}, redactedText(p.thinking || "")));
     case "tool":
-      return tool(p, id);
+      return tool(p, id, waitingAsk);
     case "step-start":
       return el("span.part.step", { id, hidden: true });
     case "step-finish":
@@ -76,7 +78,7 @@ function part(p) {
   }
 }
 
-function tool(p, id) {
+function tool(p, id, waitingAsk) {
   const st = p.state || {};
   const status = st.status || "?";
   const t = st.time || {};
@@ -101,7 +103,11 @@ function tool(p, id) {
       el("strong", {}, p.tool || "tool"),
       title ? [" ", el("span", {}, ...redactedText(title))] : null,
       " · ",
-      status === "running" || status === "pending" ? pill(status, "inflight") : el("span", { class: status === "error" ? "error" : "muted" }, status),
+      status === "running" || status === "pending"
+        ? waitingAsk
+          ? el("span.pill.waiting-ask", { dataset: { status } }, "waiting on ask")
+          : pill(status, "inflight")
+        : el("span", { class: status === "error" ? "error" : "muted" }, status),
       secs !== null ? el("span.muted", {}, ` · ${duration(secs)}`) : null,
     ),
     body,
