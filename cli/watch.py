@@ -13,7 +13,8 @@ import typer
 from rich.markup import escape
 
 from archiver.urls import without_credentials
-from cli.app import app, err_console, fail, open_store, settings_of
+from cli.app import app, err_console, fail, open_redactor, open_store, settings_of
+from telemetry.alerting import start_alerts
 from telemetry.archiving import watch_servers
 from telemetry.queries.live import LiveChange
 from telemetry.tower.watching import rules_from
@@ -133,6 +134,7 @@ def watch_cmd(
         if duration is not None:
             loop.call_later(duration, stop.set)
         with open_store(settings) as engine:
+            alerts = start_alerts(settings, engine, open_redactor(settings))
             claude: asyncio.Task[object] | None = None
             if claude_dir is not None:
                 claude = asyncio.create_task(
@@ -149,7 +151,10 @@ def watch_cmd(
                 )
             ws = []
             if urls:
-                log(f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}")
+                log(
+                    f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}; "
+                    f"alerts to: {alerts.describe()}"
+                )
                 ws = await watch_servers(
                     settings,
                     stop,
@@ -161,9 +166,12 @@ def watch_cmd(
                     on_change=changed if as_json else None,
                     rules=rules,
                     lease_seconds=settings.watch_lease_seconds,
+                    sink=alerts.sink,
+                    alerts_to=alerts.describe() if alerts.channels else "",
                 )
             if claude is not None:
                 await claude
+            await asyncio.to_thread(alerts.close)  # what is queued is sent first
             log(
                 f"stopped: {sum(w.archives for w in ws)} archive runs, {sum(w.probes for w in ws)} probes, "
                 f"{sum(w.bad_events for w in ws)} malformed events skipped"

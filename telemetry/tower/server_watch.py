@@ -31,6 +31,7 @@ from telemetry.tower.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.tower.watching import act_loop, follow, holder_name
 from telemetry.tree_archiving import archive_session_tree_async
 from tower.actions import Rules
+from tower.alert import AlertSink
 from tower.live_board import LiveRow
 from tower.live_messages import MessageBatch
 from tower.watch import History, WatchConfig, Watcher
@@ -51,12 +52,15 @@ async def watch_server(
     on_change: Callable[[LiveChange], None] | None = None,
     rules: Rules | None = None,
     lease_seconds: float | None = None,
+    sink: AlertSink | None = None,
+    alerts_to: str = "",
 ) -> Watcher:
     """Follow one OpenCode server until ``stop`` is set: keep its live rows, archive and index
     each root tree when it goes quiet (and again after it changes), store live findings, abort
     when configured. ``on_change`` hears every row whose state changed; ``rules`` act on live
     sessions (audited); with ``lease_seconds``, follow only while this process holds the
-    server's lease in the store (`telemetry.tower.watching`)."""
+    server's lease in the store (`telemetry.tower.watching`); the rules' alerts go to ``sink``
+    (`telemetry.alerting`; ``alerts_to`` names its channels)."""
     url = server_url or settings.opencode_url
     aborted: dict[str, str] = {}
     own_http = http is None
@@ -146,7 +150,17 @@ async def watch_server(
     async def run(w: Watcher, term: asyncio.Event) -> None:
         terms.append(w)
         todo = [
-            act_loop(w, r, term, engine=engine, redactor=redactor, holder=holder, log=log)
+            act_loop(
+                w,
+                r,
+                term,
+                engine=engine,
+                redactor=redactor,
+                holder=holder,
+                log=log,
+                sink=sink,
+                alerts_to=alerts_to,
+            )
             for r in ([rules] if rules is not None and rules.any else [])
         ]
         # a watcher that stood by runs already: the term only lets it follow until it ends

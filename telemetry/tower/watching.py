@@ -39,8 +39,10 @@ from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc, parse_duration
 from telemetry.tower.actions import record_action
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
-from tower.act import carry_out, views_of
+from tower.act import Carried, carry_out, views_of
 from tower.actions import Rules, decide, parse_on_stuck
+from tower.alert import AlertSink, NullSink
+from tower.live_alerts import LiveAlerts
 from tower.watch import WatchConfig, Watcher
 
 __all__ = ["act_loop", "follow", "holder_name", "rules_from"]
@@ -92,19 +94,28 @@ async def act_loop(
     log: Log = lambda _m: None,
     tick: float = 1.0,
     clock: Callable[[], float] = time.time,
+    sink: AlertSink | None = None,
+    alerts_to: str = "",
 ) -> int:
-    """Until ``stop``: carry out what the rules decide; returns how many intents were handled."""
+    """Until ``stop``: carry out what the rules decide, and emit their alerts to ``sink``
+    (``alerts_to`` names its channels for the audit row); returns how many intents were handled."""
     done: set[str] = set()
     handled = 0
     server = watcher.client.base_url
+    sink = sink or NullSink()
+    alerts = LiveAlerts(rules, redactor.redact_str)
     while not stop.is_set():
         now = clock()
         views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
+        for a in alerts.tick(views):
+            sink.emit(a)
         for it in decide(views, rules, now, done):
             if stop.is_set():
                 break
             done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
-            res = await carry_out(watcher.http, server, watcher.live, it)
+            res = _noticed(await carry_out(watcher.http, server, watcher.live, it), alerts_to)
+            if (alert := alerts.carried(res, watcher.rec.root_of(it.session_id))) is not None:
+                sink.emit(alert)
             handled += 1
             log(f"{it.rule} {it.kind} {it.session_id}: {res.outcome} ({res.detail})")
             try:
@@ -117,6 +128,17 @@ async def act_loop(
                 log(f"audit row of {it.rule} on {it.session_id} not stored: {exc}")
         await _pause(stop, tick)
     return handled
+
+
+def _noticed(res: Carried, alerts_to: str) -> Carried:
+    """A notice says where its alert went: the stuck alert is queued for the channels."""
+    if res.outcome != "notified":
+        return res
+    det = res.intent.evidence.get("detector")
+    if not alerts_to:
+        return replace(res, detail="logged and recorded; no alert channel is configured, nothing sent")
+    key = f"stuck:{res.intent.session_id}:{det}"
+    return replace(res, detail=f"alert {key} queued for delivery to {alerts_to} (octel alerts list)")
 
 
 async def _seed_takeover(
