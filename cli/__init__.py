@@ -43,9 +43,10 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "export": (("cli.export",), "Send archived data to other tools."),
     "lost": (("cli.lost",), "Session trees octel could not archive in full, newest first: what …"),
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
+    "alerts": (("cli.alerts",), "What alert delivery sent to Alertmanager and webhooks."),
     "archives": (("cli.archive_export",), "Archive documents of the store: write them out as files."),
 }
-GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "archives"})
+GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "alerts", "archives"})
 # a group's subcommand -> the modules that define it, when loading them alone is enough
 SUBCOMMANDS: dict[str, dict[str, tuple[str, ...]]] = {
     "import": {
