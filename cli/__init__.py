@@ -45,10 +45,13 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "actions": (("cli.actions",), "What octel watch's rules did to live sessions."),
     "janitor": (("cli.janitor",), "Delete from an OpenCode server the root trees that are idle, …"),
     "asks": (("cli.asks",), "Permission asks live sessions wait on: list, answer."),
+    "alerts": (("cli.alerts",), "What alert delivery sent to Alertmanager and webhooks."),
     "archives": (("cli.archive_export",), "Archive documents of the store: write them out as files."),
     "quotas": (("cli.quotas",), "Quota windows per provider or key (monthly with a reset day, or …"),
 }
-GROUPS = frozenset({"import", "sessions", "cycles", "runs", "db", "export", "actions", "asks", "archives"})
+GROUPS = frozenset(
+    {"import", "sessions", "cycles", "runs", "db", "export", "actions", "asks", "alerts", "archives"}
+)
 # a group's subcommand -> the modules that define it, when loading them alone is enough
 SUBCOMMANDS: dict[str, dict[str, tuple[str, ...]]] = {
     "import": {

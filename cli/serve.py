@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -78,10 +80,35 @@ def serve(
         from web.strict_http import StrictHttpToolsProtocol
 
         common["http"] = StrictHttpToolsProtocol
-    if workers == 1:
-        uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
+    with _alerting(settings):  # in this process only: one look at the fleet, whatever --workers
+        if workers == 1:
+            uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
+            return
+        uvicorn.run("web.app:app_from_environment", factory=True, workers=workers, **common)  # type: ignore[arg-type]
+
+
+@contextmanager
+def _alerting(settings: Settings) -> Iterator[None]:
+    """While serving: look at the fleet every `OCTEL_ALERT_FLEET_SECONDS` and deliver the
+    alerts of a daemon down or a long-running worker (nothing when no channel is set)."""
+    from telemetry.alerting import channels_of, start_alerts
+    from telemetry.fleet_alerts import FleetAlerts
+    from telemetry.store.db import make_engine
+
+    if not channels_of(settings):
+        yield
         return
-    uvicorn.run("web.app:app_from_environment", factory=True, workers=workers, **common)  # type: ignore[arg-type]
+    engine = make_engine(settings.db_url)
+    alerts = start_alerts(settings, engine, open_redactor(settings))
+    fleet = FleetAlerts(engine, alerts.sink, settings.long_worker_seconds, settings.alert_fleet_seconds)
+    console.print(f"octel: alerts to {alerts.describe()}", highlight=False)
+    fleet.start()
+    try:
+        yield
+    finally:
+        fleet.close()
+        alerts.close()
+        engine.dispose()
 
 
 def _port_free(host: str, port: int) -> None:

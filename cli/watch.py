@@ -15,14 +15,15 @@ from rich.markup import escape
 
 from archiver.credentials import SERVICE, default_service_file, read_service
 from archiver.urls import without_credentials
-from cli.app import app, err_console, fail, open_store, settings_of
+from cli.app import app, err_console, fail, open_redactor, open_store, settings_of
+from telemetry.alerting import start_alerts
 from telemetry.archiving import watch_servers
 from telemetry.budget_rules import budgets_of, quotas_of
 from telemetry.queries.live import LiveChange
 from telemetry.settings import Settings
 from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.watching import rules_from
-from tower.alert import Alert
+from tower.alert import Alert, AlertSink
 from tower.watch import WatchConfig
 
 __all__ = ["watch_cmd"]
@@ -171,6 +172,9 @@ def watch_cmd(
         if duration is not None:
             loop.call_later(duration, stop.set)
         with open_store(settings) as engine:
+            alerts = start_alerts(settings, engine, open_redactor(settings))
+            # budget and quota alerts are said on the log and delivered like the rules' alerts
+            spend.sink = spend.quotas.sink = _LogSink(log, alerts.sink)
             claude: asyncio.Task[object] | None = None
             if claude_dir is not None:
                 claude = asyncio.create_task(
@@ -195,7 +199,7 @@ def watch_cmd(
                 named = "; ".join(b.name for b in budgets) or "none"
                 log(
                     f"following {', '.join(urls)} (Ctrl-C stops); rules: {rules.describe()}; "
-                    f"budgets: {named}{cleans}"
+                    f"budgets: {named}{cleans}; alerts to: {alerts.describe()}"
                 )
                 ws = await watch_servers(
                     settings,
@@ -211,9 +215,12 @@ def watch_cmd(
                     delete_archived_after=janitor_after,
                     janitor_every=janitor_every,
                     budgets=spend,
+                    sink=alerts.sink,
+                    alerts_to=alerts.describe() if alerts.channels else "",
                 )
             if claude is not None:
                 await claude
+            await asyncio.to_thread(alerts.close)  # what is queued is sent first
             log(
                 f"stopped: {sum(w.archives for w in ws)} archive runs, {sum(w.probes for w in ws)} probes, "
                 f"{sum(w.bad_events for w in ws)} malformed events skipped"
@@ -225,8 +232,11 @@ def watch_cmd(
 class _LogSink:
     """Alerts said on the watcher's log (a person running `octel watch` reads them there)."""
 
-    def __init__(self, log: Callable[[str], None]) -> None:
+    def __init__(self, log: Callable[[str], None], then: AlertSink | None = None) -> None:
         self._log = log
+        self._then = then
 
     def emit(self, alert: Alert) -> None:
         self._log(f"alert {alert.kind} {alert.severity}: {alert.summary}")
+        if self._then is not None:
+            self._then.emit(alert)

@@ -370,6 +370,18 @@ def _panels() -> list[Panel]:
             (f"60 * sum by (rule, outcome) (rate(octel_actions_total{RI}))", "{{rule}} {{outcome}}"),
             w=12,
         ),
+        _series(
+            "Alert deliveries",
+            "Alerts delivered to Alertmanager and webhooks per minute, by channel and outcome, and "
+            "alerts dropped because the delivery queue was full.",
+            "opm",
+            (
+                f"60 * sum by (channel, outcome) (rate(octel_alert_deliveries_total{RI}))",
+                "{{channel}} {{outcome}}",
+            ),
+            (f"60 * sum(rate(octel_alert_deliveries_dropped_total{RI}))", "dropped"),
+            w=12,
+        ),
         _row("octel service"),
         _series(
             "HTTP requests",

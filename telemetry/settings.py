@@ -173,6 +173,46 @@ class Settings(BaseSettings):
         description="Longest line `octel watch` reads from a server's event stream, in bytes; a longer "
         "event is reported and skipped as it comes, and the events after it are read.",
     )
+    alertmanager_url: str = Field(
+        "",
+        description="Alertmanager to send alerts to (`POST /api/v2/alerts`), e.g. `http://127.0.0.1:9093`; "
+        "empty: none.",
+    )
+    alert_webhook_url: str = Field(
+        "", description="Webhook to send alerts to (grouped per tree); empty: none."
+    )
+    alert_webhook_format: Literal["json", "slack"] = Field(
+        "json",
+        description="Payload of the alert webhook: `json` (octel's own) or `slack` (`text` and `blocks`).",
+    )
+    alert_webhook_secret: SecretStr | None = Field(
+        None,
+        description="Secret the webhook body is signed with: `X-Octel-Signature: sha256=HMAC(secret, "
+        "TIMESTAMP.BODY)`, `X-Octel-Timestamp`; never logged.",
+    )
+    console_url: str = Field(
+        "", description="Base URL of the console, for the link in each alert (`http://octel.example:8765`)."
+    )
+    alert_repeat_seconds: float = Field(
+        300.0,
+        ge=1,
+        description="An alert whose state did not change is sent again after this long, not before.",
+    )
+    alert_queue_size: int = Field(
+        1000, ge=1, description="Alerts waiting for delivery at most; past that one is dropped and counted."
+    )
+    alert_retries: int = Field(
+        4,
+        ge=1,
+        le=20,
+        description="Tries of one delivery (0.5 s, 1 s, 2 s, … apart) before it counts as failed.",
+    )
+    alert_fleet_seconds: float = Field(
+        30.0,
+        ge=1,
+        description="How often `octel serve` checks the fleet for a daemon down or a long-running worker "
+        "to alert on.",
+    )
 
     budget_tree_usd: float | None = Field(
         None, gt=0, description="Spend limit of one session tree, US dollars (`octel watch` aborts it)."
@@ -250,6 +290,14 @@ class Settings(BaseSettings):
     @classmethod
     def _on_stuck(cls, v: str) -> str:
         parse_on_stuck([v])
+        return v
+
+    @field_validator("alertmanager_url", "alert_webhook_url", "console_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        v = v.strip()
+        if v and not v.startswith(("http://", "https://")):
+            raise ValueError(f"{v!r} is not an http:// or https:// URL")
         return v
 
     @field_validator("otel_trace_url")

@@ -25,6 +25,7 @@ from telemetry.store.migrate import upgrade
 from telemetry.token import MIN_TOKEN_CHARS, ensure_ingest_token, short_tokens
 from web import (
     api_actions,
+    api_alerts,
     api_archived,
     api_asks,
     api_costs,
@@ -178,6 +179,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.include_router(api_actions.router)
     app.include_router(api_quotas.router)
     app.include_router(api_asks.router)
+    app.include_router(api_alerts.router)
     app.include_router(console.router)
     app.include_router(metrics.router)
     app.include_router(login.router)

@@ -313,6 +313,22 @@ CATALOGUE: tuple[Metric, ...] = (
         ("reason",),
         "aggregate",
     ),
+    Metric(
+        "octel_alert_deliveries_total",
+        "counter",
+        "Alert deliveries after their last try, by channel (alertmanager, webhook_json, webhook_slack) "
+        "and outcome (sent, failed).",
+        ("channel", "outcome"),
+        "aggregate",
+        fill=("outcome", ("sent", "failed")),
+    ),
+    Metric(
+        "octel_alert_deliveries_dropped_total",
+        "counter",
+        "Alerts not delivered because the delivery queue was full.",
+        (),
+        "aggregate",
+    ),
     # This process's own requests (reset when the process restarts, as process metrics do).
     Metric(
         "octel_http_requests_total",

@@ -34,6 +34,7 @@ from telemetry.tower.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.tower.watching import act_loop, follow, holder_name
 from telemetry.tree_archiving import archive_session_tree_async, opencode_client
 from tower.actions import Rules
+from tower.alert import AlertSink
 from tower.live_board import LiveRow
 from tower.live_messages import MessageBatch
 from tower.watch import History, WatchConfig, Watcher
@@ -57,6 +58,8 @@ async def watch_server(
     delete_archived_after: float | None = None,
     janitor_every: float = 600.0,
     budgets: BudgetWatch | None = None,
+    sink: AlertSink | None = None,
+    alerts_to: str = "",
 ) -> Watcher:
     """Follow one OpenCode server until ``stop`` is set: keep its live rows, archive and index
     each root tree when it goes quiet (and again after it changes), store live findings, abort
@@ -65,7 +68,8 @@ async def watch_server(
     with ``lease_seconds``, follow only while this process holds the server's lease in the
     store (`telemetry.tower.watching`); with ``delete_archived_after`` (seconds), delete the
     trees archived, verified and idle that long, every ``janitor_every`` seconds while following
-    (`telemetry.tower.janitor`)."""
+    (`telemetry.tower.janitor`); the rules' alerts go to ``sink`` (`telemetry.alerting`;
+    ``alerts_to`` names its channels)."""
     url = server_url or settings.opencode_url
     aborted: dict[str, str] = {}
     own_http = http is None
@@ -165,6 +169,8 @@ async def watch_server(
                 holder=holder,
                 log=log,
                 budgets=budgets,
+                sink=sink,
+                alerts_to=alerts_to,
             )
             for _ in range(acting)
         ]

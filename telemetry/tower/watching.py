@@ -40,8 +40,10 @@ from telemetry.timeutil import as_utc, parse_duration
 from telemetry.tower.actions import record_action
 from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
-from tower.act import carry_out, views_of
+from tower.act import Carried, carry_out, views_of
 from tower.actions import Intent, Rules, SessionView, decide, parse_on_stuck
+from tower.alert import AlertSink, NullSink
+from tower.live_alerts import LiveAlerts
 from tower.watch import WatchConfig, Watcher
 
 __all__ = ["act_loop", "follow", "holder_name", "rules_from"]
@@ -94,15 +96,22 @@ async def act_loop(
     tick: float = 1.0,
     clock: Callable[[], float] = time.time,
     budgets: BudgetWatch | None = None,
+    sink: AlertSink | None = None,
+    alerts_to: str = "",
 ) -> int:
-    """Until ``stop``: carry out what the rules and the budgets decide; returns how many
+    """Until ``stop``: carry out what the rules and the budgets decide, and emit the rules'
+    alerts to ``sink`` (``alerts_to`` names its channels for the audit row); returns how many
     intents were handled."""
     done: set[str] = set()
     handled = 0
     server = watcher.client.base_url
+    sink = sink or NullSink()
+    alerts = LiveAlerts(rules, redactor.redact_str)
     while not stop.is_set():
         now = clock()
         views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
+        for a in alerts.tick(views):
+            sink.emit(a)
         intents = decide(views, rules, now, done)
         if budgets is not None and budgets.any:
             intents += _budget_intents(watcher, budgets, engine, views, now, done, intents, log)
@@ -111,7 +120,10 @@ async def act_loop(
                 break
             done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
             c = watcher.client
-            res = await carry_out(watcher.http, server, watcher.live, it, v2=c.is_v2, auth=c.http.auth)
+            got = await carry_out(watcher.http, server, watcher.live, it, v2=c.is_v2, auth=c.http.auth)
+            res = _noticed(got, alerts_to)
+            if (alert := alerts.carried(res, watcher.rec.root_of(it.session_id))) is not None:
+                sink.emit(alert)
             handled += 1
             log(f"{it.rule} {it.kind} {it.session_id}: {res.outcome} ({res.detail})")
             try:
@@ -147,6 +159,17 @@ def _budget_intents(
         return []
     taken = {i.key for i in decided}
     return [i for i in budgets.intents(views, got, done, now) if i.key not in taken]
+
+
+def _noticed(res: Carried, alerts_to: str) -> Carried:
+    """A notice says where its alert went: the stuck alert is queued for the channels."""
+    if res.outcome != "notified":
+        return res
+    det = res.intent.evidence.get("detector")
+    if not alerts_to:
+        return replace(res, detail="logged and recorded; no alert channel is configured, nothing sent")
+    key = f"stuck:{res.intent.session_id}:{det}"
+    return replace(res, detail=f"alert {key} queued for delivery to {alerts_to} (octel alerts list)")
 
 
 async def _seed_takeover(

@@ -1,9 +1,10 @@
-// Overview: what runs now (unanswered asks first), a tile per quota window, a tile per daemon, the last 24 hours of
-// cycle outcomes, stuck sessions.
+// Overview: what runs now (unanswered asks first), a tile per quota window, a tile per daemon, the
+// last 24 hours of cycle outcomes, stuck sessions, the alerts sent.
 
 import { ApiError, Unreachable, ago, clear, duration, el, errorBox, getJSON, num, pill, table } from "./util.js";
 import { drawRunningNow, fetchLive } from "./live.js";
 import { drawQuotas } from "./quotas.js";
+import { drawAlerts, fetchAlerts } from "./alerts.js";
 
 const STATE_TEXT = {
   ok: "ok",
@@ -20,6 +21,7 @@ export function mount(root) {
   const running = el("div", { id: "running-now" });
   const quotas = el("div.tiles", { id: "quotas" });
   const quotaSection = el("section", { "aria-labelledby": "h-quotas", hidden: true }, el("h2", { id: "h-quotas" }, "Provider quotas"), quotas);
+  const alerts = el("div", { id: "alerts-sent" });
   root.append(
     el("h1", {}, "Overview"),
     el("section", { "aria-labelledby": "h-running" }, el("h2", { id: "h-running" }, "Running now"), running),
@@ -27,19 +29,21 @@ export function mount(root) {
     el("section", { "aria-labelledby": "h-daemons" }, el("h2", { id: "h-daemons" }, "Daemons"), status, tiles),
     el("section", { "aria-labelledby": "h-outcomes" }, el("h2", { id: "h-outcomes" }, "Cycle outcomes, last 24 hours"), outcomes),
     el("section", { "aria-labelledby": "h-stuck" }, el("h2", { id: "h-stuck" }, "Stuck sessions needing attention, last 7 days"), stuck),
+    el("section", { "aria-labelledby": "h-alerts" }, el("h2", { id: "h-alerts" }, "Alerts sent"), alerts),
   );
   return {
     autoRefresh: true,
     async refresh() {
-      // The three parts load together; one failing API leaves the others drawn.
-      const [health, summary, stuckSessions, live, quotaWindows] = await Promise.allSettled([
+      // The parts load together; one failing API leaves the others drawn.
+      const [health, summary, stuckSessions, live, quotaWindows, sent] = await Promise.allSettled([
         getJSON("/api/health"),
         getJSON("/api/cycles/summary", { hours: 24 }),
         getJSON("/api/sessions", { verdict: "stuck", since: "7d", limit: 10 }),
         fetchLive({ limit: 200 }),
         getJSON("/api/quotas"),
+        fetchAlerts(),
       ]);
-      for (const r of [health, summary, stuckSessions, live, quotaWindows]) {
+      for (const r of [health, summary, stuckSessions, live, quotaWindows, sent]) {
         if (r.status === "rejected" && r.reason instanceof Unreachable) throw r.reason;
       }
       draw(running, live, drawRunningNow);
@@ -49,6 +53,7 @@ export function mount(root) {
       else clear(status);
       draw(outcomes, summary, drawOutcomes);
       draw(stuck, stuckSessions, drawStuck);
+      draw(alerts, sent, drawAlerts);
     },
   };
 }

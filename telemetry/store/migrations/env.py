@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
 import telemetry.store.action_models  # registers the action and lease tables
+import telemetry.store.alert_models  # the alert deliveries
 import telemetry.store.archive_docs  # the archive documents table
 import telemetry.store.live_models  # registers the live table too
 import telemetry.store.lost_models  # and the lost-tree table
