@@ -7,6 +7,11 @@ its memory). So before any request the watcher's own newest state is read again,
 server is asked (`GET /permission`, `GET /session/status`, `GET /session/{id}`), then the
 watcher's state once more (events arrive while we wait); only an intent that survives all
 three is sent. Every path returns a `Carried` saying what happened, for the audit row.
+
+`recheck` and `send` are the two halves of `carry_out`, so that the caller can write the intent
+to the audit between them: what was sent must be on record before the request leaves, not only
+in the memory of a watcher that may die before the answer comes. `server_now` says what the
+server shows of an intent a dead watcher left unfinished, for its audit row.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from tower.actions import Intent, Outcome, SessionView
 from tower.live import derive
 from tower.live_board import LiveBoard
 
-__all__ = ["Carried", "carry_out", "views_of"]
+__all__ = ["Carried", "carry_out", "recheck", "request_of", "send", "server_now", "views_of"]
 
 _TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 _ANSWER_CHARS = 300
@@ -64,6 +69,7 @@ def views_of(
                 findings=found,
                 asks=asks,
                 run_since=s.facts.busy_since,
+                run_id=max(s.prompts) if s.prompts else None,  # ids ascend with time
             )
         )
     return out
@@ -125,8 +131,9 @@ def _summary(r: httpx.Response) -> str:
     return r.text[:_ANSWER_CHARS]
 
 
-async def carry_out(http: httpx.AsyncClient, base_url: str, board: LiveBoard, it: Intent) -> Carried:
-    """Re-check, then act; never raises for server trouble."""
+async def recheck(http: httpx.AsyncClient, base_url: str, board: LiveBoard, it: Intent) -> Carried | None:
+    """None when the intent still holds, by the watcher and the server; else what happened
+    instead (nothing sent). Never raises for server trouble."""
     base = base_url.rstrip("/")
     if (why := _moved_on(board, it)) is not None:
         return Carried(it, "skipped", why)
@@ -138,13 +145,23 @@ async def carry_out(http: httpx.AsyncClient, base_url: str, board: LiveBoard, it
         return Carried(it, "failed", f"could not re-check with the server ({type(exc).__name__}: {exc})")
     if why is None:
         why = _moved_on(board, it)  # events that arrived while we asked
-    if why is not None:
-        return Carried(it, "skipped", why)
+    return Carried(it, "skipped", why) if why is not None else None
+
+
+def request_of(it: Intent) -> str:
+    """The request that carries ``it`` out, as the audit names it."""
+    if it.kind == "reject_ask":
+        return f"POST /permission/{it.request_id}/reply reject"
+    return f"POST /session/{it.session_id}/abort"
+
+
+async def send(http: httpx.AsyncClient, base_url: str, it: Intent) -> Carried:
+    """The request itself, and what its answer says; never raises for server trouble."""
+    base = base_url.rstrip("/")
+    what = request_of(it)
     if it.kind == "reject_ask":
         url, body = f"{base}/permission/{it.request_id}/reply", {"reply": "reject", "message": _message(it)}
-        what = f"POST /permission/{it.request_id}/reply reject"
     else:
-        what = f"POST /session/{it.session_id}/abort"
         url, body = f"{base}/session/{it.session_id}/abort", None
     try:
         r = await http.post(url, json=body, timeout=_TIMEOUT)
@@ -155,6 +172,22 @@ async def carry_out(http: httpx.AsyncClient, base_url: str, board: LiveBoard, it
     if 200 <= r.status_code < 300 and r.content.strip() in (b"true", b""):
         return Carried(it, "done", what, r.status_code, _summary(r))
     return Carried(it, "failed", f"{what}: unexpected answer", r.status_code, _summary(r))
+
+
+async def carry_out(http: httpx.AsyncClient, base_url: str, board: LiveBoard, it: Intent) -> Carried:
+    """Re-check, then act; never raises for server trouble."""
+    if (instead := await recheck(http, base_url, board, it)) is not None:
+        return instead
+    return await send(http, base_url, it)
+
+
+async def server_now(http: httpx.AsyncClient, base_url: str, it: Intent) -> str:
+    """One sentence: whether the server still shows ``it`` due (a re-check, nothing sent)."""
+    try:
+        why = await _server_moved_on(http, base_url.rstrip("/"), it)
+    except httpx.HTTPError as exc:
+        return f"the server could not be asked ({type(exc).__name__})"
+    return f"{why} now" if why else "the server still shows it due; not sent again"
 
 
 def _message(it: Intent) -> str:

@@ -2,9 +2,7 @@
 sessions (audited), and the lease that lets several watchers share one store with one of them
 following each server.
 
-`act_loop` runs beside a watcher: every tick it asks `tower.actions.decide` what the rules
-want from the live board, carries each intent out after re-checking it (`tower.act`), and
-writes an audit row for every one, done or skipped. It acts only while the lease is held.
+`act_loop` (`telemetry.tower.acting`) runs beside a watcher, and only while the lease is held.
 
 `follow` holds the lease of a server and runs one watcher term while it does: it renews the
 lease every third of its period, and stops following (without acting any more) once it could
@@ -31,19 +29,17 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
 from archiver.errors import FetchError
-from archiver.redact import Redactor
 from detectors import REGISTRY
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc, parse_duration
-from telemetry.tower.actions import record_action
+from telemetry.tower.acting import act_loop
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
-from tower.act import carry_out, views_of
-from tower.actions import Rules, decide, parse_on_stuck
+from tower.actions import Rules, parse_on_stuck
 from tower.watch import WatchConfig, Watcher
 
-__all__ = ["act_loop", "follow", "holder_name", "rules_from"]
+__all__ = ["act_loop", "follow", "holder_name", "rules_from"]  # act_loop: telemetry.tower.acting
 
 Log = Callable[[str], None]
 
@@ -79,44 +75,6 @@ def holder_name() -> str:
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), seconds)
-
-
-async def act_loop(
-    watcher: Watcher,
-    rules: Rules,
-    stop: asyncio.Event,
-    *,
-    engine: Engine,
-    redactor: Redactor,
-    holder: str | None = None,
-    log: Log = lambda _m: None,
-    tick: float = 1.0,
-    clock: Callable[[], float] = time.time,
-) -> int:
-    """Until ``stop``: carry out what the rules decide; returns how many intents were handled."""
-    done: set[str] = set()
-    handled = 0
-    server = watcher.client.base_url
-    while not stop.is_set():
-        now = clock()
-        views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
-        for it in decide(views, rules, now, done):
-            if stop.is_set():
-                break
-            done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
-            res = await carry_out(watcher.http, server, watcher.live, it)
-            handled += 1
-            log(f"{it.rule} {it.kind} {it.session_id}: {res.outcome} ({res.detail})")
-            try:
-                with session_scope(engine) as db:
-                    root = watcher.rec.root_of(it.session_id)
-                    record_action(
-                        db, server, res, redactor=redactor, at=clock(), root_session_id=root, watcher=holder
-                    )
-            except SQLAlchemyError as exc:
-                log(f"audit row of {it.rule} on {it.session_id} not stored: {exc}")
-        await _pause(stop, tick)
-    return handled
 
 
 async def _seed_takeover(
