@@ -19,7 +19,15 @@ actions_app = typer.Typer(
 )
 app.add_typer(actions_app, name="actions")
 
-_COLOUR = {"done": "green", "skipped": "yellow", "gone": "dim", "failed": "red", "notified": "cyan"}
+_COLOUR = {
+    "done": "green",
+    "skipped": "yellow",
+    "gone": "dim",
+    "failed": "red",
+    "notified": "cyan",
+    "sending": "magenta",
+    "unknown": "red",
+}
 
 
 @actions_app.command("list")

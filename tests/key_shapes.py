@@ -100,3 +100,79 @@ def all_planted() -> str:
     return " ; ".join(
         [planted(n) for n in SHAPES] + [planted("docker_auth")] + [u for u, _, _ in SIGNED_URLS]
     )
+
+
+# --- the edges of each shape: its shortest key, one a character shorter, every character ----
+
+_ALNUM = "Fa0Kk1Ee2Zz9"
+_HEX = "aF0bE1cD2fA9"
+
+
+def _key(prefix: str, n: int, first: str = "", base: str = _ALNUM, tail: str = "") -> str:
+    """``prefix``, then ``n`` characters (``first``, then ``base`` over and over), then ``tail``."""
+    return prefix + (first + base * (n // len(base) + 2))[:n] + tail
+
+
+def _azure(n: int, lead: str = "_~.") -> str:
+    return _key(lead + "8Q~", n, "_~.-")
+
+
+# (rule, a key at the shortest length its service issues, using each character its body may
+# hold: found whole) -- the lengths and characters as gitleaks' and detect-secrets' rules say
+SHORTEST: list[tuple[str, str]] = [
+    ("stripe", _key("sk_live_", 10)),
+    ("stripe", _key("whsec_", 24)),
+    ("google", _key("AIza", 35, "_-")),
+    ("huggingface", _key("hf_", 34, base="AaBbZz")),
+    ("sendgrid", _key("SG.", 16, "_-") + "." + _key("", 16, "-_")),
+    ("twilio", _key("SK", 32, base=_HEX)),
+    ("pypi", _key("pypi-AgE", 50, "_-")),
+    ("shopify", _key("shpat_", 32, base=_HEX)),
+    ("postman", _key("PMAK-", 24, base=_HEX) + "-" + _key("", 34, base=_HEX)),
+    ("grafana", _key("glsa_", 32) + "_" + _key("", 8, base=_HEX)),
+    ("grafana", _key("glc_", 32, "+/")),
+    ("vault", _key("hvs.", 90, "_-")),
+    ("planetscale", _key("pscale_pw_", 32, "_=.-")),
+    ("heroku", _key("HRKU-AA", 58, "_-")),
+    ("square", _key("sq0atp-", 22, "_-")),
+    ("flyio", _key("fo1_", 43, "_-")),
+    ("flyio", _key("fm1a_", 100, "+/")),
+    ("flyio", _key("fm1r_", 100, "/+")),
+    ("flyio", _key("fm2_", 100, "+/", tail="==")),
+    ("sentry", _key("sntrys_eyJ", 60, "+/=_")),
+    ("newrelic", _key("NRAK-", 27, base="A0Z9")),
+    ("onepassword", _key("ops_eyJ", 250, "+/")),
+    ("aws", _key("ABSK", 109, "+/")),
+    ("azure", _azure(31)),
+    ("azure", _azure(31, "A0z")),
+]
+# (rule, text, what must be redacted of it): keys found only by what stands around them
+SHORTEST_IN_CONTEXT: list[tuple[str, str, str]] = [
+    ("azure", "AccountKey={};x", _key("", 20, "+/")),
+    ("signature", "https://h/p?a=b&sig={}&c=d", _key("", 16, "%+/=_.~-")),
+    ("signature", "https://h/p?X-Amz-Signature={}", _key("", 16, "/.")),
+    ("docker_auth", '{{"auth": "{}"}}', _key("", 12, "+/")),
+]
+# (rule, text): one character short of the shortest, or one too many: never that rule's
+TOO_SHORT: list[tuple[str, str]] = [
+    ("stripe", _key("sk_live_", 9)),
+    ("stripe", _key("whsec_", 23)),
+    ("sendgrid", _key("SG.", 15) + "." + _key("", 16)),
+    ("sendgrid", _key("SG.", 16) + "." + _key("", 15)),
+    ("pypi", _key("pypi-AgE", 49)),
+    ("grafana", _key("glc_", 31)),
+    ("vault", _key("hvs.", 89)),
+    ("planetscale", _key("pscale_pw_", 31)),
+    ("square", _key("sq0atp-", 21)),
+    ("flyio", _key("fm2_", 99)),
+    ("sentry", _key("sntrys_eyJ", 59)),
+    ("onepassword", _key("ops_eyJ", 249)),
+    ("aws", _key("ABSK", 108)),
+    ("azure", _azure(30)),
+    ("azure", "AccountKey=" + _key("", 19) + ";x"),
+    ("signature", "https://h/p?a=b&sig=" + _key("", 15) + "&c=d"),
+    ("docker_auth", '{"auth": "' + _key("", 11) + '"}'),
+    # a body running on past the shape's last character is another token, not this key
+    *[("twilio", _key("SK", 32, base=_HEX) + c) for c in "0fF"],
+    *[("azure", _azure(34) + c) for c in "Aa0_~.-"],
+]

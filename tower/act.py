@@ -13,6 +13,11 @@ and ``/api/session/active``; an ask is rejected with ``{decision: "reject"}``, a
 question, ``frm_…``) is cancelled, and an abort is an ``interrupt``. A session whose execution
 ended (V2 says how: its ``outcome``, e.g. failed once its bounded retries ran out) is not
 acted on: that is an outcome, not a storm.
+
+`recheck` and `send` are the two halves of `carry_out`, so that the caller can write the intent
+to the audit between them: what was sent must be on record before the request leaves, not only
+in the memory of a watcher that may die before the answer comes. `server_now` says what the
+server shows of an intent a dead watcher left unfinished, for its audit row.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from tower.actions import Intent, Outcome, SessionView
 from tower.live import derive
 from tower.live_board import LiveBoard
 
-__all__ = ["Carried", "carry_out", "views_of"]
+__all__ = ["Carried", "carry_out", "recheck", "request_of", "send", "server_now", "views_of"]
 
 _TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 _ANSWER_CHARS = 300
@@ -71,6 +76,7 @@ def views_of(
                 findings=found,
                 asks=asks,
                 run_since=s.facts.busy_since,
+                run_id=max(s.prompts) if s.prompts else None,  # ids ascend with time
             )
         )
     return out
@@ -162,7 +168,7 @@ def _summary(r: httpx.Response) -> str:
     return r.text[:_ANSWER_CHARS]
 
 
-async def carry_out(
+async def recheck(
     http: httpx.AsyncClient,
     base_url: str,
     board: LiveBoard,
@@ -170,9 +176,10 @@ async def carry_out(
     *,
     v2: bool = False,
     auth: Auth = None,
-) -> Carried:
-    """Re-check, then act; never raises for server trouble. ``v2``: the server speaks OpenCode
-    2 (``auth``: its Basic auth pair)."""
+) -> Carried | None:
+    """None when the intent still holds, by the watcher and the server; else what happened
+    instead (nothing sent). Never raises for server trouble. ``v2``: the server speaks OpenCode 2
+    (``auth``: its Basic auth pair)."""
     base = base_url.rstrip("/")
     if (why := _moved_on(board, it)) is not None:
         return Carried(it, "skipped", why)
@@ -184,10 +191,22 @@ async def carry_out(
         return Carried(it, "failed", f"could not re-check with the server ({type(exc).__name__}: {exc})")
     if why is None:
         why = _moved_on(board, it)  # events that arrived while we asked
-    if why is not None:
-        return Carried(it, "skipped", why)
+    return Carried(it, "skipped", why) if why is not None else None
+
+
+def request_of(it: Intent, v2: bool = False) -> str:
+    """The request that carries ``it`` out, as the audit names it."""
+    method, path, _ = _request(it, v2)
+    return f"{method} {path}" + (" reject" if it.kind == "reject_ask" and method == "POST" else "")
+
+
+async def send(
+    http: httpx.AsyncClient, base_url: str, it: Intent, *, v2: bool = False, auth: Auth = None
+) -> Carried:
+    """The request itself, and what its answer says; never raises for server trouble."""
+    base = base_url.rstrip("/")
     method, path, body = _request(it, v2)
-    what = f"{method} {path}" + (" reject" if it.kind == "reject_ask" and method == "POST" else "")
+    what = request_of(it, v2)
     try:
         r = await http.request(
             method, base + path, json=body, timeout=_TIMEOUT, auth=auth or httpx.USE_CLIENT_DEFAULT
@@ -202,6 +221,33 @@ async def carry_out(
     if 200 <= r.status_code < 300 and (stopped or r.content.strip() in (b"true", b"")):
         return Carried(it, "done", what, r.status_code, _summary(r))
     return Carried(it, "failed", f"{what}: unexpected answer", r.status_code, _summary(r))
+
+
+async def carry_out(
+    http: httpx.AsyncClient,
+    base_url: str,
+    board: LiveBoard,
+    it: Intent,
+    *,
+    v2: bool = False,
+    auth: Auth = None,
+) -> Carried:
+    """Re-check, then act; never raises for server trouble."""
+    if (instead := await recheck(http, base_url, board, it, v2=v2, auth=auth)) is not None:
+        return instead
+    return await send(http, base_url, it, v2=v2, auth=auth)
+
+
+async def server_now(
+    http: httpx.AsyncClient, base_url: str, it: Intent, *, v2: bool = False, auth: Auth = None
+) -> str:
+    """One sentence: whether the server still shows ``it`` due (a re-check, nothing sent)."""
+    base = base_url.rstrip("/")
+    try:
+        why = await (_v2_moved_on(http, base, it, auth) if v2 else _server_moved_on(http, base, it))
+    except httpx.HTTPError as exc:
+        return f"the server could not be asked ({type(exc).__name__})"
+    return f"{why} now" if why else "the server still shows it due; not sent again"
 
 
 def _interrupted(r: httpx.Response) -> bool | None:

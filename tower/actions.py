@@ -12,6 +12,12 @@ Acting is opt-in: with no rule set, `decide` returns nothing. Three rules:
 the intents already carried out, and returns each intent once, with the evidence that
 justified it. Whether the intent still holds is checked against the server just before acting
 (`tower.act`), since the state may move between the decision and the request.
+
+What a watcher did must outlive it: the keys in its memory die with it, so before acting the
+audit is read (`screen`). A key the audit holds, whatever its outcome, is never acted on again
+(a run aborted twice, an ask rejected twice); a row another watcher left ``sending`` (it died
+between the request and the outcome) is handed back to be reported as ``unknown``, never sent
+again. A run's key is its prompt's message id, the same for every watcher that saw it.
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ __all__ = [
     "OUTCOMES",
     "RULES",
     "Intent",
+    "Recorded",
     "Rules",
     "SessionView",
     "decide",
     "parse_on_stuck",
+    "screen",
 ]
 
 RuleName = Literal["deny_asks_after", "abort_retries_after", "on_stuck", "budget"]
@@ -36,11 +44,13 @@ RULES: tuple[RuleName, ...] = ("deny_asks_after", "abort_retries_after", "on_stu
 # "person": an ask answered from the console or `octel asks reply` (`tower.answer`), not a rule
 Author = RuleName | Literal["person"]
 Kind = Literal["reject_ask", "allow_ask", "abort", "notify"]
-Outcome = Literal["done", "skipped", "gone", "failed", "notified"]
+Outcome = Literal["done", "skipped", "gone", "failed", "notified", "sending", "unknown"]
 # done: the server accepted it; skipped: a re-check showed the session had moved on, nothing
 # was sent; gone: sent, and the server no longer knew it; failed: sent (or re-checking) and the
-# server failed or answered something else; notified: a notify rule, nothing sent.
-OUTCOMES: tuple[Outcome, ...] = ("done", "skipped", "gone", "failed", "notified")
+# server failed or answered something else; notified: a notify rule, nothing sent; sending:
+# written before the request, until its outcome replaces it; unknown: the watcher died while
+# sending (the request may or may not have reached the server), never sent again.
+OUTCOMES: tuple[Outcome, ...] = ("done", "skipped", "gone", "failed", "notified", "sending", "unknown")
 _STUCK_ACTIONS = ("abort", "notify")
 
 
@@ -80,6 +90,7 @@ class SessionView:
     findings: tuple[Mapping[str, Any], ...] = ()
     asks: tuple[tuple[str, float], ...] = ()  # every pending ask: (request id, asked at)
     run_since: float | None = None  # when the current run began: a new run may be acted on again
+    run_id: str | None = None  # the current run's prompt (its message id), when the watcher saw it
 
 
 @dataclass(frozen=True)
@@ -128,7 +139,8 @@ def decide(
     for v in views:
         if v.state in _QUIET:
             continue
-        abort_key = f"abort:{v.session_id}:{v.run_since}"  # one abort per run, whichever rule
+        run = v.run_id or v.run_since  # the prompt's id: the same key whichever watcher decides
+        abort_key = f"abort:{v.session_id}:{run}"  # one abort per run, whichever rule
         if rules.deny_asks_after is not None and v.state == _WAITING:
             for rid, at in _asks(v):
                 waited = now - at
@@ -159,7 +171,7 @@ def decide(
             act = stuck_rules.get(det)
             if act is None or f.get("verdict") != "stuck":
                 continue
-            key = abort_key if act == "abort" else f"notify:{v.session_id}:{v.run_since}:{det}"
+            key = abort_key if act == "abort" else f"notify:{v.session_id}:{run}:{det}"
             if key in done or any(i.key == key for i in out):
                 continue
             ev = {
@@ -170,3 +182,29 @@ def decide(
             }
             out.append(Intent("on_stuck", "abort" if act == "abort" else "notify", v.session_id, key, ev))
     return out
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """An audit row of an intent key, as the store holds it."""
+
+    key: str
+    outcome: str
+    watcher: str | None = None
+    row_id: int | None = None
+
+
+def screen(
+    intents: Iterable[Intent], audit: Mapping[str, Recorded], holder: str | None
+) -> tuple[list[Intent], list[Recorded]]:
+    """The intents the audit holds no row of (to act on), and the rows of the others that a
+    different watcher left ``sending`` (it died mid-request: to be reported, not re-sent)."""
+    act: list[Intent] = []
+    orphans: list[Recorded] = []
+    for it in intents:
+        got = audit.get(it.key)
+        if got is None:
+            act.append(it)
+        elif got.outcome == "sending" and got.watcher != holder:
+            orphans.append(got)
+    return act, orphans

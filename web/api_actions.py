@@ -23,6 +23,6 @@ def actions(
     session_id: Annotated[str | None, Query(description="Only this session (or the tree it roots).")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_ACTIONS)] = 100,
 ) -> ActionPage:
-    """Actions of the watch rules on live sessions (done, skipped, gone, failed, notified), newest
-    first, each with its evidence and what the server answered."""
+    """Actions of the watch rules on live sessions (done, skipped, gone, failed, notified,
+    sending, unknown), newest first, each with its evidence and what the server answered."""
     return list_actions(db, since=since, session_id=session_id or None, limit=limit)

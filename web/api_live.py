@@ -32,7 +32,10 @@ class LiveDetail(BaseModel):
 @router.get("", response_model=LivePage)
 def live_sessions(
     db: ReadDbDep,
-    state: Annotated[str | None, Query(description="Only this state.")] = None,
+    state: Annotated[
+        str | None,
+        Query(description="Only this state.", json_schema_extra={"enum": ["", *LOUDEST_FIRST]}),
+    ] = None,
     session_id: Annotated[
         str | None, Query(description="Only this session (an empty list if not live).")
     ] = None,

@@ -34,14 +34,28 @@ def _not_blank(v: str) -> str:
 # lengths are checked as sent (what the published schema says), whitespace stripped after
 _Strip = AfterValidator(str.strip)
 _Filled = AfterValidator(_not_blank)
-Name = Annotated[str, StringConstraints(min_length=1, max_length=100), _Strip, _Filled, _Text]
-Ident = Annotated[str, StringConstraints(min_length=1, max_length=200), _Strip, _Filled, _Text]
-Label = Annotated[str, StringConstraints(max_length=200), _Strip, _Text]
-# counts, pids and exit codes are INTEGER columns: 32 bits on PostgreSQL; strict, so `false`
-# or "5" is refused as the schema says rather than read as a number
-Count = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
-Pid = Annotated[int, Strict(), Field(ge=1, le=INT32_MAX)]
-ExitCode = Annotated[int, Strict(), Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
+# what the checks after the lengths refuse, said in the published schema too (only there: the
+# server's own messages name the field): no NUL, and a name not all whitespace
+_NO_NUL = Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})
+_FILLED = Field(json_schema_extra={"pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"})
+Name = Annotated[str, StringConstraints(min_length=1, max_length=100), _FILLED, _Strip, _Filled, _Text]
+Ident = Annotated[str, StringConstraints(min_length=1, max_length=200), _FILLED, _Strip, _Filled, _Text]
+Label = Annotated[str, StringConstraints(max_length=200), _NO_NUL, _Strip, _Text]
+
+
+def _whole(v: object) -> object:
+    """A JSON number with no fraction (`484.0`, `1e3`) is an integer to JSON Schema, as the
+    published schema says: taken as one. Anything else goes on to the strict check."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+# counts, pids and exit codes are INTEGER columns: 32 bits on PostgreSQL; strict, so `false`,
+# "5" or 4.5 is refused as the schema says rather than read as a number
+_Int = BeforeValidator(_whole)
+# (the validator last: before the constraints it would hide them from the published schema)
+Count = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX), _Int]
+Pid = Annotated[int, Strict(), Field(ge=1, le=INT32_MAX), _Int]
+ExitCode = Annotated[int, Strict(), Field(ge=-INT32_MAX - 1, le=INT32_MAX), _Int]
 Seconds = Annotated[float, Strict(), Field(ge=0, le=MAX_SECONDS)]
 UtcTime = Annotated[datetime, BeforeValidator(iso_time_only), AfterValidator(checked_utc)]
 
@@ -100,7 +114,7 @@ class CycleFinish(_Strict):
 
 class HeartbeatIn(_Strict):
     driver: Name
-    host: Annotated[str, StringConstraints(min_length=1, max_length=255), _Strip, _Filled, _Text]
+    host: Annotated[str, StringConstraints(min_length=1, max_length=255), _FILLED, _Strip, _Filled, _Text]
     pid: Pid | None = None
     in_flight_cycle_id: Ident | None = None
     at: UtcTime | None = None

@@ -1,7 +1,9 @@
 """What octel did to live servers, and which watcher follows which server.
 
 `watch_action` is the audit trail of the opt-in rules of `octel watch`: one row for every
-intent, carried out or skipped, with its evidence and the server's answer. `watch_lease` holds
+intent, carried out or skipped, with its evidence and the server's answer. The row of an
+action sent to a server is written before the request (``sending``) and its outcome after;
+its `intent_key` is unique per server, so no intent is recorded, nor sent, twice. `watch_lease` holds
 one row per followed server: the watcher that follows it and until when its lease runs.
 """
 
@@ -25,6 +27,7 @@ class WatchAction(SQLModel, table=True):
     __table_args__ = (
         Index("ix_watch_action_at", "at", "id"),
         Index("ix_watch_action_session_at", "session_id", "at", "id"),
+        Index("ux_watch_action_server_key", "server", "intent_key", unique=True),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -34,12 +37,13 @@ class WatchAction(SQLModel, table=True):
     root_session_id: str | None = Field(default=None, max_length=200)
     rule: str = Field(max_length=40)
     action: str = Field(max_length=20)  # reject_ask, abort, notify
-    outcome: str = Field(max_length=20)  # done, skipped, gone, failed, notified
+    outcome: str = Field(max_length=20)  # done, skipped, gone, failed, notified, sending, unknown
     detail: str = Field(max_length=1000)
     evidence: dict[str, Any] | None = _json()
     answer_status: int | None = None
     answer: str | None = Field(default=None, max_length=1000)
     watcher: str | None = Field(default=None, max_length=200)
+    intent_key: str | None = Field(default=None, max_length=300)  # None on rows from before 0024
 
 
 class WatchLease(SQLModel, table=True):

@@ -2,9 +2,7 @@
 sessions (audited), and the lease that lets several watchers share one store with one of them
 following each server.
 
-`act_loop` runs beside a watcher: every tick it asks `tower.actions.decide` what the rules
-want from the live board, carries each intent out after re-checking it (`tower.act`), and
-writes an audit row for every one, done or skipped. It acts only while the lease is held.
+`act_loop` (`telemetry.tower.acting`) runs beside a watcher, and only while the lease is held.
 
 `follow` holds the lease of a server and runs one watcher term while it does: it renews the
 lease every third of its period, and stops following (without acting any more) once it could
@@ -31,22 +29,17 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
 from archiver.errors import FetchError
-from archiver.redact import Redactor
 from detectors import REGISTRY
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc, parse_duration
-from telemetry.tower.actions import record_action
-from telemetry.tower.budget_watch import BudgetWatch
+from telemetry.tower.acting import act_loop
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
-from tower.act import Carried, carry_out, views_of
-from tower.actions import Intent, Rules, SessionView, decide, parse_on_stuck
-from tower.alert import AlertSink, NullSink
-from tower.live_alerts import LiveAlerts
+from tower.actions import Rules, parse_on_stuck
 from tower.watch import WatchConfig, Watcher
 
-__all__ = ["act_loop", "follow", "holder_name", "rules_from"]
+__all__ = ["act_loop", "follow", "holder_name", "rules_from"]  # act_loop: telemetry.tower.acting
 
 Log = Callable[[str], None]
 
@@ -82,94 +75,6 @@ def holder_name() -> str:
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), seconds)
-
-
-async def act_loop(
-    watcher: Watcher,
-    rules: Rules,
-    stop: asyncio.Event,
-    *,
-    engine: Engine,
-    redactor: Redactor,
-    holder: str | None = None,
-    log: Log = lambda _m: None,
-    tick: float = 1.0,
-    clock: Callable[[], float] = time.time,
-    budgets: BudgetWatch | None = None,
-    sink: AlertSink | None = None,
-    alerts_to: str = "",
-) -> int:
-    """Until ``stop``: carry out what the rules and the budgets decide, and emit the rules'
-    alerts to ``sink`` (``alerts_to`` names its channels for the audit row); returns how many
-    intents were handled."""
-    done: set[str] = set()
-    handled = 0
-    server = watcher.client.base_url
-    sink = sink or NullSink()
-    alerts = LiveAlerts(rules, redactor.redact_str)
-    while not stop.is_set():
-        now = clock()
-        views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
-        for a in alerts.tick(views):
-            sink.emit(a)
-        intents = decide(views, rules, now, done)
-        if budgets is not None and budgets.any:
-            intents += _budget_intents(watcher, budgets, engine, views, now, done, intents, log)
-        for it in intents:
-            if stop.is_set():
-                break
-            done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
-            c = watcher.client
-            got = await carry_out(watcher.http, server, watcher.live, it, v2=c.is_v2, auth=c.http.auth)
-            res = _noticed(got, alerts_to)
-            if (alert := alerts.carried(res, watcher.rec.root_of(it.session_id))) is not None:
-                sink.emit(alert)
-            handled += 1
-            log(f"{it.rule} {it.kind} {it.session_id}: {res.outcome} ({res.detail})")
-            try:
-                with session_scope(engine) as db:
-                    root = watcher.rec.root_of(it.session_id)
-                    record_action(
-                        db, server, res, redactor=redactor, at=clock(), root_session_id=root, watcher=holder
-                    )
-            except SQLAlchemyError as exc:
-                log(f"audit row of {it.rule} on {it.session_id} not stored: {exc}")
-        await _pause(stop, tick)
-    return handled
-
-
-def _budget_intents(
-    watcher: Watcher,
-    budgets: BudgetWatch,
-    engine: Engine,
-    views: list[SessionView],
-    now: float,
-    done: set[str],
-    decided: list[Intent],
-    log: Log,
-) -> list[Intent]:
-    """The budgets' intents of this tick (none when the store cannot be read: the next tick
-    tries again), less those another rule already decided."""
-    try:
-        got = budgets.check(
-            engine, now, watcher.live, watcher.rec.root_of, (v.root_session_id or v.session_id for v in views)
-        )
-    except SQLAlchemyError as exc:
-        log(f"budgets not checked (store: {type(exc).__name__}); trying again")
-        return []
-    taken = {i.key for i in decided}
-    return [i for i in budgets.intents(views, got, done, now) if i.key not in taken]
-
-
-def _noticed(res: Carried, alerts_to: str) -> Carried:
-    """A notice says where its alert went: the stuck alert is queued for the channels."""
-    if res.outcome != "notified":
-        return res
-    det = res.intent.evidence.get("detector")
-    if not alerts_to:
-        return replace(res, detail="logged and recorded; no alert channel is configured, nothing sent")
-    key = f"stuck:{res.intent.session_id}:{det}"
-    return replace(res, detail=f"alert {key} queued for delivery to {alerts_to} (octel alerts list)")
 
 
 async def _seed_takeover(

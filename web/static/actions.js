@@ -3,7 +3,7 @@
 
 import { clear, el, getJSON, pill, table, timeEl } from "./util.js";
 
-const KIND = { done: "s-done", skipped: "suspect", gone: "muted", failed: "s-failed", notified: "suspect" };
+const KIND = { done: "s-done", skipped: "suspect", gone: "muted", failed: "s-failed", notified: "suspect", sending: "suspect", unknown: "s-failed" };
 
 export function fetchActions(sessionId) {
   return getJSON("/api/v1/actions", { session_id: sessionId, limit: 50 });
