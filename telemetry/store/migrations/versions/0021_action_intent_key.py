@@ -5,8 +5,8 @@ updates it with the outcome after, so what it did outlives it. `intent_key` name
 (``ask:<request id>``, ``abort:<session>:<run>``, ...); being unique per server, two watchers
 can never both record, and so send, the same intent. Rows from before carry no key.
 
-Revision ID: 0024
-Revises: 0019
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-12-02
 """
 
@@ -14,8 +14,8 @@ import sqlalchemy as sa
 import sqlmodel.sql.sqltypes
 from alembic import op
 
-revision = "0024"
-down_revision = "0019"
+revision = "0021"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 
