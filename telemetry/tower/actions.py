@@ -70,8 +70,15 @@ def record_action(
     root_session_id: str | None = None,
     watcher: str | None = None,
 ) -> WatchAction:
-    """One row with its final outcome (an intent skipped, notified, or failing its re-check)."""
+    """One row with its final outcome (an intent skipped, notified, or failing its re-check, or
+    a person's answer). Only the first row of an intent carries its key: a later one (an ask
+    answered twice by hand, a skip after the intent was settled) is a row of its own."""
     row = _row(server, done, redactor, at, root_session_id, watcher)
+    taken = select(WatchAction.id).where(
+        col(WatchAction.server) == row.server, col(WatchAction.intent_key) == row.intent_key
+    )
+    if row.intent_key and db.exec(taken.limit(1)).first() is not None:
+        row.intent_key = None
     db.add(row)
     bump(db, "actions_total", {"rule": done.intent.rule, "outcome": done.outcome}, 1)
     return row
