@@ -382,6 +382,32 @@ def _panels() -> list[Panel]:
             (f"60 * sum(rate(octel_alert_deliveries_dropped_total{RI}))", "dropped"),
             w=12,
         ),
+        _series(
+            "Provider quotas",
+            "Share of each declared quota window used (OCTEL_BUDGETS_FILE), and the hours until it runs "
+            "out at the last 24 hours' rate or until a monthly window renews.",
+            "none",
+            ("max by (provider, window) (octel_quota_used_ratio)", "{{provider}} {{window}} used"),
+            (
+                "min by (provider, window) (octel_quota_exhausted_forecast_seconds) / 3600",
+                "{{provider}} {{window}} hours left",
+            ),
+            (
+                "(max by (provider, window) (octel_quota_reset_timestamp_seconds) - time()) / 3600",
+                "{{provider}} {{window}} hours to reset",
+            ),
+            w=12,
+        ),
+        _series(
+            "Sessions archived by OpenCode generation",
+            "OpenCode sessions archived per minute, by the server's API generation (1 or 2).",
+            "opm",
+            (
+                f"60 * sum by (generation) (rate(octel_opencode_sessions_archived_total{RI}))",
+                "generation {{generation}}",
+            ),
+            w=12,
+        ),
         _row("octel service"),
         _series(
             "HTTP requests",

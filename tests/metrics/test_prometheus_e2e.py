@@ -6,6 +6,7 @@ the live API and the archiver's counters while Prometheus watches, so rates and 
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
@@ -149,6 +150,9 @@ def _archive_side(engine: Engine, sid: str, cost: float, verdict: str) -> None:
     bump(engine, "otel_trees_dropped_total", {"reason": "queue_full"}, 1)
     bump(engine, "trees_lost_total", {"reason": "incomplete"}, 1)
     bump(engine, "actions_total", {"rule": "deny_asks_after", "outcome": "done"}, 1)
+    bump(engine, "alert_deliveries_total", {"channel": "webhook_json", "outcome": "sent"}, 2)
+    bump(engine, "alert_deliveries_dropped_total", {}, 1)
+    bump(engine, "opencode_sessions_archived_total", {"generation": "2"}, 1)
 
 
 def _grow(octel: httpx.Client, url: str) -> None:
@@ -175,12 +179,17 @@ def _grow(octel: httpx.Client, url: str) -> None:
 
 
 def _start_octel(tmp: Path, url: str, port: int) -> subprocess.Popen[bytes]:
+    # a quota window the seeded Claude run's spend half uses: its three series have values
+    quotas = tmp / "budgets.json"
+    window = {"provider": "anthropic", "window": "monthly", "reset_day": 1, "limit_usd": 1.0}
+    quotas.write_text(json.dumps({"quotas": [window]}), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OCTEL_")}
     env |= {
         "OCTEL_DATA_DIR": str(tmp / "data"),
         "OCTEL_DATABASE_URL": url,
         "OCTEL_INGEST_TOKEN": TOKEN,
         "OCTEL_LONG_WORKER_SECONDS": "600",
+        "OCTEL_BUDGETS_FILE": str(quotas),
     }
     cmd = [sys.executable, "-m", "uvicorn", "--factory", "web.app:create_app"]
     cmd += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--log-level", "warning"]
