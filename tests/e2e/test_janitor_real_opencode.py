@@ -158,7 +158,8 @@ def test_watch_deletes_what_it_archived_once_verified(
         watch(delete_archived_after=0.0, janitor_every=1.0) as watched,
         httpx.Client(base_url=opencode.url, timeout=T) as http,
     ):
-        root = run_prompt(http, "Say done.", timeout=T)["root"]
+        # the janitor may delete the tree the moment it is archived: wait for that, not for idle
+        root = start(http, "Say done.")
         wait_for(lambda: http.get(f"/session/{root}").status_code == 404, T)
 
         def audited() -> list[ActionOut]:

@@ -66,7 +66,7 @@ def _run(engine: Engine) -> tuple[list[str], list[str], list[str]]:
     async def go() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as http:
             w = SimpleNamespace(
-                client=SimpleNamespace(base_url=BASE),
+                client=SimpleNamespace(base_url=BASE, is_v2=False, http=SimpleNamespace(auth=None)),
                 live=_board(),
                 rec=SimpleNamespace(root_of=lambda _s: None),
                 http=http,
