@@ -103,7 +103,14 @@ def messages(
     settings: SettingsDep,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=MESSAGE_PAGE_MAX)] = 50,
-    at: Annotated[str | None, Query(max_length=300, description="a message or part id to page to")] = None,
+    at: Annotated[
+        str | None,
+        Query(
+            max_length=300,
+            description="a message or part id to page to",
+            json_schema_extra={"pattern": "^[^\\u0000]*$"},  # the door refuses NUL in any query
+        ),
+    ] = None,
 ) -> MessagePage:
     """A page of the session's messages from its archive file, oldest first."""
     path = archive_path_of(db, session_id)
