@@ -47,6 +47,7 @@ from web.guard import Guard, SecurityHeaders
 from web.hosts import HostCheck
 from web.http_telemetry import telemetry_config
 from web.login_cookie import Logins, LoginThrottle
+from web.openapi_doc import say_no_nul
 from web.store_outage import StoreOutage
 
 __all__ = [
@@ -195,6 +196,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
     app.add_middleware(metrics.RequestMetricsMiddleware)
     app.add_middleware(HostCheck, allowed_hosts=settings.hosts)
     app.add_middleware(SecurityHeaders)
+    say_no_nul(app)
     return app
 
 
