@@ -38,12 +38,13 @@ from tower.alert import AlertSink, NullSink
 from tower.live_alerts import LiveAlerts
 from tower.watch import Watcher
 
-__all__ = ["act_loop"]
+__all__ = ["act_loop", "pause"]
 
 Log = Callable[[str], None]
 
 
-async def _pause(stop: asyncio.Event, seconds: float) -> None:
+async def pause(stop: asyncio.Event, seconds: float) -> None:
+    """Wait ``seconds``, or less when ``stop`` is set first."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), seconds)
 
@@ -115,7 +116,7 @@ async def act_loop(
                     handled += 1
         except SQLAlchemyError as exc:  # no audit, no action: tried again next tick
             log(f"actions paused: the audit could not be read or written ({type(exc).__name__})")
-        await _pause(stop, tick)
+        await pause(stop, tick)
     return handled
 
 

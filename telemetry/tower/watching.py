@@ -35,6 +35,7 @@ from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc, parse_duration
 from telemetry.tower.acting import act_loop
+from telemetry.tower.acting import pause as _pause
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
 from tower.actions import Rules, parse_on_stuck
 from tower.watch import WatchConfig, Watcher
@@ -70,11 +71,6 @@ def rules_from(
 def holder_name() -> str:
     """This watcher process, as a lease names it: host, pid and a random tail."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
-async def _pause(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), seconds)
 
 
 async def _seed_takeover(
