@@ -1,0 +1,108 @@
+"""A Claude Code transcript read as it grows: however its bytes arrive, the live tail counts
+what the archive's reader counts over the whole file, and names the state the lines say."""
+
+from __future__ import annotations
+
+import pytest
+from claude_lines import FIXTURES, assistant, jsonl, tool_result, tool_use, usage, user
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archiver.claude.lines import read_lines
+from archiver.claude.messages import build_messages
+from tower.claude_board import ClaudeBoard, parse_agents
+from tower.claude_tail import AgentSeen, ClaudeTail, derive, totals
+
+SID = "11111111-2222-4333-8444-555555555555"
+
+
+def _fixture(name: str) -> bytes:
+    (path,) = (FIXTURES / name / "json").rglob("*.jsonl")
+    return path.read_bytes()
+
+
+def _whole(data: bytes) -> tuple[dict[str, int], float, int]:
+    msgs = build_messages(read_lines(data).objects, SID).messages
+    return totals(msgs)
+
+
+FILES = [_fixture("b_bash_tool"), _fixture("c_doom_loop"), _fixture("e_retry_529")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(range(len(FILES))), st.lists(st.floats(0, 1), max_size=12))
+def test_any_split_of_the_bytes_counts_what_the_whole_file_counts(which: int, cuts: list[float]) -> None:
+    data = FILES[which]
+    at = sorted({int(c * len(data)) for c in cuts} | {len(data)})
+    tail, got = ClaudeTail(SID, "t.jsonl"), 0
+    for t, end in enumerate(at):
+        # the watcher reads from where the last whole line ended up to the file's size now
+        tail.feed(data[tail.offset : end], float(t))
+        got = tail.offset
+    assert got == len(data)
+    assert totals(tail.messages) == _whole(data)
+    assert derive(tail.messages) == derive(build_messages(read_lines(data).objects, SID).messages)
+
+
+def test_a_line_cut_short_waits_for_its_newline() -> None:
+    line = jsonl([user(SID, "hello there")])
+    tail = ClaudeTail(SID, "t.jsonl")
+    assert tail.feed(line[:-10], 1.0) == 0 and tail.offset == 0
+    tail.feed(line[tail.offset :], 2.0)
+    assert tail.offset == len(line) and derive(tail.messages).state == "busy"
+
+
+def _states(lines: list[dict[str, object]], agent: AgentSeen | None = None) -> str:
+    tail = ClaudeTail(SID, "t.jsonl")
+    tail.feed(jsonl(lines), 1.0)
+    return derive(tail.messages, agent).state
+
+
+def test_each_step_of_a_turn_is_named() -> None:
+    ask = user(SID, "run the tests")
+    call = assistant(SID, "msg_1", [{"type": "text", "text": "Running."}, tool_use("tu_1", command="pytest")])
+    for line in call:
+        line["message"]["stop_reason"] = "tool_use"  # type: ignore[index]
+    result = user(SID, tool_result("tu_1", "3 passed"))
+    done = assistant(SID, "msg_2", [{"type": "text", "text": "All pass."}], use=usage(200, 20))
+    done[0]["message"]["stop_reason"] = "end_turn"  # type: ignore[index]
+    assert _states([ask]) == "busy"
+    assert _states([ask, *call]) == "running_tool"
+    waiting = AgentSeen(SID, "waiting", "permission")
+    assert _states([ask, *call], waiting) == "waiting_permission"
+    assert _states([ask, *call, result]) == "busy"
+    assert _states([ask, *call, result, *done]) == "idle"
+    assert _states([ask, *call, result, user(SID, "[Request interrupted by user]")]) == "interrupted"
+
+
+def test_a_question_to_the_user_needs_input_without_the_cli() -> None:
+    q = tool_use("tu_9", name="AskUserQuestion", questions=[{"question": "Which database?"}])
+    tail = ClaudeTail(SID, "t.jsonl")
+    tail.feed(jsonl([user(SID, "set it up"), *assistant(SID, "msg_1", [q])]), 1.0)
+    st_ = derive(tail.messages)
+    assert st_.state == "waiting_permission" and st_.permission == "question"
+    assert st_.patterns == ("Which database?",) and st_.request_id == "tu_9"
+
+
+def test_the_board_reports_only_sessions_that_moved() -> None:
+    board = ClaudeBoard("claude-code:/c", lambda _m: [])
+    board.feed(SID, "t.jsonl", jsonl([user(SID, "hi")]), 1.0)
+    (row,) = board.snapshot(1.0)
+    assert row.state == "busy" and row.title == "hi" and row.server == "claude-code:/c"
+    assert board.snapshot(2.0) == []
+    board.on_agents({SID: AgentSeen(SID, "waiting", "permission")})
+    assert [r.state for r in board.snapshot(3.0)] == ["busy"]  # no pending tool: still busy
+    assert board.active() == [SID]
+
+
+def test_agents_json_of_cli_2_1_328() -> None:
+    text = (
+        b'[{"pid": 41, "cwd": "/w", "kind": "interactive", "startedAt": 1, "sessionId": "a",'
+        b' "status": "waiting", "waitingFor": "permission"},'
+        b' {"id": "j", "kind": "background", "sessionId": "b", "state": "blocked"}, 7]'
+    )
+    got = parse_agents(text)
+    assert got["a"] == AgentSeen("a", "waiting", "permission", 41, None)
+    assert got["b"].status == "waiting"
+    with pytest.raises(ValueError):
+        parse_agents(b"error: unknown command 'agents'")
