@@ -82,6 +82,14 @@ def watch_cmd(
         Path | None,
         typer.Option(help="Follow Claude Code transcripts in this config folder (with --server: both)."),
     ] = None,
+    claude_cli: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH|off",
+            help="Claude Code CLI asked for its sessions' states (`claude agents --json`); "
+            "default: `claude` on PATH; off: the transcripts alone.",
+        ),
+    ] = None,
     claude_quiet: Annotated[
         float, typer.Option(min=0, help="Seconds a Claude Code session must be quiet before it is archived.")
     ] = 30.0,
@@ -115,9 +123,12 @@ def watch_cmd(
     (`octel actions list`), and so is deleting old trees archived and verified
     (--delete-archived-after, as `octel janitor` does). Watchers sharing a store follow each
     server one at a time (a lease); another takes over when one dies. With --claude-dir, follow
-    Claude Code transcripts instead (both with --server too)."""
+    Claude Code transcripts instead (both with --server too): live rows for the sessions
+    running (busy, running a tool, needs input), archives of the quiet ones; their budgets and
+    live rules only alert (the CLI cannot be stopped from outside)."""
     from cli.archive import _check_redaction, _check_server  # not at import: archive loads every command
     from telemetry.services.claude_import import watch_claude
+    from telemetry.tower.claude_live import follow_claude_live
 
     settings = settings_of(ctx)
     _check_redaction(settings)
@@ -157,7 +168,8 @@ def watch_cmd(
         err_console.print(f"[dim]watch[/] {escape(without_credentials(msg))}", highlight=False)
 
     # alerts are logged here; delivery to a channel is the sink's business
-    spend = BudgetWatch(budgets, _LogSink(log), label=label, quotas=quotas)
+    spend = BudgetWatch(budgets, _LogSink(log), label=label, quotas=quotas, alert_only=not urls)
+    cli_path = _claude_cli(claude_cli) if claude_dir is not None else None
 
     def changed(row: LiveChange) -> None:
         # the stored row, redacted, as `sessions list --live --json` gives it, and the state it left
@@ -175,18 +187,37 @@ def watch_cmd(
             alerts = start_alerts(settings, engine, open_redactor(settings))
             # budget and quota alerts are said on the log and delivered like the rules' alerts
             spend.sink = spend.quotas.sink = _LogSink(log, alerts.sink)
-            claude: asyncio.Task[object] | None = None
+            claude: list[asyncio.Task[object]] = []
             if claude_dir is not None:
-                claude = asyncio.create_task(
-                    watch_claude(
-                        claude_dir.expanduser(),
-                        stop,
-                        settings=settings,
-                        engine=engine,
-                        quiet_seconds=claude_quiet,
-                        interval=poll_interval,
-                        label=label,
-                        log=log,
+                if not urls:  # no OpenCode watcher checks budgets: this one does, alert only
+                    named = "; ".join(b.name for b in budgets) or "none"
+                    log(f"budgets: {named} (alert only: Claude Code cannot be stopped from outside)")
+                live = follow_claude_live(
+                    claude_dir.expanduser().resolve(),
+                    stop,
+                    engine=engine,
+                    redactor=open_redactor(settings),
+                    interval=min(poll_interval, 1.0),  # a line on the board within seconds
+                    cli=cli_path,
+                    lease_seconds=settings.watch_lease_seconds,
+                    rules=rules,
+                    budgets=None if urls else spend,
+                    sink=_LogSink(log, alerts.sink),
+                    log=log,
+                )
+                claude.append(asyncio.create_task(live))
+                claude.append(
+                    asyncio.create_task(
+                        watch_claude(
+                            claude_dir.expanduser(),
+                            stop,
+                            settings=settings,
+                            engine=engine,
+                            quiet_seconds=claude_quiet,
+                            interval=poll_interval,
+                            label=label,
+                            log=log,
+                        )
                     )
                 )
             ws = []
@@ -218,8 +249,8 @@ def watch_cmd(
                     sink=alerts.sink,
                     alerts_to=alerts.describe() if alerts.channels else "",
                 )
-            if claude is not None:
-                await claude
+            for task in claude:
+                await task
             await asyncio.to_thread(alerts.close)  # what is queued is sent first
             log(
                 f"stopped: {sum(w.archives for w in ws)} archive runs, {sum(w.probes for w in ws)} probes, "
@@ -227,6 +258,18 @@ def watch_cmd(
             )
 
     asyncio.run(main())
+
+
+def _claude_cli(given: str | None) -> str | None:
+    """The CLI to ask for its sessions' states: the one given, ``claude`` on PATH, or none."""
+    import shutil
+
+    if given is not None and given.strip().lower() == "off":
+        return None
+    found = shutil.which(given.strip() if given else "claude")
+    if given and found is None:
+        fail(f"--claude-cli: {given} is not an executable (give a path, or off)", 2)
+    return found
 
 
 class _LogSink:

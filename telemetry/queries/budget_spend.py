@@ -23,6 +23,7 @@ from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc
 from tower.budgets import SCOPES, Scope, Used
+from tower.claude_board import is_claude_server
 
 __all__ = ["SpendSoFar", "spend_so_far"]
 
@@ -110,6 +111,8 @@ def spend_so_far(
         _today(db, out, midnight)
     for u in live:
         root = u.row.root_session_id or u.row.session_id
+        if is_claude_server(u.row.server):  # a Claude Code tree running now: no watcher stops it
+            out.claude_roots.add(root)
         if "tree" in scopes:
             out.add("tree", root, u.cost_usd, u.tokens)
         out.add("fleet_day", "", u.cost_usd, u.tokens)

@@ -16,6 +16,7 @@ from telemetry.queries.models import stored_tokens
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc
+from tower.claude_board import is_claude_server
 from tower.live import STATES
 
 __all__ = [
@@ -91,6 +92,7 @@ class LiveSessionOut(BaseModel):
     updated_at: datetime
     explanation: str
     archived: bool = False  # an archive of the session exists too (an earlier quiet moment)
+    source: str = "opencode"  # who runs it: opencode, or claude_code (a transcript followed)
 
 
 class LiveChange(LiveSessionOut):
@@ -124,7 +126,15 @@ def _age(t: datetime | None, now: datetime) -> float | None:
 def explain(r: LiveSessionOut) -> str:
     """One sentence for a person: what the session does, for how long, and who runs it."""
     age = age_text(r.state_age_s)
-    if r.state == "waiting_permission" and r.ask is not None:
+    if r.state == "waiting_permission" and r.ask is not None and r.source == "claude_code":
+        what = (
+            "a question to the user"
+            if r.ask.permission == "question"
+            else f"permission for {r.ask.permission}"
+        )
+        pats = ", ".join(f"`{p}`" for p in r.ask.patterns[:3])
+        text = f"needs input for {age_text(r.ask.waited_s)}: {what}" + (f" ({pats})" if pats else "")
+    elif r.state == "waiting_permission" and r.ask is not None:
         pats = ", ".join(f"`{p}`" for p in r.ask.patterns[:3])
         text = f"waiting {age_text(r.ask.waited_s)} on a {r.ask.permission} ask"
         text += (f" ({pats})" if pats else "") + ", no reply"
@@ -197,6 +207,7 @@ def live_out(x: LiveSession, now: datetime, no_watcher_since: datetime | None = 
         driver=x.driver,
         updated_at=as_utc(x.updated_at),
         explanation="",
+        source="claude_code" if is_claude_server(x.server) else "opencode",
     )
     out.explanation = explain(out)
     return out

@@ -113,11 +113,14 @@ class BudgetWatch:
         *,
         label: str | None = None,
         quotas: Sequence[Quota] = (),
+        alert_only: bool = False,
     ):
         self.budgets = tuple(budgets)
         self.sink: AlertSink = sink or NullSink()
         self.quotas = QuotaWatch(quotas, self.sink)
         self.label = label
+        # no OpenCode server followed (`watch --claude-dir` alone): every breach is an alert
+        self.alert_only = alert_only
         self.raised: set[str] = set()
         self.scopes: tuple[Scope, ...] = tuple(dict.fromkeys(b.scope for b in self.budgets))
 
@@ -148,7 +151,7 @@ class BudgetWatch:
             )
         for c in crossings(got.spent, self.budgets, got.day, self.raised):
             self.raised.add(c.key)
-            claude = c.budget.scope == "tree" and c.subject in got.claude_roots
+            claude = self.alert_only or (c.budget.scope == "tree" and c.subject in got.claude_roots)
             self.sink.emit(alert_of(c, got.day, claude=claude))
         return got
 

@@ -1,0 +1,210 @@
+"""`octel watch --claude-dir`: live rows for the Claude Code sessions running in one config
+folder, beside the archiving of quiet ones (`telemetry.services.claude_import.watch_claude`).
+
+Each tick reads only the bytes each recent transcript gained (`tower.claude_board`), asks the
+CLI what it lists (`claude agents --json`, every few seconds, in a thread: a CLI without the
+command is asked once), and writes the rows that moved into the live table through the one
+redactor, as an OpenCode server's watcher does. The folder is followed under a lease like a
+server, so a watcher that stops leaves its rows read as `unknown (no watcher since …)`.
+
+Live rules and budgets only alert here: the Claude Code CLI is another process with no
+control door, so octel cannot stop or answer it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from archiver.claude.document import score_claude
+from archiver.claude.layout import default_config_dir
+from archiver.claude.loading import LineTooLong, read_capped
+from archiver.redact import Redactor
+from telemetry.store.db import session_scope
+from telemetry.tower.acting import pause
+from telemetry.tower.budget_watch import BudgetWatch
+from telemetry.tower.lease import claim_lease, release_lease, renew_lease
+from telemetry.tower.live import forget_live, store_live_rows
+from telemetry.tower.watching import holder_name
+from tower.actions import Rules
+from tower.alert import AlertSink, NullSink
+from tower.claude_board import ClaudeBoard, claude_server, parse_agents
+from tower.claude_tail import AgentSeen
+from tower.live_alerts import LiveAlerts
+
+__all__ = ["ClaudeLive", "agents_of", "follow_claude_live", "recent_transcripts"]
+
+Log = Callable[[str], None]
+AGENTS_EVERY_S = 5.0  # the CLI takes about two seconds to answer: asked no more often than this
+_AGENTS_TIMEOUT_S = 30.0
+
+
+@dataclass
+class ClaudeLive:
+    ticks: int = 0
+    rows_written: int = 0
+    lines_read: int = 0
+    agents_calls: int = 0
+
+
+def recent_transcripts(config_dir: Path, since: float) -> list[tuple[str, Path, float]]:
+    """(session id, path, mtime) of each main transcript (``projects/<p>/<id>.jsonl``) written
+    to since ``since``; a stat per file, nothing read."""
+    out = []
+    projects = config_dir / "projects"
+    try:
+        folders = [e for e in os.scandir(projects) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder.path))
+        except OSError:
+            continue
+        for e in entries:
+            if not e.name.endswith(".jsonl") or e.name.startswith("agent-"):
+                continue
+            try:
+                mtime = e.stat().st_mtime
+            except OSError:
+                continue
+            if mtime >= since:
+                out.append((e.name[: -len(".jsonl")], Path(e.path), mtime))
+    return out
+
+
+def agents_of(cli: str, config_dir: Path) -> dict[str, AgentSeen]:
+    """`claude agents --json` of ``config_dir``; ValueError with a sentence when the CLI cannot
+    say (no such command, not JSON, no answer in time)."""
+    env = dict(os.environ)
+    if config_dir.resolve() != default_config_dir().resolve():
+        env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+    try:
+        done = subprocess.run(
+            [cli, "agents", "--json"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_AGENTS_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ValueError(f"{cli} agents --json: {type(exc).__name__}: {exc}") from None
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()[:1]
+        raise ValueError(f"{cli} agents --json exited {done.returncode}: {' '.join(said)[:200]}")
+    return parse_agents(done.stdout)
+
+
+def _read(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> int:
+    """Every recent transcript's new bytes fed to the board; returns the lines read."""
+    lines = 0
+    have = {sid: t for sid, t in board.paths()}
+    for sid, path, mtime in recent_transcripts(config_dir, now - board.forget_after):
+        tail = have.get(sid) or board.tail(sid, str(path))
+        try:
+            size = path.stat().st_size
+            if size < tail.offset:  # rewritten shorter (a hook, a restore): read again from the start
+                board.seen.pop(sid, None)
+                tail = board.tail(sid, str(path))
+            if size == tail.offset:
+                continue
+            data = read_capped(path, tail.offset)
+        except LineTooLong as exc:
+            log(f"{path}: {exc}")
+            continue
+        except OSError:
+            continue
+        # the file's own time is when it grew (a watcher that starts late is not fooled)
+        lines += board.feed(sid, str(path), data, min(mtime, now))
+    return lines
+
+
+async def follow_claude_live(
+    config_dir: Path,
+    stop: asyncio.Event,
+    *,
+    engine: Engine,
+    redactor: Redactor,
+    interval: float = 2.0,
+    cli: str | None = None,
+    lease_seconds: float = 30.0,
+    rules: Rules | None = None,
+    budgets: BudgetWatch | None = None,
+    sink: AlertSink | None = None,
+    log: Log = lambda _m: None,
+    clock: Callable[[], float] = time.time,
+    forget_after: float = 3600.0,
+) -> ClaudeLive:
+    """Until ``stop``: keep the live rows of the sessions in ``config_dir`` (``cli``: the
+    Claude Code CLI asked for its list; None: the transcripts alone)."""
+    server = claude_server(str(config_dir))
+    board = ClaudeBoard(server, score_claude, forget_after=forget_after)
+    holder, held, out = holder_name(), False, ClaudeLive()
+    sink = sink or NullSink()
+    alerts = LiveAlerts(rules or Rules(), redactor.redact_str)
+    asking: asyncio.Task[dict[str, AgentSeen]] | None = None
+    asked_at = float("-inf")
+    while not stop.is_set():
+        now = clock()
+        try:
+            with session_scope(engine) as db:
+                was, held = (
+                    held,
+                    (
+                        renew_lease(db, server, holder, lease_seconds)
+                        if held
+                        else claim_lease(db, server, holder, lease_seconds).held
+                    ),
+                )
+            if held and not was:
+                log(f"live rows for Claude Code sessions in {config_dir}")
+            if not held:
+                if was:
+                    log(f"{config_dir}: another watcher follows it now; live rows left to it")
+                await pause(stop, interval)
+                continue
+            if asking is not None and asking.done():
+                try:
+                    board.on_agents(asking.result())
+                    out.agents_calls += 1
+                except ValueError as exc:  # the installed CLI cannot list: the transcripts alone
+                    log(f"{exc}; live states from the transcripts alone")
+                    cli = None
+                asking = None
+            if cli is not None and asking is None and now - asked_at >= AGENTS_EVERY_S:
+                asked_at, asking = now, asyncio.create_task(asyncio.to_thread(agents_of, cli, config_dir))
+            out.lines_read += await asyncio.to_thread(_read, board, config_dir, now, log)
+            rows, gone = board.snapshot(now), board.forget(now)
+            if rows or gone:
+                with session_scope(engine) as db:
+                    store_live_rows(db, rows, redactor=redactor)
+                    if gone:
+                        forget_live(db, server, gone)
+                out.rows_written += len(rows)
+            for a in alerts.tick(board.views()):
+                sink.emit(a)
+            if budgets is not None and budgets.any:
+                budgets.check(engine, now, roots=board.active())
+            out.ticks += 1
+        except SQLAlchemyError as exc:  # the store is away: rows are written again when it is back
+            log(f"Claude Code live rows paused: the store failed ({type(exc).__name__})")
+            held = False
+        await pause(stop, interval)
+    if asking is not None:
+        asking.cancel()
+    if held:
+        try:
+            with session_scope(engine) as db:
+                release_lease(db, server, holder)
+        except SQLAlchemyError:
+            pass
+    return out

@@ -1,0 +1,89 @@
+"""Live rows of Claude Code sessions in the store (SQLite and PostgreSQL): a transcript that
+grows while `follow_claude_live` runs is on the live board as the lines say, redacted, with
+`source: claude_code`; its budget alerts and never acts; a stopped watcher leaves it unknown."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from claude_lines import assistant, jsonl, tool_result, tool_use, usage, user
+from sqlalchemy.engine import Engine
+
+from archiver.redact import Redactor
+from telemetry.queries.live import LiveSessionOut, list_live, why_live
+from telemetry.store.db import session_scope
+from telemetry.timeutil import utcnow
+from telemetry.tower.budget_watch import BudgetWatch
+from telemetry.tower.claude_live import follow_claude_live
+from tower.alert import Alert
+from tower.budgets import Budget
+
+SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
+SECRET = "hunter2-very-secret-value"
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.got: list[Alert] = []
+
+    def emit(self, alert: Alert) -> None:
+        self.got.append(alert)
+
+
+def _rows(engine: Engine) -> list[LiveSessionOut]:
+    with session_scope(engine, write=False) as db:
+        return list_live(db, utcnow()).items
+
+
+async def _until(engine: Engine, ok: Callable[[list[LiveSessionOut]], bool]) -> list[LiveSessionOut]:
+    for _ in range(400):  # a bound on the wait, not a timing claim: the content is what is checked
+        rows = await asyncio.to_thread(_rows, engine)
+        if ok(rows):
+            return rows
+        await asyncio.sleep(0.05)
+    return await asyncio.to_thread(_rows, engine)
+
+
+def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Engine, tmp_path: Path) -> None:
+    config = tmp_path / "claude"
+    path = config / "projects" / "-work-demo" / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True)
+    deploy = tool_use("tu_1", command=f"deploy --token {SECRET}")
+    call = assistant(SID, "msg_1", [deploy], use=usage(5000, 400))
+    call[0]["message"]["stop_reason"] = "tool_use"
+    path.write_bytes(jsonl([user(SID, f"deploy it with {SECRET}", cwd="/work/demo"), *call]))
+    redactor = Redactor(b"k" * 32, [SECRET])
+    sink = _Sink()
+    budgets = BudgetWatch([Budget("tree", 0.001, action="abort")], sink, alert_only=True)
+
+    async def run() -> tuple[list[LiveSessionOut], list[LiveSessionOut], list[LiveSessionOut]]:
+        stop = asyncio.Event()
+        task = asyncio.create_task(
+            follow_claude_live(config, stop, engine=engine, redactor=redactor, interval=0.05, budgets=budgets)
+        )
+        running = await _until(engine, lambda rs: any(r.state == "running_tool" for r in rs))
+        done = assistant(SID, "msg_2", [{"type": "text", "text": "Deployed."}], use=usage(6000, 20))
+        done[0]["message"]["stop_reason"] = "end_turn"
+        with path.open("ab") as fh:
+            fh.write(jsonl([user(SID, tool_result("tu_1", "ok")), *done]))
+        idle = await _until(engine, lambda rs: any(r.state == "idle" for r in rs))
+        stop.set()
+        await task
+        return running, idle, await asyncio.to_thread(_rows, engine)
+
+    running, idle, after = asyncio.run(run())
+    (r,) = running
+    assert r.source == "claude_code" and r.session_id == SID and r.tool == "Bash"
+    assert r.tokens["input"] == 5000 and r.cost_usd > 0 and r.directory == "/work/demo"
+    assert SECRET not in r.model_dump_json() and r.title is not None and "REDACTED" in r.title
+    (i,) = idle
+    assert i.turns == 2 and i.tokens["input"] == 11000 and i.cost_usd > r.cost_usd
+    # the watcher stopped: its rows read unknown, as an OpenCode server's do
+    assert [x.state for x in after] == ["unknown"]
+    breach = [a for a in sink.got if a.kind == "budget" and a.severity == "critical"]
+    assert breach and "cannot be stopped from outside" in breach[0].summary
+    with session_scope(engine, write=False) as db:
+        why = why_live(db, SID, utcnow())
+    assert why is not None and why["live"]["source"] == "claude_code"
