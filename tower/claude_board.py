@@ -184,7 +184,8 @@ class ClaudeBoard:
             session_id=sid,
             root_session_id=sid,
             parent_session_id=None,
-            title=(agent.name if agent and agent.name else None) or info.get("title"),
+            # the first prompt says more than the name the CLI derives from the folder
+            title=info.get("title") or (agent.name if agent and agent.name else None),
             agent=None,
             model=info.get("model"),
             directory=info.get("directory"),
