@@ -42,6 +42,14 @@ function patterns(ask) {
   return ask.patterns.length ? [" (", ask.patterns.slice(0, 3).map((p, i) => [i ? ", " : "", el("code", {}, p)]), ")"] : null;
 }
 
+const CLAUDE = "claude_code";
+
+// A Claude Code session waits on the person at its own terminal: a permission prompt or a
+// question the console cannot answer (the CLI has no door for it).
+function needsInput(s) {
+  return s.ask.permission === "question" ? "needs input: a question to the user" : `needs input: permission for ${s.ask.permission}`;
+}
+
 // An unanswered ask is the loudest thing on the page: one block each, oldest first. On the
 // session's own page (`own`) the block does not link to the page it is on.
 function askBlock(s, own = false) {
@@ -50,9 +58,9 @@ function askBlock(s, own = false) {
     { role: "alert", dataset: { session: s.session_id } },
     el("strong.ask-age", {}, duration(s.ask.waited_s)),
     " ",
-    el("span", {}, `${s.ask.permission} ask`),
+    el("span", {}, s.source === CLAUDE ? needsInput(s) : `${s.ask.permission} ask`),
     patterns(s.ask),
-    " unanswered",
+    s.source === CLAUDE ? " · answer it at its terminal" : " unanswered",
     own ? null : [" · ", sessionLink(s)],
     s.cycle_id ? [" · cycle ", cycleLink(s), ` of ${s.driver}`] : null,
   );
@@ -62,7 +70,7 @@ export function drawRunningNow(node, page) {
   const counts = Object.entries(page.counts).filter(([, n]) => n > 0);
   const running = page.items.filter((s) => !QUIET.has(s.state));
   if (!page.items.length) {
-    clear(node, el("p.muted", {}, "No session is being followed right now. `octel watch --server URL` follows an OpenCode server."));
+    clear(node, el("p.muted", {}, "No session is being followed right now. `octel watch --server URL` follows an OpenCode server, `octel watch --claude-dir DIR` Claude Code sessions."));
     return;
   }
   const asks = running.filter((s) => s.state === "waiting_permission" && s.ask);
@@ -94,7 +102,7 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
         el("td", {}, statePill(s.state)),
         el("td.num", {}, duration(s.state_age_s)),
         el("td.what", {}, s.explanation.split(";")[0]),
-        el("td", {}, s.agent || "–"),
+        el("td", {}, s.agent || (s.source === CLAUDE ? "Claude Code" : "–")),
         el("td.num", {}, num(s.turns)),
         el("td.num", {}, usd(s.cost_usd)),
         el("td.decisive", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
@@ -129,14 +137,14 @@ export function drawLiveHead(node, detail, { archived = false } = {}) {
   clear(
     node,
     archived ? el("h2", { id: "h-live-now" }, "Running now ", statePill(s.state)) : el("h1", {}, s.title || s.session_id, " ", statePill(s.state)),
-    s.state === "waiting_permission" && s.ask ? [askBlock(s, true), answerForm(s)] : null,
+    s.state === "waiting_permission" && s.ask ? [askBlock(s, true), s.source === CLAUDE ? null : answerForm(s)] : null,
     el("p.live-now", { dataset: { state: s.state } }, el("strong", {}, `${STATE_TEXT[s.state] || s.state} for ${duration(s.state_age_s)}`), beyondState(s)),
     el(
       "div.facts",
       {},
       [
         ["server", el("span.url", {}, s.server), "wide"],
-        ["agent", s.agent || "–"],
+        ["agent", s.agent || (s.source === CLAUDE ? "Claude Code" : "–")],
         ["model", s.model || "–"],
         ["last activity", s.inactive_s === null ? "–" : `${duration(s.inactive_s)} ago`],
         ["turns", num(s.turns)],
