@@ -204,6 +204,7 @@ def watch_cmd(
                     budgets=None if urls else spend,
                     sink=_LogSink(log, alerts.sink),
                     log=log,
+                    on_change=changed if as_json else None,
                 )
                 claude.append(asyncio.create_task(live))
                 claude.append(

@@ -113,6 +113,10 @@ class ClaudeBoard:
                 self._changed.add(sid)
         self.agents = dict(listed)
 
+    def touch(self) -> None:
+        """Every session's row is due again (the last write may not have landed)."""
+        self._changed |= set(self.seen)
+
     def forget(self, now: float) -> list[str]:
         """Sessions silent for ``forget_after`` that the CLI does not list: dropped."""
         gone = [

@@ -28,7 +28,9 @@ from archiver.claude.document import score_claude
 from archiver.claude.layout import default_config_dir
 from archiver.claude.loading import LineTooLong, read_capped
 from archiver.redact import Redactor
+from telemetry.queries.live import LiveChange, live_change
 from telemetry.store.db import session_scope
+from telemetry.timeutil import utcnow
 from telemetry.tower.acting import pause
 from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.lease import claim_lease, release_lease, renew_lease
@@ -143,9 +145,11 @@ async def follow_claude_live(
     log: Log = lambda _m: None,
     clock: Callable[[], float] = time.time,
     forget_after: float = 3600.0,
+    on_change: Callable[[LiveChange], None] | None = None,
 ) -> ClaudeLive:
     """Until ``stop``: keep the live rows of the sessions in ``config_dir`` (``cli``: the
-    Claude Code CLI asked for its list; None: the transcripts alone)."""
+    Claude Code CLI asked for its list; None: the transcripts alone); ``on_change`` hears each
+    stored row whose state changed."""
     server = claude_server(str(config_dir))
     board = ClaudeBoard(server, score_claude, forget_after=forget_after)
     holder, held, out = holder_name(), False, ClaudeLive()
@@ -186,10 +190,15 @@ async def follow_claude_live(
             rows, gone = board.snapshot(now), board.forget(now)
             if rows or gone:
                 with session_scope(engine) as db:
-                    store_live_rows(db, rows, redactor=redactor)
+                    stored = store_live_rows(db, rows, redactor=redactor)
                     if gone:
                         forget_live(db, server, gone)
                 out.rows_written += len(rows)
+                if on_change is not None:
+                    at = utcnow()
+                    for r, x in zip(rows, stored.rows, strict=True):
+                        if r.state != r.previous_state:
+                            on_change(live_change(x, r.previous_state, at))
             for a in alerts.tick(board.views()):
                 sink.emit(a)
             if budgets is not None and budgets.any:
@@ -198,6 +207,7 @@ async def follow_claude_live(
         except SQLAlchemyError as exc:  # the store is away: rows are written again when it is back
             log(f"Claude Code live rows paused: the store failed ({type(exc).__name__})")
             held = False
+            board.touch()
         await pause(stop, interval)
     if asking is not None:
         asking.cancel()

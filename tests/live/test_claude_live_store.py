@@ -12,7 +12,7 @@ from claude_lines import assistant, jsonl, tool_result, tool_use, usage, user
 from sqlalchemy.engine import Engine
 
 from archiver.redact import Redactor
-from telemetry.queries.live import LiveSessionOut, list_live, why_live
+from telemetry.queries.live import LiveChange, LiveSessionOut, list_live, why_live
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from telemetry.tower.budget_watch import BudgetWatch
@@ -57,11 +57,20 @@ def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Eng
     redactor = Redactor(b"k" * 32, [SECRET])
     sink = _Sink()
     budgets = BudgetWatch([Budget("tree", 0.001, action="abort")], sink, alert_only=True)
+    changes: list[LiveChange] = []
 
     async def run() -> tuple[list[LiveSessionOut], list[LiveSessionOut], list[LiveSessionOut]]:
         stop = asyncio.Event()
         task = asyncio.create_task(
-            follow_claude_live(config, stop, engine=engine, redactor=redactor, interval=0.05, budgets=budgets)
+            follow_claude_live(
+                config,
+                stop,
+                engine=engine,
+                redactor=redactor,
+                interval=0.05,
+                budgets=budgets,
+                on_change=changes.append,
+            )
         )
         running = await _until(engine, lambda rs: any(r.state == "running_tool" for r in rs))
         done = assistant(SID, "msg_2", [{"type": "text", "text": "Deployed."}], use=usage(6000, 20))
@@ -82,6 +91,10 @@ def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Eng
     assert i.turns == 2 and i.tokens["input"] == 11000 and i.cost_usd > r.cost_usd
     # the watcher stopped: its rows read unknown, as an OpenCode server's do
     assert [x.state for x in after] == ["unknown"]
+    # what `octel watch --json` prints: each change of state once, as stored
+    said = [(c.previous_state, c.state) for c in changes]
+    assert said[0] == (None, "running_tool") and said[-1][1] == "idle" and len(set(said)) == len(said)
+    assert all(c.source == "claude_code" and SECRET not in c.model_dump_json() for c in changes)
     breach = [a for a in sink.got if a.kind == "budget" and a.severity == "critical"]
     assert breach and "cannot be stopped from outside" in breach[0].summary
     with session_scope(engine, write=False) as db:
