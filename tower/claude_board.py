@@ -76,6 +76,7 @@ def parse_agents(text: str | bytes) -> dict[str, AgentSeen]:
 @dataclass
 class _Seen:
     tail: ClaudeTail
+    parent: str | None = None  # the session a subagent works for
     shown: tuple[str, float] | None = None  # state and since, as last reported
     scored_at: int = -1  # messages count the findings were scored on
     findings: tuple[Mapping[str, Any], ...] = ()
@@ -93,10 +94,11 @@ class ClaudeBoard:
         self._changed: set[str] = set()
 
     # -- inputs -----------------------------------------------------------------------------
-    def tail(self, session_id: str, path: str) -> ClaudeTail:
+    def tail(self, session_id: str, path: str, parent: str | None = None) -> ClaudeTail:
         s = self.seen.get(session_id)
         if s is None:
-            s = self.seen[session_id] = _Seen(ClaudeTail(session_id, path))
+            tail = ClaudeTail(session_id, path, subagent=parent is not None)
+            s = self.seen[session_id] = _Seen(tail, parent)
         return s.tail
 
     def feed(self, session_id: str, path: str, data: bytes, now: float) -> int:
@@ -137,6 +139,10 @@ class ClaudeBoard:
     def active(self) -> list[str]:
         return sorted(sid for sid, s in self.seen.items() if s.shown and s.shown[0] not in _QUIET)
 
+    def active_roots(self) -> list[str]:
+        """The trees running now (a subagent's is its session's)."""
+        return sorted({self.seen[sid].parent or sid for sid in self.active()})
+
     def views(self) -> list[SessionView]:
         """The sessions running now, as the live rules and budgets read them."""
         out = []
@@ -147,7 +153,7 @@ class ClaudeBoard:
                 SessionView(
                     session_id=sid,
                     state=s.shown[0] if s.shown else "idle",
-                    root_session_id=sid,
+                    root_session_id=s.parent or sid,
                     permission=st.permission if st else None,
                     patterns=st.patterns if st else (),
                     asked_at=st.asked_at if st else None,
@@ -186,8 +192,8 @@ class ClaudeBoard:
         return LiveRow(
             server=self.server,
             session_id=sid,
-            root_session_id=sid,
-            parent_session_id=None,
+            root_session_id=s.parent or sid,
+            parent_session_id=s.parent,
             # the first prompt says more than the name the CLI derives from the folder
             title=info.get("title") or (agent.name if agent and agent.name else None),
             agent=None,

@@ -55,6 +55,7 @@ class ClaudeTail:
     usage: dict[str, list[Any]] = field(default_factory=dict)
     grew_at: float | None = None  # when the file last gave new lines
     bad_lines: int = 0
+    subagent: bool = False  # a subagent's own file: its lines are all sidechain, all its own
 
     def feed(self, data: bytes, now: float) -> int:
         """Read the bytes that follow ``offset``; returns how many lines were new."""
@@ -65,7 +66,7 @@ class ClaudeTail:
         self.lines += got.lines
         self.bad_lines += sum(1 for e in got.errors if e.error_kind == "malformed")
         # sidechain lines kept inline (CLI 1.0.x) are subagents' own: not this session's state
-        objs = [o for o in got.objects if not o.get("isSidechain")]
+        objs = got.objects if self.subagent else [o for o in got.objects if not o.get("isSidechain")]
         if got.lines:
             self.grew_at = now
         if not objs:

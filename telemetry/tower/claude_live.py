@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -42,11 +43,18 @@ from tower.claude_board import ClaudeBoard, claude_server, parse_agents
 from tower.claude_tail import AgentSeen
 from tower.live_alerts import LiveAlerts
 
-__all__ = ["ClaudeLive", "agents_of", "follow_claude_live", "recent_transcripts"]
+__all__ = ["ClaudeLive", "Transcript", "agents_of", "follow_claude_live", "recent_transcripts"]
 
 Log = Callable[[str], None]
 AGENTS_EVERY_S = 5.0  # the CLI takes about two seconds to answer: asked no more often than this
 _AGENTS_TIMEOUT_S = 30.0
+
+
+class Transcript(NamedTuple):
+    session_id: str
+    path: Path
+    mtime: float
+    parent: str | None  # the session a subagent works for
 
 
 @dataclass
@@ -57,9 +65,32 @@ class ClaudeLive:
     agents_calls: int = 0
 
 
-def recent_transcripts(config_dir: Path, since: float) -> list[tuple[str, Path, float]]:
-    """(session id, path, mtime) of each main transcript (``projects/<p>/<id>.jsonl``) written
-    to since ``since``; a stat per file, nothing read."""
+def _mtime(path: str) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
+def _subagents(folder: str, sid: str, since: float) -> list[Transcript]:
+    """The 2.1 layout's subagent transcripts of one session (``<id>/subagents/agent-<a>.jsonl``),
+    named as the archive names them (``<id>.agent-<a>``)."""
+    try:
+        entries = list(os.scandir(os.path.join(folder, sid, "subagents")))
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        if not (e.name.startswith("agent-") and e.name.endswith(".jsonl")):
+            continue
+        if (mtime := _mtime(e.path)) is not None and mtime >= since:
+            out.append(Transcript(f"{sid}.{e.name[: -len('.jsonl')]}", Path(e.path), mtime, sid))
+    return out
+
+
+def recent_transcripts(config_dir: Path, since: float) -> list[Transcript]:
+    """Each transcript written to since ``since``: the main ones (``projects/<p>/<id>.jsonl``)
+    and the subagents' of a recent main one; a stat per file, nothing read."""
     out = []
     projects = config_dir / "projects"
     try:
@@ -74,12 +105,13 @@ def recent_transcripts(config_dir: Path, since: float) -> list[tuple[str, Path, 
         for e in entries:
             if not e.name.endswith(".jsonl") or e.name.startswith("agent-"):
                 continue
-            try:
-                mtime = e.stat().st_mtime
-            except OSError:
+            mtime = _mtime(e.path)
+            if mtime is None or mtime < since:
                 continue
-            if mtime >= since:
-                out.append((e.name[: -len(".jsonl")], Path(e.path), mtime))
+            sid = e.name[: -len(".jsonl")]
+            out.append(Transcript(sid, Path(e.path), mtime, None))
+            # a subagent runs while its session waits on it: looked for only beside a recent one
+            out += _subagents(folder.path, sid, since)
     return out
 
 
@@ -110,13 +142,13 @@ def _read(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> int:
     """Every recent transcript's new bytes fed to the board; returns the lines read."""
     lines = 0
     have = {sid: t for sid, t in board.paths()}
-    for sid, path, mtime in recent_transcripts(config_dir, now - board.forget_after):
-        tail = have.get(sid) or board.tail(sid, str(path))
+    for sid, path, mtime, parent in recent_transcripts(config_dir, now - board.forget_after):
+        tail = have.get(sid) or board.tail(sid, str(path), parent)
         try:
             size = path.stat().st_size
             if size < tail.offset:  # rewritten shorter (a hook, a restore): read again from the start
                 board.seen.pop(sid, None)
-                tail = board.tail(sid, str(path))
+                tail = board.tail(sid, str(path), parent)
             if size == tail.offset:
                 continue
             data = read_capped(path, tail.offset)
@@ -202,7 +234,7 @@ async def follow_claude_live(
             for a in alerts.tick(board.views()):
                 sink.emit(a)
             if budgets is not None and budgets.any:
-                budgets.check(engine, now, roots=board.active())
+                budgets.check(engine, now, roots=board.active_roots())
             out.ticks += 1
         except SQLAlchemyError as exc:  # the store is away: rows are written again when it is back
             log(f"Claude Code live rows paused: the store failed ({type(exc).__name__})")

@@ -5,6 +5,7 @@ grows while `follow_claude_live` runs is on the live board as the lines say, red
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,3 +101,30 @@ def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Eng
     with session_scope(engine, write=False) as db:
         why = why_live(db, SID, utcnow())
     assert why is not None and why["live"]["source"] == "claude_code"
+
+
+def test_a_subagent_is_a_live_child_named_and_counted_as_its_archive(tmp_path: Path) -> None:
+    import shutil
+
+    from claude_lines import FIXTURES
+
+    from archiver.claude.layout import find_sessions
+    from archiver.claude.loading import load_tree
+    from telemetry.tower.claude_live import _read
+    from tower.claude_board import ClaudeBoard
+    from tower.claude_tail import totals
+
+    config = tmp_path / "claude"
+    shutil.copytree(FIXTURES / "d_subagent_tree" / "json", config)
+    (files,) = find_sessions(config)
+    tree = load_tree(files)
+    board = ClaudeBoard("claude-code:x", lambda _m: [])
+    now = time.time()  # the copies were written just now: recent
+    _read(board, config, now, lambda _m: None)
+    rows = {r.session_id: r for r in board.snapshot(now)}
+    archived = {s.session_id: s for s in tree.sessions}
+    assert set(rows) == set(archived)
+    for sid, r in rows.items():
+        assert r.root_session_id == tree.root_id
+        assert r.parent_session_id == (None if sid == tree.root_id else tree.root_id)
+        assert (r.tokens, r.turns) == totals(archived[sid].messages)[::2]
