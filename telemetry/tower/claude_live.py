@@ -43,7 +43,7 @@ from tower.claude_board import ClaudeBoard, claude_server, parse_agents
 from tower.claude_tail import AgentSeen
 from tower.live_alerts import LiveAlerts
 
-__all__ = ["ClaudeLive", "Transcript", "agents_of", "follow_claude_live", "recent_transcripts"]
+__all__ = ["ClaudeLive", "Transcript", "agents_of", "follow_claude_live", "read_new", "recent_transcripts"]
 
 Log = Callable[[str], None]
 AGENTS_EVERY_S = 5.0  # the CLI takes about two seconds to answer: asked no more often than this
@@ -138,7 +138,7 @@ def agents_of(cli: str, config_dir: Path) -> dict[str, AgentSeen]:
     return parse_agents(done.stdout)
 
 
-def _read(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> int:
+def read_new(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> int:
     """Every recent transcript's new bytes fed to the board; returns the lines read."""
     lines = 0
     have = {sid: t for sid, t in board.paths()}
@@ -218,7 +218,7 @@ async def follow_claude_live(
                 asking = None
             if cli is not None and asking is None and now - asked_at >= AGENTS_EVERY_S:
                 asked_at, asking = now, asyncio.create_task(asyncio.to_thread(agents_of, cli, config_dir))
-            out.lines_read += await asyncio.to_thread(_read, board, config_dir, now, log)
+            out.lines_read += await asyncio.to_thread(read_new, board, config_dir, now, log)
             rows, gone = board.snapshot(now), board.forget(now)
             if rows or gone:
                 with session_scope(engine) as db:

@@ -1,25 +1,34 @@
 """Live rows of Claude Code sessions in the store (SQLite and PostgreSQL): a transcript that
 grows while `follow_claude_live` runs is on the live board as the lines say, redacted, with
-`source: claude_code`; its budget alerts and never acts; a stopped watcher leaves it unknown."""
+`source: claude_code`; its budget and its stuck rule alert and never act; a subagent is a child
+row counted as its archive counts it; a stopped watcher leaves the rows unknown."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from claude_lines import assistant, jsonl, tool_result, tool_use, usage, user
+from claude_lines import FIXTURES, assistant, jsonl, tool_result, tool_use, usage, user
 from sqlalchemy.engine import Engine
+from sqlmodel import select
 
+from archiver.claude.layout import find_sessions
+from archiver.claude.loading import load_tree
 from archiver.redact import Redactor
 from telemetry.queries.live import LiveChange, LiveSessionOut, list_live, why_live
+from telemetry.store.action_models import WatchAction
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from telemetry.tower.budget_watch import BudgetWatch
-from telemetry.tower.claude_live import follow_claude_live
+from telemetry.tower.claude_live import follow_claude_live, read_new
+from tower.actions import Rules
 from tower.alert import Alert
 from tower.budgets import Budget
+from tower.claude_board import ClaudeBoard
+from tower.claude_tail import totals
 
 SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"
 SECRET = "hunter2-very-secret-value"
@@ -104,23 +113,13 @@ def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Eng
 
 
 def test_a_subagent_is_a_live_child_named_and_counted_as_its_archive(tmp_path: Path) -> None:
-    import shutil
-
-    from claude_lines import FIXTURES
-
-    from archiver.claude.layout import find_sessions
-    from archiver.claude.loading import load_tree
-    from telemetry.tower.claude_live import _read
-    from tower.claude_board import ClaudeBoard
-    from tower.claude_tail import totals
-
     config = tmp_path / "claude"
     shutil.copytree(FIXTURES / "d_subagent_tree" / "json", config)
     (files,) = find_sessions(config)
     tree = load_tree(files)
     board = ClaudeBoard("claude-code:x", lambda _m: [])
     now = time.time()  # the copies were written just now: recent
-    _read(board, config, now, lambda _m: None)
+    read_new(board, config, now, lambda _m: None)
     rows = {r.session_id: r for r in board.snapshot(now)}
     archived = {s.session_id: s for s in tree.sessions}
     assert set(rows) == set(archived)
@@ -128,3 +127,52 @@ def test_a_subagent_is_a_live_child_named_and_counted_as_its_archive(tmp_path: P
         assert r.root_session_id == tree.root_id
         assert r.parent_session_id == (None if sid == tree.root_id else tree.root_id)
         assert (r.tokens, r.turns) == totals(archived[sid].messages)[::2]
+
+
+def test_a_stuck_claude_session_alerts_its_rule_and_resolves_when_it_ends(
+    engine: Engine, tmp_path: Path
+) -> None:
+    (src,) = (FIXTURES / "c_doom_loop" / "json").rglob("*.jsonl")
+    lines = src.read_bytes().splitlines(keepends=True)
+    config = tmp_path / "claude"
+    path = config / "projects" / "-p" / src.name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(lines[:46]))  # the loop in flight: a tool running
+    sink = _Sink()
+    rules = Rules(on_stuck=(("doom_loop", "abort"),))
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(
+            follow_claude_live(
+                config,
+                stop,
+                engine=engine,
+                redactor=Redactor(b"k" * 32, []),
+                interval=0.05,
+                rules=rules,
+                sink=sink,
+            )
+        )
+        await _until(engine, lambda rs: any(r.state == "running_tool" for r in rs))
+        for _ in range(100):
+            if sink.got:
+                break
+            await asyncio.sleep(0.05)
+        with path.open("ab") as fh:
+            fh.write(b"".join(lines[46:]))  # it ends: the session is idle, the condition over
+        await _until(engine, lambda rs: any(r.state == "idle" for r in rs))
+        for _ in range(100):
+            if any(a.state == "resolved" for a in sink.got):
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await task
+
+    asyncio.run(run())
+    fired = [a for a in sink.got if a.state == "firing"]
+    assert [a.kind for a in fired] == ["stuck"] and "doom_loop" in fired[0].summary
+    assert [a.key for a in sink.got if a.state == "resolved"] == [fired[0].key]
+    # the alert is all: nothing was aborted (no audit row: the CLI has no door for it)
+    with session_scope(engine, write=False) as db:
+        assert list(db.exec(select(WatchAction))) == []
