@@ -202,6 +202,11 @@ def derive(messages: Sequence[Mapping[str, Any]], agent: AgentSeen | None = None
                 request_id=str(call.get("id") or "") or None,
             )
         return ClaudeState("running_tool", at, tool=name, tool_since=at, patterns=pats)
+    if agent is not None and agent.status == "waiting":  # a dialog no line shows (an MCP form…)
+        what = agent.waiting_for or "input"
+        return ClaudeState(
+            "waiting_permission", None, f"needs input: {what}", permission="dialog", patterns=(what,)
+        )
     last = _last_talk(messages)
     if last is None:
         return ClaudeState("busy" if agent is not None and agent.status == "busy" else "idle", None)

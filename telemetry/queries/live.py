@@ -50,6 +50,7 @@ LOUDEST_FIRST = (
     "deleted",
 )
 _RANK = {s: i for i, s in enumerate(LOUDEST_FIRST)}
+_NEEDS = {"question": "a question to the user", "dialog": "a dialog"}  # what a Claude session waits on
 MAX_LIVE = 1000
 
 
@@ -127,11 +128,7 @@ def explain(r: LiveSessionOut) -> str:
     """One sentence for a person: what the session does, for how long, and who runs it."""
     age = age_text(r.state_age_s)
     if r.state == "waiting_permission" and r.ask is not None and r.source == "claude_code":
-        what = (
-            "a question to the user"
-            if r.ask.permission == "question"
-            else f"permission for {r.ask.permission}"
-        )
+        what = _NEEDS.get(r.ask.permission, f"permission for {r.ask.permission}")
         pats = ", ".join(f"`{p}`" for p in r.ask.patterns[:3])
         text = f"needs input for {age_text(r.ask.waited_s)}: {what}" + (f" ({pats})" if pats else "")
     elif r.state == "waiting_permission" and r.ask is not None:

@@ -75,6 +75,16 @@ def test_each_step_of_a_turn_is_named() -> None:
     assert _states([ask, *call, result, user(SID, "[Request interrupted by user]")]) == "interrupted"
 
 
+def test_the_cli_waiting_with_no_call_open_still_needs_input() -> None:
+    got = derive(ClaudeTail(SID, "t").messages, AgentSeen(SID, "waiting", "elicitation dialog"))
+    assert (got.state, got.permission, got.patterns) == (
+        "waiting_permission",
+        "dialog",
+        ("elicitation dialog",),
+    )
+    assert got.reason == "needs input: elicitation dialog"
+
+
 def test_a_question_to_the_user_needs_input_without_the_cli() -> None:
     q = tool_use("tu_9", name="AskUserQuestion", questions=[{"question": "Which database?"}])
     tail = ClaudeTail(SID, "t.jsonl")
@@ -91,7 +101,8 @@ def test_the_board_reports_only_sessions_that_moved() -> None:
     assert row.state == "busy" and row.title == "hi" and row.server == "claude-code:/c"
     assert board.snapshot(2.0) == []
     board.on_agents({SID: AgentSeen(SID, "waiting", "permission")})
-    assert [r.state for r in board.snapshot(3.0)] == ["busy"]  # no pending tool: still busy
+    (row,) = board.snapshot(3.0)  # no call open: a dialog the lines do not show
+    assert (row.state, row.permission, row.previous_state) == ("waiting_permission", "dialog", "busy")
     assert board.active() == [SID]
 
 

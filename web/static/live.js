@@ -47,7 +47,8 @@ const CLAUDE = "claude_code";
 // A Claude Code session waits on the person at its own terminal: a permission prompt or a
 // question the console cannot answer (the CLI has no door for it).
 function needsInput(s) {
-  return s.ask.permission === "question" ? "needs input: a question to the user" : `needs input: permission for ${s.ask.permission}`;
+  const said = { question: "a question to the user", dialog: "a dialog" }[s.ask.permission];
+  return `needs input: ${said || `permission for ${s.ask.permission}`}`;
 }
 
 // An unanswered ask is the loudest thing on the page: one block each, oldest first. On the
