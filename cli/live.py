@@ -75,7 +75,7 @@ def _list_table(page: LivePage) -> None:
             _state(r),
             age_text(r.state_age_s),
             escape(r.explanation.split(";")[0]),
-            dash(r.agent),
+            dash(r.agent or ("Claude Code" if r.source == "claude_code" else None)),
             str(r.turns),
             num(sum(r.tokens.values())),
             money(r.cost_usd),
@@ -134,7 +134,7 @@ def _session(r: LiveSessionOut, page: LiveMessagePage) -> None:
     for k, v in (
         ("title", r.title),
         ("server", r.server),
-        ("agent", r.agent),
+        ("agent", r.agent or ("Claude Code" if r.source == "claude_code" else None)),
         ("model", r.model),
         ("root", r.root_session_id),
         ("parent", r.parent_session_id),

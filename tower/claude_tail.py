@@ -145,6 +145,15 @@ def _patterns(inp: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(out[:3])
 
 
+def _moved_on(info: Mapping[str, Any], m: Mapping[str, Any]) -> bool:
+    claude = _d(info.get("claude"))
+    if info.get("role") == "system":
+        return claude.get("subtype") == "api_error"
+    if info.get("role") != "user" or claude.get("isMeta"):
+        return False
+    return any(p.get("type") == "text" for p in m.get("parts") or [])
+
+
 def _pending(messages: Sequence[Mapping[str, Any]]) -> list[tuple[JsonObj, float | None]]:
     """The tool calls of the newest answer that have no result yet, with their times."""
     start = _last_assistant(messages)
@@ -155,6 +164,8 @@ def _pending(messages: Sequence[Mapping[str, Any]]) -> list[tuple[JsonObj, float
     done: set[str] = set()
     for m in messages[start:]:
         info = _d(m.get("info"))
+        if _moved_on(info, m):
+            return []  # a new prompt (or a model call failing) after the calls: they were left
         for p in m.get("parts") or []:
             if info.get("role") == "assistant" and info.get("id") == mid and p.get("type") == "tool_use":
                 calls.append((dict(p), _ts(info)))

@@ -117,3 +117,72 @@ def test_agents_json_of_cli_2_1_328() -> None:
     assert got["b"].status == "waiting"
     with pytest.raises(ValueError):
         parse_agents(b"error: unknown command 'agents'")
+
+
+# A turn as a person sees it: each step and the state it leaves the session in.
+_STEPS = st.lists(
+    st.sampled_from(["prompt", "call", "calls", "question", "result", "answer", "stop", "retry"]), max_size=14
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_STEPS, st.sampled_from([None, "busy", "idle", "waiting"]))
+def test_the_state_is_the_one_the_last_step_leaves(steps: list[str], status: str | None) -> None:
+    lines: list[dict[str, object]] = []
+    open_calls: list[str] = []
+    question = False
+    want = "idle"
+    for i, step in enumerate(steps):
+        if step in ("call", "calls", "question"):
+            ids = [f"tu_{i}_{k}" for k in range(2 if step == "calls" else 1)]
+            name = "AskUserQuestion" if step == "question" else "Bash"
+            blocks = [tool_use(c, name=name, command="make") for c in ids]
+            answer = assistant(SID, f"msg_{i}", blocks)
+            for ln in answer:
+                ln["message"]["stop_reason"] = "tool_use"  # type: ignore[index]
+            lines += answer
+            open_calls, question = ids, step == "question"
+            want = "waiting_permission" if question else "running_tool"
+        elif step == "result" and open_calls:
+            lines.append(user(SID, tool_result(open_calls.pop(0), "ok")))
+            want = "busy" if not open_calls else want
+            question = question and bool(open_calls)
+        elif step == "result":
+            continue
+        else:
+            open_calls, question = [], False
+            if step == "prompt":
+                lines.append(user(SID, f"do step {i}"))
+                want = "busy"
+            elif step == "answer":
+                done = assistant(SID, f"msg_{i}", [{"type": "text", "text": "Done."}])
+                done[0]["message"]["stop_reason"] = "end_turn"  # type: ignore[index]
+                lines += done
+                want = "idle"
+            elif step == "stop":
+                lines.append(user(SID, "[Request interrupted by user]"))
+                want = "interrupted"
+            else:
+                err = {
+                    "type": "system",
+                    "subtype": "api_error",
+                    "uuid": f"e{i}",
+                    "retryAttempt": 2,
+                    "error": {"message": "Overloaded"},
+                    "timestamp": "2026-11-30T10:00:02.000Z",
+                }
+                lines.append(err)
+                want = "retrying"
+    agent = AgentSeen(SID, status) if status is not None else None
+    if status == "waiting":
+        want = "waiting_permission"  # the CLI's word for what no line shows, or a prompt on the call
+    elif status == "busy" and not lines:
+        want = "busy"  # started, nothing written yet
+    tail = ClaudeTail(SID, "t.jsonl")
+    tail.feed(jsonl(lines), 1.0)
+    got = derive(tail.messages, agent)
+    assert got.state == want, (steps, status, got)
+    if got.state == "running_tool":
+        assert got.tool == "Bash" and got.request_id is None
+    if got.state == "waiting_permission" and open_calls:
+        assert got.request_id == open_calls[0]
