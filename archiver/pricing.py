@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from archiver.claude.prices import Usage, price_source, priced
+import orjson
 
-__all__ = ["OCTEL_PRICED", "opencode_cost_check", "price_turns", "provider_of"]
+from archiver.claude.prices import Usage, price_source, priced
+from archiver.metrics import rollup
+
+__all__ = ["OCTEL_PRICED", "opencode_cost_check", "price_turns", "provider_of", "reprice_documents"]
 
 # What priced a turn: octel's own sources (the others are "server" and "none")
 OCTEL_PRICED = ("genai-prices", "price-file", "unpriced")
@@ -116,3 +119,36 @@ def opencode_cost_check(turns: Iterable[Mapping[str, Any]], unpriced: Iterable[s
         "server_usd": server,
         "prices": price_source(),
     }
+
+
+def _ours(t: Mapping[str, Any]) -> bool:
+    """Priced by octel (or, archived before octel priced OpenCode turns, left at 0)."""
+    source = t.get("cost_source")
+    return source in OCTEL_PRICED or (source is None and not t.get("cost"))
+
+
+def reprice_documents(docs: Iterable[JsonObj]) -> list[JsonObj]:
+    """Price again, at the prices in use now, the turns of one tree's OpenCode documents that
+    octel priced (the server's costs stay); own totals, subtree costs and each ``cost_check``
+    follow. The documents changed, in place; the others are left as they were."""
+    docs = [
+        d
+        for d in docs
+        if _d(d.get("source")).get("kind", "opencode") == "opencode"
+        and int(d.get("schema_version") or 0) >= 3
+    ]
+    before = {str(d["session_id"]): orjson.dumps(d) for d in docs}
+    for doc in docs:
+        turns = [t for t in doc.get("per_turn") or [] if isinstance(t, dict)]
+        for t in turns:
+            if _ours(t):
+                t["cost"] = 0.0
+                t.pop("cost_source", None)
+        unpriced = price_turns(turns)
+        doc["totals"]["cost"] = sum(float(t.get("cost") or 0.0) for t in turns)
+        doc["cost_check"] = opencode_cost_check(turns, unpriced)
+    own = {str(d["session_id"]): d["totals"] for d in docs}
+    subs = rollup(own, {str(d["session_id"]): d.get("parent_session_id") for d in docs})
+    for doc in docs:
+        doc["subtree"]["cost"] = subs[str(doc["session_id"])]["cost"]
+    return [d for d in docs if orjson.dumps(d) != before[str(d["session_id"])]]

@@ -74,9 +74,9 @@ def test_a_model_the_server_has_no_price_for(opencode: OpenCode, fake_llm: FakeL
     prices = tmp_path / "prices.json"
     one = {"input": 2.0, "output": 10.0, "cache_read": 0.5, "cache_write_5m": 2.5, "cache_write_1h": 4.0}
     prices.write_text(orjson.dumps({"models": {"fake/fake-free": one}}).decode())
-    use_price_file(prices)
+    priced = Settings(data_dir=tmp_path / "data", price_file=prices, _env_file=None)  # type: ignore[call-arg]
     try:
-        row, doc = _archive(root, opencode.url, settings)
+        row, doc = _archive(root, opencode.url, priced)
     finally:
         use_price_file(None)
     (turn,) = doc["per_turn"]
