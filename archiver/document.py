@@ -16,6 +16,7 @@ import detectors
 from archiver import convert, convert_v2
 from archiver.errors import WalkError
 from archiver.metrics import per_turn, rollup, totals
+from archiver.pricing import opencode_cost_check, price_turns
 from archiver.walk import TreeSnapshot
 
 __all__ = [
@@ -84,6 +85,8 @@ def build_documents(
     v2 = (tree.generation or 1) >= 2
     view = {s.session_id: convert_v2.metrics_view(s.messages) if v2 else s.messages for s in tree.sessions}
     turns = {sid: per_turn(msgs) for sid, msgs in view.items()}
+    # turns the server recorded no cost for are priced before anything sums them
+    unpriced = {sid: price_turns(t) for sid, t in turns.items()}
     own = {sid: totals(view[sid], turns[sid]) for sid in view}
     sub = rollup(own, {s.session_id: s.parent_id for s in tree.sessions})
     docs: list[JsonObj] = []
@@ -133,7 +136,7 @@ def build_documents(
             if turns[sid] or findings
             else "suspect",
             "claude": None,
-            "cost_check": None,
+            "cost_check": opencode_cost_check(turns[sid], unpriced[sid]),
         }
         if v2:
             doc["source"]["opencode_generation"] = 2

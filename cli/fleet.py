@@ -161,6 +161,14 @@ def costs(
     top: Annotated[
         int, typer.Option(min=0, max=100, help="Also list the N most expensive sessions and trees.")
     ] = 0,
+    reprice: Annotated[
+        bool,
+        typer.Option(
+            "--reprice",
+            help="First price the stored OpenCode archives again at the prices in use now "
+            "(the turns octel priced; a cost the server recorded stays).",
+        ),
+    ] = False,
     output: Output = Output.table,
 ) -> None:
     """Tokens by kind, cost and cache-hit ratio over OpenCode sessions and Claude CLI runs."""
@@ -168,6 +176,11 @@ def costs(
     bad = [k for k in keys if k not in GROUP_KEYS]
     if bad:
         fail(f"--by {bad[0]!r} is not one of {', '.join(GROUP_KEYS)}", 2)
+    repriced = True
+    if reprice:
+        from cli.reprice import reprice_stored
+
+        repriced = reprice_stored(ctx)
     t0, t1 = window(None if since == "all" else since, until)
     with read_store(ctx) as db:
         out = cost_breakdown(db, keys, t0, t1)
@@ -175,6 +188,8 @@ def costs(
             out["top_sessions"] = most_expensive_sessions(db, t0, t1, top)
             out["top_trees"] = most_expensive_trees(db, t0, t1, top)
     emit(output, CostBreakdown.model_validate(out), out["rows"], lambda: _costs_tables(out, keys, top))
+    if not repriced:
+        raise typer.Exit(1)
 
 
 # the token kinds least read go first on a narrow terminal; the group, the count and the cost stay

@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import select
 
 from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_superseded
+from archiver.claude.prices import use_price_file
 from archiver.client import OpenCodeClient
 from archiver.credentials import password_for
 from archiver.walk import TreeSnapshot
@@ -139,6 +140,7 @@ async def archive_session_tree_async(
     outcome = ArchiveOutcome(root_id)
     own_engine = engine is None
     try:
+        use_price_file(settings.price_file)  # turns the server recorded no cost for are priced by it
         redactor = redactor_for(settings, secret_values)
         url = server_url or settings.opencode_url
         engine = engine or make_engine(settings.db_url)

@@ -30,6 +30,7 @@ __all__ = [
     "cost_of",
     "price_key",
     "price_source",
+    "priced",
     "use_price_file",
     "user_prices",
 ]
@@ -135,7 +136,7 @@ _FIELDS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "
 
 
 @lru_cache(maxsize=1024)
-def _flat(ref: str, day: str | None) -> Price | bool:
+def _flat(ref: str, day: str | None, provider: str = "anthropic") -> Price | bool:
     """The one price per token kind genai-prices gives ``ref`` on ``day``; True when its prices
     are tiered or partial (every message is then priced by ``calc_price`` itself, about 400 us
     where this is 2); False when it does not know the model."""
@@ -144,7 +145,7 @@ def _flat(ref: str, day: str | None) -> Price | bool:
     from genai_prices.data_snapshot import get_snapshot
 
     try:
-        _, model = get_snapshot().find_provider_model(ref, None, "anthropic", None)
+        _, model = get_snapshot().find_provider_model(ref, None, provider, None)
     except LookupError:
         return False
     prices = model.get_prices(_when(day) or datetime.now(tz=UTC))
@@ -158,18 +159,19 @@ def _when(day: str | None) -> datetime | None:
     return datetime.fromisoformat(day).replace(tzinfo=UTC) if day else None
 
 
-def _genai(model: str, usage: Usage, day: str | None) -> float | None:
-    for ref in dict.fromkeys((model, model.removeprefix("anthropic/"))):
-        flat = _flat(ref, day)
+def _genai(model: str, usage: Usage, day: str | None, provider: str = "anthropic") -> float | None:
+    refs = (model, model.removeprefix("anthropic/")) if provider == "anthropic" else (model,)
+    for ref in dict.fromkeys(refs):
+        flat = _flat(ref, day, provider)
         if flat is False:
             continue
         if isinstance(flat, Price):
             return _own(ref, {ref.lower(): flat}, usage)
-        return _calc(ref, usage, day)
+        return _calc(ref, usage, day, provider)
     return None
 
 
-def _calc(ref: str, usage: Usage, day: str | None) -> float:
+def _calc(ref: str, usage: Usage, day: str | None, provider: str = "anthropic") -> float:
     from genai_prices import Usage as GUsage
     from genai_prices import calc_price
 
@@ -184,7 +186,7 @@ def _calc(ref: str, usage: Usage, day: str | None) -> float:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = calc_price(use, ref, provider_id="anthropic", genai_request_timestamp=_when(day))
+        got = calc_price(use, ref, provider_id=provider, genai_request_timestamp=_when(day))
     return float(got.total_price)
 
 
@@ -207,3 +209,26 @@ def cost_of(
         return _genai(model.strip(), usage, day)
     except (ValueError, OverflowError):  # usage genai-prices refuses: priced as unknown
         return None
+
+
+def priced(
+    names: tuple[str, ...], usage: Usage, provider: str | None, at_ms: float | None = None
+) -> tuple[float | None, str]:
+    """(cost, what priced it) for a message of a provider other than Claude Code's: the user
+    price file by the first of ``names`` it lists (``"provider/model"``, then ``"model"``),
+    else genai-prices under ``provider``'s own prices (a provider genai-prices does not list
+    prices nothing: a gateway's or a private server's model is not charged at another
+    provider's price); ``(None, "unpriced")`` when neither knows it."""
+    table = user_prices()
+    for name in names:
+        own = _own(name, table, usage)
+        if own is not None:
+            return own, "price-file"
+    if not provider or not names:
+        return None, "unpriced"
+    day = datetime.fromtimestamp(at_ms / 1000.0, UTC).date().isoformat() if at_ms else None
+    try:
+        got = _genai(names[-1].strip(), usage, day, provider)
+    except (ValueError, OverflowError, LookupError):  # usage or a provider it refuses: unknown
+        got = None
+    return (got, "genai-prices") if got is not None else (None, "unpriced")

@@ -78,7 +78,9 @@ def test_schema_and_code_list_the_same_fields(tmp_path: Path) -> None:
     assert set(doc) == set(SCHEMA["required"])
     assert set(SCHEMA["properties"]) - set(doc) == {"upgraded_from"}
     defs = SCHEMA["$defs"]
-    assert set(doc["per_turn"][0]) == set(defs["turn"]["required"])
+    # an OpenCode turn says what priced it; archives written before it are still valid
+    assert set(doc["per_turn"][0]) == set(defs["turn"]["required"]) | {"cost_source"}
+    assert set(defs["turn"]["properties"]) == set(doc["per_turn"][0])
     assert set(doc["totals"]) == set(defs["totals"]["required"])
     assert set(doc["subtree"]) == set(defs["subtree"]["required"])
     assert set(defs["walk_error"]["properties"]["error_kind"]["enum"]) == set(ERROR_KINDS)

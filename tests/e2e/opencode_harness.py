@@ -107,6 +107,8 @@ def _config(llm_url: str) -> dict[str, object]:
                 "models": {
                     "fake-model": {"name": "Fake Model", **model},
                     "fake-small": {"name": "Fake Small", **model, "tool_call": False, "reasoning": False},
+                    # no cost configured: the server records 0 for its answers (octel prices them)
+                    "fake-free": {"name": "Fake Free", **{k: v for k, v in model.items() if k != "cost"}},
                 },
             }
         },

@@ -112,7 +112,7 @@ function drawHead(node, data) {
     el(
       "p.muted",
       {},
-      [s.agent && `agent ${s.agent}`, s.model && `model ${s.model}`, s.label && `label ${s.label}`, s.depth ? `subagent at depth ${s.depth}` : "root session", s.source === "claude_code" ? `Claude Code ${s.opencode_version || ""}`.trim() : s.opencode_generation && `OpenCode ${s.opencode_generation}.x API${s.opencode_version ? ` (${s.opencode_version})` : ""}`, s.reported_cost_usd != null && `CLI reported ${usd(s.reported_cost_usd)}${s.cost_mismatch ? " (differs)" : ""}`]
+      [s.agent && `agent ${s.agent}`, s.model && `model ${s.model}`, s.label && `label ${s.label}`, s.depth ? `subagent at depth ${s.depth}` : "root session", s.source === "claude_code" ? `Claude Code ${s.opencode_version || ""}`.trim() : s.opencode_generation && `OpenCode ${s.opencode_generation}.x API${s.opencode_version ? ` (${s.opencode_version})` : ""}`, s.reported_cost_usd != null && `CLI reported ${usd(s.reported_cost_usd)}${s.cost_mismatch ? " (differs)" : ""}`, s.unpriced_models && s.unpriced_models.length && `unpriced: ${s.unpriced_models.join(", ")}`]
         .filter(Boolean)
         .join(" · "),
       data.trace ? [" · trace ", traceLink(data.trace)] : null,
