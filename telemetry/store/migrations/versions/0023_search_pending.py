@@ -1,0 +1,40 @@
+"""search pending: sessions whose content the catch-up indexer has still to read
+
+The index writers no longer write `search_part` in their own transaction (the FTS insert made
+archiving cost about twice as much); they put the session's id here, and the catch-up indexer
+(`telemetry/services/search_catchup.py`) reads its redacted document and writes its parts
+later, in batches. `tick` grows each time a session is queued again while it waits, so the
+catch-up only takes a row off when no newer archive came in meanwhile. Every archived session
+that has no parts yet (a store from before 0019) is queued here, so it is indexed in time.
+
+Revision ID: 0023
+Revises: 0021
+Create Date: 2026-12-02
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0023"
+down_revision = "0021"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "search_pending",
+        sa.Column("session_id", sa.String(length=200), nullable=False),
+        sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("tick", sa.Integer(), nullable=False, server_default="0"),
+        sa.PrimaryKeyConstraint("session_id", name=op.f("pk_search_pending")),
+    )
+    op.execute(
+        "INSERT INTO search_pending (session_id, queued_at, tick) "
+        "SELECT DISTINCT session_id, CURRENT_TIMESTAMP, 0 FROM session_index s "
+        "WHERE NOT EXISTS (SELECT 1 FROM search_part p WHERE p.session_id = s.session_id)"
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("search_pending")
