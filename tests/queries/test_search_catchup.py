@@ -66,7 +66,9 @@ def _catch_up(engine: Engine, settings: Settings) -> search_catchup.CatchupRepor
     return catch_up(engine, archive_store(settings, engine), redactor_for(settings))
 
 
-def test_an_import_is_queued_said_and_then_searchable(engine: Engine, later: Settings, tmp_path: Path) -> None:
+def test_an_import_is_queued_said_and_then_searchable(
+    engine: Engine, later: Settings, tmp_path: Path
+) -> None:
     sid = _import(engine, later, tmp_path)
     with session_scope(engine, write=False) as db:
         page = search(db, SearchRequest(q="README"))
