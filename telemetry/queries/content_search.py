@@ -23,6 +23,7 @@ from sqlmodel import Session, col, select
 from telemetry.queries.search_models import SearchHit, SearchJump, SearchPage, snippet
 from telemetry.queries.search_query import SearchQuery, Term, looks_like_id, parse_query
 from telemetry.queries.search_trigrams import rare_runs
+from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.store.search_models import SearchPart, SearchPending
 from telemetry.timeutil import as_utc, since_value
@@ -147,7 +148,13 @@ def _since(query: SearchQuery, since: datetime | None) -> datetime | None:
 def _hits(db: Session, query: SearchQuery, parts: Sequence[SearchPart]) -> list[SearchHit]:
     sids = sorted({p.session_id for p in parts})
     found = db.exec(select(SessionIndex).where(col(SessionIndex.session_id).in_(sids)))
-    rows = {r.session_id: r for r in found}
+    rows: dict[str, Any] = {r.session_id: r for r in found}
+    live_only = [s for s in sids if s not in rows]  # live, never archived: named by its live row
+    if live_only:
+        rows |= {
+            r.session_id: r
+            for r in db.exec(select(LiveSession).where(col(LiveSession.session_id).in_(live_only)))
+        }
     needles = [t.text for t in query.terms]
     out: list[SearchHit] = []
     for p in parts:
@@ -160,8 +167,9 @@ def _hits(db: Session, query: SearchQuery, parts: Sequence[SearchPart]) -> list[
                 title=row.title if row else None,
                 agent=row.agent if row else None,
                 model=row.model if row else None,
-                source=row.source if row else None,
-                verdict=row.verdict if row else None,
+                source=getattr(row, "source", None),
+                verdict=getattr(row, "verdict", None),
+                live=p.live_message_id is not None,
                 turn=p.message_index,
                 part=p.part_index,
                 kind=p.kind,

@@ -41,6 +41,7 @@ class SearchHit(BaseModel):
     at: datetime | None
     snippet: str
     highlights: list[Span]
+    live: bool = False  # read from a live session's message as it arrived, not from its archive
 
 
 class SearchJump(BaseModel):

@@ -15,6 +15,7 @@ by the engine (SQLite's triggers, PostgreSQL's GIN index).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -23,11 +24,19 @@ from sqlalchemy import delete, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
-from archiver.content import ContentPart
+from archiver.content import ContentPart, content_parts
 from telemetry.store.search_models import SearchPart, SearchPending
 from telemetry.timeutil import utcnow
 
-__all__ = ["enqueue", "part_rows", "put_parts", "remove_parts", "unqueue"]
+__all__ = [
+    "enqueue",
+    "part_rows",
+    "put_live_parts",
+    "put_parts",
+    "remove_live_parts",
+    "remove_parts",
+    "unqueue",
+]
 
 _T = SearchPart.__table__  # type: ignore[attr-defined]
 _P = SearchPending.__table__  # type: ignore[attr-defined]
@@ -97,3 +106,25 @@ def unqueue(db: Session, session_ids: Iterable[str]) -> None:
     ids = sorted(set(session_ids))
     for i in range(0, len(ids), _CHUNK):
         db.exec(delete(SearchPending).where(col(SearchPending.session_id).in_(ids[i : i + _CHUNK])))
+
+
+def remove_live_parts(db: Session, live_ids: Iterable[int]) -> None:
+    """Delete the parts read from these live messages (`live_message.id`)."""
+    ids = sorted(set(live_ids))
+    for i in range(0, len(ids), _CHUNK):
+        db.exec(delete(SearchPart).where(col(SearchPart.live_message_id).in_(ids[i : i + _CHUNK])))
+
+
+def put_live_parts(db: Session, messages: Sequence[tuple[int, str, int, Mapping[str, Any]]]) -> int:
+    """Replace the parts of these live messages, `(live id, session, position, body)` with the
+    body redacted as stored (info and parts, as an archive's message); the rows written. A
+    part's turn is the message's position, as the live session's page numbers it."""
+    remove_live_parts(db, [m[0] for m in messages])
+    rows: list[dict[str, Any]] = []
+    for live_id, sid, position, body in messages:
+        parts = content_parts({"messages": [body]})
+        mine = [dataclasses.replace(p, message_index=position) for p in parts]
+        rows += [{**r, "live_message_id": live_id} for r in part_rows(sid, mine)]
+    if rows:
+        db.connection().execute(insert(_T), rows)
+    return len(rows)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, DateTime, Index, Integer, Text
+from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, Text
 from sqlmodel import Field, SQLModel
 
 from telemetry.store.models import BIG
@@ -23,7 +23,10 @@ __all__ = ["SearchPart", "SearchPending"]
 
 class SearchPart(SQLModel, table=True):
     __tablename__ = "search_part"
-    __table_args__ = (Index("ix_search_part_session", "session_id", "message_index"),)
+    __table_args__ = (
+        Index("ix_search_part_session", "session_id", "message_index"),
+        Index("ix_search_part_live", "live_message_id"),
+    )
 
     id: int | None = Field(default=None, sa_type=BIG, primary_key=True)
     session_id: str = Field(max_length=200)
@@ -33,6 +36,8 @@ class SearchPart(SQLModel, table=True):
     tool: str | None = Field(default=None, max_length=200)
     at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=True))
     body: str = Field(sa_column=Column(Text, nullable=False))
+    # the live message (`live_message.id`) the part was read from; None: from the archive
+    live_message_id: int | None = Field(default=None, sa_type=BigInteger)
 
 
 class SearchPending(SQLModel, table=True):

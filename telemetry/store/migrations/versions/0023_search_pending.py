@@ -7,6 +7,10 @@ later, in batches. `tick` grows each time a session is queued again while it wai
 catch-up only takes a row off when no newer archive came in meanwhile. Every archived session
 that has no parts yet (a store from before 0019) is queued here, so it is indexed in time.
 
+`search_part.live_message_id` names the live message (`live_message.id`) a part was read from:
+a live session's messages are searchable as they arrive, and their parts go with them (the
+archive's own parts replace them when the catch-up reads the archived tree).
+
 Revision ID: 0023
 Revises: 0021
 Create Date: 2026-12-02
@@ -29,6 +33,9 @@ def upgrade() -> None:
         sa.Column("tick", sa.Integer(), nullable=False, server_default="0"),
         sa.PrimaryKeyConstraint("session_id", name=op.f("pk_search_pending")),
     )
+    with op.batch_alter_table("search_part") as batch_op:
+        batch_op.add_column(sa.Column("live_message_id", sa.BigInteger(), nullable=True))
+        batch_op.create_index("ix_search_part_live", ["live_message_id"])
     op.execute(
         "INSERT INTO search_pending (session_id, queued_at, tick) "
         "SELECT DISTINCT session_id, CURRENT_TIMESTAMP, 0 FROM session_index s "
@@ -37,4 +44,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("search_part") as batch_op:
+        batch_op.drop_index("ix_search_part_live")
+        batch_op.drop_column("live_message_id")
     op.drop_table("search_pending")
