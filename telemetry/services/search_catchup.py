@@ -105,6 +105,11 @@ def _write(engine: Engine, read: dict[str, tuple[int, tuple[ContentPart, ...]]])
     """Take the sessions read off the queue at the tick read and write their parts, in one
     transaction; (sessions written, parts written)."""
     with session_scope(engine) as db:
+        # the queue's rows locked in id order first, as writers take them (`enqueue`): a
+        # delete locks them in whatever order it finds them, and deadlocked against a writer
+        ids = sorted(read)
+        lock = select(SearchPending.session_id).where(col(SearchPending.session_id).in_(ids))
+        db.exec(lock.order_by(col(SearchPending.session_id)).with_for_update()).all()
         ticks = [and_(_P.c.session_id == s, _P.c.tick == t) for s, (t, _) in sorted(read.items())]
         taken = db.connection().execute(_P.delete().where(or_(*ticks)).returning(_P.c.session_id))
         mine = {str(r[0]) for r in taken}

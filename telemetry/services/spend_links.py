@@ -182,6 +182,8 @@ def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:
     gone = [dict(r._mapping) for r in conn.execute(doomed.returning(*(_SI.c[c] for c in SHARE_COLUMNS)))]
     refresh_trees(db, [r["root_session_id"] for r in gone])
     apply(db, removed=shares(gone))  # `spend_day` after every index row, as every writer
-    remove_parts(db, ids)  # their searchable text goes with them, and their place in its queue
+    # their place in the search queue, then their searchable text: the order the catch-up
+    # takes them in, so a prune and a catch-up of one session never wait on each other
     unqueue(db, ids)
+    remove_parts(db, ids)
     return len(gone)
