@@ -154,7 +154,7 @@ def _keep_older(
         if _messages_failed(old_doc):
             continue
         result.kept.append(older)
-        record = record_from_doc(old_doc, older, content_hash(plain), redacted=True)
+        record = record_from_doc(old_doc, older, content_hash(plain))
         result.records.append(redact_record(record, redactor))
         return True
     return False
@@ -217,7 +217,7 @@ def write_documents(
         result.superseded += [n for n in older if n != name]
         result.written.append(name)
         # the parts from the bytes written: `doc` itself is not redacted
-        record = record_from_doc(orjson.loads(data), name, content_hash(data), redacted=True)
+        record = record_from_doc(orjson.loads(data), name, content_hash(data))
         result.records.append(redact_record(record, redactor))
     if result.written and isinstance(store, FolderStore):
         try:

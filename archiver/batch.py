@@ -70,7 +70,7 @@ def _checked(name: str, data: bytes) -> SessionRecord:
     ``ValueError`` saying what is wrong."""
     doc = parse_archive(data, name)
     check_archive(doc)
-    return record_from_doc(doc, name, content_hash(data), redacted=True)
+    return record_from_doc(doc, name, content_hash(data))
 
 
 def prepare(

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.claude.outcome import error_kind_of
-from archiver.content import ContentPart, content_parts
 from detectors.findings import dominant_of
 
 __all__ = ["SOURCE_KINDS", "SessionRecord", "record_from_doc", "source_label"]
@@ -64,8 +63,6 @@ class SessionRecord:
     reported_cost_usd: float | None = None
     cost_mismatch: bool = False
     unpriced_models: str | None = None
-    # the document's searchable text (`archiver.content`): left out of equality and repr
-    parts: tuple[ContentPart, ...] = field(default=(), compare=False, repr=False)
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -76,12 +73,9 @@ def _num(v: object) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def record_from_doc(
-    doc: Mapping[str, Any], archive_path: str, content_hash: str, *, redacted: bool = False
-) -> SessionRecord:
-    """The index row of an archive document in the newest layout. With ``redacted`` (the
-    document is the one the store holds, after redaction) it carries the document's searchable
-    parts too; without, none: the content index is fed only text that was redacted."""
+def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str) -> SessionRecord:
+    """The index row of an archive document in the newest layout (its searchable text is read
+    from the stored document later, by the search catch-up)."""
     session = _d(doc.get("session"))
     tot = _d(doc.get("totals"))
     tokens = _d(tot.get("tokens"))
@@ -147,5 +141,4 @@ def record_from_doc(
         reported_cost_usd=_num(check.get("reported_usd")),
         cost_mismatch=bool(check.get("mismatch")),
         unpriced_models=",".join(str(m) for m in check.get("unpriced_models") or []) or None,
-        parts=content_parts(doc) if redacted else (),
     )

@@ -1,9 +1,9 @@
 """`octel search "…"`: every archived part's text; `octel db reindex`: build that index for
-sessions archived before it existed."""
+sessions archived before it existed, and for those still queued (`search_catchup`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -14,9 +14,15 @@ from cli.app import app, console, err_console, fail, open_redactor, open_store, 
 from cli.output import Output, emit, output_options
 from cli.queries import CursorOpt, SinceOpt
 from cli.serve import db_app
-from cli.tables import print_page, read_store, window
+from cli.tables import print_page, window
 from telemetry.queries.content_search import SearchError, SearchRequest, search
 from telemetry.queries.search_models import SearchHit, SearchPage
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from telemetry.services.search_catchup import CatchupReport
+    from telemetry.settings import Settings
 
 __all__ = ["db_reindex", "search_cmd"]
 
@@ -56,13 +62,35 @@ def search_cmd(
     output: Output = Output.table,
 ) -> None:
     """Find any text any agent said or ran: prompts, answers, reasoning, tool calls, errors."""
+    from telemetry.store.db import session_scope
+
     t0, _ = window(since, None)
-    with read_store(ctx) as db:
-        try:
-            page = search(db, SearchRequest(q=query, since=t0, limit=limit, cursor=cursor))
-        except SearchError as e:
-            fail(f"{'--cursor' if e.field == 'cursor' else 'query'}: {e}", 2)
+    settings = settings_of(ctx)
+    with open_store(settings) as engine:
+        _catch_up(settings, engine, None)  # no server may be running to have done it
+        with session_scope(engine, write=False) as db:
+            try:
+                page = search(db, SearchRequest(q=query, since=t0, limit=limit, cursor=cursor))
+            except SearchError as e:
+                fail(f"{'--cursor' if e.field == 'cursor' else 'query'}: {e}", 2)
     emit(output, page, page.hits, lambda: _table(page))
+
+
+def _catch_up(settings: Settings, engine: Engine, total: int | None) -> CatchupReport:
+    """Index what is queued, with a progress bar on stderr (none when nothing is queued)."""
+    from telemetry.archive_store import archive_store
+    from telemetry.services.search_catchup import CatchupReport, catch_up, pending_count
+
+    total = pending_count(engine) if total is None else total
+    if total == 0:
+        return CatchupReport()
+    redactor = open_redactor(settings)
+    columns = (TextColumn("indexing sessions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("sessions", total=total)
+        return catch_up(
+            engine, archive_store(settings, engine), redactor, progress=lambda n: bar.advance(task, n)
+        )
 
 
 @db_app.command("reindex")
@@ -70,20 +98,14 @@ def db_reindex(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Build the search index for sessions archived before it existed (resumable)."""
-    from telemetry.archive_store import archive_store
-    from telemetry.services.content_backfill import backfill_content, sessions_to_index
+    """Build the search index for sessions archived before it existed and for those still
+    queued (resumable: what was indexed stays indexed)."""
+    from telemetry.services.search_catchup import enqueue_unindexed, pending_count
 
     settings = settings_of(ctx)
-    redactor = open_redactor(settings)
     with open_store(settings) as engine:
-        total = sessions_to_index(engine)
-        columns = (TextColumn("sessions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=err_console, transient=True) as bar:
-            task = bar.add_task("sessions", total=total)
-            report = backfill_content(
-                engine, archive_store(settings, engine), redactor, progress=lambda n: bar.advance(task, n)
-            )
+        enqueue_unindexed(engine)
+        report = _catch_up(settings, engine, pending_count(engine))
     for line in report.errors:
         err_console.print(Text(f"skipped {line}"))
     if as_json:

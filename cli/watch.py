@@ -20,6 +20,7 @@ from telemetry.alerting import start_alerts
 from telemetry.archiving import watch_servers
 from telemetry.budget_rules import budgets_of, quotas_of
 from telemetry.queries.live import LiveChange
+from telemetry.services.search_catchup import start_catchup
 from telemetry.settings import Settings
 from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.watching import rules_from
@@ -185,6 +186,7 @@ def watch_cmd(
             loop.call_later(duration, stop.set)
         with open_store(settings) as engine:
             alerts = start_alerts(settings, engine, open_redactor(settings))
+            catchup = start_catchup(settings, engine, open_redactor(settings))  # the search index
             # budget and quota alerts are said on the log and delivered like the rules' alerts
             spend.sink = spend.quotas.sink = _LogSink(log, alerts.sink)
             claude: list[asyncio.Task[object]] = []
@@ -253,6 +255,8 @@ def watch_cmd(
             for task in claude:
                 await task
             await asyncio.to_thread(alerts.close)  # what is queued is sent first
+            if catchup is not None:
+                await asyncio.to_thread(catchup.close)
             log(
                 f"stopped: {sum(w.archives for w in ws)} archive runs, {sum(w.probes for w in ws)} probes, "
                 f"{sum(w.bad_events for w in ws)} malformed events skipped"

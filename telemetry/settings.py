@@ -213,6 +213,12 @@ class Settings(BaseSettings):
         description="How often `octel serve` checks the fleet for a daemon down or a long-running worker "
         "to alert on.",
     )
+    search_catchup_seconds: float = Field(
+        5.0,
+        ge=0,
+        description="How often `octel serve` and `octel watch` add what was archived since to the search "
+        "index (`octel search` and `octel db reindex` catch up first); 0: each archive as it is written.",
+    )
 
     budget_tree_usd: float | None = Field(
         None, gt=0, description="Spend limit of one session tree, US dollars (`octel watch` aborts it)."

@@ -30,6 +30,7 @@ from archiver.walk import TreeSnapshot
 from telemetry.archive_store import archive_store
 from telemetry.services.indexing import IndexStats, index_records
 from telemetry.services.redaction import redactor_for
+from telemetry.services.search_catchup import index_now
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope
@@ -173,6 +174,7 @@ async def archive_session_tree_async(
                     store.flush(db)  # the database store: documents in the index's transaction
                     outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
                 result.write_errors += store.confirm()  # read back before anything is deleted
+                index_now(settings, engine, redactor)  # the search index, when not caught up later
             remove_superseded(result)  # only once the index names the new documents
             _record_failures(engine, result)
             if result.records:

@@ -157,6 +157,7 @@ def settings(tmp_path: Path, store_url: str) -> Settings:
         data_dir=tmp_path / "data",
         database_url=store_url,
         ingest_token="test-token-0123456789",  # type: ignore[arg-type]
+        search_catchup_seconds=0,  # each archive searchable once written: tests read it at once
         _env_file=None,  # type: ignore[call-arg]
     )
 

@@ -39,6 +39,15 @@ def live_sessions(
     session_id: Annotated[
         str | None, Query(description="Only this session (an empty list if not live).")
     ] = None,
+    q: Annotated[
+        str | None,
+        Query(
+            max_length=500,
+            description="Only sessions this search names: words in the title, ids, agent, model, "
+            "or anything said or run so far; `tool:`, `agent:`, `model:`, `driver:`, `verdict:` "
+            "(the language of GET /api/search).",
+        ),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> LivePage:
     """Sessions running now (as `octel watch` sees them), loudest first, and counts per state."""
@@ -46,7 +55,7 @@ def live_sessions(
         msg = f"must be one of {', '.join(LOUDEST_FIRST)}"
         fields = [{"field": "query.state", "message": msg}]
         raise ApiError(422, "invalid_request", f"query.state: {msg}", fields)
-    return list_live(db, utcnow(), state=state or None, session_id=session_id or None, limit=limit)
+    return list_live(db, utcnow(), state=state or None, session_id=session_id or None, q=q, limit=limit)
 
 
 @router.get("/{session_id}", response_model=LiveDetail)

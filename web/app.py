@@ -19,6 +19,7 @@ from telemetry.budget_rules import quotas_of
 from telemetry.services import cycle_rows
 from telemetry.services.group_commit import GroupCommit
 from telemetry.services.ingest_inputs import ConflictError
+from telemetry.services.search_catchup import start_catchup
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade
@@ -145,9 +146,13 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         if (warning := exposure_warning(settings)) is not None:
             log.warning("%s", warning)
         stats = asyncio.create_task(_keep_planner_stats(engine))
+        # the search index, kept up with what was archived (every worker: only one writes each)
+        catchup = start_catchup(settings, engine, app.state.redactor)
         try:
             yield
         finally:
+            if catchup is not None:
+                await asyncio.to_thread(catchup.close)
             stats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await stats

@@ -23,11 +23,12 @@ from sqlmodel import Session, col, select
 from telemetry.queries.search_models import SearchHit, SearchJump, SearchPage, snippet
 from telemetry.queries.search_query import SearchQuery, Term, looks_like_id, parse_query
 from telemetry.queries.search_trigrams import rare_runs
+from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
-from telemetry.store.search_models import SearchPart
-from telemetry.timeutil import since_value
+from telemetry.store.search_models import SearchPart, SearchPending
+from telemetry.timeutil import as_utc, since_value
 
-__all__ = ["SearchError", "SearchRequest", "matches", "search"]
+__all__ = ["SearchError", "SearchRequest", "matches", "pending", "search"]
 
 _BODY, _ID = col(SearchPart.body), col(SearchPart.id)
 # A prefix starts the text or follows one of these.
@@ -147,7 +148,13 @@ def _since(query: SearchQuery, since: datetime | None) -> datetime | None:
 def _hits(db: Session, query: SearchQuery, parts: Sequence[SearchPart]) -> list[SearchHit]:
     sids = sorted({p.session_id for p in parts})
     found = db.exec(select(SessionIndex).where(col(SessionIndex.session_id).in_(sids)))
-    rows = {r.session_id: r for r in found}
+    rows: dict[str, Any] = {r.session_id: r for r in found}
+    live_only = [s for s in sids if s not in rows]  # live, never archived: named by its live row
+    if live_only:
+        rows |= {
+            r.session_id: r
+            for r in db.exec(select(LiveSession).where(col(LiveSession.session_id).in_(live_only)))
+        }
     needles = [t.text for t in query.terms]
     out: list[SearchHit] = []
     for p in parts:
@@ -160,8 +167,9 @@ def _hits(db: Session, query: SearchQuery, parts: Sequence[SearchPart]) -> list[
                 title=row.title if row else None,
                 agent=row.agent if row else None,
                 model=row.model if row else None,
-                source=row.source if row else None,
-                verdict=row.verdict if row else None,
+                source=getattr(row, "source", None),
+                verdict=getattr(row, "verdict", None),
+                live=p.live_message_id is not None,
                 turn=p.message_index,
                 part=p.part_index,
                 kind=p.kind,
@@ -194,14 +202,21 @@ def _probed(db: Session, conds: Sequence[Any], fts: str, after: int | None, want
     return out
 
 
+def pending(db: Session) -> dict[str, Any]:
+    """How far the index is behind the archive: sessions queued, since when (`search_catchup`)."""
+    n, since = db.exec(select(func.count(), func.min(col(SearchPending.queued_at)))).one()
+    return {"pending_sessions": int(n or 0), "pending_since": as_utc(since) if since is not None else None}
+
+
 def search(db: Session, req: SearchRequest) -> SearchPage:
     """The page of parts matching `req.q` (newest indexed first); an id jumps to its session."""
     query = parse_query(req.q)
     after = _cursor(req.cursor)
     since = _since(query, req.since)
     jump = _jump(db, query.maybe_id) if query.maybe_id and after is None else None
+    behind = pending(db)
     if query.empty:
-        return SearchPage(q=req.q, jump=jump, hits=[])
+        return SearchPage(q=req.q, jump=jump, hits=[], **behind)
     conds = _conds(query, since, after)
     fts = _fts_query(query.terms) if db.get_bind().dialect.name == "sqlite" else None
     if fts is None:
@@ -212,4 +227,4 @@ def search(db: Session, req: SearchRequest) -> SearchPage:
     more = len(parts) > req.limit
     parts = parts[: req.limit]
     nxt = str(parts[-1].id) if more and parts else None
-    return SearchPage(q=req.q, jump=jump, hits=_hits(db, query, parts), next_cursor=nxt)
+    return SearchPage(q=req.q, jump=jump, hits=_hits(db, query, parts), next_cursor=nxt, **behind)

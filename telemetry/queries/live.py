@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from sqlmodel import Session, col, func, or_, select
 
 from telemetry.queries.finding_text import describe_all
+from telemetry.queries.live_search import live_where
 from telemetry.queries.live_stale import NO_WATCHER, no_watcher_reason, unfollowed
 from telemetry.queries.models import stored_tokens
 from telemetry.store.live_models import LiveSession
@@ -249,18 +250,22 @@ def list_live(
     state: str | None = None,
     server: str | None = None,
     session_id: str | None = None,
+    q: str | None = None,
     limit: int = MAX_LIVE,
 ) -> LivePage:
-    """Live sessions, loudest first (unanswered asks, then the longest stalls)."""
+    """Live sessions, loudest first (unanswered asks, then the longest stalls); with `q`, those
+    the query names (`live_search`)."""
     gone = unfollowed(db, now)
-    q = select(LiveSession)
+    stmt = select(LiveSession)
     if state is not None:  # a row of a server nobody follows reads unknown, whatever it stored
-        q = q.where(or_(col(LiveSession.state) == state, col(LiveSession.server).in_(list(gone))))
+        stmt = stmt.where(or_(col(LiveSession.state) == state, col(LiveSession.server).in_(list(gone))))
     if server is not None:
-        q = q.where(LiveSession.server == server)
+        stmt = stmt.where(LiveSession.server == server)
     if session_id is not None:
-        q = q.where(LiveSession.session_id == session_id)
-    found = db.exec(q.order_by(col(LiveSession.state_since)).limit(limit))
+        stmt = stmt.where(LiveSession.session_id == session_id)
+    if q:
+        stmt = stmt.where(live_where(q))
+    found = db.exec(stmt.order_by(col(LiveSession.state_since)).limit(limit))
     rows = [live_out(x, now, gone.get(x.server)) for x in found]
     if state is not None:  # a server nobody follows has only unknown rows
         rows = [r for r in rows if r.state == state]

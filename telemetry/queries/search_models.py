@@ -41,6 +41,7 @@ class SearchHit(BaseModel):
     at: datetime | None
     snippet: str
     highlights: list[Span]
+    live: bool = False  # read from a live session's message as it arrived, not from its archive
 
 
 class SearchJump(BaseModel):
@@ -51,10 +52,16 @@ class SearchJump(BaseModel):
 
 
 class SearchPage(BaseModel):
+    """A page of hits. `pending_sessions` archived sessions are not in the index yet (the
+    catch-up indexer reads them shortly), the oldest queued at `pending_since`: until then
+    their text is not found."""
+
     q: str
     jump: SearchJump | None = None
     hits: list[SearchHit]
     next_cursor: str | None = None
+    pending_sessions: int = 0
+    pending_since: datetime | None = None
 
 
 def _spans(low: str, needles: Sequence[str]) -> list[tuple[int, int]]:

@@ -15,7 +15,6 @@ back the same bytes.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,6 @@ import orjson
 from sqlalchemy.engine import Engine
 
 from archiver.archive import serialise
-from archiver.content import content_parts
 from archiver.cut import cut
 from archiver.files import contained, content_hash, document_name, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
@@ -35,6 +33,7 @@ from archiver.validate import check_archive
 from telemetry.archive_store import archive_store
 from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records
+from telemetry.services.search_catchup import index_now
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 
@@ -113,13 +112,12 @@ def _load(
     check_archive(doc)
     if isinstance(store, FolderStore) and _inside(real, store.folder):
         rel = str(real.relative_to(store.folder.resolve()))
-        # a file already in the folder is indexed where it lies, unrewritten: its text is
-        # redacted for the content index here, as its record's text is when it is indexed
-        red, _ = redactor.redact_obj(doc)
-        return dataclasses.replace(record_from_doc(doc, rel, content_hash(plain)), parts=content_parts(red))
+        # a file already in the folder is indexed where it lies, unrewritten: the search
+        # catch-up redacts its text again before indexing it, as its record's text is here
+        return record_from_doc(doc, rel, content_hash(plain))
     name, data = _copy_in(doc, plain, store, redactor, gz=path.name.endswith(".gz"))
     report.copied += 1
-    return record_from_doc(orjson.loads(data), name, content_hash(data), redacted=True)
+    return record_from_doc(orjson.loads(data), name, content_hash(data))
 
 
 def _index(
@@ -174,6 +172,7 @@ def import_archives(
         progress(1)
     if batch:
         _index(engine, batch, redactor, report, store)
+    index_now(settings, engine, redactor)  # the search index, when not caught up later
     bg = background_for(settings)  # trace export, when configured: queued, never waited for
     if bg is not None:
         for root in report.roots:

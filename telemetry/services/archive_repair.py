@@ -22,6 +22,7 @@ from archiver.store import ArchiveStore, FolderStore
 from archiver.validate import check_archive
 from telemetry.archive_store import archive_store
 from telemetry.services.indexing import index_records
+from telemetry.services.search_catchup import index_now
 from telemetry.services.spend_links import remove_sessions
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import ArchiveDocument, DatabaseStore
@@ -78,7 +79,7 @@ def _newest_valid(store: ArchiveStore, session_id: str) -> SessionRecord | None:
             check_archive(doc)
         except (OSError, ValueError):
             continue
-        return record_from_doc(doc, name, content_hash(plain), redacted=True)
+        return record_from_doc(doc, name, content_hash(plain))
     return None
 
 
@@ -100,4 +101,5 @@ def repair_index(engine: Engine, settings: Settings, redactor: Redactor) -> dict
                 db.exec(delete(Finding).where(col(Finding.session_id) == sid))
                 remove_sessions(db, [sid])
                 removed.append(sid)
+    index_now(settings, engine, redactor)
     return {"repointed": repointed, "removed": removed, "stale_parts_removed": parts}

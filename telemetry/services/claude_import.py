@@ -56,6 +56,7 @@ from telemetry.services.claude_state import (
 from telemetry.services.claude_write import Writer, remove_replaced, write_prepared
 from telemetry.services.index_batch import index_batch
 from telemetry.services.redaction import redactor_for
+from telemetry.services.search_catchup import index_now
 from telemetry.settings import Settings
 from telemetry.store.aggregates import coalesced
 from telemetry.store.db import session_scope
@@ -103,6 +104,7 @@ def archive_claude(
                 indexed = index_batch(db, outcome.result.records, redactor=redactor, redacted=True)
             outcome.indexed = indexed.stats
             outcome.result.write_errors += store.confirm()  # read back before anything counts
+            index_now(settings, engine, redactor)
             remove_replaced(store, indexed.replaced.values())  # the index names the new ones now
     except Exception as exc:  # callers get an outcome, never an exception
         outcome.errors.append(f"{type(exc).__name__}: {exc}")
@@ -157,6 +159,7 @@ def import_claude(
                 store.flush(db)  # the database store: documents in the index's transaction
                 indexed = index_batch(db, records, redactor=redactor, redacted=True)
             report.problems.extend({"error_kind": "write", "message": m} for m in store.confirm())
+            index_now(settings, engine, redactor)
             report.indexed_new += indexed.stats.new
             report.indexed_updated += indexed.stats.updated
             replaced = indexed.replaced

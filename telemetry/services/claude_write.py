@@ -40,7 +40,7 @@ def write_prepared(batch: Sequence[Prepared], store: ArchiveStore, *, compress: 
                 p.result.write_errors.append(f"archive {store.where(name)} failed its check: {exc}")
                 continue
             p.result.written.append(name)
-            p.result.records.append(record_from_doc(doc, name, content_hash(data), redacted=True))
+            p.result.records.append(record_from_doc(doc, name, content_hash(data)))
 
 
 def remove_replaced(store: ArchiveStore, names: Iterable[str]) -> list[str]:

@@ -1,11 +1,12 @@
 """Keep the content index (`search_part`) in step with the session index.
 
-Each writer of `session_index` (one tree, a batch, an import, a repair) calls `replace_parts`
-with the records it indexed, in its own transaction: the session's parts are deleted and its
-new ones written, so archiving a session again never doubles a hit and a crash leaves the old
-parts or the new. The parts come from the redacted archive document (`archiver.content`, read
-when the record was built from it); a record built without one (none today) leaves the
-session's parts as they are. `remove_parts` goes with the index rows when sessions are pruned.
+Each writer of `session_index` (one tree, a batch, an import, a repair) calls `enqueue` with
+the sessions it indexed, in its own transaction: one upsert into `search_pending`, and the
+catch-up indexer (`search_catchup`) writes their parts later with `put_parts`: the session's
+parts are deleted and its new ones written, so archiving a session again never doubles a hit
+and a crash leaves the old parts or the new. The parts come from the redacted archive document
+(`archiver.content`). `remove_parts` and `unqueue` go with the index rows when sessions are
+pruned.
 
 Cheap by construction: two statements per batch of sessions (a delete by session id, which
 the session index of `search_part` answers, and one multi-row insert); the text index is kept
@@ -14,20 +15,31 @@ by the engine (SQLite's triggers, PostgreSQL's GIN index).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, insert
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
-from archiver.content import ContentPart
-from archiver.record import SessionRecord
-from telemetry.store.search_models import SearchPart
+from archiver.content import ContentPart, content_parts
+from telemetry.store.search_models import SearchPart, SearchPending
+from telemetry.timeutil import utcnow
 
-__all__ = ["part_rows", "put_parts", "remove_parts", "replace_parts"]
+__all__ = [
+    "enqueue",
+    "part_rows",
+    "put_live_parts",
+    "put_parts",
+    "remove_live_parts",
+    "remove_parts",
+    "unqueue",
+]
 
 _T = SearchPart.__table__  # type: ignore[attr-defined]
+_P = SearchPending.__table__  # type: ignore[attr-defined]
 _CHUNK = 500  # session ids per statement: under every engine's parameter limit
 
 
@@ -73,7 +85,46 @@ def put_parts(db: Session, parts: Mapping[str, Sequence[ContentPart]]) -> int:
     return len(rows)
 
 
-def replace_parts(db: Session, records: Sequence[SessionRecord]) -> int:
-    """Replace the parts of every session a record names that carries its document's parts
-    (the last record of a session wins, as in the index); returns the rows written."""
-    return put_parts(db, {r.session_id: r.parts for r in records if r.parts})
+def enqueue(db: Session, session_ids: Iterable[str]) -> None:
+    """Queue these sessions for the catch-up, in the writer's transaction (sorted: two writers
+    lock the queue's rows in the same order). A session queued already keeps its time and
+    gets a new tick."""
+    ids = sorted(set(session_ids))
+    if not ids:
+        return
+    dialect = db.get_bind().dialect.name
+    ins = postgresql.insert(_P) if dialect == "postgresql" else sqlite.insert(_P)
+    now = utcnow()
+    for i in range(0, len(ids), _CHUNK):
+        stmt = ins.values([{"session_id": s, "queued_at": now, "tick": 0} for s in ids[i : i + _CHUNK]])
+        stmt = stmt.on_conflict_do_update(index_elements=["session_id"], set_={"tick": _P.c.tick + 1})
+        db.connection().execute(stmt)
+
+
+def unqueue(db: Session, session_ids: Iterable[str]) -> None:
+    """Take these sessions off the queue (they are pruned)."""
+    ids = sorted(set(session_ids))
+    for i in range(0, len(ids), _CHUNK):
+        db.exec(delete(SearchPending).where(col(SearchPending.session_id).in_(ids[i : i + _CHUNK])))
+
+
+def remove_live_parts(db: Session, live_ids: Iterable[int]) -> None:
+    """Delete the parts read from these live messages (`live_message.id`)."""
+    ids = sorted(set(live_ids))
+    for i in range(0, len(ids), _CHUNK):
+        db.exec(delete(SearchPart).where(col(SearchPart.live_message_id).in_(ids[i : i + _CHUNK])))
+
+
+def put_live_parts(db: Session, messages: Sequence[tuple[int, str, int, Mapping[str, Any]]]) -> int:
+    """Replace the parts of these live messages, `(live id, session, position, body)` with the
+    body redacted as stored (info and parts, as an archive's message); the rows written. A
+    part's turn is the message's position, as the live session's page numbers it."""
+    remove_live_parts(db, [m[0] for m in messages])
+    rows: list[dict[str, Any]] = []
+    for live_id, sid, position, body in messages:
+        parts = content_parts({"messages": [body]})
+        mine = [dataclasses.replace(p, message_index=position) for p in parts]
+        rows += [{**r, "live_message_id": live_id} for r in part_rows(sid, mine)]
+    if rows:
+        db.connection().execute(insert(_T), rows)
+    return len(rows)

@@ -24,7 +24,7 @@ from archiver.archive import redact_record
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from archiver.versions import opencode_generation
-from telemetry.services.content_index import replace_parts
+from telemetry.services.content_index import enqueue
 from telemetry.services.indexing import IndexStats, _bump_usage, _fields
 from telemetry.services.spend_links import (
     SHARE_COLUMNS,
@@ -149,7 +149,7 @@ def _index_batch(
     # a `spend_day` row while it waited for an index row deadlocked against a cycle's relink
     apply(db, shares(rows.values()), shares(old.values()))
     out.stats.findings_new = _write_findings(db, conn, recs, findings, counted)
-    replace_parts(db, recs)
+    enqueue(db, [r.session_id for r in recs])  # the search catch-up reads their text later
     return out
 
 

@@ -21,7 +21,7 @@ from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from archiver.versions import opencode_generation
-from telemetry.services.content_index import replace_parts
+from telemetry.services.content_index import enqueue
 from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, roots_of
 from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
@@ -257,5 +257,5 @@ def _index_records(
         db.flush()
         refresh_trees(db, trees)
         apply(db, added, removed)  # `spend_day` after every index row, as every writer
-    replace_parts(db, recs)
+    enqueue(db, [r.session_id for r in recs])  # the search catch-up reads their text later
     return stats

@@ -31,7 +31,7 @@ from sqlalchemy import BindParameter, Select, bindparam, delete, or_, text, upda
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
-from telemetry.services.content_index import remove_parts
+from telemetry.services.content_index import remove_parts, unqueue
 from telemetry.store import pg_direct
 from telemetry.store.held import hold
 from telemetry.store.locks import held_keys
@@ -182,5 +182,8 @@ def remove_sessions(db: Session, session_ids: Sequence[str]) -> int:
     gone = [dict(r._mapping) for r in conn.execute(doomed.returning(*(_SI.c[c] for c in SHARE_COLUMNS)))]
     refresh_trees(db, [r["root_session_id"] for r in gone])
     apply(db, removed=shares(gone))  # `spend_day` after every index row, as every writer
-    remove_parts(db, ids)  # their searchable text goes with them
+    # their place in the search queue, then their searchable text: the order the catch-up
+    # takes them in, so a prune and a catch-up of one session never wait on each other
+    unqueue(db, ids)
+    remove_parts(db, ids)
     return len(gone)

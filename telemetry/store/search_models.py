@@ -4,23 +4,29 @@ Written with the session's index row, replaced whole when the session is archive
 removed with it. The text index over `body` is engine-specific and made by migration 0019 (on
 SQLite an FTS5 trigram table kept by triggers, `session_search_parts`; on PostgreSQL a pg_trgm
 GIN index of `lower(body)`), so it has no model here.
+
+`SearchPending` (migration 0023) names the sessions archived since the catch-up indexer last
+ran, whose parts are still to be written (`telemetry/services/search_catchup.py`).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, DateTime, Index, Text
+from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, Text
 from sqlmodel import Field, SQLModel
 
 from telemetry.store.models import BIG
 
-__all__ = ["SearchPart"]
+__all__ = ["SearchPart", "SearchPending"]
 
 
 class SearchPart(SQLModel, table=True):
     __tablename__ = "search_part"
-    __table_args__ = (Index("ix_search_part_session", "session_id", "message_index"),)
+    __table_args__ = (
+        Index("ix_search_part_session", "session_id", "message_index"),
+        Index("ix_search_part_live", "live_message_id"),
+    )
 
     id: int | None = Field(default=None, sa_type=BIG, primary_key=True)
     session_id: str = Field(max_length=200)
@@ -30,3 +36,13 @@ class SearchPart(SQLModel, table=True):
     tool: str | None = Field(default=None, max_length=200)
     at: datetime | None = Field(default=None, sa_column=Column(DateTime(timezone=True), nullable=True))
     body: str = Field(sa_column=Column(Text, nullable=False))
+    # the live message (`live_message.id`) the part was read from; None: from the archive
+    live_message_id: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class SearchPending(SQLModel, table=True):
+    __tablename__ = "search_pending"
+
+    session_id: str = Field(max_length=200, primary_key=True)
+    queued_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    tick: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))

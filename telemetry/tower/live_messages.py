@@ -1,14 +1,18 @@
 """Write the watcher's live messages into the store: each one redacted, then cut to its bound,
 upserted by (server, session, message); delete those handed out for deletion, and every
-message of the sessions whose tree was archived or forgotten."""
+message of the sessions whose tree was archived or forgotten. Each message's searchable parts
+go into the content index with it (`put_live_parts`) and leave with it: a live session is
+found by what its agents say as they say it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlmodel import Session, col, delete, select
+from sqlalchemy import delete
+from sqlmodel import Session, col, select
 
 from archiver.redact import Redactor
+from telemetry.services.content_index import put_live_parts, remove_live_parts
 from telemetry.store.live_models import LiveMessage
 from telemetry.timeutil import utcnow
 from tower.live_messages import MessageBatch, bound_body
@@ -16,20 +20,17 @@ from tower.live_messages import MessageBatch, bound_body
 __all__ = ["clear_live_messages", "store_live_messages"]
 
 _CHUNK = 500
+_LM = LiveMessage.__table__  # type: ignore[attr-defined]
 
 
 def store_live_messages(db: Session, server: str, batch: MessageBatch, *, redactor: Redactor) -> int:
     """Apply one batch; returns how many messages were new."""
     clear_live_messages(db, server, batch.cleared)
-    for i in range(0, len(batch.deletes), _CHUNK):
-        for sid, mid in batch.deletes[i : i + _CHUNK]:
-            db.exec(
-                delete(LiveMessage).where(
-                    col(LiveMessage.server) == server,
-                    col(LiveMessage.session_id) == sid,
-                    col(LiveMessage.message_id) == mid,
-                )
-            )
+    gone: list[int] = []
+    for sid, mid in batch.deletes:
+        stmt = delete(_LM).where(_LM.c.server == server, _LM.c.session_id == sid, _LM.c.message_id == mid)
+        gone += [int(r[0]) for r in db.connection().execute(stmt.returning(_LM.c.id))]
+    remove_live_parts(db, gone)
     latest = {(m.session_id, m.message_id): m for m in batch.upserts}  # the newest of each
     if not latest:
         return 0
@@ -44,6 +45,7 @@ def store_live_messages(db: Session, server: str, batch: MessageBatch, *, redact
         )
         have.update({(x.session_id, x.message_id): x for x in db.exec(q)})
     now, new = utcnow(), 0
+    written: list[LiveMessage] = []
     for key in keys:
         m = latest[key]
         clean, _ = redactor.redact_obj(m.body)  # before the cut: a secret is seen whole
@@ -55,16 +57,18 @@ def store_live_messages(db: Session, server: str, batch: MessageBatch, *, redact
         x.position, x.role, x.completed = m.position, m.role, m.completed
         x.cut, x.body, x.updated_at = cut, body, now
         db.add(x)
+        written.append(x)
+    db.flush()  # the new rows' ids, which their parts name
+    put_live_parts(db, [(int(x.id or 0), x.session_id, x.position, x.body or {}) for x in written])
     return new
 
 
 def clear_live_messages(db: Session, server: str, session_ids: Iterable[str]) -> int:
     """Delete every live message of these sessions (their tree was archived or forgotten)."""
     ids = list(session_ids)
-    n = 0
+    gone: list[int] = []
     for i in range(0, len(ids), _CHUNK):
-        stmt = delete(LiveMessage).where(
-            col(LiveMessage.server) == server, col(LiveMessage.session_id).in_(ids[i : i + _CHUNK])
-        )
-        n += db.exec(stmt).rowcount or 0
-    return n
+        stmt = delete(_LM).where(_LM.c.server == server, _LM.c.session_id.in_(ids[i : i + _CHUNK]))
+        gone += [int(r[0]) for r in db.connection().execute(stmt.returning(_LM.c.id))]
+    remove_live_parts(db, gone)  # an archived tree's text is the archive's now (`search_catchup`)
+    return len(gone)

@@ -85,7 +85,7 @@ _PARAMS = {
     "/api/costs": ["since", "until", "by", "top", "stack"],
     "/api/cycles": ["since", "until", "limit", "cursor", "in_flight", "driver", "terminal_state"],
     "/api/cycles/summary": ["hours"],
-    "/api/live": ["limit", "state", "session_id"],
+    "/api/live": ["limit", "state", "session_id", "q"],
     "/api/live/{live}/messages": ["offset", "limit"],
     "/api/live/{live}": [],
     "/api/sessions": [

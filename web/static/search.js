@@ -46,5 +46,9 @@ export async function drawSearch(node, q, since) {
     : null;
   const body = page.hits.length ? el("ol.hits", {}, page.hits.map(hitRow)) : el("p.muted", {}, "Nothing any agent said or ran holds this.");
   const more = page.next_cursor ? el("p.muted", {}, "More: octel search, or narrow the words.") : null;
-  clear(node, el("h2", {}, "In conversations"), jump, body, more);
+  // the index catches up after archiving: say when some sessions are not in it yet
+  const behind = page.pending_sessions
+    ? el("p.muted", { id: "search-pending" }, `${page.pending_sessions} session${page.pending_sessions === 1 ? "" : "s"} not indexed yet (since `, timeEl(page.pending_since), ").")
+    : null;
+  clear(node, el("h2", {}, "In conversations"), jump, body, more, behind);
 }

@@ -36,8 +36,9 @@ export function mount(root, route, ctx) {
       const searched = p.get("cursor") ? null : drawSearch(found, p.get("q"), p.get("since"));
       const show = p.get("state") ? "live" : p.get("show") || "";
       if (show !== "archived") {
-        const page = await fetchLive({ state: p.get("state") });
-        drawLive(live, page, show === "live");
+        // the one search box filters the live table too: titles, ids and what was said so far
+        const page = await fetchLive({ state: p.get("state"), q: p.get("q") });
+        drawLive(live, page, show === "live", Boolean(p.get("q")));
       } else clear(live);
       if (show === "live") {
         clear(list);
@@ -64,9 +65,9 @@ export function mount(root, route, ctx) {
   };
 }
 
-function drawLive(node, page, only) {
+function drawLive(node, page, only, searched = false) {
   if (!page.items.length) {
-    clear(node, only ? el("p.muted", {}, "No live session matches (octel watch follows the servers).") : null);
+    clear(node, only || searched ? el("p.muted", { id: "live-none" }, "No live session matches (octel watch follows the servers).") : null);
     return;
   }
   clear(node, el("h2", {}, "Live"), liveTable(page.items), only ? null : el("h2", {}, "Archived"));

@@ -1,0 +1,149 @@
+"""The catch-up indexer on SQLite and on a real PostgreSQL: an import only queues its sessions,
+a search says how many wait and since when, and a catch-up makes them searchable with the same
+hits on both engines; a session archived again while it is read stays queued (its newer
+document is read next), one pruned meanwhile gets no parts, pruning empties the queue, and the
+thread of `octel serve` / `octel watch` catches up on its own."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from telemetry.archive_store import archive_store
+from telemetry.archiving import redactor_for
+from telemetry.queries.content_search import SearchRequest, search
+from telemetry.services import search_catchup
+from telemetry.services.archive_import import import_archives
+from telemetry.services.content_index import enqueue
+from telemetry.services.prune import prune
+from telemetry.services.search_catchup import CatchupThread, catch_up, pending_count
+from telemetry.settings import Settings
+from telemetry.store.db import session_scope
+from telemetry.store.search_models import SearchPart
+from telemetry.timeutil import utcnow
+
+V1 = Path(__file__).parent.parent / "archiver" / "fixtures" / "v1_session.json"
+
+
+@pytest.fixture
+def later(settings: Settings) -> Settings:
+    """The settings of a store whose index is caught up later (the default), not by each writer."""
+    return settings.model_copy(update={"search_catchup_seconds": 5.0})
+
+
+def _import(engine: Engine, settings: Settings, tmp_path: Path) -> str:
+    folder = tmp_path / "old"
+    folder.mkdir(exist_ok=True)
+    doc = json.loads(V1.read_text())
+    doc["messages"][0]["parts"][0]["text"] += " ghp_FAKEfakeFAKEfakeFAKEfakeFAKEfake1234"
+    (folder / V1.name).write_text(json.dumps(doc))
+    report = import_archives(engine, folder, settings, redactor_for(settings))
+    assert report.skipped == [] and report.stats.new == 1
+    return str(doc["session_id"])
+
+
+def _hits(engine: Engine, q: str) -> list[tuple[str, int, int, str, str | None]]:
+    with session_scope(engine, write=False) as db:
+        page = search(db, SearchRequest(q=q, limit=200))
+    return [(h.session_id, h.turn, h.part, h.kind, h.tool) for h in page.hits]
+
+
+def _parts(engine: Engine) -> int:
+    with session_scope(engine, write=False) as db:
+        return int(db.exec(select(func.count()).select_from(SearchPart)).one())
+
+
+def _catch_up(engine: Engine, settings: Settings) -> search_catchup.CatchupReport:
+    return catch_up(engine, archive_store(settings, engine), redactor_for(settings))
+
+
+def test_an_import_is_queued_said_and_then_searchable(
+    engine: Engine, later: Settings, tmp_path: Path
+) -> None:
+    sid = _import(engine, later, tmp_path)
+    with session_scope(engine, write=False) as db:
+        page = search(db, SearchRequest(q="README"))
+    assert page.hits == [] and page.pending_sessions == 1
+    assert page.pending_since is not None and page.pending_since <= utcnow() + timedelta(seconds=1)
+    report = _catch_up(engine, later)
+    assert (report.sessions, report.errors) == (1, []) and report.parts == _parts(engine) > 0
+    # the same hits on both engines: (session, turn, part, kind, tool)
+    assert _hits(engine, "tool:bash ls") == [(sid, 1, 2, "tool", "bash")]
+    assert [h[1:4] for h in _hits(engine, '"write NOTES.md"')] == [(0, 0, "text")]
+    assert _hits(engine, "ghp_FAKEfake") == []  # the catch-up indexes redacted text only
+    with session_scope(engine, write=False) as db:
+        page = search(db, SearchRequest(q="README"))
+    assert page.hits and (page.pending_sessions, page.pending_since) == (0, None)
+    assert _catch_up(engine, later).sessions == 0  # nothing left: nothing read
+
+
+def test_a_session_queued_again_while_read_waits_for_its_newer_document(
+    engine: Engine, later: Settings, tmp_path: Path
+) -> None:
+    sid = _import(engine, later, tmp_path)
+    real = search_catchup.open_archive
+
+    def archived_again(store: Any, path: str) -> Any:
+        with session_scope(engine) as db:
+            enqueue(db, [sid])
+        return real(store, path)
+
+    with mock.patch.object(search_catchup, "open_archive", archived_again):
+        assert _catch_up(engine, later).sessions == 0
+    assert pending_count(engine) == 1 and _parts(engine) == 0
+    assert _catch_up(engine, later).sessions == 1 and pending_count(engine) == 0 and _parts(engine) > 0
+
+
+def test_pruning_empties_the_queue_even_while_a_catch_up_reads(
+    engine: Engine, later: Settings, tmp_path: Path
+) -> None:
+    _import(engine, later, tmp_path)
+    store = archive_store(later, engine)
+    real = search_catchup.open_archive
+
+    def pruned_meanwhile(st: Any, path: str) -> Any:
+        doc = real(st, path)
+        prune(engine, store, utcnow() + timedelta(days=1), keep_failures=False)
+        return doc
+
+    with mock.patch.object(search_catchup, "open_archive", pruned_meanwhile):
+        assert _catch_up(engine, later).sessions == 0
+    assert pending_count(engine) == 0 and _parts(engine) == 0
+
+
+def test_the_thread_catches_up_on_its_own(engine: Engine, later: Settings, tmp_path: Path) -> None:
+    _import(engine, later, tmp_path)
+    done = threading.Event()
+    real = search_catchup.catch_up
+
+    def watched(*a: Any, **kw: Any) -> search_catchup.CatchupReport:
+        report = real(*a, **kw)
+        if report.sessions:
+            done.set()
+        return report
+
+    thread = CatchupThread(engine, archive_store(later, engine), redactor_for(later), 0.05)
+    with mock.patch.object(search_catchup, "catch_up", watched):
+        thread.start()
+        try:
+            assert done.wait(60)
+        finally:
+            thread.close()
+    assert pending_count(engine) == 0 and _hits(engine, "tool:bash ls")
+
+
+def test_each_write_is_searchable_at_once_with_the_setting_at_0(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    assert settings.search_catchup_seconds == 0
+    sid = _import(engine, settings, tmp_path)
+    assert pending_count(engine) == 0 and _hits(engine, "tool:bash ls") == [(sid, 1, 2, "tool", "bash")]
