@@ -108,7 +108,7 @@ def _write(
         data, _ = serialise(doc, redactor)
         _, sid = document_name(doc, redactor)
         store.put(path, sid, data, compress=path.endswith(".gz"))
-        records.append(record_from_doc(orjson.loads(data), path, content_hash(data), redacted=True))
+        records.append(record_from_doc(orjson.loads(data), path, content_hash(data)))
     names = [path for path, _ in changed]
     if isinstance(store, FolderStore):
         store.sync()  # the renames are durable before the rows that name them are committed
