@@ -198,19 +198,19 @@ async def follow_claude_live(
     sink = sink or NullSink()
     alerts = LiveAlerts(rules or Rules(), redactor.redact_str)
     asking: asyncio.Task[dict[str, AgentSeen]] | None = None
-    asked_at = float("-inf")
+    asked_at = renewed = float("-inf")
     while not stop.is_set():
         now = clock()
         try:
-            with session_scope(engine) as db:
-                was, held = (
-                    held,
-                    (
+            was = held
+            if not held or now - renewed >= lease_seconds / 3:  # renewed as a server's lease is
+                with session_scope(engine) as db:
+                    held = (
                         renew_lease(db, server, holder, lease_seconds)
                         if held
                         else claim_lease(db, server, holder, lease_seconds).held
-                    ),
-                )
+                    )
+                renewed = now
             if held and not was:
                 log(f"live rows for Claude Code sessions in {config_dir}")
             if not held:
