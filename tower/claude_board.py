@@ -22,27 +22,18 @@ from archiver.claude.tree import first_prompt
 from archiver.cut import cut
 from detectors.findings import VERDICTS
 from tower.actions import SessionView
+from tower.claude_source import CLAUDE_SERVER, claude_server, is_claude_server
 from tower.claude_tail import AgentSeen, ClaudeState, ClaudeTail, derive, totals
 from tower.live_board import LiveRow
 
 __all__ = ["CLAUDE_SERVER", "ClaudeBoard", "claude_server", "is_claude_server", "parse_agents"]
 
-CLAUDE_SERVER = "claude-code:"
 _QUIET = ("idle", "interrupted", "errored", "deleted", "unknown")
 _TITLE = 200
 # the detectors read the whole stream so far (0.1 s for 3,000 messages): a session that keeps
 # writing is rescored this often, and at once when its state changes
 RESCORE_S = 5.0
 Score = Callable[[Sequence[Mapping[str, Any]]], list[dict[str, Any]]]
-
-
-def claude_server(config_dir: str) -> str:
-    """The live rows' server of one config folder."""
-    return f"{CLAUDE_SERVER}{config_dir}"
-
-
-def is_claude_server(server: str | None) -> bool:
-    return bool(server) and str(server).startswith(CLAUDE_SERVER)
 
 
 def parse_agents(text: str | bytes) -> dict[str, AgentSeen]:
