@@ -22,24 +22,18 @@ from archiver.claude.tree import first_prompt
 from archiver.cut import cut
 from detectors.findings import VERDICTS
 from tower.actions import SessionView
+from tower.claude_source import CLAUDE_SERVER, claude_server, is_claude_server
 from tower.claude_tail import AgentSeen, ClaudeState, ClaudeTail, derive, totals
 from tower.live_board import LiveRow
 
 __all__ = ["CLAUDE_SERVER", "ClaudeBoard", "claude_server", "is_claude_server", "parse_agents"]
 
-CLAUDE_SERVER = "claude-code:"
 _QUIET = ("idle", "interrupted", "errored", "deleted", "unknown")
 _TITLE = 200
+# the detectors read the whole stream so far (0.1 s for 3,000 messages): a session that keeps
+# writing is rescored this often, and at once when its state changes
+RESCORE_S = 5.0
 Score = Callable[[Sequence[Mapping[str, Any]]], list[dict[str, Any]]]
-
-
-def claude_server(config_dir: str) -> str:
-    """The live rows' server of one config folder."""
-    return f"{CLAUDE_SERVER}{config_dir}"
-
-
-def is_claude_server(server: str | None) -> bool:
-    return bool(server) and str(server).startswith(CLAUDE_SERVER)
 
 
 def parse_agents(text: str | bytes) -> dict[str, AgentSeen]:
@@ -79,6 +73,7 @@ class _Seen:
     parent: str | None = None  # the session a subagent works for
     shown: tuple[str, float] | None = None  # state and since, as last reported
     scored_at: int = -1  # messages count the findings were scored on
+    scored_time: float = float("-inf")
     findings: tuple[Mapping[str, Any], ...] = ()
     state: ClaudeState | None = None
     info: dict[str, Any] = field(default_factory=dict)
@@ -92,6 +87,7 @@ class ClaudeBoard:
         self.seen: dict[str, _Seen] = {}
         self.agents: dict[str, AgentSeen] = {}
         self._changed: set[str] = set()
+        self._behind: set[str] = set()  # findings not counting the newest messages yet
 
     # -- inputs -----------------------------------------------------------------------------
     def tail(self, session_id: str, path: str, parent: str | None = None) -> ClaudeTail:
@@ -129,11 +125,16 @@ class ClaudeBoard:
         for sid in gone:
             del self.seen[sid]
             self._changed.discard(sid)
+            self._behind.discard(sid)
         return gone
 
     # -- outputs ----------------------------------------------------------------------------
     def snapshot(self, now: float) -> list[LiveRow]:
-        todo, self._changed = self._changed, set()
+        due = {
+            sid for sid in self._behind if sid in self.seen and now - self.seen[sid].scored_time >= RESCORE_S
+        }
+        todo, self._changed = self._changed | due, set()
+        self._behind -= due
         return [self._row(sid, self.seen[sid], now) for sid in sorted(todo) if sid in self.seen]
 
     def active(self) -> list[str]:
@@ -185,7 +186,11 @@ class ClaudeBoard:
         since = s.shown[1] if s.shown and s.shown[0] == st.state else (st.since or now)
         s.shown = (st.state, since)
         if s.scored_at != len(msgs):
-            s.findings, s.scored_at = tuple(self._score(msgs)), len(msgs)
+            if prev != st.state or now - s.scored_time >= RESCORE_S:
+                s.findings, s.scored_at, s.scored_time = tuple(self._score(msgs)), len(msgs), now
+                self._behind.discard(sid)
+            else:
+                self._behind.add(sid)
         ranks = [VERDICTS.index(v) for f in s.findings if (v := f.get("verdict")) in VERDICTS]
         tokens, cost, turns = totals(msgs)
         info = self._info(s)

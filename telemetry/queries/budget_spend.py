@@ -23,7 +23,7 @@ from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc
 from tower.budgets import SCOPES, Scope, Used
-from tower.claude_board import is_claude_server
+from tower.claude_source import is_claude_server
 
 __all__ = ["SpendSoFar", "spend_so_far"]
 

@@ -17,7 +17,7 @@ from telemetry.queries.models import stored_tokens
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import as_utc
-from tower.claude_board import is_claude_server
+from tower.claude_source import is_claude_server
 from tower.live import STATES
 
 __all__ = [

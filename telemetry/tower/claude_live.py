@@ -42,6 +42,7 @@ from tower.alert import AlertSink, NullSink
 from tower.claude_board import ClaudeBoard, claude_server, parse_agents
 from tower.claude_tail import AgentSeen
 from tower.live_alerts import LiveAlerts
+from tower.live_board import LiveRow
 
 __all__ = ["ClaudeLive", "Transcript", "agents_of", "follow_claude_live", "read_new", "recent_transcripts"]
 
@@ -118,6 +119,7 @@ def recent_transcripts(config_dir: Path, since: float) -> list[Transcript]:
 def agents_of(cli: str, config_dir: Path) -> dict[str, AgentSeen]:
     """`claude agents --json` of ``config_dir``; ValueError with a sentence when the CLI cannot
     say (no such command, not JSON, no answer in time)."""
+    what = f"{cli} agents --json"
     env = dict(os.environ)
     if config_dir.resolve() != default_config_dir().resolve():
         env["CLAUDE_CONFIG_DIR"] = str(config_dir)
@@ -131,11 +133,14 @@ def agents_of(cli: str, config_dir: Path) -> dict[str, AgentSeen]:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ValueError(f"{cli} agents --json: {type(exc).__name__}: {exc}") from None
+        raise ValueError(f"{what}: {type(exc).__name__}: {exc}") from None
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()[:1]
-        raise ValueError(f"{cli} agents --json exited {done.returncode}: {' '.join(said)[:200]}")
-    return parse_agents(done.stdout)
+        raise ValueError(f"{what} exited {done.returncode}: {' '.join(said)[:200]}")
+    try:
+        return parse_agents(done.stdout)
+    except ValueError as exc:
+        raise ValueError(f"{what} answered {exc}") from None
 
 
 def read_new(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> int:
@@ -160,6 +165,11 @@ def read_new(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> int:
         # the file's own time is when it grew (a watcher that starts late is not fooled)
         lines += board.feed(sid, str(path), data, min(mtime, now))
     return lines
+
+
+def _tick(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> tuple[int, list[LiveRow], list[str]]:
+    lines = read_new(board, config_dir, now, log)
+    return lines, board.snapshot(now), board.forget(now)
 
 
 async def follow_claude_live(
@@ -188,19 +198,19 @@ async def follow_claude_live(
     sink = sink or NullSink()
     alerts = LiveAlerts(rules or Rules(), redactor.redact_str)
     asking: asyncio.Task[dict[str, AgentSeen]] | None = None
-    asked_at = float("-inf")
+    asked_at = renewed = float("-inf")
     while not stop.is_set():
         now = clock()
         try:
-            with session_scope(engine) as db:
-                was, held = (
-                    held,
-                    (
+            was = held
+            if not held or now - renewed >= lease_seconds / 3:  # renewed as a server's lease is
+                with session_scope(engine) as db:
+                    held = (
                         renew_lease(db, server, holder, lease_seconds)
                         if held
                         else claim_lease(db, server, holder, lease_seconds).held
-                    ),
-                )
+                    )
+                renewed = now
             if held and not was:
                 log(f"live rows for Claude Code sessions in {config_dir}")
             if not held:
@@ -218,8 +228,9 @@ async def follow_claude_live(
                 asking = None
             if cli is not None and asking is None and now - asked_at >= AGENTS_EVERY_S:
                 asked_at, asking = now, asyncio.create_task(asyncio.to_thread(agents_of, cli, config_dir))
-            out.lines_read += await asyncio.to_thread(read_new, board, config_dir, now, log)
-            rows, gone = board.snapshot(now), board.forget(now)
+            # reading and scoring in a thread: a long stream takes a tenth of a second to score
+            lines, rows, gone = await asyncio.to_thread(_tick, board, config_dir, now, log)
+            out.lines_read += lines
             if rows or gone:
                 with session_scope(engine) as db:
                     stored = store_live_rows(db, rows, redactor=redactor)

@@ -1,8 +1,8 @@
-"""The real Claude Code CLI 2.1.328 at a terminal, stopped at a permission prompt, while
-`octel watch --claude-dir` runs: the live row says it needs input (the CLI's own word through
-`claude agents --json`, the tool and its command from the transcript) in `sessions list
---live`, `/api/live` (`source: claude_code`), `why` and `/metrics`; once the person says yes
-the row follows the session to idle."""
+"""The real Claude Code CLI 2.1.328 at a terminal, stopped at a permission prompt or on a
+question to the user while `octel watch --claude-dir` runs: the live row says it needs input
+(the CLI's own word through `claude agents --json`, the tool and its command or question from
+the transcript) in `sessions list --live`, `/api/live` (`source: claude_code`), `why` and
+`/metrics`; once the person answers, the row follows the session to idle."""
 
 from __future__ import annotations
 
@@ -30,6 +30,29 @@ pytestmark = [pytest.mark.claude]
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "test-token-0123456789"
 COMMAND = "touch made-by-claude.txt"
+QUESTION = "Which database should I use?"
+PROMPTED = ("Bash", {"command": COMMAND, "description": "Make a file"})
+ASKED = (
+    "AskUserQuestion",
+    {
+        "questions": [
+            {
+                "question": QUESTION,
+                "header": "Database",
+                "multiSelect": False,
+                "options": [
+                    {"label": "PostgreSQL", "description": "A server"},
+                    {"label": "SQLite", "description": "A file"},
+                ],
+            }
+        ]
+    },
+)
+# what each stop says: the tool call waiting, its permission, its pattern, the CLI's own word
+CASES = {
+    "permission prompt": (PROMPTED, "Bash", COMMAND, "needs input: permission prompt"),
+    "question": (ASKED, "question", QUESTION, "needs input: input needed"),
+}
 
 
 def _wait(what: Callable[[], Any], timeout: float, why: str) -> Any:
@@ -42,7 +65,9 @@ def _wait(what: Callable[[], Any], timeout: float, why: str) -> Any:
     raise AssertionError(f"not seen in {timeout} s: {why}")
 
 
-def test_a_session_at_a_permission_prompt_is_live_and_needs_input(tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_session_stopped_on_the_person_is_live_and_needs_input(tmp_path: Path, case: str) -> None:
+    call, permission, pattern, reason = CASES[case]
     data, db_url = tmp_path / "data", f"sqlite:///{tmp_path / 'store.db'}"
     env = {
         **os.environ,
@@ -70,7 +95,7 @@ def test_a_session_at_a_permission_prompt_is_live_and_needs_input(tmp_path: Path
         got = json.loads(out) if out.strip() else []
         return list(got if isinstance(got, list) else got["items"])
 
-    main = [Answer("Let me make it.", tools=[("Bash", {"command": COMMAND, "description": "Make a file"})])]
+    main = [Answer("Let me see.", tools=[call])]
     log = tmp_path / "watch.log"
     with (
         fake_anthropic(main) as fake,
@@ -86,8 +111,8 @@ def test_a_session_at_a_permission_prompt_is_live_and_needs_input(tmp_path: Path
             )
             (row,) = rows
             assert row["source"] == "claude_code" and row["server"].startswith("claude-code:")
-            assert row["ask"]["permission"] == "Bash" and COMMAND in row["ask"]["patterns"]
-            assert row["reason"] == "needs input: permission prompt"  # the CLI's own word
+            assert row["ask"]["permission"] == permission and pattern in row["ask"]["patterns"]
+            assert row["reason"] == reason  # the CLI's own word
             assert row["explanation"].startswith("needs input for ") and row["tokens"]["input"] > 0
             assert not (cl.work_dir / "made-by-claude.txt").exists()  # it really waits
             sid = row["session_id"]
@@ -107,8 +132,9 @@ def test_a_session_at_a_permission_prompt_is_live_and_needs_input(tmp_path: Path
                 if ln.startswith("octel_live_sessions{") and "waiting_permission" in ln
             ]
             assert any("claude-code:" in ln and not ln.endswith(" 0.0") for ln in waiting), waiting
-            cl.type(b"\r")  # "1. Yes": the tool runs, the fake model answers Done.
-            _wait(lambda: (cl.work_dir / "made-by-claude.txt").exists(), 60, "the tool ran")
+            cl.type(b"\r")  # "1. Yes" (or the first option): the call returns, the fake model says Done.
+            if case == "permission prompt":
+                _wait(lambda: (cl.work_dir / "made-by-claude.txt").exists(), 60, "the tool ran")
             _wait(lambda: [r for r in live() if r["session_id"] == sid and r["state"] == "idle"], 60, "idle")
             # at a terminal the CLI tries to reach out through the proxy anyway: the fake refuses
             # every CONNECT, so the run stays offline (counted in fake.connects)

@@ -186,3 +186,22 @@ def test_the_state_is_the_one_the_last_step_leaves(steps: list[str], status: str
         assert got.tool == "Bash" and got.request_id is None
     if got.state == "waiting_permission" and open_calls:
         assert got.request_id == open_calls[0]
+
+
+def test_a_session_that_keeps_writing_is_rescored_every_few_seconds_not_every_line() -> None:
+    from tower.claude_board import RESCORE_S
+
+    scored: list[int] = []
+    board = ClaudeBoard("claude-code:/c", lambda m: scored.append(len(m)) or [])
+    board.feed(SID, "t", jsonl([user(SID, "go")]), 0.0)
+    board.snapshot(0.0)
+    for i in range(1, 4):  # more of the same state: busy
+        board.feed(SID, "t", jsonl([user(SID, tool_result(f"x{i}", "ok"))]), float(i) / 10)
+        board.snapshot(float(i) / 10)
+    assert scored == [1]
+    (row,) = board.snapshot(RESCORE_S)  # due: the findings catch up with nothing new written
+    assert scored == [1, 4] and row.state == "busy"
+    call = assistant(SID, "m", [tool_use("tu", command="make")])
+    board.feed(SID, "t", jsonl(call), RESCORE_S + 0.1)
+    board.snapshot(RESCORE_S + 0.1)  # a new state is scored at once
+    assert scored == [1, 4, 5]

@@ -176,3 +176,34 @@ def test_a_stuck_claude_session_alerts_its_rule_and_resolves_when_it_ends(
     # the alert is all: nothing was aborted (no audit row: the CLI has no door for it)
     with session_scope(engine, write=False) as db:
         assert list(db.exec(select(WatchAction))) == []
+
+
+def test_two_watchers_of_one_folder_write_its_rows_from_one(engine: Engine, tmp_path: Path) -> None:
+    config = tmp_path / "claude"
+    path = config / "projects" / "-p" / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(jsonl([user(SID, "hello")]))
+    logs: dict[str, list[str]] = {"a": [], "b": []}
+
+    async def run() -> None:
+        stop = asyncio.Event()
+
+        def one(name: str) -> asyncio.Task[object]:
+            red = Redactor(b"k" * 32, [])
+            return asyncio.create_task(
+                follow_claude_live(
+                    config, stop, engine=engine, redactor=red, interval=0.05, log=logs[name].append
+                )
+            )
+
+        first = one("a")
+        await _until(engine, lambda rs: len(rs) == 1)
+        second = one("b")
+        await asyncio.sleep(0.5)
+        stop.set()
+        await first
+        await second
+
+    asyncio.run(run())
+    assert any(m.startswith("live rows for Claude Code sessions") for m in logs["a"])
+    assert logs["b"] == []  # never held the folder: it wrote nothing and said nothing
