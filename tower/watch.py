@@ -219,6 +219,8 @@ class Watcher(EventStream):
                 await fill_mirror(self.client, self.mirror, now, self._log)
             await self._forget(now)  # deleted trees long quiet: as the holder forgets them
             return
+        if (gen := self.client.generation) is not None:  # every row names what its server runs
+            self.live.about(gen.major, gen.version)
         rows = self.live.snapshot(now)
         if rows and self._on_live is not None:
             try:
