@@ -69,6 +69,7 @@ class V2Decoder:
         self.messages: _Bounded = _Bounded()  # assistant message id -> the V2 message so far
         self.calls: _Bounded = _Bounded()  # (message id, call id) -> content index
         self.parents: _Bounded = _Bounded()  # session id -> parent id (for a cascade delete)
+        self.sessions: _Bounded = _Bounded()  # session id -> its V2 record so far (whole in each update)
         self.ignored = 0
 
     def decode(self, frame: object) -> list[JsonObj]:
@@ -95,22 +96,24 @@ class V2Decoder:
         elif not sid and not kind.startswith("form."):
             self.ignored += kind != ""
         elif kind == "session.created":
-            info = v1_session({**data, "id": sid})
+            info = v1_session(self.sessions.keep(sid, {**data, "id": sid}))
             if isinstance(data.get("parentID"), str):
                 self.parents.keep(sid, data["parentID"])
             ev("session.created", sessionID=sid, info=info)
         elif kind in ("session.renamed", "session.moved", "session.agent.selected", "session.model.selected"):
             info = {
+                **self.sessions.get(sid, {}),
                 "id": sid,
                 **{k: v for k, v in data.items() if k in ("title", "location", "agent", "model")},
             }
-            ev("session.updated", sessionID=sid, info=v1_session(info))
+            ev("session.updated", sessionID=sid, info=v1_session(self._known(sid, info)))
         elif kind == "session.deleted":
             for gone in [sid, *self._descendants(sid)]:
                 ev("session.deleted", sessionID=gone)  # no info: the record kept stays whole
                 self.parents.pop(gone, None)
+                self.sessions.pop(gone, None)
         elif kind.startswith("session.execution."):
-            self._execution(kind.rsplit(".", 1)[1], sid, data, ev)
+            self._execution(kind.rsplit(".", 1)[1], sid, data, ev, fr.get("created"))
         elif kind == "session.retry.scheduled":
             err = _d(data.get("error"))
             status = {
@@ -120,6 +123,10 @@ class V2Decoder:
                 "next": data.get("at"),
             }
             ev("session.status", sessionID=sid, status=status)
+            step = self.messages.get(_s(data.get("assistantMessageID")))
+            if step is not None:  # the step keeps its retry, as the stored message does
+                step["retry"] = {k: data[k] for k in ("attempt", "at", "error") if k in data}
+                self._message(step, sid, ev, all_parts=False)
         elif kind == "session.status":
             st = dict(_d(data.get("status")))
             if st.get("type") == "retry" and "message" not in st:
@@ -173,7 +180,11 @@ class V2Decoder:
             todo += kids
         return out
 
-    def _execution(self, what: str, sid: str, data: Mapping[str, Any], ev: Any) -> None:
+    def _known(self, sid: str, info: JsonObj) -> JsonObj:
+        # a record seen whole stays whole: an update says only what changed
+        return self.sessions.keep(sid, info) if sid in self.sessions else info
+
+    def _execution(self, what: str, sid: str, data: Mapping[str, Any], ev: Any, created: Any) -> None:
         if what == "started":
             ev("session.status", sessionID=sid, status={"type": "busy"})
             return
@@ -190,6 +201,14 @@ class V2Decoder:
             return
         ev("session.status", sessionID=sid, status={"type": "idle"})
         ev("session.idle", sessionID=sid)
+        rec = self.sessions.get(sid)
+        if rec is not None:  # the record says how it ended, as V2's own does (outcome, time.idle)
+            t = {**_d(rec.get("time")), **({"idle": created} if created is not None else {})}
+            ev(
+                "session.updated",
+                sessionID=sid,
+                info=v1_session(self._known(sid, {**rec, "outcome": what, "time": t})),
+            )
 
     def _form(self, kind: str, data: Mapping[str, Any], ev: Any) -> None:
         form = _d(data.get("form")) if kind == "form.created" else data
