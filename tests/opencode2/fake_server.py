@@ -122,7 +122,9 @@ class FakeOpenCode2(V2Routes):
         self.publish("session.inbox.enqueued", {"sessionID": sid, "inboxID": msg["id"], "item": item})
         self.running.add(sid)
         self.publish("session.execution.started", {"sessionID": sid})
-        self.publish("session.inbox.delivered", {"sessionID": sid, "inboxID": msg["id"]})
+        # the stored message dates from its delivery, as a recorded 2.0.15 stream shows
+        delivered = {"sessionID": sid, "inboxID": msg["id"]}
+        self.publish("session.inbox.delivered", delivered, created=msg["time"]["created"])
         return msg
 
     def _content_events(self, sid: str, mid: str, content: list[JsonObj]) -> None:
