@@ -110,7 +110,7 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         agent=doc.get("agent"),
         model=doc.get("model"),
         title=doc.get("title") or session.get("title"),
-        directory=session.get("directory"),
+        directory=session.get("directory") or _d(session.get("location")).get("directory"),  # V2: location
         opencode_version=source.get("opencode_version") or source.get("claude_version"),
         created_ms=_num(stime.get("created")) or _num(tot.get("first_created")),
         updated_ms=_num(stime.get("updated")) or _num(tot.get("last_activity")),

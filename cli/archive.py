@@ -133,14 +133,20 @@ def _render(d: dict[str, Any]) -> None:
 def import_archives_cmd(
     ctx: typer.Context,
     folder: Annotated[
-        Path, typer.Argument(help="Folder of archive files (schema v1, v2 or v3, .json or .json.gz).")
+        Path,
+        typer.Argument(
+            help="Folder of archive files (schema v1-v4), OpenCode exports, run logs and event "
+            "captures (.json, .jsonl, .ndjson, gzipped or not)."
+        ),
     ],
     as_json: JsonOpt = False,
 ) -> None:
     """Index existing archive files into the store, file by file (re-importing updates, never
     duplicates). A bad file is reported and skipped; files from outside the archive folder
     are copied into it, redacted (with OCTEL_ARCHIVE_STORE=database every file is loaded into
-    the database)."""
+    the database). OpenCode exports (1.x, and OpenCode 2's export route: schema v4), `opencode
+    run --format json` logs and event captures (OpenCode 2's `/api/event` too) are archived
+    first; exports are linked into trees by their parents."""
     if not folder.is_dir():
         fail(f"{folder} is not a folder", 2)
     settings = settings_of(ctx)

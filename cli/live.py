@@ -19,6 +19,7 @@ from telemetry.queries.live import (
     get_live,
     list_live,
     live_tree,
+    opencode_text,
 )
 from telemetry.queries.live_messages import LiveMessagePage, live_message_page
 from telemetry.queries.models import MessageView
@@ -63,6 +64,7 @@ _LIST_COLS = (
     Col("cost", right=True, rank=2),
     Col("verdict", rank=3),
     Col("cycle", rank=6),
+    Col("opencode", rank=7),
 )
 
 
@@ -81,6 +83,7 @@ def _list_table(page: LivePage) -> None:
             money(r.cost_usd),
             r.verdict,
             dash(r.cycle_id),
+            opencode_text(r),
         )
         for r in page.items
     ]

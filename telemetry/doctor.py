@@ -11,10 +11,8 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
 
 import httpx
 from sqlalchemy import text
@@ -22,6 +20,8 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from archiver.urls import without_credentials
+from telemetry.doctor_check import Check
+from telemetry.doctor_servers import opencode_checks
 from telemetry.otel_export.probe import export_configured, probe_endpoint
 from telemetry.queries.live_stale import following, no_watcher_reason
 from telemetry.queries.lost import count_lost
@@ -35,20 +35,7 @@ from telemetry.token import TOKEN_FILE
 
 __all__ = ["Check", "run_checks"]
 
-Status = Literal["ok", "warn", "fail"]
 _SECRET_FLOOR = 12
-_HEALTH_TIMEOUT_S = 3.0
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _settings(s: Settings) -> Check:
@@ -212,6 +199,15 @@ def _watchers(engine: Engine) -> Check | None:
     return Check("watchers", "ok", f"a watcher follows {', '.join(f.followed[:5])}")
 
 
+def _followed(engine: Engine) -> list[str]:
+    try:
+        with session_scope(engine, write=False) as db:
+            f = following(db, utcnow())
+    except SQLAlchemyError:
+        return []  # said by the watchers check
+    return f.followed + [s for s, _e, _n in f.stale]
+
+
 def _spend(engine: Engine) -> Check:
     try:
         with session_scope(engine, write=False) as db:
@@ -230,86 +226,6 @@ def _spend(engine: Engine) -> Check:
         "spend summary",
         "ok",
         f"{health.groups} daily spend groups and every tree cost equal to their sessions",
-    )
-
-
-def _basic(s: Settings) -> tuple[str, str] | None:
-    pw = s.opencode_password.get_secret_value() if s.opencode_password is not None else ""
-    return (s.opencode_username, pw) if pw else None
-
-
-def _auth_failed(base: str, status: int) -> Check:
-    return Check(
-        "opencode server",
-        "fail",
-        f"{base}: authentication failed (HTTP {status}); the server wants HTTP Basic auth",
-        "set OCTEL_OPENCODE_PASSWORD (OpenCode 2 prints it as `server password`, its background "
-        "service keeps it in service.json) and OCTEL_OPENCODE_USERNAME if it is not `opencode`",
-    )
-
-
-def _opencode_v2(s: Settings, client: httpx.Client) -> Check | None:
-    """The check of an OpenCode 2 server (``/api/info``); None when it is not one."""
-    base = s.opencode_url.rstrip("/")
-    try:
-        r = client.get(base + "/api/info", timeout=_HEALTH_TIMEOUT_S, auth=_basic(s))
-    except httpx.HTTPError:
-        return None
-    if r.status_code in (401, 403):
-        return _auth_failed(base, r.status_code)
-    try:
-        body = r.json()
-    except ValueError:
-        return None
-    info = body.get("data", body) if isinstance(body, dict) else None
-    if r.status_code != 200 or not isinstance(info, dict) or "version" not in info:
-        return None
-    return Check(
-        "opencode server", "ok", f"{base} healthy, version {info['version']} (OpenCode generation 2, auth ok)"
-    )
-
-
-def _opencode(s: Settings, client: httpx.Client) -> Check:
-    url = s.opencode_url.rstrip("/") + "/global/health"
-    try:
-        r = client.get(url, timeout=_HEALTH_TIMEOUT_S, auth=_basic(s))
-    except httpx.HTTPError as e:
-        if "opencode_url" not in s.model_fields_set:
-            # Never configured: a fleet that runs only Claude Code has no OpenCode server.
-            return Check(
-                "opencode server",
-                "warn",
-                f"no OpenCode server at the default {url} ({type(e).__name__}); "
-                "archiving from OpenCode needs one, Claude Code runs and cycles do not",
-                "to archive OpenCode sessions, start `opencode serve` or set OCTEL_OPENCODE_URL",
-            )
-        return Check(
-            "opencode server",
-            "fail",
-            f"no answer from the configured {url}: {type(e).__name__}",
-            "start `opencode serve` or fix OCTEL_OPENCODE_URL",
-        )
-    try:
-        body = r.json()
-    except ValueError:
-        body = None
-    if r.status_code != 200 or not isinstance(body, dict) or body.get("healthy") is not True:
-        # OpenCode 2 answers the 1.x path with its web UI's HTML (200): ask its own route
-        v2 = _opencode_v2(s, client)
-        if v2 is not None:
-            return v2
-        if r.status_code in (401, 403):
-            return _auth_failed(s.opencode_url.rstrip("/"), r.status_code)
-        return Check(
-            "opencode server",
-            "fail",
-            f"{url} answered {r.status_code} without healthy: true",
-            "check that OCTEL_OPENCODE_URL points at `opencode serve`",
-        )
-    return Check(
-        "opencode server",
-        "ok",
-        f"{s.opencode_url} healthy, version {body.get('version', '?')} (OpenCode generation 1)",
     )
 
 
@@ -336,6 +252,7 @@ def run_checks(
 ) -> list[Check]:
     """Every check, in a fixed order; none raises."""
     checks = [_settings(settings)]
+    followed: list[str] = []  # every server a watcher follows, or followed
     missing = _missing_sqlite_file(settings.db_url)
     if missing is not None:
         checks += [
@@ -351,13 +268,14 @@ def run_checks(
             if checks[-1].status == "ok":
                 checks += [_archive_index(engine, settings), _lost(engine), _spend(engine)]
                 checks += [c for c in [_watchers(engine)] if c is not None]
+                followed = _followed(engine)
         finally:
             engine.dispose()
     if settings.archive_store_kind == "files":
         checks.append(_folder(settings.archives))
     else:
         checks.append(Check("archive store", "ok", "archive documents are kept in the database"))
-    checks.append(_opencode(settings, client))
+    checks += opencode_checks(settings, client, followed)
     if export_configured(settings):  # no line for a feature nobody set up
         checks.append(Check("otlp endpoint", *probe_endpoint(client)))
     checks.append(_token(settings))

@@ -39,6 +39,7 @@ def store_waiting_tree(engine: Engine) -> tuple[str, list[str]]:
     child = next(s["id"] for s in fx["sessions"] if s.get("parentID") == root)
     shift = time.time() - fx["events"][-1]["received"] / 1000.0 - 600  # the run ends ten minutes ago
     board = LiveBoard("http://oc:4096", lambda s: root)
+    board.about(1, "1.18.33")  # what the captured tree's server ran
     mirror = Mirror()
     messages = LiveMessages(mirror)
     for e in fx["events"]:

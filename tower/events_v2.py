@@ -39,6 +39,7 @@ __all__ = ["MAX_KEPT", "V2Decoder", "v1_message", "v1_session"]
 
 JsonObj = dict[str, Any]
 MAX_KEPT = 4096  # messages and tool calls kept at once for building up
+_IDS = ("sessionID", "assistantMessageID")
 
 
 def _d(v: object) -> Mapping[str, Any]:
@@ -69,6 +70,8 @@ class V2Decoder:
         self.messages: _Bounded = _Bounded()  # assistant message id -> the V2 message so far
         self.calls: _Bounded = _Bounded()  # (message id, call id) -> content index
         self.parents: _Bounded = _Bounded()  # session id -> parent id (for a cascade delete)
+        self.sessions: _Bounded = _Bounded()  # session id -> its V2 record so far (whole in each update)
+        self.inbox: _Bounded = _Bounded()  # inbox id -> the user message not delivered yet
         self.ignored = 0
 
     def decode(self, frame: object) -> list[JsonObj]:
@@ -95,22 +98,27 @@ class V2Decoder:
         elif not sid and not kind.startswith("form."):
             self.ignored += kind != ""
         elif kind == "session.created":
-            info = v1_session({**data, "id": sid})
+            rec = {**data, "id": sid}
+            if "time" not in rec and fr.get("created") is not None:
+                rec["time"] = {"created": fr["created"]}
+            info = v1_session(self.sessions.keep(sid, rec))
             if isinstance(data.get("parentID"), str):
                 self.parents.keep(sid, data["parentID"])
             ev("session.created", sessionID=sid, info=info)
         elif kind in ("session.renamed", "session.moved", "session.agent.selected", "session.model.selected"):
             info = {
+                **self.sessions.get(sid, {}),
                 "id": sid,
                 **{k: v for k, v in data.items() if k in ("title", "location", "agent", "model")},
             }
-            ev("session.updated", sessionID=sid, info=v1_session(info))
+            ev("session.updated", sessionID=sid, info=v1_session(self._known(sid, info)))
         elif kind == "session.deleted":
             for gone in [sid, *self._descendants(sid)]:
                 ev("session.deleted", sessionID=gone)  # no info: the record kept stays whole
                 self.parents.pop(gone, None)
+                self.sessions.pop(gone, None)
         elif kind.startswith("session.execution."):
-            self._execution(kind.rsplit(".", 1)[1], sid, data, ev)
+            self._execution(kind.rsplit(".", 1)[1], sid, data, ev, fr.get("created"))
         elif kind == "session.retry.scheduled":
             err = _d(data.get("error"))
             status = {
@@ -120,6 +128,10 @@ class V2Decoder:
                 "next": data.get("at"),
             }
             ev("session.status", sessionID=sid, status=status)
+            step = self.messages.get(_s(data.get("assistantMessageID")))
+            if step is not None:  # the step keeps its retry, as the stored message does
+                step["retry"] = {k: data[k] for k in ("attempt", "at", "error") if k in data}
+                self._message(step, sid, ev, all_parts=False)
         elif kind == "session.status":
             st = dict(_d(data.get("status")))
             if st.get("type") == "retry" and "message" not in st:
@@ -156,6 +168,11 @@ class V2Decoder:
                     "text": text,
                     "time": {"created": fr.get("created")},
                 }
+                self._message(self.inbox.keep(iid, msg), sid, ev, all_parts=True)
+        elif kind == "session.inbox.delivered":
+            msg = self.inbox.pop(_s(data.get("inboxID")), None)
+            if msg is not None and fr.get("created") is not None:  # the message dates from delivery
+                msg["time"]["created"] = fr["created"]
                 self._message(msg, sid, ev, all_parts=True)
         elif kind.startswith(("session.step.", "session.text.", "session.reasoning.", "session.tool.")):
             self._step(kind, sid, data, fr.get("created"), ev)
@@ -173,7 +190,11 @@ class V2Decoder:
             todo += kids
         return out
 
-    def _execution(self, what: str, sid: str, data: Mapping[str, Any], ev: Any) -> None:
+    def _known(self, sid: str, info: JsonObj) -> JsonObj:
+        # a record seen whole stays whole: an update says only what changed
+        return self.sessions.keep(sid, info) if sid in self.sessions else info
+
+    def _execution(self, what: str, sid: str, data: Mapping[str, Any], ev: Any, created: Any) -> None:
         if what == "started":
             ev("session.status", sessionID=sid, status={"type": "busy"})
             return
@@ -190,6 +211,14 @@ class V2Decoder:
             return
         ev("session.status", sessionID=sid, status={"type": "idle"})
         ev("session.idle", sessionID=sid)
+        rec = self.sessions.get(sid)
+        if rec is not None:  # the record says how it ended, as V2's own does (outcome, time.idle)
+            t = {**_d(rec.get("time")), **({"idle": created} if created is not None else {})}
+            ev(
+                "session.updated",
+                sessionID=sid,
+                info=v1_session(self._known(sid, {**rec, "outcome": what, "time": t})),
+            )
 
     def _form(self, kind: str, data: Mapping[str, Any], ev: Any) -> None:
         form = _d(data.get("form")) if kind == "form.created" else data
@@ -232,9 +261,7 @@ class V2Decoder:
             self._message(msg, sid, ev, all_parts=False)
             return
         if kind in ("session.step.ended", "session.step.failed"):
-            for k in ("finish", "cost", "tokens", "error"):
-                if k in data:
-                    msg[k] = data[k]
+            msg.update({k: v for k, v in data.items() if k not in _IDS})  # finish, rawFinish, cost, …
             msg["time"]["completed"] = created
             self._message(msg, sid, ev, all_parts=False)
             self.messages.pop(mid, None)  # a step is one message: nothing more comes for it
@@ -261,6 +288,13 @@ class V2Decoder:
             at = self._slot(
                 mid, f"{what}#{data.get('ordinal')}", content, {"type": what, "text": _s(data.get("text"))}
             )
+            item = content[at]
+            item.update(
+                {k: v for k, v in data.items() if k not in (*_IDS, "ordinal", "text")}
+            )  # state, native
+            if what == "reasoning" and created is not None:  # a reasoning item has times, a text none
+                t = item.setdefault("time", {})
+                t["completed" if kind.endswith("ended") else "created"] = created
         elif kind in ("session.tool.input.started", "session.tool.called"):
             at = self._slot(mid, _s(data.get("id")), content, {"type": "tool", "id": _s(data.get("id"))})
             item = content[at]
@@ -287,8 +321,12 @@ class V2Decoder:
             item["state"] = state
             if not kind.endswith("progress"):
                 item.setdefault("time", {})["completed"] = created
+        elif kind == "session.step.streamed":
+            msg["time"]["streamed"] = created
+            self._message(msg, sid, ev, all_parts=False)
+            return
         else:
-            return  # step.streamed, tool.input.ended, …: nothing a 1.x part holds
+            return  # tool.input.ended, …: nothing the message holds
         self._message(msg, sid, ev, all_parts=False, index=at)
 
     def _slot(self, mid: str, key: str, content: list[Any], item: JsonObj) -> int:

@@ -54,6 +54,8 @@ class LiveRow:
     verdict: str
     findings: tuple[Mapping[str, Any], ...]
     seen_at: float
+    generation: int | None = None  # the OpenCode the server runs: 1 or 2 (None until probed)
+    server_version: str | None = None
 
 
 _TOKENS = ("input", "output", "reasoning", "cache_read", "cache_write")
@@ -105,6 +107,14 @@ class LiveBoard:
         self._starting: dict[str, float] = {}  # prompted, not busy yet -> when prompted
         self._behind: set[str] = set()  # findings not counting the newest parts in flight yet
         self.ignored_events = 0
+        self.generation: int | None = None
+        self.server_version: str | None = None
+
+    def about(self, generation: int, version: str | None) -> None:
+        """What the server runs, once its probe answered; every row says it from then on."""
+        if (generation, version) != (self.generation, self.server_version):
+            self.generation, self.server_version = generation, version
+            self._changed |= set(self.sessions)
 
     def _get(self, sid: str, now: float) -> _Session:
         s = self.sessions.get(sid)
@@ -296,4 +306,6 @@ class LiveBoard:
             verdict=verdict,
             findings=findings,
             seen_at=now,
+            generation=self.generation,
+            server_version=self.server_version,
         )

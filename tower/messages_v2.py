@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tower.messages_v2_back import keep_extras
+
 __all__ = ["error_v1", "pid", "v1_message", "v1_session"]
 
 JsonObj = dict[str, Any]
@@ -36,14 +38,19 @@ def _text(content: object) -> str:
     return "\n".join(x for x in out if x)
 
 
+def _count(v: object) -> int | float:
+    # kept as given (an int stays an int), so reading the V2 message back needs no copy of it
+    return v if isinstance(v, int | float) and not isinstance(v, bool) and v == v else 0
+
+
 def _tokens(t: object) -> JsonObj:
     t = _d(t)
     cache = _d(t.get("cache"))
     return {
-        "input": _n(t.get("input")) or 0,
-        "output": _n(t.get("output")) or 0,
-        "reasoning": _n(t.get("reasoning")) or 0,
-        "cache": {"read": _n(cache.get("read")) or 0, "write": _n(cache.get("write")) or 0},
+        "input": _count(t.get("input")),
+        "output": _count(t.get("output")),
+        "reasoning": _count(t.get("reasoning")),
+        "cache": {"read": _count(cache.get("read")), "write": _count(cache.get("write"))},
     }
 
 
@@ -133,22 +140,26 @@ def _v1_info(msg: Mapping[str, Any], sid: str) -> JsonObj:
 
 def v1_message(msg: Mapping[str, Any], sid: str) -> JsonObj | None:
     """One V2 message (``content[]``) as a 1.x ``{info, parts}``; None for a kind 1.x has no
-    message for (idle markers, switches)."""
+    message for (idle markers, switches). What the 1.x shape cannot say is kept on the info and
+    parts (``tower.messages_v2_back``), so the mirror can give the V2 message back."""
     kind = _s(msg.get("type"))
     mid = _s(msg.get("id"))
     if not mid or kind not in ("user", "assistant", "synthetic", "compaction", "shell"):
         return None
     info = _v1_info(msg, sid)
     parts: list[JsonObj] = []
+    items: list[Mapping[str, Any]] = []  # the content item each part was made from
     if kind == "assistant":
         for i, item in enumerate(c for c in (msg.get("content") or ()) if isinstance(c, Mapping)):
             if (p := _part(item, pid(mid, i), mid, sid)) is not None:
                 parts.append(p)
-    elif kind == "shell":
-        out = _d(msg.get("output"))
-        text = f"$ {_s(msg.get('command'))}\n{_s(out.get('output'))}"
-        parts.append({"id": pid(mid, 0), "sessionID": sid, "messageID": mid, "type": "text", "text": text})
+                items.append(item)
     else:
-        text = _s(msg.get("text")) or _s(msg.get("summary"))
+        if kind == "shell":
+            out = _d(msg.get("output"))
+            text = f"$ {_s(msg.get('command'))}\n{_s(out.get('output'))}"
+        else:
+            text = _s(msg.get("text")) or _s(msg.get("summary"))
         parts.append({"id": pid(mid, 0), "sessionID": sid, "messageID": mid, "type": "text", "text": text})
-    return {"info": info, "parts": parts}
+        items.append({"type": "text", "text": text})
+    return keep_extras(msg, {"info": info, "parts": parts}, items)

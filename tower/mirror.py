@@ -24,6 +24,7 @@ import orjson
 
 from archiver.errors import WalkError
 from archiver.walk import SessionSnapshot, TreeSnapshot
+from tower.messages_v2_back import v2_message, v2_session
 from tower.mirror_state import SessionMirror, event_key, message_of, session_of
 
 __all__ = ["Mirror"]
@@ -254,9 +255,13 @@ class Mirror:
             level = nxt
         return out
 
-    def snapshot(self, top: str, server_url: str, version: str | None = None) -> TreeSnapshot:
+    def snapshot(
+        self, top: str, server_url: str, version: str | None = None, generation: int | None = None
+    ) -> TreeSnapshot:
         """The subtree under ``top`` as a server walk would return it, from the mirror; what
-        the mirror lacks becomes walk errors, so the archive says it is not complete."""
+        the mirror lacks becomes walk errors, so the archive says it is not complete. From an
+        OpenCode 2 server (``generation`` 2) the records and messages are V2's own again."""
+        v2 = (generation or 1) >= 2
         sessions: list[SessionSnapshot] = []
         errors: list[WalkError] = []
         for sid, parent, depth in self._bfs(top):
@@ -269,13 +274,18 @@ class Mirror:
             else:
                 snap.session = s.record() or {"id": sid, **({"parentID": parent} if parent else {})}
                 snap.messages = s.messages()
+                if v2:
+                    snap.session = v2_session(snap.session)
+                    snap.messages = [v2_message(m) for m in snap.messages]
                 snap.messages_family = "events"
                 snap.errors += s.missing()
             errors += snap.errors
             sessions.append(snap)
         rec = sessions[0].session if sessions else None
         ver = version or (str(rec.get("version")) if rec and rec.get("version") else None)
-        return TreeSnapshot(self.root_of(top), server_url, ver, sessions, errors, 0, origin="mirror")
+        return TreeSnapshot(
+            self.root_of(top), server_url, ver, sessions, errors, 0, origin="mirror", generation=generation
+        )
 
     def drop(self, session_ids: Iterable[str]) -> None:
         """Forget sessions (their tree was forgotten by the watcher)."""

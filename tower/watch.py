@@ -219,6 +219,8 @@ class Watcher(EventStream):
                 await fill_mirror(self.client, self.mirror, now, self._log)
             await self._forget(now)  # deleted trees long quiet: as the holder forgets them
             return
+        if (gen := self.client.generation) is not None:  # every row names what its server runs
+            self.live.about(gen.major, gen.version)
         rows = self.live.snapshot(now)
         if rows and self._on_live is not None:
             try:
@@ -270,11 +272,18 @@ class Watcher(EventStream):
             self.messages.failed(batch)
             self._log(f"live messages not stored: {type(exc).__name__}: {exc}")
 
+    def mirror_snapshot(self, top: str) -> TreeSnapshot:
+        """The deleted subtree under ``top`` from the mirror, in its server's generation's shapes."""
+        gen = self.client.generation
+        return self.mirror.snapshot(
+            top, self.client.base_url, gen.version if gen else None, gen.major if gen else None
+        )
+
     async def _rescue(self, top: str) -> None:
         """Archive a deleted subtree from the mirror (the server no longer has it)."""
         if self._on_rescue is None:
             return
-        snap = self.mirror.snapshot(top, self.client.base_url)
+        snap = self.mirror_snapshot(top)
         status, perms = self.rec.history(snap.root_id)
         try:
             await self._on_rescue(top, snap, status, perms)

@@ -134,6 +134,14 @@ CATALOGUE: tuple[Metric, ...] = (
         "store",
     ),
     Metric(
+        "octel_live_server_info",
+        "gauge",
+        "1 for each server octel watch follows, naming the OpenCode it runs: generation (1, 2) and "
+        "version as the server's probe said; join the other live series on server.",
+        ("server", "generation", "version"),
+        "store",
+    ),
+    Metric(
         "octel_live_ask_oldest_timestamp_seconds",
         "gauge",
         "Unix time the oldest permission ask still unanswered was asked, by server.",

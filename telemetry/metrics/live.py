@@ -4,6 +4,9 @@ quiet the longest, retry storms and live findings, read from the `live_session` 
 Two queries (one grouped by server and state); the rows are the sessions running now (a few thousand
 at most), never history. `fold_live` and `live_series` are pure.
 
+`octel_live_server_info` names what each server runs (OpenCode generation and version), to join
+the other live series on `server`.
+
 The sessions of a server nobody follows (its watcher's lease ran out, `telemetry.queries.live_stale`)
 count as `unknown` and drop out of every other live gauge and of the live findings: what their rows say
 was true when the last watcher saw them.
@@ -36,6 +39,7 @@ class LiveReads:
     retry_attempt: tuple[tuple[str, float], ...] = ()  # server, highest attempt
     retry_since: tuple[tuple[str, float], ...] = ()  # server, oldest retry start
     findings: tuple[tuple[str, str, int], ...] = field(default=())  # detector, verdict, sessions
+    servers: tuple[tuple[str, str, str], ...] = ()  # server, OpenCode generation, its version
 
 
 def _ts(t: datetime | None) -> float | None:
@@ -60,6 +64,8 @@ def read_live(db: Session, now: datetime | None = None) -> LiveReads:
                 func.min(func.coalesce(LiveSession.last_activity_at, _SINCE)),
                 func.max(LiveSession.retry_attempt),
                 func.min(_SINCE),
+                func.max(LiveSession.generation),
+                func.max(LiveSession.server_version),
             ).group_by(LiveSession.server, LiveSession.state)
         )
         .all()
@@ -75,7 +81,7 @@ def _followed(g: LiveGroup, gone: Container[str]) -> LiveGroup:
     """The group as read now: all ``unknown``, with no extremes, when nobody follows its server."""
     if g.server not in gone:
         return g
-    return LiveGroup(g.server, "unknown", g.sessions, None, None, None, None)
+    return LiveGroup(g.server, "unknown", g.sessions, None, None, None, None, g.generation, g.server_version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,8 @@ class LiveGroup:
     oldest_activity: datetime | None  # the last activity, or the time it went busy
     max_retry_attempt: int | None
     oldest_since: datetime | None
+    generation: int | None = None  # what the group's server runs, as its rows say
+    server_version: str | None = None
 
 
 def fold_live(groups: Sequence[LiveGroup], findings: Iterable[list[dict[str, Any]] | None]) -> LiveReads:
@@ -110,7 +118,18 @@ def fold_live(groups: Sequence[LiveGroup], findings: Iterable[list[dict[str, Any
         retry_attempt=tuple((g.server, float(g.max_retry_attempt or 0)) for g in of["retrying"]),
         retry_since=tuple((g.server, t) for g in of["retrying"] if (t := _ts(g.oldest_since)) is not None),
         findings=tuple((d, v, n) for (d, v), n in found.items()),
+        servers=_servers(groups),
     )
+
+
+def _servers(groups: Sequence[LiveGroup]) -> tuple[tuple[str, str, str], ...]:
+    """(server, generation, version) of each server whose rows say what it runs."""
+    seen: dict[str, tuple[int, str]] = {}
+    for g in groups:
+        if g.generation is not None:
+            gen, ver = seen.get(g.server, (0, ""))
+            seen[g.server] = (max(gen, int(g.generation)), max(ver, g.server_version or ""))
+    return tuple(sorted((s, str(gen), ver) for s, (gen, ver) in seen.items()))
 
 
 Row = tuple[tuple[str, ...], float]
@@ -126,6 +145,8 @@ def live_series(name: str, reads: LiveReads) -> list[Row]:
         for s, st, n in reads.counts:  # a server nobody follows has several groups read unknown
             acc[(s, st)] = acc.get((s, st), 0.0) + float(n)
         return sorted(acc.items())
+    if name == "octel_live_server_info":
+        return [(s, 1.0) for s in reads.servers]
     if name == "octel_live_findings":
         facc: dict[tuple[str, str], float] = {
             (d, v): 0.0 for d in {f[0] for f in reads.findings} for v in VERDICTS if v != "healthy"

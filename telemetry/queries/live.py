@@ -34,6 +34,7 @@ __all__ = [
     "live_counts",
     "live_out",
     "live_tree",
+    "opencode_text",
     "why_live",
 ]
 
@@ -65,6 +66,8 @@ class LiveAsk(BaseModel):
 
 class LiveSessionOut(BaseModel):
     server: str
+    generation: int | None = None  # the OpenCode its server runs: 1 or 2 (None: not probed yet)
+    server_version: str | None = None
     session_id: str
     root_session_id: str | None
     parent_session_id: str | None
@@ -107,6 +110,13 @@ class LiveChange(LiveSessionOut):
 class LivePage(BaseModel):
     items: list[LiveSessionOut]
     counts: dict[str, int]
+
+
+def opencode_text(r: LiveSessionOut) -> str:
+    """What the session's server runs, for a column: its version, else its generation."""
+    if r.server_version:
+        return r.server_version
+    return f"{r.generation}.x" if r.generation else "-"
 
 
 def age_text(seconds: float | None) -> str:
@@ -176,6 +186,8 @@ def live_out(x: LiveSession, now: datetime, no_watcher_since: datetime | None = 
         )
     out = LiveSessionOut(
         server=x.server,
+        generation=x.generation,
+        server_version=x.server_version,
         session_id=x.session_id,
         root_session_id=x.root_session_id,
         parent_session_id=x.parent_session_id,

@@ -1,5 +1,6 @@
 """Load archive files already on disk into the configured archive store and index them
-(`octel import archives DIR`), file by file.
+(`octel import archives DIR`), file by file; exports, run logs and event captures among them
+are archived first (`telemetry.services.session_import`).
 
 Each file is read within the size limit, parsed, upgraded to the newest layout and validated
 (JSON Schema and bounds) before it is indexed, in a savepoint of its own: a bad file (or a
@@ -34,6 +35,7 @@ from telemetry.archive_store import archive_store
 from telemetry.otel_export.background import background_for
 from telemetry.services.indexing import IndexStats, index_records
 from telemetry.services.search_catchup import index_now
+from telemetry.services.session_import import Exports, docs_of_trees, file_stamp, read_session_file
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 
@@ -49,6 +51,7 @@ class ImportReport:
     copied: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
     roots: dict[str, None] = field(default_factory=dict)  # trees indexed, for trace export
+    exports: Exports = field(default_factory=Exports)  # read, linked into trees at the end
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,13 +64,17 @@ class ImportReport:
         }
 
 
+_SUFFIXES = tuple(f"{ext}{gz}" for ext in (".json", ".jsonl", ".ndjson") for gz in ("", ".gz"))
+
+
 def archive_candidates(folder: Path) -> list[Path]:
-    """``*.json`` and ``*.json.gz`` files in ``folder`` and below (hidden names left out)."""
+    """``*.json``, ``*.jsonl`` and ``*.ndjson`` files (gzipped or not) in ``folder`` and below
+    (hidden names left out)."""
     return sorted(
         p
         for p in folder.rglob("*")
         if not any(part.startswith(".") for part in p.relative_to(folder).parts)
-        and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+        and p.name.endswith(_SUFFIXES)
         and (p.is_file() or p.is_symlink())
     )
 
@@ -95,6 +102,18 @@ def _copy_in(
     return name, data
 
 
+def _put_new(
+    doc: dict[str, Any], store: ArchiveStore, redactor: Redactor, report: ImportReport
+) -> SessionRecord:
+    """Store a document built here (from an export, a log or a capture) and its record."""
+    data, _ = serialise(doc, redactor)
+    check_archive(orjson.loads(data))
+    name, sid = document_name(doc, redactor)
+    store.put(name, sid, data)
+    report.copied += 1
+    return record_from_doc(orjson.loads(data), name, content_hash(data))
+
+
 def _load(
     path: Path,
     folder: Path,
@@ -102,12 +121,22 @@ def _load(
     redactor: Redactor,
     report: ImportReport,
     store: ArchiveStore,
-) -> SessionRecord:
-    """The index record of one file; ValueError or OSError says why it cannot be indexed."""
+) -> list[SessionRecord]:
+    """The index records of one file (an export gives none yet: `Exports`); ValueError or
+    OSError says why it cannot be indexed."""
     real = contained(folder, path.relative_to(folder))
     if real is None:
         raise ValueError("not a regular file inside the folder (a symlink pointing outside it?)")
     plain = read_plain(real, settings.archive_max_bytes)
+    trees = read_session_file(plain, path, report.exports)
+    if trees is not None:  # an export, a run log or an event capture
+        return [_put_new(d, store, redactor, report) for d in docs_of_trees(trees, file_stamp(real), path)]
+    return [_load_archive(plain, real, path, redactor, report, store)]
+
+
+def _load_archive(
+    plain: bytes, real: Path, path: Path, redactor: Redactor, report: ImportReport, store: ArchiveStore
+) -> SessionRecord:
     doc = parse_archive(plain, path.name)
     check_archive(doc)
     if isinstance(store, FolderStore) and _inside(real, store.folder):
@@ -146,6 +175,30 @@ def _index(
         report.skipped.append({"file": "", "error": cut(problem, 300)})
 
 
+def _exports(
+    report: ImportReport, store: ArchiveStore, redactor: Redactor
+) -> list[tuple[Path, SessionRecord]]:
+    """The exports of the folder, linked into trees, each session stored as its own document."""
+    files = report.exports.files
+    out = []
+    for tree in report.exports.trees():
+        paths = {s.session_id: files[s.session_id][0] for s in tree.sessions}
+        stamp = files[tree.sessions[0].session_id][1]
+        try:
+            docs = docs_of_trees([tree], stamp, paths)
+        except Exception as exc:  # one tree that cannot be built: its files are reported
+            for p in paths.values():
+                report.skipped.append({"file": str(p), "error": cut(f"{type(exc).__name__}: {exc}", 300)})
+            continue
+        for doc in docs:
+            try:
+                out.append((paths[doc["session_id"]], _put_new(doc, store, redactor, report)))
+            except Exception as exc:
+                err = cut(f"{type(exc).__name__}: {exc}", 300)
+                report.skipped.append({"file": str(paths[doc["session_id"]]), "error": err})
+    return out
+
+
 def import_archives(
     engine: Engine,
     folder: Path,
@@ -163,13 +216,14 @@ def import_archives(
     batch: list[tuple[Path, SessionRecord]] = []
     for path in files:
         try:
-            batch.append((path, _load(path, folder, settings, redactor, report, store)))
+            batch += [(path, r) for r in _load(path, folder, settings, redactor, report, store)]
         except Exception as exc:  # whatever is wrong with one file, the others are indexed
             report.skipped.append({"file": str(path), "error": cut(f"{type(exc).__name__}: {exc}", 300)})
         if len(batch) >= _BATCH:
             _index(engine, batch, redactor, report, store)
             batch = []
         progress(1)
+    batch += _exports(report, store, redactor)
     if batch:
         _index(engine, batch, redactor, report, store)
     index_now(settings, engine, redactor)  # the search index, when not caught up later

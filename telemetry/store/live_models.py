@@ -31,6 +31,9 @@ class LiveSession(Usage, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     server: str = Field(max_length=500)
+    # which OpenCode the server runs (1 or 2, and its version), as the watcher's probe found it
+    generation: int | None = None
+    server_version: str | None = Field(default=None, max_length=100)
     session_id: str = Field(max_length=200)
     root_session_id: str | None = Field(default=None, max_length=200)
     parent_session_id: str | None = Field(default=None, max_length=200)

@@ -87,6 +87,8 @@ def store_live_rows(db: Session, rows: Sequence[LiveRow], *, redactor: Redactor)
         out.append(x)
         before = {(f.get("detector"), f.get("verdict")) for f in x.findings or []}
         x.root_session_id, x.parent_session_id = r.root_session_id, r.parent_session_id
+        if r.generation is not None:  # a row written before the probe answered keeps what it had
+            x.generation, x.server_version = r.generation, r.server_version
         x.title, x.agent, x.model, x.directory = text["title"], r.agent, r.model, text["directory"]
         x.state, x.state_since, x.state_reason = r.state, _dt(r.state_since) or now, text["reason"] or None
         x.retry_attempt, x.retry_next_at = r.retry_attempt, _dt(r.retry_next_at)

@@ -95,7 +95,7 @@ async def watch_server(
         res, watcher = out.result, terms[-1]
         if root_gone(res) and root not in watcher.mirror.handed:  # deleted while we read it
             watcher.mirror.handed.add(root)
-            await on_rescue(root, watcher.mirror.snapshot(root, url), status, perms)
+            await on_rescue(root, watcher.mirror_snapshot(root), status, perms)
             return False
         log(
             f"archived {root}: {res.sessions_found if res else 0} sessions, "

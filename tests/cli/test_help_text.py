@@ -18,7 +18,7 @@ def test_help_has_no_raw_types_or_double_brackets(argv: tuple[str, ...]) -> None
 
 def test_import_archives_says_every_schema_it_reads() -> None:
     out = " ".join(CliRunner().invoke(app, ["import", "archives", "--help"]).stdout.split())
-    assert "v1, v2 or v3" in out
+    assert "schema v1-v4" in out and "exports, run logs and event captures" in out
 
 
 def test_serve_help_says_what_host_and_port_are() -> None:

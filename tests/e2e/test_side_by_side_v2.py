@@ -1,7 +1,7 @@
 """One `octel watch` follows a real `opencode serve` 1.18.33 and an OpenCode 2 server (the
 project's fake, from the contract) side by side: each tree is archived in its own generation's
-shape, each server's live rows are its own, and the 2.x one needs its password (given per
-server) while the 1.x one takes none."""
+shape, each server's live rows are its own and name its generation and version, and the 2.x one
+needs its password (given per server) while the 1.x one takes none."""
 
 from __future__ import annotations
 
@@ -53,8 +53,12 @@ def test_one_watch_follows_a_1_18_and_a_2_x_server(
                 what="both archived",
             )
             with session_scope(st.engine, write=False) as db:
-                servers = {r.session_id: r.server for r in db.exec(select(LiveSession))}
+                live = {r.session_id: r for r in db.exec(select(LiveSession))}
+            servers = {sid: r.server for sid, r in live.items()}
     assert rows[classic].opencode_version == "1.18.33" and rows[classic].schema_version == 3
     assert rows[ids["root"]].opencode_version == oc2.version and rows[ids["root"]].schema_version == 4
     assert servers[classic] == opencode.url.rstrip("/") and servers[ids["root"]] == oc2.url
+    # each live row names what its own server runs
+    assert (live[classic].generation, live[classic].server_version) == (1, "1.18.33")
+    assert (live[ids["root"]].generation, live[ids["root"]].server_version) == (2, oc2.version)
     assert not [m for m in st.logs if "authentication failed" in m]

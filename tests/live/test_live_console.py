@@ -84,6 +84,9 @@ def test_sessions_list_live_rows_under_their_root_with_a_state_filter(
     assert order[0] == ids[0] and order.index(child) == 1, "children sit under their root"
     expect(rows.nth(1).locator("td.title")).to_contain_text("↳")
     expect(rows.nth(1).locator("td").nth(1)).to_contain_text("waiting on an ask")
+    # which OpenCode each row's server runs (1.x and 2.x servers may be followed side by side)
+    expect(rows.first.locator("td.opencode")).to_have_text("1.18.33")
+    assert rows.first.locator("td.opencode").get_attribute("title") == "http://oc:4096"
     page.select_option("#f-state", "waiting_permission")
     expect(rows).to_have_count(1)
     assert rows.first.get_attribute("data-session") == child

@@ -59,11 +59,11 @@ class FakeOpenCode2(V2Routes):
     def _n(self) -> int:
         return next(self._ids)
 
-    def publish(self, type_: str, data: JsonObj, *, durable: bool = True) -> None:
+    def publish(self, type_: str, data: JsonObj, *, durable: bool = True, created: int | None = None) -> None:
         n = self._n()
         frame: JsonObj = {
             "id": f"evt_{n:012d}",
-            "created": int(time.time() * 1000),
+            "created": created if created is not None else int(time.time() * 1000),
             "type": type_,
             "data": data,
         }
@@ -122,7 +122,9 @@ class FakeOpenCode2(V2Routes):
         self.publish("session.inbox.enqueued", {"sessionID": sid, "inboxID": msg["id"], "item": item})
         self.running.add(sid)
         self.publish("session.execution.started", {"sessionID": sid})
-        self.publish("session.inbox.delivered", {"sessionID": sid, "inboxID": msg["id"]})
+        # the stored message dates from its delivery, as a recorded 2.0.15 stream shows
+        delivered = {"sessionID": sid, "inboxID": msg["id"]}
+        self.publish("session.inbox.delivered", delivered, created=msg["time"]["created"])
         return msg
 
     def _content_events(self, sid: str, mid: str, content: list[JsonObj]) -> None:
@@ -140,16 +142,21 @@ class FakeOpenCode2(V2Routes):
                 self.publish(f"session.{kind}.ended", {**base, "ordinal": ordinal, "text": item["text"]})
             elif item["type"] == "tool":
                 call, state = {**base, "id": item["id"]}, item["state"]
-                self.publish("session.tool.input.started", {**call, "name": item["name"]})
+                t = item.get("time", {})  # the stream's times are the stored call's
+                self.publish(
+                    "session.tool.input.started", {**call, "name": item["name"]}, created=t.get("created")
+                )
                 self.publish("session.tool.called", {**call, "input": state["input"], "executed": True})
                 meta = {"metadata": state["metadata"]} if "metadata" in state else {}
                 if state["status"] == "error":
                     self.publish(
-                        "session.tool.failed", {**call, "error": state["error"], **meta, "executed": True}
+                        "session.tool.failed",
+                        {**call, "error": state["error"], **meta, "executed": True},
+                        created=t.get("completed"),
                     )
                 else:
                     out = {"content": state.get("content", []), **meta, "executed": True}
-                    self.publish("session.tool.success", {**call, **out})
+                    self.publish("session.tool.success", {**call, **out}, created=t.get("completed"))
 
     def step(
         self,
@@ -210,6 +217,7 @@ class FakeOpenCode2(V2Routes):
                 "tokens": tok,
                 **({"error": error} if error else {}),
             },
+            created=msg["time"]["completed"],  # the step ends when its message says it completed
         )
         return msg
 
@@ -235,7 +243,7 @@ class FakeOpenCode2(V2Routes):
             "id": call or f"call_{abs(hash((name, output, time.time_ns()))) % 10**9}",
             "name": name,
             "state": state,
-            "time": {"created": int(time.time() * 1000)},
+            "time": {"created": (now := int(time.time() * 1000)), "completed": now + 1},
         }
 
     def shell(self, sid: str, command: str, output: str, exit_: int = 0) -> JsonObj:

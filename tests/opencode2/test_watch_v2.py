@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from scenarios import doom_loop, subagent_tree
 from watch_v2 import new_store, until, watching
 
+from archiver.files import read_archive
 from archiver.versions import opencode_generation
 from tower.act import carry_out, views_of
 from tower.actions import Rules, decide
@@ -105,15 +106,29 @@ def test_a_tree_deleted_the_instant_it_goes_idle_is_archived_whole(
     with watching(store, oc2.url, settle=5.0) as st:  # type: ignore[arg-type]
         until(lambda: oc2._subs, what="the watcher on /api/event")
         ids = subagent_tree(oc2)
+        served = {sid: json.loads(json.dumps(oc2.messages[sid])) for sid in ids.values()}
         oc2.route("DELETE", f"/api/session/{ids['root']}", {}, None)  # V2 removes the whole tree
         rows = until(lambda: len(got := st.indexed()) >= 3 and got, what="the tree archived")  # type: ignore[attr-defined]
     assert set(rows) >= set(ids.values())
     root = rows[ids["root"]]
     assert root.opencode_version == oc2.version and root.message_count >= 4
     assert (root.title, root.directory) == ("Investigate with subagents", "/work/project")
-    # rescued from the mirror in the 1.x shape (v3), yet from a 2.x server: generation 2
-    assert root.schema_version == 3 and opencode_generation(root.source, 3, root.opencode_version) == 2
+    # rescued from the mirror in V2's own shapes (v4), as a read from the server would be
+    assert root.schema_version == 4 and opencode_generation(root.source, 4, root.opencode_version) == 2
     assert not [x for x in st.lost() if not x.archived]  # type: ignore[attr-defined]
+    for role, sid in ids.items():
+        doc = read_archive(store.settings.archives / rows[sid].archive_path)  # type: ignore[attr-defined]
+        assert doc["source"]["origin"] == "mirror" and doc["source"]["opencode_generation"] == 2, role
+        assert "directory" not in doc["session"] and doc["session"]["location"] == {
+            "directory": "/work/project"
+        }
+        # every message the stream tells (user input, each step) is the server's own, field for
+        # field; stored shells, compactions and idle markers carry no message id on the stream
+        told = [m for m in served[sid] if m["type"] in ("user", "assistant")]
+        assert [m["type"] for m in doc["messages"]] == [m["type"] for m in told], role
+        for got, want in zip(doc["messages"], told, strict=True):
+            assert got == want, (role, json.dumps(got, sort_keys=True), json.dumps(want, sort_keys=True))
+    assert read_archive(store.settings.archives / root.archive_path)["execution"]["outcome"] == "succeeded"
 
 
 def test_a_doom_loop_is_archived_with_its_finding(oc2: FakeOpenCode2, tmp_path: Path) -> None:

@@ -87,10 +87,15 @@ export function drawRunningNow(node, page) {
   );
 }
 
+// What the session's server runs (1.x and 2.x servers may be followed side by side).
+export function opencodeText(s) {
+  return s.server_version || (s.generation ? `${s.generation}.x` : "–");
+}
+
 export function liveTable(items, { grouped: group = true, caption = null } = {}) {
   // children under their root: each root, then its descendants depth-first
   const rows = group ? treeOrder(items) : items.map((s) => ({ s, depth: 0, detached: false }));
-  const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict", "decisive"], ["cycle"]];
+  const head = [["session"], ["state"], ["for", "num"], ["what"], ["agent"], ["turns", "num"], ["cost", "num"], ["verdict", "decisive"], ["cycle"], ["opencode"]];
   return table(
     "table.grid.live",
     head,
@@ -108,6 +113,7 @@ export function liveTable(items, { grouped: group = true, caption = null } = {})
         el("td.num", {}, usd(s.cost_usd)),
         el("td.decisive", {}, pill(s.verdict), s.worst_detector && s.verdict !== "healthy" ? el("span.muted", {}, ` ${s.worst_detector}`) : null),
         el("td", {}, s.cycle_id ? cycleLink(s) : "–"),
+        el("td.opencode", { title: s.server }, opencodeText(s)),
       );
     }),
     caption,
@@ -145,6 +151,7 @@ export function drawLiveHead(node, detail, { archived = false } = {}) {
       {},
       [
         ["server", el("span.url", {}, s.server), "wide"],
+        ...(s.source === CLAUDE ? [] : [["opencode", opencodeText(s)]]),
         ["agent", s.agent || (s.source === CLAUDE ? "Claude Code" : "–")],
         ["model", s.model || "–"],
         ["last activity", s.inactive_s === null ? "–" : `${duration(s.inactive_s)} ago`],

@@ -12,7 +12,7 @@ a live session's messages are searchable as they arrive, and their parts go with
 archive's own parts replace them when the catch-up reads the archived tree).
 
 Revision ID: 0023
-Revises: 0021
+Revises: 0022
 Create Date: 2026-12-02
 """
 
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0023"
-down_revision = "0021"
+down_revision = "0022"
 branch_labels = None
 depends_on = None
 
