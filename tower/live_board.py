@@ -105,6 +105,8 @@ class LiveBoard:
         self._starting: dict[str, float] = {}  # prompted, not busy yet -> when prompted
         self._behind: set[str] = set()  # findings not counting the newest parts in flight yet
         self.ignored_events = 0
+        # told when a session's spend grows: the act loop checks budgets then, not a tick later
+        self.on_spend: Callable[[], None] | None = None
 
     def _get(self, sid: str, now: float) -> _Session:
         s = self.sessions.get(sid)
@@ -165,6 +167,8 @@ class LiveBoard:
             old = s.usage.get(mid, (0, 0, 0, 0, 0, 0.0))
             s.usage[mid] = new
             s.totals = [a + b - c for a, b, c in zip(s.totals, new, old, strict=True)]
+            if new != old and self.on_spend is not None:
+                self.on_spend()
             if info.get("agent"):
                 s.info["agent"] = info.get("agent")
             if info.get("modelID"):
