@@ -72,11 +72,14 @@ async def act_loop(
     budgets: BudgetWatch | None = None,
     sink: AlertSink | None = None,
     alerts_to: str = "",
+    resolve_on: asyncio.Event | None = None,
 ) -> int:
     """Until ``stop``: carry out what the rules and the budgets decide, and emit the rules'
     alerts to ``sink`` (``alerts_to`` names its channels for the audit row); returns how many
     intents were handled. The audit is read before acting and written before each request: an
-    intent on record is never sent again, by this watcher or one taking over from it."""
+    intent on record is never sent again, by this watcher or one taking over from it. When
+    ``resolve_on`` is set as the loop ends (the watcher stops; not a lease lost to another
+    watcher, which goes on looking), the rules' alerts still firing are sent resolved."""
     done: set[str] = set()
     handled = 0
     server = watcher.client.base_url
@@ -119,6 +122,9 @@ async def act_loop(
     finally:
         if watcher.live.on_spend == wake.set:
             watcher.live.on_spend = None
+        if resolve_on is not None and resolve_on.is_set():
+            for a in alerts.stopped():
+                sink.emit(a)
     return handled
 
 
