@@ -6,11 +6,15 @@ starts the `tower.alert_delivery.Deliverer` thread and returns the running `Aler
 ask). Every delivery is written as an `alert_delivery` row, through the redactor (the summary
 and the channel's answer may quote a prompt or a command), and counted in
 ``octel_alert_deliveries_total``; drops of a full queue in ``octel_alert_deliveries_dropped_total``.
+Each delivery is claimed in the store first (`telemetry.alert_claim`): the first channel's row,
+written ``sending`` before the request, takes the outcome after; a delivery another process
+claimed is not sent here.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -19,11 +23,12 @@ from sqlmodel import Session
 
 from archiver.cut import cut
 from archiver.redact import Redactor
+from telemetry.alert_claim import claim_alerts
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.alert_models import AlertDelivery
 from telemetry.store.db import session_scope
-from tower.alert import AlertSink, NullSink
+from tower.alert import Alert, AlertSink, NullSink
 from tower.alert_delivery import AlertmanagerChannel, Channel, Deliverer, Delivery, QueueSink, WebhookChannel
 from tower.alert_payloads import console_link
 
@@ -52,10 +57,20 @@ def channels_of(settings: Settings) -> list[Channel]:
 def record_deliveries(
     db: Session, deliveries: list[Delivery], dropped: int, *, redactor: Redactor, console: str = ""
 ) -> list[AlertDelivery]:
-    """One row per delivery, redacted and cut to its columns, counted with it."""
+    """One row per delivery, redacted and cut to its columns, counted with it (a claimed
+    delivery's row, written before it, takes its outcome)."""
     rows = []
     for d in deliveries:
         a = d.alert
+        claimed = db.get(AlertDelivery, d.claim_id) if d.claim_id else None
+        if claimed is not None:
+            claimed.sent_at = datetime.fromtimestamp(d.sent_at, UTC)
+            claimed.outcome, claimed.status_code, claimed.attempts = d.outcome, d.status, d.attempts
+            claimed.answer = redactor.cut(d.answer, 500, "…") or None
+            db.add(claimed)
+            bump(db, "alert_deliveries_total", {"channel": claimed.channel, "outcome": d.outcome}, 1)
+            rows.append(claimed)
+            continue
         row = AlertDelivery(
             sent_at=datetime.fromtimestamp(d.sent_at, UTC),
             alert_key=redactor.cut(a.key, 300),
@@ -119,6 +134,17 @@ def start_alerts(
                     cut(redactor.redact_str(d.answer), 200, "…"),
                 )
 
+    def claim(alerts: Sequence[Alert], now: float) -> dict[str, int]:
+        return claim_alerts(
+            engine,
+            alerts,
+            now,
+            channel=chans[0].name,
+            repeat_s=settings.alert_repeat_seconds,
+            redactor=redactor,
+            console=settings.console_url,
+        )
+
     sink = QueueSink(settings.alert_queue_size)
     deliverer = Deliverer(
         sink,
@@ -127,5 +153,6 @@ def start_alerts(
         repeat_s=settings.alert_repeat_seconds,
         group_wait_s=group_wait_s,
         retries=settings.alert_retries,
+        claim=claim,
     ).start()
     return Alerts(sink, deliverer, [c.name for c in chans])

@@ -4,9 +4,10 @@ still holds.
 Between the decision and the request the session may move on: the ask answered (twice, even),
 the session deleted, the run finished, the server restarted (pending asks and statuses live in
 its memory). So before any request the watcher's own newest state is read again, then the
-server is asked (`GET /permission`, `GET /session/status`, `GET /session/{id}`), then the
-watcher's state once more (events arrive while we wait); only an intent that survives all
-three is sent. Every path returns a `Carried` saying what happened, for the audit row.
+server is asked (`GET /session/{id}` with `GET /permission` or `GET /session/status`, both at
+once: one round trip), then the watcher's state once more (events arrive while we wait); only
+an intent that survives all three is sent. Every path returns a `Carried` saying what
+happened, for the audit row.
 
 On OpenCode 2 (``v2``) the same checks read ``/api/session/{id}``, its pending asks or forms
 and ``/api/session/active``; an ask is rejected with ``{decision: "reject"}``, a form (a
@@ -22,6 +23,7 @@ server shows of an intent a dead watcher left unfinished, for its audit row.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -122,21 +124,26 @@ def _data(body: Any) -> Any:
 
 async def _v2_moved_on(http: httpx.AsyncClient, base: str, it: Intent, auth: Auth) -> str | None:
     sid = it.session_id
-    code, body = await _get(http, f"{base}/api/session/{sid}", auth)
+    if it.kind == "reject_ask":
+        what = "form" if str(it.request_id).startswith("frm_") else "permission"
+        second = f"{base}/api/session/{sid}/{what}"
+    else:
+        second = f"{base}/api/session/active"
+    # both at once: the re-check is one round trip, so the action leaves in the tick it was seen
+    (code, body), (code2, body2) = await asyncio.gather(
+        _get(http, f"{base}/api/session/{sid}", auth), _get(http, second, auth)
+    )
     if code == 404:
         return "the server no longer has the session (deleted)"
     if it.kind == "reject_ask":
-        what = "form" if str(it.request_id).startswith("frm_") else "permission"
-        code, body = await _get(http, f"{base}/api/session/{sid}/{what}", auth)
-        listed = _data(body)
+        listed = _data(body2)
         ids = {p.get("id") for p in listed if isinstance(p, dict)} if isinstance(listed, list) else None
-        if code == 200 and ids is not None and it.request_id not in ids:
+        if code2 == 200 and ids is not None and it.request_id not in ids:
             return "the server no longer lists the ask (answered, or the server restarted)"
         return None
     outcome = (_data(body) or {}).get("outcome") if isinstance(_data(body), dict) else None
-    code, active = await _get(http, f"{base}/api/session/active", auth)
-    running = _data(active)
-    if code == 200 and isinstance(running, dict) and sid not in running:
+    running = _data(body2)
+    if code2 == 200 and isinstance(running, dict) and sid not in running:
         if outcome:  # V2 ended it and says how (a failure after its last retry included)
             return f"the execution ended: outcome {outcome}"
         return "the server shows it idle (the run ended, or the server restarted)"
@@ -144,18 +151,20 @@ async def _v2_moved_on(http: httpx.AsyncClient, base: str, it: Intent, auth: Aut
 
 
 async def _server_moved_on(http: httpx.AsyncClient, base: str, it: Intent) -> str | None:
-    code, _ = await _get(http, f"{base}/session/{it.session_id}")
+    second = f"{base}/permission" if it.kind == "reject_ask" else f"{base}/session/status"
+    (code, _), (code2, listed) = await asyncio.gather(
+        _get(http, f"{base}/session/{it.session_id}"), _get(http, second)
+    )
     if code == 404:
         return "the server no longer has the session (deleted)"
     if it.kind == "reject_ask":
-        code, pending = await _get(http, f"{base}/permission")
-        ids = {p.get("id") for p in pending} if code == 200 and isinstance(pending, list) else None
+        ok = code2 == 200 and isinstance(listed, list)
+        ids = {p.get("id") for p in listed if isinstance(p, dict)} if ok else None
         if ids is not None and it.request_id not in ids:
             return "the server no longer lists the ask (answered, or the server restarted)"
         return None
-    code, status = await _get(http, f"{base}/session/status")
-    if code == 200 and isinstance(status, dict):
-        now = status.get(it.session_id)
+    if code2 == 200 and isinstance(listed, dict):
+        now = listed.get(it.session_id)
         kind = now.get("type") if isinstance(now, dict) else "idle"
         if it.rule == "abort_retries_after" and kind != "retry":
             return f"the server shows it {kind}, no longer retrying"

@@ -4,7 +4,8 @@ Producers hand over a condition's state every time they look at it (a live rule 
 fleet every evaluation), so most alerts repeat what was said already. `Deduper.due` lets one
 through when its key is new, when its state changed (firing to resolved and back), or when the
 same state was last sent at least ``repeat_s`` ago (a reminder, and what keeps an Alertmanager
-alert from lapsing). A resolve for a key never sent is dropped: nobody was told it fired.
+alert from lapsing). A resolve for a key never sent is dropped: nobody was told it fired;
+unless ``shared``: other processes may have sent it, and the store's claim decides.
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ class Deduper:
         self.last: dict[str, tuple[str, float]] = {}  # key -> (state sent, when)
         self.started: dict[str, float] = {}  # key -> when it began firing (startsAt)
 
-    def due(self, alert: Alert, now: float) -> bool:
+    def due(self, alert: Alert, now: float, *, shared: bool = False) -> bool:
         """True when ``alert`` is to be sent now; it then counts as sent at ``now``."""
         was = self.last.get(alert.key)
-        if was is None and alert.state == "resolved":
+        if was is None and alert.state == "resolved" and not shared:
             return False
         if was is not None and was[0] == alert.state and now - was[1] < self.repeat_s:
             return False

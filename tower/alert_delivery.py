@@ -7,7 +7,10 @@ due, and sends it to every channel: one ``POST`` to Alertmanager for the lot, on
 payload per tree. A failed request is tried again after 0.5 s, 1 s, 2 s, … (``retries`` tries in
 all; a 4xx other than 408/429 is final). Each alert's delivery on each channel, sent or failed,
 is handed to ``record`` with the attempts it took and the answer, and so are the drops since
-the last call; ``record`` is the store's business (`telemetry.alerting`).
+the last call; ``record`` is the store's business (`telemetry.alerting`). Before sending,
+``claim`` (the store's too: `telemetry.alert_claim`) says which of the due alerts are this
+process's to send, so that a fleet of watchers, or one restarted, sends each once; when it
+cannot answer (the store down), the `Deduper`'s own count decides alone.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import httpx
@@ -35,7 +38,7 @@ from tower.alert_payloads import (
     webhook_payload,
 )
 
-__all__ = ["AlertmanagerChannel", "Deliverer", "Delivery", "QueueSink", "WebhookChannel"]
+__all__ = ["AlertmanagerChannel", "Claim", "Deliverer", "Delivery", "QueueSink", "WebhookChannel"]
 
 log = logging.getLogger(__name__)
 Outcome = Literal["sent", "failed"]
@@ -54,6 +57,7 @@ class Delivery:
     answer: str
     attempts: int
     sent_at: float
+    claim_id: int | None = None  # the row claimed before sending (the first channel's), if any
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,8 @@ class QueueSink:
 
 
 Record = Callable[[list[Delivery], int], None]
+# the due alerts this process may send now (others claimed them), each with its claimed row
+Claim = Callable[[Sequence[Alert], float], dict[str, int]]
 Channel = AlertmanagerChannel | WebhookChannel
 
 
@@ -139,9 +145,11 @@ class Deliverer:
         http: httpx.Client | None = None,
         clock: Callable[[], float] = time.time,
         pause: Callable[[float], bool] | None = None,
+        claim: Claim | None = None,
     ) -> None:
         """``pause(seconds)`` waits between tries and says whether delivery is closing."""
         self.sink, self.channels, self.record = sink, list(channels), record
+        self.claim = claim
         self.dedup = Deduper(repeat_s)
         self.group_wait_s, self.retries, self.backoff_s = group_wait_s, max(1, retries), backoff_s
         self.http = http or httpx.Client(timeout=_TIMEOUT)
@@ -195,12 +203,25 @@ class Deliverer:
         for a in batch:
             newest.pop(a.key, None)
             newest[a.key] = a
-        due = [a for a in newest.values() if self.dedup.due(a, now)]
+        shared = self.claim is not None
+        unseen = {k for k, a in newest.items() if a.state == "resolved" and k not in self.dedup.last}
+        due = [a for a in newest.values() if self.dedup.due(a, now, shared=shared)]
+        claimed: dict[str, int] = {}
+        if due and self.claim is not None and self.channels:
+            try:
+                claimed = self.claim(due, now)
+                due = [a for a in due if a.key in claimed]
+            except Exception as exc:  # the store down: better twice than never
+                log.warning("octel: alerts not claimed (%s); sent by this process's count alone", exc)
+                due = [a for a in due if a.key not in unseen]  # a resolve of what it never sent
         done: list[Delivery] = []
         if due:
-            for ch in self.channels:
+            for i, ch in enumerate(self.channels):
                 for req in ch.requests(due, now, self.dedup.started):
-                    done += self._send(ch.name, req)
+                    sent = self._send(ch.name, req)
+                    if i == 0 and claimed:
+                        sent = [replace(d, claim_id=claimed.get(d.alert.key)) for d in sent]
+                    done += sent
         dropped = self.sink.take_dropped()
         if done or dropped:
             try:

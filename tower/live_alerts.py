@@ -10,11 +10,14 @@ Two kinds, both tied to a session the watcher follows:
 
 `LiveAlerts.tick` is called once a watcher tick with the views of that tick; it returns what
 fires now and the resolves (`tower.alert_dedup.Conditions`), the deliverer deduplicates.
+`LiveAlerts.stopped` resolves what still fires when the watcher stops: nobody would look again
+to resolve it (Alertmanager would hold it until it lapses), and the resolve says why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from tower.act import Carried
 from tower.actions import Rules, SessionView
@@ -94,3 +97,14 @@ class LiveAlerts:
         active = {v.session_id for v in views}
         self.acted = {k: a for k, a in self.acted.items() if a.session_id in active}
         return self.conditions.look([*stuck_alerts(views, self.rules, self.redact), *self.acted.values()])
+
+    def stopped(self) -> list[Alert]:
+        """The resolve of every alert firing (at the last tick, or an action's since), saying
+        the watcher stopped; nothing fires after it."""
+        firing = {**self.conditions.firing, **self.acted}
+        out = [
+            replace(a.resolved(), summary=f"{a.summary} (resolved: octel watch stopped following it)")
+            for a in firing.values()
+        ]
+        self.conditions.firing, self.acted = {}, {}
+        return out

@@ -109,6 +109,8 @@ class LiveBoard:
         self.ignored_events = 0
         self.generation: int | None = None
         self.server_version: str | None = None
+        # told when a session's spend grows: the act loop checks budgets then, not a tick later
+        self.on_spend: Callable[[], None] | None = None
 
     def about(self, generation: int, version: str | None) -> None:
         """What the server runs, once its probe answered; every row says it from then on."""
@@ -175,6 +177,8 @@ class LiveBoard:
             old = s.usage.get(mid, (0, 0, 0, 0, 0, 0.0))
             s.usage[mid] = new
             s.totals = [a + b - c for a, b, c in zip(s.totals, new, old, strict=True)]
+            if new != old and self.on_spend is not None:
+                self.on_spend()
             if info.get("agent"):
                 s.info["agent"] = info.get("agent")
             if info.get("modelID"):

@@ -8,6 +8,12 @@ re-checks each with the server (`tower.act.recheck`), writes it to the audit as 
 before the request leaves, and writes the outcome on the same row after. A row another
 watcher left ``sending`` (killed between its request and the answer) is reported ``unknown``
 with what the server shows now, and never sent again: the request may have reached the server.
+
+With budgets, a session's spend growing on the watcher's board wakes the loop (at most every
+``_WAKE_GAP``): a turn that takes a tree past its limit is checked, re-checked and aborted in
+the tick its cost arrives, not up to a tick later, while the next turn is still in flight. The
+intents of different sessions are carried out at once, so aborting a fleet over its day's
+budget does not wait on each abort's answer in turn.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -41,6 +48,8 @@ from tower.watch import Watcher
 __all__ = ["act_loop", "pause"]
 
 Log = Callable[[str], None]
+# the least time between two ticks when spend wakes the loop (a burst of turns costs one read)
+_WAKE_GAP = 0.1
 
 
 async def pause(stop: asyncio.Event, seconds: float) -> None:
@@ -63,61 +72,133 @@ async def act_loop(
     budgets: BudgetWatch | None = None,
     sink: AlertSink | None = None,
     alerts_to: str = "",
+    resolve_on: asyncio.Event | None = None,
 ) -> int:
     """Until ``stop``: carry out what the rules and the budgets decide, and emit the rules'
     alerts to ``sink`` (``alerts_to`` names its channels for the audit row); returns how many
     intents were handled. The audit is read before acting and written before each request: an
-    intent on record is never sent again, by this watcher or one taking over from it."""
+    intent on record is never sent again, by this watcher or one taking over from it. When
+    ``resolve_on`` is set as the loop ends (the watcher stops; not a lease lost to another
+    watcher, which goes on looking), the rules' alerts still firing are sent resolved."""
     done: set[str] = set()
     handled = 0
     server = watcher.client.base_url
     swept = False
     sink = sink or NullSink()
     alerts = LiveAlerts(rules, redactor.redact_str)
-    while not stop.is_set():
-        try:
-            if not swept:  # once a term: rows the previous holder left mid-request
-                await _report_left_sending(watcher, engine, server, holder, log)
-                swept = True
-            now = clock()
-            views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
-            for a in alerts.tick(views):
-                sink.emit(a)
-            due = decide(views, rules, now, done)
-            if budgets is not None and budgets.any:
-                due += _budget_intents(watcher, budgets, engine, views, now, done, due, log)
-            if due:
-                with session_scope(engine, write=False) as db:
-                    audit = audit_of(db, server, [it.key for it in due])
-                act, orphans = screen(due, audit, holder)
-                for it in due:
-                    if it not in act:  # on record, whoever wrote it: never again
-                        done.add(it.key)
-                        got = audit[it.key].outcome
-                        log(f"{it.rule} {it.kind} {it.session_id}: on record already ({got}); not sent again")
-                if orphans:
+    wake = asyncio.Event()
+    if budgets is not None and budgets.budgets:  # a turn's cost is checked when it arrives
+        watcher.live.on_spend = wake.set
+    ticks = 0
+    try:
+        while not stop.is_set():
+            ticks += 1
+            began = time.monotonic()
+            try:
+                if not swept:  # once a term: rows the previous holder left mid-request
                     await _report_left_sending(watcher, engine, server, holder, log)
-                for it in act:
-                    if stop.is_set():
-                        break
-                    done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
-                    res = await _act(
-                        watcher,
-                        it,
-                        engine=engine,
-                        redactor=redactor,
-                        holder=holder,
-                        log=log,
-                        clock=clock,
-                        alerts_to=alerts_to,
-                    )
-                    if res is not None and (alert := alerts.carried(res, watcher.rec.root_of(it.session_id))):
-                        sink.emit(alert)
-                    handled += 1
-        except SQLAlchemyError as exc:  # no audit, no action: tried again next tick
-            log(f"actions paused: the audit could not be read or written ({type(exc).__name__})")
-        await pause(stop, tick)
+                    swept = True
+                handled += await _tick(
+                    watcher,
+                    rules,
+                    stop,
+                    budgets,
+                    alerts,
+                    sink,
+                    done,
+                    ticks,
+                    clock,
+                    log,
+                    engine=engine,
+                    redactor=redactor,
+                    holder=holder,
+                    alerts_to=alerts_to,
+                )
+            except SQLAlchemyError as exc:  # no audit, no action: tried again next tick
+                log(f"actions paused: the audit could not be read or written ({type(exc).__name__})")
+            await _pause_or_wake(stop, wake, tick)
+            if (gap := _WAKE_GAP - (time.monotonic() - began)) > 0 and not stop.is_set():
+                await pause(stop, gap)  # a burst of spend is checked at most every _WAKE_GAP
+    finally:
+        if watcher.live.on_spend == wake.set:
+            watcher.live.on_spend = None
+        if resolve_on is not None and resolve_on.is_set():
+            for a in alerts.stopped():
+                sink.emit(a)
     return handled
+
+
+async def _pause_or_wake(stop: asyncio.Event, wake: asyncio.Event, seconds: float) -> None:
+    """Wait ``seconds``, or less when ``stop`` or ``wake`` is set first; ``wake`` is cleared."""
+    waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
+    try:
+        await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+        wake.clear()
+
+
+async def _tick(
+    watcher: Watcher,
+    rules: Rules,
+    stop: asyncio.Event,
+    budgets: BudgetWatch | None,
+    alerts: LiveAlerts,
+    sink: AlertSink,
+    done: set[str],
+    tick: int,
+    clock: Callable[[], float],
+    log: Log,
+    **kw: Any,
+) -> int:
+    """One tick: decide, screen against the audit, act; how many intents were handled. The
+    intents of different sessions are carried out at once (an abort's answer can take a second:
+    OpenCode answers once the run stopped), each session's in turn."""
+    engine: Engine = kw["engine"]
+    server = watcher.client.base_url
+    now = clock()
+    views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
+    for a in alerts.tick(views):
+        sink.emit(a)
+    due = decide(views, rules, now, done)
+    if budgets is not None and budgets.any:
+        due += _budget_intents(watcher, budgets, engine, views, now, done, due, log, tick)
+    if not due:
+        return 0
+    with session_scope(engine, write=False) as db:
+        audit = audit_of(db, server, [it.key for it in due])
+    act, orphans = screen(due, audit, kw["holder"])
+    for it in due:
+        if it not in act:  # on record, whoever wrote it: never again
+            done.add(it.key)
+            got = audit[it.key].outcome
+            log(f"{it.rule} {it.kind} {it.session_id}: on record already ({got}); not sent again")
+    if orphans:
+        await _report_left_sending(watcher, engine, server, kw["holder"], log)
+    per_session: dict[str, list[Intent]] = {}
+    for it in act:
+        done.add(it.key)  # once, whatever the outcome: a failing action is not hammered
+        per_session.setdefault(it.session_id, []).append(it)
+
+    async def in_turn(todo: list[Intent]) -> int:
+        n = 0
+        for it in todo:
+            if stop.is_set():
+                break
+            if it.rule == "budget":  # the audit row says which tick acted on the breach
+                it = replace(it, evidence={**it.evidence, "acted_tick": tick})
+            res = await _act(watcher, it, log=log, clock=clock, **kw)
+            if res is not None and (alert := alerts.carried(res, watcher.rec.root_of(it.session_id))):
+                sink.emit(alert)
+            n += 1
+        return n
+
+    counts = await asyncio.gather(*(in_turn(t) for t in per_session.values()), return_exceptions=True)
+    for c in counts:
+        if isinstance(c, BaseException):
+            raise c
+    return sum(n for n in counts if isinstance(n, int))
 
 
 async def _act(
@@ -192,18 +273,24 @@ def _budget_intents(
     done: set[str],
     decided: list[Intent],
     log: Log,
+    tick: int = 0,
 ) -> list[Intent]:
     """The budgets' intents of this tick (none when the store cannot be read: the next tick
     tries again), less those another rule already decided."""
     try:
         got = budgets.check(
-            engine, now, watcher.live, watcher.rec.root_of, (v.root_session_id or v.session_id for v in views)
+            engine,
+            now,
+            watcher.live,
+            watcher.rec.root_of,
+            (v.root_session_id or v.session_id for v in views),
+            tick=tick,
         )
     except SQLAlchemyError as exc:
         log(f"budgets not checked (store: {type(exc).__name__}); trying again")
         return []
     taken = {i.key for i in decided}
-    return [i for i in budgets.intents(views, got, done, now) if i.key not in taken]
+    return [i for i in budgets.intents(views, got, done, now, tick=tick) if i.key not in taken]
 
 
 def _noticed(res: Carried, alerts_to: str) -> Carried:

@@ -122,6 +122,7 @@ class BudgetWatch:
         # no OpenCode server followed (`watch --claude-dir` alone): every breach is an alert
         self.alert_only = alert_only
         self.raised: set[str] = set()
+        self.breach_tick: dict[tuple[str, str], int] = {}  # (budget, subject) -> tick first seen
         self.scopes: tuple[Scope, ...] = tuple(dict.fromkeys(b.scope for b in self.budgets))
 
     def check(
@@ -131,9 +132,12 @@ class BudgetWatch:
         board: LiveBoard | None = None,
         root_of: Callable[[str], str | None] = lambda _s: None,
         roots: Iterable[str] = (),
+        *,
+        tick: int = 0,
     ) -> SpendSoFar:
         """Read the spend so far and raise what crossed; ``board``: the watcher's own counts
-        (``root_of`` names each session's root); ``roots``: the trees it shows running."""
+        (``root_of`` names each session's root); ``roots``: the trees it shows running;
+        ``tick``: the act loop's tick, kept for each breach's first sight."""
         self.quotas.check(engine, now)
         if not self.budgets:
             return SpendSoFar(datetime.fromtimestamp(now, UTC).date().isoformat())
@@ -151,15 +155,24 @@ class BudgetWatch:
             )
         for c in crossings(got.spent, self.budgets, got.day, self.raised):
             self.raised.add(c.key)
+            if c.level == "breach":
+                self.breach_tick.setdefault((c.budget.name, c.subject), tick)
             claude = self.alert_only or (c.budget.scope == "tree" and c.subject in got.claude_roots)
             self.sink.emit(alert_of(c, got.day, claude=claude))
         return got
 
     def intents(
-        self, views: Sequence[SessionView], got: SpendSoFar, done: Collection[str], now: float
+        self,
+        views: Sequence[SessionView],
+        got: SpendSoFar,
+        done: Collection[str],
+        now: float,
+        *,
+        tick: int = 0,
     ) -> list[Intent]:
         """The budget intents of the live sessions shown (their evidence says when the breach
-        was seen: the audit row's time less that is the time it took to act)."""
+        was seen, and in which tick: the audit row's time less that is the time it took to
+        act, its ``acted_tick`` less ``breach_tick`` the ticks it waited)."""
         drivers = got.drivers
 
         def subjects(v: SessionView) -> dict[Scope, str]:
@@ -172,4 +185,10 @@ class BudgetWatch:
             return out
 
         got_now = budget_intents(views, got.spent, self.budgets, subjects, done)
-        return [replace(i, evidence={**i.evidence, "seen_at": round(now, 3)}) for i in got_now]
+        return [
+            replace(i, evidence={**i.evidence, "seen_at": round(now, 3), "breach_tick": self._first(i, tick)})
+            for i in got_now
+        ]
+
+    def _first(self, it: Intent, tick: int) -> int:
+        return self.breach_tick.get((str(it.evidence["budget"]), str(it.evidence["subject"])), tick)

@@ -171,6 +171,7 @@ async def watch_server(
                 budgets=budgets,
                 sink=sink,
                 alerts_to=alerts_to,
+                resolve_on=stop,  # the watcher stopping, not a lease lost: resolve what fires
             )
             for _ in range(acting)
         ]

@@ -111,3 +111,28 @@ def test_a_stuck_session_alerts_through_alertmanager_grouped_then_resolved(
     assert (
         notice.outcome == "notified" and "queued for delivery to alertmanager, webhook_slack" in notice.detail
     )
+
+
+def test_a_watcher_that_stops_first_resolves_its_stuck_alert_through_alertmanager(
+    opencode: OpenCode, fake_llm: FakeLLM, watch: Watch, octel_store: Store, tmp_path: Path
+) -> None:
+    looping = {**DOOM, "turns": [DOOM["turns"][0]] * 40}  # still looping when the watcher stops
+    fake_llm.load(orjson.loads(orjson.dumps(looping).replace(b"{dir}", str(opencode.project).encode())))
+    with Receiver() as rx, alertmanager(tmp_path / "am", rx.url + "/am") as am:
+        settings = octel_store.settings.model_copy(update={"alertmanager_url": am})
+        alerts = start_alerts(settings, octel_store.engine, Redactor(b"k" * 32, []))
+        rules = Rules(on_stuck=(("doom_loop", "notify"),))
+        with httpx.Client(base_url=opencode.url, timeout=15) as http:
+            try:
+                with watch(rules=rules, sink=alerts.sink, alerts_to=alerts.describe()):
+                    root = start(http, "Read the file until it is there.")
+                    rx.wait(lambda ps: _am_posts(ps, "firing", root), timeout=240)
+                alerts.close()  # the watcher stopped while the session still loops
+                (resolved,) = rx.wait(lambda ps: _am_posts(ps, "resolved", root), timeout=120)[:1]
+                assert http.get("/session/status").json().get(root) is not None  # still running
+            finally:
+                alerts.close()
+                http.post(f"/session/{root}/abort")
+    (a,) = [a for a in resolved["alerts"] if a["labels"]["session"] == root]
+    assert a["status"] == "resolved"
+    assert a["annotations"]["summary"].endswith("(resolved: octel watch stopped following it)")

@@ -1,8 +1,9 @@
 """End to end on a real `opencode serve` with the scripted fake LLM: a loop of one failing test
-command is aborted once its tree passes its budget, within a tick of the act loop; the audit
-row and the alerts name the budget, and `octel why` says the budget stopped it. The seconds
-and ticks from the breach (the turn whose cost crossed the limit completing) to the abort are
-printed (`pytest -s`)."""
+command is aborted once its tree passes its budget, in the act loop's tick that saw the breach
+(the audit row's ``acted_tick`` is the tick the breach was first seen: the turn's cost wakes
+the loop); the audit row and the alerts name the budget, and `octel why` says the budget
+stopped it. The seconds from the breach (the turn whose cost crossed the limit completing) to
+the abort, and the turns after it, are printed (`pytest -s`)."""
 
 from __future__ import annotations
 
@@ -91,13 +92,15 @@ def test_a_loop_is_aborted_when_its_tree_passes_its_budget(
         (row,) = wait_for(acted, timeout=150)  # a cold server takes a while to start the first turn
         assert (row.action, row.outcome, row.answer) == ("abort", "done", "true")
         assert row.evidence["budget"] == "tree * $0.005" and row.evidence["used"] >= LIMIT
+        assert row.evidence["acted_tick"] == row.evidence["breach_tick"], row.evidence
         idle(http, root, timeout=30)
         calls = len(fake_llm.requests)
         breach, turn, turns = _breached_at(http, root)
         seen, done = row.evidence["seen_at"] - breach, row.at.timestamp() - row.evidence["seen_at"]
         print(
             f"\nbudget breach to abort: {seen + done:.2f} s (seen after {seen:.2f} s, with the act loop's "
-            f"tick of 1 s; acted {done:.2f} s later); crossed at turn {turn}, {turns - turn} turns after it"
+            f"tick of 1 s; acted {done:.2f} s later, tick {row.evidence['acted_tick']}); crossed at "
+            f"turn {turn}, {turns - turn} turns after it"
         )
         time.sleep(3.0)  # an aborted loop calls the provider no more
         assert len(fake_llm.requests) == calls
