@@ -11,7 +11,6 @@ from sqlalchemy import and_, bindparam, func, or_, text
 from sqlmodel import Session, col, select
 
 from telemetry.queries.paging import decode_cursor, encode_cursor
-from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -95,6 +94,9 @@ def list_cycles(db: Session, f: CycleFilter, now: datetime) -> dict[str, Any]:
 def session_titles(db: Session, session_ids: set[str]) -> dict[str, str]:
     """Each named session's title: the archive's, else the live row's (both stored redacted,
     whole: a table cuts it to its width). A session with no title, or unknown, is left out."""
+    # here, not at the top: `sessions list` imports this module and never pays for the live table
+    from telemetry.store.live_models import LiveSession
+
     out: dict[str, str] = {}
     ids = sorted(session_ids)
     for table in (SessionIndex, LiveSession):
