@@ -46,12 +46,13 @@ def cycles_list(
     until: UntilOpt = None,
     limit: LimitOpt = 50,
     cursor: CursorOpt = None,
+    cycle: Annotated[str | None, typer.Option(help="Only the cycle of this exact id.")] = None,
     output: Output = Output.table,
 ) -> None:
-    """Dispatcher cycles, newest first."""
+    """Dispatcher cycles, newest first; --cycle ID finds one cycle (with --json, all its fields)."""
     now = utcnow()
     t0, t1 = window(since, until, now)
-    f = CycleFilter(driver, state, t0, t1, in_flight, limit, cursor)
+    f = CycleFilter(driver, state, t0, t1, in_flight, limit, cursor, cycle)
     with read_store(ctx) as db:
         try:
             page = cycles_page(db, f, now, settings_of(ctx).long_worker_seconds)
@@ -79,8 +80,15 @@ _CYCLE_COLS = (
     Col("outcome", rank=2),
     Col("error", rank=5),
     Col("claims", right=True, rank=7),
-    Col("session", rank=6),
+    Col("session", rank=6, flex=True),
 )
+
+
+def _session(c: CycleRecord) -> str:
+    """The session's id, then its title (cut first when the terminal is narrow; piped, whole)."""
+    if not c.session_id or not c.session_title:
+        return dash(c.session_id)
+    return f"{dash(c.session_id)} {dash(c.session_title)}"
 
 
 def _cycles_table(page: CyclePage) -> None:
@@ -94,7 +102,7 @@ def _cycles_table(page: CyclePage) -> None:
             dash(c.worker_outcome),
             dash(c.error_kind),
             dash(c.claims_count),
-            dash(c.session_id),
+            _session(c),
         )
         for c in page.items
     ]

@@ -22,6 +22,7 @@ import web  # noqa: F401
 sys.path.append(str(Path(__file__).parent))  # tests/realparts.py, tests/pgserver.py, tests/liveserver.py
 
 import pgserver
+import quick
 import reaper
 from realparts import require
 from store_templates import migrate_by_copy
@@ -53,12 +54,19 @@ def _draw_once(text: str, number: int) -> None:
     pass
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    quick.add_option(parser)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Every server a harness starts dies with this run, however the run ends (tests/reaper.py).
+    """`--quick` selects the quick subset (tests/quick.py).
+
+    Every server a harness starts dies with this run, however the run ends (tests/reaper.py).
 
     Under pytest-xdist the watchdog is the controller's: each worker inherits its list and
     adopts itself, so a run killed at the controller stops the workers and every server they
     started, whichever worker started it."""
+    quick.select(config)
     reaper.start()
     if hasattr(config, "workerinput"):
         reaper.adopt(os.getpid())
@@ -104,6 +112,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         uses = set(getattr(item, "fixturenames", ()))
         if marks & _REAL_MARKS or uses & _REAL_FIXTURES or sources[path]:
             item.add_marker(pytest.mark.realparts)
+    quick.mark_slow(items)
+    quick.fewer_examples(config, items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -53,8 +53,10 @@ def cycles(
     in_flight: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
+    cycle: Annotated[str | None, Query(description="only the cycle of this exact id")] = None,
 ) -> CyclePage:
-    f = CycleFilter(driver, terminal_state, since, until, in_flight, limit, cursor)
+    """Cycles newest first; `cycle` finds one by its id (the other filters still apply)."""
+    f = CycleFilter(driver, terminal_state, since, until, in_flight, limit, cursor, cycle)
     try:
         return cycles_page(db, f, utcnow(), settings.long_worker_seconds)
     except CursorError as e:

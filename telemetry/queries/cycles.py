@@ -11,10 +11,10 @@ from sqlalchemy import and_, bindparam, func, or_, text
 from sqlmodel import Session, col, select
 
 from telemetry.queries.paging import decode_cursor, encode_cursor
-from telemetry.store.models import Cycle
+from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
-__all__ = ["CycleFilter", "cycle_dict", "cycles_summary", "linked_cycle", "list_cycles"]
+__all__ = ["CycleFilter", "cycle_dict", "cycles_summary", "linked_cycle", "list_cycles", "session_titles"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,7 @@ class CycleFilter:
     in_flight: bool | None = None
     limit: int = 50
     cursor: str | None = None
+    cycle_id: str | None = None  # this one cycle, by its exact id
 
 
 def cycle_dict(c: Cycle | SimpleNamespace, now: datetime | None = None) -> dict[str, Any]:
@@ -63,6 +64,8 @@ def cycle_dict(c: Cycle | SimpleNamespace, now: datetime | None = None) -> dict[
 def list_cycles(db: Session, f: CycleFilter, now: datetime) -> dict[str, Any]:
     """`{items, next_cursor}`, newest first; every filter and the page run in the database."""
     stmt = select(Cycle)
+    if f.cycle_id:
+        stmt = stmt.where(Cycle.cycle_id == f.cycle_id)
     if f.driver:
         stmt = stmt.where(Cycle.driver == f.driver)
     if f.terminal_state:
@@ -81,7 +84,30 @@ def list_cycles(db: Session, f: CycleFilter, now: datetime) -> dict[str, Any]:
     more = len(rows) > f.limit
     rows = rows[: f.limit]
     nxt = encode_cursor(rows[-1].started_at, rows[-1].id or 0) if more and rows else None
-    return {"items": [cycle_dict(r, now) for r in rows], "next_cursor": nxt}
+    items = [cycle_dict(r, now) for r in rows]
+    titles = session_titles(db, {i["session_id"] for i in items if i["session_id"]})
+    for i in items:
+        i["session_title"] = titles.get(i["session_id"])
+    return {"items": items, "next_cursor": nxt}
+
+
+def session_titles(db: Session, session_ids: set[str]) -> dict[str, str]:
+    """Each named session's title: the archive's, else the live row's (both stored redacted,
+    whole: a table cuts it to its width). A session with no title, or unknown, is left out."""
+    # here, not at the top: `sessions list` imports this module and never pays for the live table
+    from telemetry.store.live_models import LiveSession
+
+    out: dict[str, str] = {}
+    ids = sorted(session_ids)
+    for table in (SessionIndex, LiveSession):
+        want = [i for i in ids if i not in out]
+        if not want:
+            break
+        sid, title = col(table.session_id), col(table.title)
+        for s, t in db.exec(select(sid, title).where(sid.in_(want), title.is_not(None))).all():
+            if t and t.strip():
+                out.setdefault(s, t)
+    return out
 
 
 @dataclass

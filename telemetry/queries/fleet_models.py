@@ -60,6 +60,9 @@ class CycleRecord(BaseModel):
     worker_outcome: str | None
     error_kind: str | None
     session_id: str | None
+    session_title: str | None = Field(
+        None, description="its session's title (redacted), the archive's or the live one's"
+    )
     worker_wallclock_seconds: float | None
     start_synthesised: bool
     orphaned: bool = Field(False, description="still open, but its daemon is down")

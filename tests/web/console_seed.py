@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from archived_template import archived_copy
 from live_seed import store_waiting_tree
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
@@ -105,25 +106,24 @@ def archive_fixtures(engine: Engine, settings: Settings, now: datetime) -> Seede
     """Archive and index every captured run, five minutes apart, the last one five minutes ago.
 
     The archiver stamps everything "now"; the index times are then spread out so windows and
-    ordering have something to show (the archive files keep what the archiver wrote).
+    ordering have something to show (the archive files keep what the archiver wrote). On
+    SQLite the archiving runs once a process and later stores are copies of it
+    (`archived_copy`); the times, cycles and everything after are written for each store.
     """
     out = Seeded()
-    paths = sorted(p for p in FIXTURES.glob("*.json") if p.name != "openapi.json")
-    for n, path in enumerate(paths):
-        fx = json.loads(path.read_text())
-        if "scenario" not in fx:  # other captured shapes (an `opencode export`) are no server runs
-            continue
-        scenario = fx["scenario"]
-        run = fx["midrun"] if scenario in MIDRUN and fx.get("midrun") else fx
-        server = CapturedServer(run, fx["opencode_version"])
-        if fx["root_id"] not in server.sessions:  # the run deleted its sessions: nothing to archive
-            continue
-        archived_at = now - timedelta(minutes=5 * (len(paths) - n))
-        cycle_id = f"cyc-{scenario}"
-        outcome = asyncio.run(_archive(server, fx, settings, engine, scenario, cycle_id))
-        assert outcome.ok, (scenario, outcome.to_dict())
+    runs = _runs()
+
+    def archive() -> None:
+        for run in runs:
+            outcome = asyncio.run(_archive(run.server, run.fx, settings, engine, run.scenario, run.cycle_id))
+            assert outcome.ok, (run.scenario, outcome.to_dict())
+
+    archived_copy(settings, engine, archive)
+    for run in runs:
+        scenario, root = run.scenario, run.fx["root_id"]
+        archived_at = now - timedelta(minutes=5 * run.back)
         with session_scope(engine) as db:
-            rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == fx["root_id"])).all()
+            rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == root)).all()
             for r in rows:
                 took = timedelta(seconds=r.duration_s or 0)
                 db.exec(
@@ -149,9 +149,41 @@ def archive_fixtures(engine: Engine, settings: Settings, now: datetime) -> Seede
                 }
                 out.files.append(r.archive_path)
             stuck = any(r.verdict == "stuck" for r in rows if r.depth == 0)
-            _cycle(db, scenario, cycle_id, fx["root_id"], archived_at, ok=not stuck, now=now)
-        out.scenarios[scenario] = fx["root_id"]
+            _cycle(db, scenario, run.cycle_id, root, archived_at, ok=not stuck, now=now)
+        out.scenarios[scenario] = root
     return out
+
+
+@dataclass(frozen=True)
+class _Run:
+    fx: dict[str, Any]
+    scenario: str
+    server: CapturedServer
+    back: int  # archived this many five-minute steps ago
+
+    @property
+    def cycle_id(self) -> str:
+        return f"cyc-{self.scenario}"
+
+
+_RUNS: list[_Run] = []
+
+
+def _runs() -> list[_Run]:
+    """The captured server runs to archive, read once a process."""
+    if not _RUNS:
+        paths = sorted(p for p in FIXTURES.glob("*.json") if p.name != "openapi.json")
+        for n, path in enumerate(paths):
+            fx = json.loads(path.read_text())
+            if "scenario" not in fx:  # other captured shapes (an `opencode export`) are no server runs
+                continue
+            scenario = fx["scenario"]
+            run = fx["midrun"] if scenario in MIDRUN and fx.get("midrun") else fx
+            server = CapturedServer(run, fx["opencode_version"])
+            if fx["root_id"] not in server.sessions:  # the run deleted its sessions: nothing to archive
+                continue
+            _RUNS.append(_Run(fx, scenario, server, len(paths) - n))
+    return _RUNS
 
 
 async def _archive(

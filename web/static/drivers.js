@@ -10,6 +10,7 @@ const HOURS = { "1h": 1, "24h": 24, "7d": 168, "30d": 720 };
 
 export function mount(root, route, ctx) {
   const bar = filterBar(route, ctx, [
+    { name: "cycle", label: "Cycle id", type: "search", placeholder: "find a cycle by its id" },
     { name: "driver", label: "Driver", type: "text", list: true, placeholder: "all" },
     { name: "terminal_state", label: "Terminal state", type: "text", list: true, placeholder: "any" },
     { name: "in_flight", label: "In flight", type: "select", options: [["", "any"], ["1", "in flight only"], ["0", "finished only"]] },
@@ -30,13 +31,16 @@ export function mount(root, route, ctx) {
       const p = route.params;
       const since = p.get("since") || "";
       const inFlight = p.get("in_flight");
+      const cycle = p.get("cycle") || "";
       const [summary, page] = await Promise.all([
         getJSON("/api/cycles/summary", { hours: HOURS[since] || 24 * 90 }),
         getJSON("/api/cycles", {
           driver: p.get("driver"),
           terminal_state: p.get("terminal_state"),
           in_flight: inFlight === "1" ? "true" : inFlight === "0" ? "false" : "",
-          since: since || "90d",
+          // a cycle looked up by id is found however old, unless a window was chosen
+          since: since || (cycle ? "" : "90d"),
+          cycle,
           cursor: p.get("cursor"),
           limit: 50,
         }),
@@ -44,7 +48,7 @@ export function mount(root, route, ctx) {
       bar.suggest("driver", summary.drivers.map((d) => d.driver));
       bar.suggest("terminal_state", summary.drivers.flatMap((d) => Object.keys(d.by_state)));
       drawPerDriver(perDriver, summary, since);
-      drawCycles(list, page, route, ctx);
+      drawCycles(list, page, route, ctx, cycle);
     },
   };
 }
@@ -77,9 +81,10 @@ function drawPerDriver(node, summary, since) {
   );
 }
 
-function drawCycles(node, page, route, ctx) {
+function drawCycles(node, page, route, ctx, cycle) {
   if (!page.items.length) {
-    clear(node, el("p.muted", {}, "No cycles match these filters."), pager(route, ctx, null));
+    const none = cycle ? `No cycle has the id “${cycle}”${route.params.get("since") ? " in this window" : ""}.` : "No cycles match these filters.";
+    clear(node, el("p.muted", {}, none), pager(route, ctx, null));
     return;
   }
   const head = ["cycle", "driver", "host", "started", "duration", "cand.", "claims", "proc.", "esc.", "terminal state", "outcome", "error", "session"];
@@ -111,12 +116,20 @@ function drawCycles(node, page, route, ctx) {
           el("td", {}, c.terminal_state ? pill(c.terminal_state, `s-${c.terminal_state.replace(/[^a-z0-9]+/gi, "_")}`) : "–"),
           el("td", {}, c.worker_outcome || "–"),
           el("td", {}, c.error_kind || ""),
-          el("td", {}, c.session_id ? el("a", { href: `#/session/${encodeURIComponent(c.session_id)}` }, el("code", {}, shortId(c.session_id))) : ""),
+          el("td.title.session", {}, c.session_id ? sessionLink(c) : ""),
         ),
       ),
     ),
     pager(route, ctx, page.next_cursor),
   );
+}
+
+// The session by its title (redacted and cut by the server), its id in the tooltip and the link;
+// a session octel has no title for shows its id, shortened.
+function sessionLink(c) {
+  const href = `#/session/${encodeURIComponent(c.session_id)}`;
+  const text = c.session_title || el("code", {}, shortId(c.session_id));
+  return el("a", { href, title: c.session_id, dataset: { session: c.session_id } }, text);
 }
 
 function shortId(id) {

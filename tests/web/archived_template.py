@@ -1,0 +1,58 @@
+"""The console tests' store with every captured run archived, archived once a process on SQLite
+and copied for each test after (as `tests/store_templates.py` does for the migrated schema).
+
+Archiving the captured runs (the walk, redaction, the detectors, the files, the index) took
+2.4-3 s of CPU for each of the web tests that want the seeded store, most of their time. The
+copy is the same store: the database file and the data folder (archives and the redaction key)
+as the archiver left them, before any time was moved or any cycle written. PostgreSQL stores
+are archived for each test as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy.engine import Engine, make_url
+
+from telemetry.settings import Settings
+
+__all__ = ["archived_copy"]
+
+_template: Path | None = None  # holds db/ (the database file) and data/ (the data folder)
+
+
+def _files(db: Path) -> list[Path]:
+    """The database file and any journal beside it."""
+    return [p for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")) if p.exists()]
+
+
+def archived_copy(settings: Settings, engine: Engine, archive: Callable[[], None]) -> None:
+    """Bring the store of `settings` (at head, empty) to what `archive()` makes of it: by
+    running it the first time a process asks, by copying what it made every later time."""
+    global _template
+    url = make_url(settings.db_url)
+    if url.get_backend_name() != "sqlite" or not url.database:
+        archive()
+        return
+    db = Path(url.database)
+    engine.dispose()  # no connection holds the file while it is read or replaced
+    if _template is None:
+        archive()
+        engine.dispose()
+        root = Path(tempfile.mkdtemp(prefix="octel-archived-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        (root / "db").mkdir()
+        for f in _files(db):
+            shutil.copy2(f, root / "db" / f.name.replace(db.name, "store.db"))
+        shutil.copytree(settings.data_dir, root / "data")
+        _template = root
+        return
+    for f in _files(db):
+        f.unlink()
+    for f in (_template / "db").iterdir():
+        shutil.copy2(f, db.with_name(f.name.replace("store.db", db.name)))
+    shutil.copytree(_template / "data", settings.data_dir, dirs_exist_ok=True)
