@@ -204,7 +204,7 @@ def watch_cmd(
                     lease_seconds=settings.watch_lease_seconds,
                     rules=rules,
                     budgets=None if urls else spend,
-                    sink=_LogSink(log, alerts.sink),
+                    sink=alerts.sink,  # the rules' alerts repeat each tick: the deliverer dedups
                     log=log,
                     on_change=changed if as_json else None,
                 )

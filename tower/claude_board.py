@@ -25,6 +25,7 @@ from tower.actions import SessionView
 from tower.claude_source import CLAUDE_SERVER, claude_server, is_claude_server
 from tower.claude_tail import AgentSeen, ClaudeState, ClaudeTail, derive, totals
 from tower.live_board import LiveRow
+from tower.live_messages import MAX_MESSAGES, LiveMessage, MessageBatch
 
 __all__ = ["CLAUDE_SERVER", "ClaudeBoard", "claude_server", "is_claude_server", "parse_agents"]
 
@@ -75,6 +76,7 @@ class _Seen:
     scored_at: int = -1  # messages count the findings were scored on
     scored_time: float = float("-inf")
     findings: tuple[Mapping[str, Any], ...] = ()
+    kept_from: int = 0  # the oldest message position kept in the store
     state: ClaudeState | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -112,8 +114,11 @@ class ClaudeBoard:
         self.agents = dict(listed)
 
     def touch(self) -> None:
-        """Every session's row is due again (the last write may not have landed)."""
+        """Every session's row and kept messages are due again (the last write may not have
+        landed)."""
         self._changed |= set(self.seen)
+        for s in self.seen.values():
+            s.tail.changed_from, s.kept_from = 0, 0
 
     def forget(self, now: float) -> list[str]:
         """Sessions silent for ``forget_after`` that the CLI does not list: dropped."""
@@ -224,6 +229,26 @@ class ClaudeBoard:
             findings=s.findings,
             seen_at=now,
         )
+
+    def messages(self) -> MessageBatch:
+        """The messages new or changed since the last call, as the console's live timeline
+        reads them (the archive's shape); a session keeps its newest ``MAX_MESSAGES``."""
+        out = MessageBatch()
+        for sid, s in self.seen.items():
+            t = s.tail
+            if t.changed_from is None:
+                continue
+            low = max(0, len(t.messages) - MAX_MESSAGES)
+            for i in range(max(t.changed_from, low), len(t.messages)):
+                m = t.messages[i]
+                info = m.get("info") or {}
+                done = info.get("role") != "assistant" or bool(info.get("finish")) or i < len(t.messages) - 1
+                mid = str(info.get("id") or f"line-{i}")
+                out.upserts.append(LiveMessage(sid, mid, i, info.get("role"), done, m))
+            for i in range(s.kept_from, low):  # fallen out of the newest: no longer kept live
+                out.deletes.append((sid, str((t.messages[i].get("info") or {}).get("id") or f"line-{i}")))
+            s.kept_from, t.changed_from = max(s.kept_from, low), None
+        return out
 
     def paths(self) -> Iterable[tuple[str, ClaudeTail]]:
         return ((sid, s.tail) for sid, s in self.seen.items())

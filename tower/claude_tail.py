@@ -56,6 +56,7 @@ class ClaudeTail:
     grew_at: float | None = None  # when the file last gave new lines
     bad_lines: int = 0
     subagent: bool = False  # a subagent's own file: its lines are all sidechain, all its own
+    changed_from: int | None = None  # the first message new or changed since `take_changed`
 
     def feed(self, data: bytes, now: float) -> int:
         """Read the bytes that follow ``offset``; returns how many lines were new."""
@@ -78,6 +79,8 @@ class ClaudeTail:
         ids = {str(_d(m.get("info")).get("id")) for m in head}
         prior = Prior(head, {k: v for k, v in self.usage.items() if k in ids})
         built = build_messages(objs, self.session_id, prior)
+        first = start if start is not None else len(self.messages)
+        self.changed_from = first if self.changed_from is None else min(self.changed_from, first)
         if start is not None:
             del self.messages[start:]
         self.messages.extend(built.messages)

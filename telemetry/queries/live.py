@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from sqlmodel import Session, col, func, or_, select
@@ -97,7 +97,7 @@ class LiveSessionOut(BaseModel):
     updated_at: datetime
     explanation: str
     archived: bool = False  # an archive of the session exists too (an earlier quiet moment)
-    source: str = "opencode"  # who runs it: opencode, or claude_code (a transcript followed)
+    source: Literal["opencode", "claude_code"] = "opencode"  # claude_code: a transcript followed
 
 
 class LiveChange(LiveSessionOut):

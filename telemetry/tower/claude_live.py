@@ -36,6 +36,7 @@ from telemetry.tower.acting import pause
 from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.lease import claim_lease, release_lease, renew_lease
 from telemetry.tower.live import forget_live, store_live_rows
+from telemetry.tower.live_messages import store_live_messages
 from telemetry.tower.watching import holder_name
 from tower.actions import Rules
 from tower.alert import AlertSink, NullSink
@@ -43,6 +44,7 @@ from tower.claude_board import ClaudeBoard, claude_server, parse_agents
 from tower.claude_tail import AgentSeen
 from tower.live_alerts import LiveAlerts
 from tower.live_board import LiveRow
+from tower.live_messages import MessageBatch
 
 __all__ = ["ClaudeLive", "Transcript", "agents_of", "follow_claude_live", "read_new", "recent_transcripts"]
 
@@ -167,9 +169,11 @@ def read_new(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> int:
     return lines
 
 
-def _tick(board: ClaudeBoard, config_dir: Path, now: float, log: Log) -> tuple[int, list[LiveRow], list[str]]:
+def _tick(
+    board: ClaudeBoard, config_dir: Path, now: float, log: Log
+) -> tuple[int, list[LiveRow], list[str], MessageBatch]:
     lines = read_new(board, config_dir, now, log)
-    return lines, board.snapshot(now), board.forget(now)
+    return lines, board.snapshot(now), board.forget(now), board.messages()
 
 
 async def follow_claude_live(
@@ -229,11 +233,12 @@ async def follow_claude_live(
             if cli is not None and asking is None and now - asked_at >= AGENTS_EVERY_S:
                 asked_at, asking = now, asyncio.create_task(asyncio.to_thread(agents_of, cli, config_dir))
             # reading and scoring in a thread: a long stream takes a tenth of a second to score
-            lines, rows, gone = await asyncio.to_thread(_tick, board, config_dir, now, log)
+            lines, rows, gone, said = await asyncio.to_thread(_tick, board, config_dir, now, log)
             out.lines_read += lines
-            if rows or gone:
+            if rows or gone or said:
                 with session_scope(engine) as db:
                     stored = store_live_rows(db, rows, redactor=redactor)
+                    store_live_messages(db, server, said, redactor=redactor)  # redacted, then cut
                     if gone:
                         forget_live(db, server, gone)
                 out.rows_written += len(rows)

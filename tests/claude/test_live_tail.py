@@ -205,3 +205,20 @@ def test_a_session_that_keeps_writing_is_rescored_every_few_seconds_not_every_li
     board.feed(SID, "t", jsonl(call), RESCORE_S + 0.1)
     board.snapshot(RESCORE_S + 0.1)  # a new state is scored at once
     assert scored == [1, 4, 5]
+
+
+def test_the_board_hands_out_each_changed_message_and_keeps_the_newest_200() -> None:
+    board = ClaudeBoard("claude-code:/c", lambda _m: [])
+    board.feed(SID, "t", jsonl([user(SID, f"p{i}") for i in range(205)]), 1.0)
+    first = board.messages()
+    assert [m.position for m in first.upserts] == list(range(5, 205))
+    assert board.messages().upserts == []  # nothing changed since
+    half = assistant(SID, "msg_a", [{"type": "text", "text": "one"}, tool_use("tu", command="make")])
+    board.feed(SID, "t", jsonl(half[:1]), 2.0)
+    (m,) = board.messages().upserts
+    assert (m.position, m.message_id, m.completed) == (205, "msg_a", False)  # still being written
+    board.feed(SID, "t", jsonl(half[1:]), 3.0)
+    got = board.messages()
+    (m,) = got.upserts  # the same answer again, with its second block: one message, not two
+    assert (m.message_id, len(m.body["parts"])) == ("msg_a", 2)
+    assert got.deletes == [] and first.deletes[-1][0] == SID

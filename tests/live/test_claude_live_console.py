@@ -1,6 +1,7 @@
 """A Claude Code session at a permission prompt in the console (real Chromium, live `octel
 serve`): Running now says it needs input and that it is answered at its terminal; its page has
-no answer form (the CLI has no door for one) and names Claude Code as its agent."""
+no answer form (the CLI has no door for one), names Claude Code as its agent and shows its
+messages so far."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from archiver.redact import Redactor
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.tower.live import store_live_rows
+from telemetry.tower.live_messages import store_live_messages
 from tower.claude_board import ClaudeBoard, claude_server
 from tower.claude_tail import AgentSeen
 
@@ -36,8 +38,10 @@ def _seed(url: str) -> None:
     board.on_agents({SID: AgentSeen(SID, "waiting", "permission prompt")})
     engine = make_engine(url)
     upgrade(engine)
+    red = Redactor(b"k" * 32, [])
     with session_scope(engine) as db:
-        store_live_rows(db, board.snapshot(2.0), redactor=Redactor(b"k" * 32, []))
+        store_live_rows(db, board.snapshot(2.0), redactor=red)
+        store_live_messages(db, board.server, board.messages(), redactor=red)
     engine.dispose()
 
 
@@ -71,6 +75,9 @@ def test_a_claude_session_needing_input_is_said_so_and_not_answered_here(base: s
             expect(page.locator(".ask-alert")).to_contain_text("needs input")
             expect(page.locator(".fact", has_text="agent")).to_contain_text("Claude Code")
             expect(page.locator(".ask-answer")).to_have_count(0)
+            # its messages so far, as for an OpenCode session: the prompt and the call waiting
+            expect(page.locator("#timeline")).to_contain_text("clean the build")
+            expect(page.locator("#timeline")).to_contain_text("rm -rf build")
         finally:
             browser.close()
     assert errors == [], errors

@@ -19,6 +19,7 @@ from archiver.claude.layout import find_sessions
 from archiver.claude.loading import load_tree
 from archiver.redact import Redactor
 from telemetry.queries.live import LiveChange, LiveSessionOut, list_live, why_live
+from telemetry.queries.live_messages import live_message_page
 from telemetry.store.action_models import WatchAction
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
@@ -109,7 +110,11 @@ def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Eng
     assert breach and "cannot be stopped from outside" in breach[0].summary
     with session_scope(engine, write=False) as db:
         why = why_live(db, SID, utcnow())
+        page = live_message_page(db, r.server, SID, None, 50)
     assert why is not None and why["live"]["source"] == "claude_code"
+    # the messages so far, as the console's live timeline reads them: redacted, each once
+    assert [m.role for m in page.items] == ["user", "assistant", "user", "assistant"]
+    assert SECRET not in page.model_dump_json() and "Deployed." in page.model_dump_json()
 
 
 def test_a_subagent_is_a_live_child_named_and_counted_as_its_archive(tmp_path: Path) -> None:
@@ -170,10 +175,11 @@ def test_a_stuck_claude_session_alerts_its_rule_and_resolves_when_it_ends(
         await task
 
     asyncio.run(run())
-    # the producer says what fires at every look (the deliverer deduplicates): one condition
-    fired = [a for a in sink.got if a.state == "firing"]
-    assert {(a.kind, a.key) for a in fired} == {("stuck", fired[0].key)} and "doom_loop" in fired[0].summary
-    assert [a.key for a in sink.got if a.state == "resolved"] == [fired[0].key]
+    # said each tick while it holds (the deliverer dedups), one condition, then its resolve
+    fired = {a.key: a for a in sink.got if a.state == "firing"}
+    ((key, alert),) = fired.items()
+    assert alert.kind == "stuck" and "doom_loop" in alert.summary
+    assert [a.key for a in sink.got if a.state == "resolved"] == [key]
     # the alert is all: nothing was aborted (no audit row: the CLI has no door for it)
     with session_scope(engine, write=False) as db:
         assert list(db.exec(select(WatchAction))) == []
