@@ -20,7 +20,6 @@ from telemetry.alerting import start_alerts
 from telemetry.archiving import watch_servers
 from telemetry.budget_rules import budgets_of, quotas_of
 from telemetry.queries.live import LiveChange
-from telemetry.services.search_catchup import start_catchup
 from telemetry.settings import Settings
 from telemetry.tower.budget_watch import BudgetWatch
 from telemetry.tower.watching import rules_from
@@ -129,6 +128,7 @@ def watch_cmd(
     live rules only alert (the CLI cannot be stopped from outside)."""
     from cli.archive import _check_redaction, _check_server  # not at import: archive loads every command
     from telemetry.services.claude_import import watch_claude
+    from telemetry.services.search_catchup import start_catchup
     from telemetry.tower.claude_live import follow_claude_live
 
     settings = settings_of(ctx)

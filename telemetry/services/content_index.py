@@ -68,17 +68,21 @@ def part_rows(session_id: str, parts: Iterable[ContentPart]) -> list[dict[str, A
     ]
 
 
-def remove_parts(db: Session, session_ids: Iterable[str]) -> None:
+def remove_parts(db: Session, session_ids: Iterable[str], *, live_too: bool = True) -> None:
+    """Delete the parts of these sessions (without `live_too`: only those of their archives)."""
     ids = sorted(set(session_ids))
     for i in range(0, len(ids), _CHUNK):
-        db.exec(delete(SearchPart).where(col(SearchPart.session_id).in_(ids[i : i + _CHUNK])))
+        stmt = delete(SearchPart).where(col(SearchPart.session_id).in_(ids[i : i + _CHUNK]))
+        db.exec(stmt if live_too else stmt.where(col(SearchPart.live_message_id).is_(None)))
 
 
 def put_parts(db: Session, parts: Mapping[str, Sequence[ContentPart]]) -> int:
-    """Replace the parts of each session named with those given; returns the rows written."""
+    """Replace the archived parts of each session named with those given; returns the rows
+    written. Its live messages' parts are the watcher's (`put_live_parts`): they go when the
+    watcher clears them, so the two writers never delete the same rows (which could deadlock)."""
     if not parts:
         return 0
-    remove_parts(db, parts)
+    remove_parts(db, parts, live_too=False)
     rows = [row for sid, mine in parts.items() for row in part_rows(sid, mine)]
     if rows:
         db.connection().execute(insert(_T), rows)

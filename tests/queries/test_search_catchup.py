@@ -147,3 +147,22 @@ def test_each_write_is_searchable_at_once_with_the_setting_at_0(
     assert settings.search_catchup_seconds == 0
     sid = _import(engine, settings, tmp_path)
     assert pending_count(engine) == 0 and _hits(engine, "tool:bash ls") == [(sid, 1, 2, "tool", "bash")]
+
+
+def test_octel_serve_catches_up_in_the_background(engine: Engine, later: Settings, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from web.app import create_app
+
+    sid = _import(engine, later, tmp_path)
+    auth = {"Authorization": "Bearer test-token-0123456789"}
+    serving = later.model_copy(update={"search_catchup_seconds": 0.05})
+    with TestClient(create_app(serving)) as client:
+        page: dict[str, Any] = {"pending_sessions": 1}
+        for _ in range(600):  # until the server's catch-up has run (no time is asserted)
+            page = client.get("/api/search", params={"q": "tool:bash ls"}, headers=auth).json()
+            if page["pending_sessions"] == 0:
+                break
+            threading.Event().wait(0.1)
+    assert page["pending_sessions"] == 0 and page["pending_since"] is None
+    assert [(h["session_id"], h["tool"]) for h in page["hits"]] == [(sid, "bash")]

@@ -8,8 +8,8 @@ catch-up only takes a row off when no newer archive came in meanwhile. Every arc
 that has no parts yet (a store from before 0019) is queued here, so it is indexed in time.
 
 `search_part.live_message_id` names the live message (`live_message.id`) a part was read from:
-a live session's messages are searchable as they arrive, and their parts go with them (the
-archive's own parts replace them when the catch-up reads the archived tree).
+a live session's messages are searchable as they arrive, and their parts go with them (when
+its tree is archived the watcher clears them, and the catch-up writes the archive's).
 
 Revision ID: 0023
 Revises: 0022
