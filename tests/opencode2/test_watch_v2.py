@@ -122,9 +122,10 @@ def test_a_tree_deleted_the_instant_it_goes_idle_is_archived_whole(
         assert "directory" not in doc["session"] and doc["session"]["location"] == {
             "directory": "/work/project"
         }
-        # every message the stream tells (user input, each step) is the server's own, field for
-        # field; stored shells, compactions and idle markers carry no message id on the stream
-        told = [m for m in served[sid] if m["type"] in ("user", "assistant")]
+        # every message the stream tells (user input, each step, each execution's idle marker)
+        # is the server's own, field for field; stored shells and compactions carry no message
+        # id on the stream
+        told = [m for m in served[sid] if m["type"] in ("user", "assistant", "idle")]
         assert [m["type"] for m in doc["messages"]] == [m["type"] for m in told], role
         for got, want in zip(doc["messages"], told, strict=True):
             assert got == want, (role, json.dumps(got, sort_keys=True), json.dumps(want, sort_keys=True))
@@ -179,7 +180,11 @@ def test_rules_reject_a_stale_ask_and_interrupt_a_retry_storm(oc2: FakeOpenCode2
             oc2.step(
                 storm, [], finish="error", retry={"attempt": attempt, "at": 4_102_444_800_000, "error": err}
             )
-        acts = until(lambda: len(a := st.actions()) >= 2 and a, what="two actions")  # type: ignore[attr-defined]
+        # each action's audit row is written before its request leaves: wait for both outcomes
+        acts = until(
+            lambda: len(a := st.actions()) >= 2 and all(x.outcome != "sending" for x in a) and a,  # type: ignore[attr-defined]
+            what="two actions done",
+        )
         until(lambda: (r := st.live(storm)) and r.state == "interrupted", what="interrupted")  # type: ignore[attr-defined]
     by = {a.session_id: a for a in acts}
     assert (by[asking].rule, by[asking].action, by[asking].outcome) == (
