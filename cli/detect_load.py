@@ -1,5 +1,6 @@
 """Reading session files for `octel detect`: any shape `archiver.convert_read` knows, gzipped
-or not; what cannot be read becomes one `CorpusError` sentence naming the file."""
+or not, and captures of OpenCode 2's `/api/event` (read by the tower's decoder and mirror); what
+cannot be read becomes one `CorpusError` sentence naming the file."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from typing import Any
 from archiver.claude.convert import from_claude
 from archiver.claude.layout import sniff_file
 from archiver.claude.loading import tree_of_file
-from archiver.convert import Converted
-from archiver.convert_read import NotASession, SessionStream, read_session, read_tree
+from archiver.convert import Converted, from_opencode
+from archiver.convert_events import merged_status, permissions_from_opencode, unwrap_event
+from archiver.convert_read import NotASession, SessionStream, parse_json_text, read_session, read_tree
 from archiver.files import read_plain
+from archiver.session_files import is_v2_frames
 from archiver.store import ArchiveStore
+from tower.capture_v2 import capture_trees
+from tower.events_v2 import V2Decoder
 
 __all__ = ["CorpusError", "SessionStream", "load_stored", "load_stream", "load_tree", "read_json"]
 
@@ -83,10 +88,46 @@ def load_tree(path: Path, session_id: str | None = None) -> tuple[Converted, lis
         )
     if kind is not None:
         return _claude(path, session_id)
+    text = _read_text(path)
     try:
-        return read_tree(_read_text(path), session_id)
+        return read_tree(text, session_id)
     except NotASession as e:
-        raise CorpusError(f"{path} is not a session: {e}") from None
+        capture = _v2_capture(text, session_id)  # only when nothing else read it: no cost otherwise
+        if capture is None:
+            raise CorpusError(f"{path} is not a session: {e}") from None
+        return capture
+
+
+def _v2_capture(text: str, session_id: str | None) -> tuple[Converted, list[SessionStream]] | None:
+    """A capture of OpenCode 2's `/api/event`, read as `octel watch` reads the stream (its
+    decoder and mirror, `tower.capture_v2`): each session's messages, status and asks."""
+    try:
+        doc = parse_json_text(text)
+    except NotASession:
+        return None
+    if not is_v2_frames(doc):
+        return None
+    dec = V2Decoder()
+    events = [ev for frame in doc for ev in dec.decode(unwrap_event(frame)[0])]
+    found = [s for t in capture_trees(doc) for s in t.sessions if s.messages]
+    if not found:
+        raise CorpusError("an OpenCode 2 event capture in which no session has a message")
+    every = [
+        SessionStream(
+            s.session_id,
+            s.parent_id,
+            Converted(
+                from_opencode(s.messages, session_id=s.session_id),
+                merged_status([], events, s.session_id),
+                permissions_from_opencode(events, session_id=s.session_id),
+            ),
+        )
+        for s in found
+    ]
+    chosen = next((x for x in every if x.session_id == session_id), None) or next(
+        (x for x in every if x.parent_id is None), every[0]
+    )
+    return chosen.stream, every if len(every) > 1 else []
 
 
 def load_stream(path: Path, session_id: str | None = None) -> Converted:
@@ -96,7 +137,11 @@ def load_stream(path: Path, session_id: str | None = None) -> Converted:
     kind = sniff_file(path)
     if kind == "result" or kind is not None:
         return load_tree(path, session_id)[0]
+    text = _read_text(path)
     try:
-        return read_session(_read_text(path), session_id)
+        return read_session(text, session_id)
     except NotASession as e:
-        raise CorpusError(f"{path} is not a session: {e}") from None
+        capture = _v2_capture(text, session_id)
+        if capture is None:
+            raise CorpusError(f"{path} is not a session: {e}") from None
+        return capture[0]

@@ -190,6 +190,17 @@ def _panels() -> list[Panel]:
             ("sum by (state) (max by (server, state) (octel_live_sessions))", "{{state}}"),
         ),
         _series(
+            "Live sessions by OpenCode generation",
+            "Sessions octel watch follows now, by the generation (1, 2) of the OpenCode their server runs.",
+            "short",
+            (
+                "sum by (generation) (sum by (server) (max by (server, state) (octel_live_sessions))"
+                " * on (server) group_left (generation)"
+                " max by (server, generation) (octel_live_server_info))",
+                "generation {{generation}}",
+            ),
+        ),
+        _series(
             "Live findings by detector and verdict",
             "Running sessions with a suspect or stuck finding now, by detector.",
             "short",

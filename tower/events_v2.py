@@ -1,24 +1,20 @@
 """OpenCode 2's ``/api/event`` frames as the 1.x events the tower already folds (pure: no I/O,
-no clock; never raises, whatever JSON it is given).
+no clock; never raises, whatever JSON it is given). A V2 frame is ``{id, created, type, data,
+durable?}``; the recorder, the live board and the mirror read 1.x events ``{id, type,
+properties}``. ``V2Decoder.decode`` maps one frame to what a 1.18 server would have sent:
 
-A V2 frame is ``{id, created, type, data, durable?}``; the recorder, the live board and the
-mirror read 1.x events ``{id, type, properties}``. ``V2Decoder.decode`` maps one frame to the
-events a 1.18 server would have sent for the same change:
-
-- ``session.execution.started`` → ``session.status`` busy; ``.succeeded`` → idle;
-  ``.failed`` → ``session.error`` (the outcome) then idle; ``.interrupted`` → the
-  ``MessageAbortedError`` a 1.x abort gives, then idle;
+- ``session.execution.started`` → ``session.status`` busy; ``.succeeded`` → idle; ``.failed``
+  → ``session.error`` (the outcome) then idle; ``.interrupted`` → the ``MessageAbortedError`` a
+  1.x abort gives, then idle; and V2's idle marker (``IDLE``, kept by the mirror alone);
 - ``session.retry.scheduled`` → ``session.status`` retry with its attempt and next time
   (``at``, epoch ms of the next attempt); the 2.1 ``session.status`` / ``session.idle`` pass;
 - ``permission.asked`` / ``.replied`` keep their names (V2's ``action``/``resources``/``source``
-  are read as ``permission``/``patterns``/``tool``); a ``form.created`` is an ask on its form
-  id (``frm_…``), settled by ``form.replied`` / ``form.cancelled``;
-- steps, text, reasoning and tool calls → ``message.updated`` / ``message.part.updated`` (and
-  ``message.part.delta`` for deltas), the message built up from the frames, so a tree deleted
-  before it was read is archived from them; ``session.inbox.enqueued`` of user input → the
-  user message;
-- compaction: ``session.compacting`` (the tower's own name: no 1.x event says it starts) and
-  ``session.compacted`` when it ends;
+  read as ``permission``/``patterns``/``tool``); a ``form.created`` is an ask on its form id
+  (``frm_…``), settled by ``form.replied`` / ``form.cancelled``;
+- steps, text, reasoning, tool calls and user input → ``message.updated`` /
+  ``message.part.updated`` (``message.part.delta`` for deltas), each message built up from the
+  frames, so a tree deleted before it was read is archived from them;
+- compaction: ``session.compacting`` (the tower's own name) and ``session.compacted``;
 - ``session.deleted`` → one for the session and one for each descendant it knows (V2's
   delete removes every descendant; whether the server says so for each is not documented).
 
@@ -34,8 +30,9 @@ from typing import Any
 
 from tower.live import ABORTED
 from tower.messages_v2 import error_v1, pid, v1_message, v1_session
+from tower.messages_v2_back import IDLE
 
-__all__ = ["MAX_KEPT", "V2Decoder", "v1_message", "v1_session"]
+__all__ = ["IDLE", "MAX_KEPT", "V2Decoder", "v1_message", "v1_session"]
 
 JsonObj = dict[str, Any]
 MAX_KEPT = 4096  # messages and tool calls kept at once for building up
@@ -118,7 +115,7 @@ class V2Decoder:
                 self.parents.pop(gone, None)
                 self.sessions.pop(gone, None)
         elif kind.startswith("session.execution."):
-            self._execution(kind.rsplit(".", 1)[1], sid, data, ev, fr.get("created"))
+            self._execution(kind.rsplit(".", 1)[1], sid, data, ev, fr.get("created"), eid)
         elif kind == "session.retry.scheduled":
             err = _d(data.get("error"))
             status = {
@@ -194,23 +191,26 @@ class V2Decoder:
         # a record seen whole stays whole: an update says only what changed
         return self.sessions.keep(sid, info) if sid in self.sessions else info
 
-    def _execution(self, what: str, sid: str, data: Mapping[str, Any], ev: Any, created: Any) -> None:
+    def _execution(
+        self, what: str, sid: str, data: Mapping[str, Any], ev: Any, created: Any, eid: str
+    ) -> None:
         if what == "started":
             ev("session.status", sessionID=sid, status={"type": "busy"})
             return
         if what == "failed":
             ev("session.error", sessionID=sid, error=error_v1(data.get("error")))
         elif what == "interrupted":
-            why = _s(data.get("reason")) or "user"
-            ev(
-                "session.error",
-                sessionID=sid,
-                error={"name": ABORTED, "data": {"message": f"interrupted ({why})"}},
-            )
+            why = f"interrupted ({_s(data.get('reason')) or 'user'})"
+            ev("session.error", sessionID=sid, error={"name": ABORTED, "data": {"message": why}})
         elif what != "succeeded":
             return
         ev("session.status", sessionID=sid, status={"type": "idle"})
         ev("session.idle", sessionID=sid)
+        if eid.startswith("evt_"):  # V2 stores an idle marker under the event's id (for the mirror)
+            marker = {"id": "msg_" + eid[4:], "time": {"created": created}, "type": "idle", "outcome": what}
+            if what == "failed" and "error" in data:
+                marker["error"] = data["error"]
+            ev(IDLE, sessionID=sid, message=marker)
         rec = self.sessions.get(sid)
         if rec is not None:  # the record says how it ended, as V2's own does (outcome, time.idle)
             t = {**_d(rec.get("time")), **({"idle": created} if created is not None else {})}

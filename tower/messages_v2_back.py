@@ -17,11 +17,14 @@ from typing import Any
 
 import orjson
 
-__all__ = ["DROP", "EXTRA", "keep_extras", "v2_message", "v2_session"]
+__all__ = ["DROP", "EXTRA", "IDLE", "idle_info", "keep_extras", "v2_message", "v2_session"]
 
 JsonObj = dict[str, Any]
 EXTRA = "v2"  # where a 1.x info or part keeps what of its V2 original it cannot say
 DROP = "v2drop"  # and the keys reading it back adds that the original did not have
+# the tower's own event for V2's idle marker (an execution's outcome): only the mirror keeps it,
+# as an info of role "idle" that no 1.x reader takes for a message it knows
+IDLE = "session.v2.idle"
 _STATUS = {"pending": "streaming", "running": "running", "completed": "completed", "error": "error"}
 
 
@@ -126,9 +129,16 @@ def keep_extras(msg: Mapping[str, Any], m: JsonObj, items: list[Mapping[str, Any
     return m
 
 
+def idle_info(msg: Mapping[str, Any]) -> JsonObj:
+    """How the mirror keeps a V2 idle marker: the whole message aside, under role ``idle``."""
+    return {"id": msg.get("id"), "role": "idle", "time": dict(_d(msg.get("time"))), EXTRA: dict(msg)}
+
+
 def v2_message(m: Mapping[str, Any]) -> JsonObj:
     """A 1.x ``{info, parts}`` (as the mirror keeps it) as the V2 message it was made from."""
     info, parts = _d(m.get("info")), [_d(p) for p in m.get("parts") or ()]
+    if info.get("role") == "idle" and isinstance(info.get(EXTRA), Mapping):
+        return dict(info[EXTRA])
     content = [_apply(_item(p), p) for p in parts]
     kind = _s(_d(info.get(EXTRA)).get("type")) or _guess(info)
     return _apply(_message(info, content, [_s(p.get("text")) for p in parts], kind), info)

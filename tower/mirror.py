@@ -24,14 +24,14 @@ import orjson
 
 from archiver.errors import WalkError
 from archiver.walk import SessionSnapshot, TreeSnapshot
-from tower.messages_v2_back import v2_message, v2_session
+from tower.messages_v2_back import IDLE, v2_message, v2_session
 from tower.mirror_state import SessionMirror, event_key, message_of, session_of
 
 __all__ = ["Mirror"]
 
 _SESSION_KINDS = ("session.created", "session.updated", "session.deleted")
 _MESSAGE_KINDS = ("updated", "part.updated", "part.delta", "removed", "part.removed")
-_KINDS = frozenset(_SESSION_KINDS + tuple(f"message.{k}" for k in _MESSAGE_KINDS))
+_KINDS = frozenset((*_SESSION_KINDS, IDLE, *(f"message.{k}" for k in _MESSAGE_KINDS)))
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")  # a session id may name a spill file
 _MAX_DEPTH = 64
 
@@ -139,6 +139,7 @@ class Mirror:
         messages: Sequence[Mapping[str, Any]],
         key: str,
         now: float,
+        idles: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         """Fold a read of the server made after the event ``key``: its versions count as just
         after that event, so any later event still wins; the session's start and gaps are then
@@ -157,6 +158,8 @@ class Mirror:
             for part in m.get("parts") or ():
                 if isinstance(part, Mapping):
                     self._fold(sid, {"type": "message.part.updated", "properties": {"part": part}}, key, now)
+        for marker in idles:  # OpenCode 2's execution outcomes, kept apart from the messages
+            self._fold(sid, {"type": IDLE, "properties": {"sessionID": sid, "message": marker}}, key, now)
         self._fold(sid, {"type": "mirror.filled", "properties": {}}, key, now)
 
     def archived(self, root: str, at: float) -> None:

@@ -35,10 +35,11 @@ async def fill_mirror(
         except Exception as exc:  # never breaks the watch: said, and tried again later
             failed.append((sid, type(exc).__name__))
             continue
-        items = messages.items
+        items, idles = messages.items, []
         if client.is_v2:
+            idles = [x for x in items if isinstance(x, dict) and x.get("type") == "idle"]
             items = [m for x in items if (m := v1_message(x, sid)) is not None]
-        mirror.fill(sid, record, items, key, now)
+        mirror.fill(sid, record, items, key, now, idles)
         filled += 1
     if failed:  # the server is away: try again when each session next moves
         mirror.later(s for s, _ in failed)

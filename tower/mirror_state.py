@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from archiver.errors import WalkError
+from tower.messages_v2_back import IDLE, idle_info
 
 __all__ = ["SessionMirror", "event_key", "message_of", "session_of"]
 
@@ -117,6 +118,11 @@ class SessionMirror:
                 self.infos[mid] = self._newer(self.infos.get(mid), key, info)
         elif kind == "message.part.updated":
             self._part(_d(p.get("part")), key)
+        elif kind == IDLE:  # an OpenCode 2 idle marker, read back only by a V2 snapshot
+            marker = _d(p.get("message"))
+            mid = marker.get("id")
+            if isinstance(mid, str) and not self._gone(mid, key):
+                self.infos[mid] = self._newer(self.infos.get(mid), key, idle_info(marker))
         elif kind == "message.part.delta":
             self._piece(p, key)
         elif kind == "message.removed":

@@ -30,6 +30,7 @@ def test_live_reads_from_the_store(engine: Engine) -> None:
     assert 1190 < time.time() - quiet < 1260
     found = dict(live_series("octel_live_findings", reads))
     assert found == {("permission_deadlock", "stuck"): 1.0, ("permission_deadlock", "suspect"): 0.0}
+    assert live_series("octel_live_server_info", reads) == [(("http://a:1", "1", "1.18.33"), 1.0)]
 
 
 _COUNTS = st.lists(

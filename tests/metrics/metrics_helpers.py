@@ -175,4 +175,5 @@ def seed_live(engine: Engine, server: str = "http://oc:4096", minutes_ago: float
     with session_scope(engine) as db:
         for r in rows:
             r.first_seen_at = r.updated_at = now
+            r.generation, r.server_version = 1, "1.18.33"  # what the server runs (octel_live_server_info)
             db.add(r)

@@ -59,10 +59,12 @@ class FakeOpenCode2(V2Routes):
     def _n(self) -> int:
         return next(self._ids)
 
-    def publish(self, type_: str, data: JsonObj, *, durable: bool = True, created: int | None = None) -> None:
+    def publish(
+        self, type_: str, data: JsonObj, *, durable: bool = True, created: int | None = None, ident: str = ""
+    ) -> None:
         n = self._n()
         frame: JsonObj = {
-            "id": f"evt_{n:012d}",
+            "id": ident or f"evt_{n:012d}",
             "created": created if created is not None else int(time.time() * 1000),
             "type": type_,
             "data": data,
@@ -287,7 +289,14 @@ class FakeOpenCode2(V2Routes):
         extra: JsonObj = {"succeeded": {}, "failed": {"error": error}, "interrupted": {"reason": reason}}[
             outcome
         ]
-        self.publish(f"session.execution.{outcome}", {"sessionID": sid, **extra})
+        # the idle marker is stored under the execution event's id (V2.md §6.2)
+        ident = "evt_" + msg["id"].removeprefix("msg_")
+        self.publish(
+            f"session.execution.{outcome}",
+            {"sessionID": sid, **extra},
+            ident=ident,
+            created=msg["time"]["created"],
+        )
         return msg
 
     def ask(self, sid: str, action: str = "shell", resources: tuple[str, ...] = ("rm -rf build",)) -> str:

@@ -1,9 +1,10 @@
-"""`octel detect` on OpenCode 2 files: an export from the V2 export route, and a V2
-`opencode run --format json` log (V1-shaped lines with V2's tool names)."""
+"""`octel detect` on OpenCode 2 files: an export from the V2 export route, a V2 `opencode run
+--format json` log (V1-shaped lines with V2's tool names) and captures of `/api/event`."""
 
 from __future__ import annotations
 
 import json
+import queue
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,21 @@ def test_a_v2_run_log_is_scored(tmp_path: Path) -> None:
     file = tmp_path / "run.jsonl"
     file.write_text(_run_log("ses_0999999999999Fk", 8))
     assert "doom_loop" in _stuck(_detect(tmp_path, file))
+
+
+def test_a_v2_event_capture_is_scored(oc2: FakeOpenCode2, tmp_path: Path) -> None:
+    frames: queue.Queue[Any] = queue.Queue()
+    oc2._subs.append(frames)  # what `curl /api/event` saved while the loop ran
+    doom_loop(oc2)
+    lines = []
+    while not frames.empty():
+        lines.append(json.dumps(frames.get()))
+    file = tmp_path / "events.jsonl"
+    file.write_text("\n".join(lines) + "\n")
+    assert "doom_loop" in _stuck(_detect(tmp_path, file))
+
+
+def test_a_published_v2_capture_is_read(tmp_path: Path) -> None:
+    file = Path(__file__).parent / "fixtures" / "events-basic-2.0.15.json"
+    out = _detect(tmp_path, file)
+    assert (out["messages"], out["verdict"]) == (2, "healthy"), out  # the prompt and its one step

@@ -89,9 +89,8 @@ def test_a_v2_event_capture_is_archived_in_v2s_shapes(oc2: FakeOpenCode2, tmp_pa
     frames: queue.Queue[Any] = queue.Queue()
     oc2._subs.append(frames)
     ids = subagent_tree(oc2)
-    served = {
-        sid: [m for m in oc2.messages[sid] if m["type"] in ("user", "assistant")] for sid in ids.values()
-    }
+    told = ("user", "assistant", "idle")  # what the stream tells: not stored shells, compactions
+    served = {sid: [m for m in oc2.messages[sid] if m["type"] in told] for sid in ids.values()}
     folder = tmp_path / "in"
     folder.mkdir()
     lines = []

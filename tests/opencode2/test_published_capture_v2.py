@@ -22,8 +22,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 FRAMES = json.loads((FIXTURES / "events-basic-2.0.15.json").read_text())
 PAGE = json.loads((FIXTURES / "messages-basic-2.0.15.json").read_text())
 SID = "ses_f1991fb25ffeHR2OxfoQ01Yy78"
-# what the stream tells of the session: every stored message but the idle marker, oldest first
-TOLD = [m for m in reversed(PAGE["data"]) if m["type"] != "idle"]
+# the stream tells every stored message of the session (the idle marker under the id of the
+# execution's end), oldest first
+TOLD = list(reversed(PAGE["data"]))
 
 
 def test_the_capture_gives_back_what_the_server_stored() -> None:
@@ -32,6 +33,12 @@ def test_the_capture_gives_back_what_the_server_stored() -> None:
     assert tree.root_id == SID and tree.generation == 2 and not tree.walk_errors
     assert s.messages == TOLD
     assert s.messages[1]["content"][0]["state"] == {"reasoningField": "reasoning_content"}
+    assert s.messages[2] == {
+        "id": "msg_0e66e1b28001Jg7PeRGG7XwDF1",
+        "time": {"created": 1790572370728},
+        "type": "idle",
+        "outcome": "succeeded",
+    }
     rec = s.session or {}
     assert (rec["title"], rec["version"], rec["outcome"]) == ("OK-42", "2.0.15", "succeeded")
     assert rec["location"] == {"directory": "C:\\Users\\swordkee\\AppData\\Local\\Temp\\opencode\\oc-capture"}
