@@ -19,7 +19,14 @@ import orjson
 from archiver.claude.prices import Usage, price_source, priced
 from archiver.metrics import rollup
 
-__all__ = ["OCTEL_PRICED", "opencode_cost_check", "price_turns", "provider_of", "reprice_documents"]
+__all__ = [
+    "OCTEL_PRICED",
+    "message_cost",
+    "opencode_cost_check",
+    "price_turns",
+    "provider_of",
+    "reprice_documents",
+]
 
 # What priced a turn: octel's own sources (the others are "server" and "none")
 OCTEL_PRICED = ("genai-prices", "price-file", "unpriced")
@@ -81,6 +88,26 @@ def price_turns(turns: Iterable[JsonObj]) -> set[str]:
             if cost is None:
                 unpriced.add(names[0])
     return unpriced
+
+
+def message_cost(info: Mapping[str, Any]) -> float:
+    """One OpenCode assistant message's cost as the archive will count it: the server's, else
+    octel's price (0 when nobody knows the model); for the live board's cost so far."""
+    cost = info.get("cost")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost == cost and cost:
+        return float(cost)
+    tok, created = _d(info.get("tokens")), _d(info.get("time")).get("created")
+    cache = _d(tok.get("cache"))
+    turn: JsonObj = {
+        "tokens": {"cache_read": cache.get("read"), "cache_write": cache.get("write")}
+        | {k: tok.get(k) for k in ("input", "output", "reasoning")},
+        "cost": 0.0,
+        "model": info.get("modelID"),
+        "provider": info.get("providerID"),
+        "created": created if isinstance(created, int | float) else None,
+    }
+    price_turns([turn])
+    return float(turn["cost"])
 
 
 def opencode_cost_check(turns: Iterable[Mapping[str, Any]], unpriced: Iterable[str]) -> JsonObj | None:

@@ -243,8 +243,9 @@ def _context_rules(p: _Parts) -> list[Rule]:
         *(
             Rule(
                 "assignment",
-                word
-                + rb"[a-z0-9_]{0,30}(?:"
+                word  # a key naming a secret's source or kind holds none (apiKeySource, token_type)
+                + rb"(?![a-z0-9_]{0,30}?(?:source|helper|type|name|env|file|path)(?:"
+                + (p.quote + rb"| {0,3}[=:]))[a-z0-9_]{0,30}(?:")
                 + p.quote
                 + rb" {0,3}: {0,3}"
                 + p.quote

@@ -86,6 +86,12 @@ def load_tree(path: Path, session_id: str | None = None) -> tuple[Converted, lis
             f"{path} is the result of a Claude Code run, not its conversation: "
             f"add it with `octel runs add {path}` (it finds the transcript)"
         )
+    if kind == "journal":
+        raise CorpusError(
+            f"{path} is the journal of a Claude Code Workflow run, not a conversation: its agents' "
+            f"transcripts are the agent-*.jsonl files beside it (`octel detect {path.parent}`), "
+            "and `octel import claude` archives them under their session"
+        )
     if kind is not None:
         return _claude(path, session_id)
     text = _read_text(path)
@@ -135,7 +141,7 @@ def load_stream(path: Path, session_id: str | None = None) -> Converted:
     `opencode run --format json` log, an event capture, a message list, or a Claude Code
     transcript or stream-json output."""
     kind = sniff_file(path)
-    if kind == "result" or kind is not None:
+    if kind is not None:  # a result or a journal is named there
         return load_tree(path, session_id)[0]
     text = _read_text(path)
     try:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from archiver.pricing import message_cost
 from detectors.findings import VERDICTS
 from detectors.model import StatusType
 from tower.live import Facts, LiveState, apply, derive, set_status
@@ -85,8 +86,7 @@ def _i(v: object) -> int:
 def _usage(info: Mapping[str, Any]) -> tuple[int, int, int, int, int, float]:
     t = _d(info.get("tokens"))
     cache = _d(t.get("cache"))
-    cost = info.get("cost")
-    c = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and cost == cost else 0.0
+    c = message_cost(info)  # a cost the server did not record is priced as the archive prices it
     return (
         _i(t.get("input")),
         _i(t.get("output")),

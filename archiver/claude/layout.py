@@ -153,7 +153,7 @@ def _unknown_layout(folder: Path, skipped: list[WalkError]) -> None:
     silent 0 sessions."""
     found: list[Path] = []
     for path in folder.rglob("*.jsonl"):
-        if path.is_file() and sniff_file(path) is not None:
+        if path.is_file() and sniff_file(path) not in (None, "journal"):
             found.append(path)
         if len(found) >= 1000:
             break

@@ -227,8 +227,15 @@ def priced(
     if not provider or not names:
         return None, "unpriced"
     day = datetime.fromtimestamp(at_ms / 1000.0, UTC).date().isoformat() if at_ms else None
-    try:
-        got = _genai(names[-1].strip(), usage, day, provider)
-    except (ValueError, OverflowError, LookupError):  # usage or a provider it refuses: unknown
-        got = None
+    got = _genai_once(names[-1].strip(), usage, day, provider)
     return (got, "genai-prices") if got is not None else (None, "unpriced")
+
+
+@lru_cache(maxsize=16384)  # a few MB at most in a long-running watcher
+def _genai_once(model: str, usage: Usage, day: str | None, provider: str) -> float | None:
+    """``_genai``, kept: a tree archived again as it grows prices the same answers again, and a
+    tiered or partial price costs genai-prices' own reckoning (about 100 us) each time."""
+    try:
+        return _genai(model, usage, day, provider)
+    except (ValueError, OverflowError, LookupError):  # usage or a provider it refuses: unknown
+        return None

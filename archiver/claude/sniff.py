@@ -2,8 +2,9 @@
 
 Users keep these files under any name: a subagent transcript as ``agent-*.jsonl`` or renamed,
 stream-json output as ``.log`` or ``.json``, a transcript a hook rewrote as one JSON array, the
-``--output-format json`` result of a run. ``kind_of`` reads the first bytes of a file and says
-which; ``as_lines`` turns a JSON array of lines back into JSON Lines for the readers.
+``--output-format json`` result of a run (one line, or pretty-printed), a ``Workflow`` run's
+``journal.jsonl``. ``kind_of`` reads the first bytes of a file and says which; ``as_lines`` turns
+a JSON array of lines back into JSON Lines for the readers.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ import orjson
 
 __all__ = ["Kind", "as_lines", "kind_of"]
 
-Kind = Literal["transcript", "subagent", "stream", "result", "array"]
+Kind = Literal["transcript", "subagent", "stream", "result", "array", "journal"]
 
 _STREAM = re.compile(rb'"(claude_code_version|parent_tool_use_id)"\s*:|"subtype"\s*:\s*"init"')
 _SESSION = re.compile(rb'"sessionId"\s*:')
 _BOOKKEEPING_ONLY = frozenset({"summary", "file-history-snapshot", "custom-title", "tag"})
+# a Workflow run's journal: its agents' progress, no conversation (the agents' transcripts lie
+# beside it); its result lines name the session, so it is told apart before transcripts are
+_JOURNAL = frozenset({"launched", "started", "result", "failed"})
+_RESULT_KEYS = re.compile(rb'"(total_cost_usd|num_turns|duration_api_ms)"\s*:')
 
 
 def _objects(text: bytes) -> list[dict[str, object]]:
@@ -43,9 +48,15 @@ def kind_of(head: bytes) -> Kind | None:
     if text.startswith(b"[") and re.match(rb"\[\s*\{", text):
         return "array" if _SESSION.search(text) or _STREAM.search(text) else None
     objs = _objects(text)
+    if not objs and text.startswith(b"{"):
+        return _pretty_result(text)
     for o in objs:
         if "parent_tool_use_id" in o or (o.get("type") == "system" and o.get("subtype") == "init"):
             return "stream"
+    if all(o.get("type") in _JOURNAL and "message" not in o and "uuid" not in o for o in objs) and any(
+        "agentId" in o for o in objs
+    ):
+        return "journal"
     for o in objs:
         if "sessionId" in o:
             return "subagent" if o.get("isSidechain") is True and o.get("agentId") else "transcript"
@@ -54,6 +65,19 @@ def kind_of(head: bytes) -> Kind | None:
     if objs and all(o.get("type") in _BOOKKEEPING_ONLY for o in objs):
         return "transcript"
     return None
+
+
+def _pretty_result(text: bytes) -> Kind | None:
+    """A run's result object written over several lines (``jq .``, an editor): the whole of it
+    when ``text`` holds it all, else its keys near the start."""
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:  # cut at the head's end (JSON Lines cut in their first line are no result)
+        if b"\n{" in text:
+            return None
+        typed = re.search(rb'"type"\s*:\s*"result"', text) and re.search(rb'"session_id"\s*:', text)
+        return "result" if typed and _RESULT_KEYS.search(text) else None
+    return "result" if isinstance(obj, dict) and obj.get("type") == "result" and "session_id" in obj else None
 
 
 def as_lines(data: bytes) -> bytes | None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from archiver.convert_v2 import is_v2_message, metrics_view
+from archiver.pricing import OCTEL_PRICED
 from telemetry.queries.models import MessagePage, MessageView, Tokens
 from telemetry.queries.session_detail import iso_ms
 
@@ -40,8 +41,9 @@ def _error_text(err: Mapping[str, Any]) -> str | None:
     return f"{text}: {detail}" if detail else text
 
 
-def message_view(index: int, m: Mapping[str, Any]) -> MessageView:
-    """One archived message for the timeline: a summary of its info and its parts as stored."""
+def message_view(index: int, m: Mapping[str, Any], cost: float | None = None) -> MessageView:
+    """One archived message for the timeline: a summary of its info and its parts as stored
+    (``cost``: octel's price of an answer its server recorded no cost for)."""
     if is_v2_message(m):  # OpenCode 2: the step's numbers as for 1.x, its items as parts
         view = metrics_view([m])[0]
         parts = view["parts"] or [{"type": "raw", "value": dict(m)}]
@@ -80,7 +82,7 @@ def message_view(index: int, m: Mapping[str, Any]) -> MessageView:
         )
         if assistant
         else None,
-        cost_usd=_f(info.get("cost")) if assistant else None,
+        cost_usd=(cost if cost is not None else _f(info.get("cost"))) if assistant else None,
         finish=_s(info.get("finish")),
         error=_error_text(_d(info.get("error"))),
         parts=[dict(p) for p in _l(m.get("parts")) if isinstance(p, Mapping)],
@@ -105,6 +107,8 @@ def message_page(session_id: str, doc: Mapping[str, Any], offset: int, limit: in
     msgs = _l(doc.get("messages"))
     page = msgs[offset : offset + limit]
     redaction = doc.get("redaction")
+    turns = [_d(t) for t in _l(doc.get("per_turn"))]
+    priced = {t.get("index"): _f(t.get("cost")) for t in turns if t.get("cost_source") in OCTEL_PRICED}
     return MessagePage(
         session_id=session_id,
         total=len(msgs),
@@ -112,6 +116,10 @@ def message_page(session_id: str, doc: Mapping[str, Any], offset: int, limit: in
         limit=limit,
         prev_offset=max(0, offset - limit) if offset > 0 else None,
         next_offset=offset + limit if offset + limit < len(msgs) else None,
-        items=[message_view(offset + i, m) for i, m in enumerate(page) if isinstance(m, Mapping)],
+        items=[
+            message_view(offset + i, m, priced.get(offset + i))
+            for i, m in enumerate(page)
+            if isinstance(m, Mapping)
+        ],
         redaction=dict(redaction) if isinstance(redaction, Mapping) else {},
     )

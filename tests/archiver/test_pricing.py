@@ -155,3 +155,14 @@ def test_a_recorded_cost_is_never_replaced_and_nothing_is_free_silently(turns: l
         assert {k: v for k, v in t.items() if k not in ("cost", "cost_source")} == {
             k: v for k, v in was.items() if k != "cost"
         }
+
+
+def test_the_message_timeline_shows_octels_price_where_the_server_recorded_none() -> None:
+    from telemetry.queries.timeline import message_page
+
+    fx = _unrecorded(_fx("healthy"), "anthropic", "claude-sonnet-4-5")
+    (doc,) = _docs(fx).values()
+    page = message_page(doc["session_id"], doc, 0, 100)
+    costs = {m.index: m.cost_usd for m in page.items if m.role == "assistant"}
+    assert costs == {t["index"]: pytest.approx(t["cost"]) for t in doc["per_turn"]}
+    assert all(c and c > 0 for c in costs.values())

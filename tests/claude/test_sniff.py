@@ -62,6 +62,37 @@ def test_a_result_file_is_pointed_to_runs_add(tmp_path: Path) -> None:
     assert code == 2 and "octel runs add" in " ".join(str(out).split())
 
 
+@pytest.mark.parametrize("name", ["success.json", "error_max_turns.json", "error_during_execution.json"])
+def test_a_pretty_printed_result_file_is_pointed_to_runs_add(tmp_path: Path, name: str) -> None:
+    """A result kept over several lines (`jq .`, an editor) was "not a session" with its keys."""
+    code, out = _detect(tmp_path, FIXTURES / name)
+    assert code == 2 and "is the result of a Claude Code run" in " ".join(str(out).split())
+    assert "octel runs add" in " ".join(str(out).split())
+
+
+def test_a_pretty_printed_result_cut_at_the_head_is_still_a_result() -> None:
+    pretty = orjson.dumps(orjson.loads((FIXTURES / "success.json").read_bytes()), option=orjson.OPT_INDENT_2)
+    head = pretty + b" " * 10
+    assert kind_of(head[: len(pretty) // 2]) == "result"
+    # JSON Lines whose first line is cut at the head are no result, whatever keys they name
+    line = orjson.dumps({"type": "result", "session_id": "s", "num_turns": 1, "pad": "x" * 100})
+    assert kind_of(line[:-10] + b"\n" + line[:-20]) is None
+
+
+def test_a_workflow_journal_is_named_not_read_as_nothing(tmp_path: Path) -> None:
+    """A Workflow run's journal names its session on its result lines: it was taken for a
+    transcript with no messages ("no messages in it")."""
+    (journal,) = (FIXTURES / "w_workflow_run").rglob("journal.jsonl")
+    assert kind_of(journal.read_bytes()) == "journal"
+    code, out = _detect(tmp_path, journal)
+    text = " ".join(str(out).split())
+    assert code == 2 and "journal of a Claude Code Workflow run" in text and "agent-*.jsonl" in text
+    assert "no messages" not in text
+    # the folder it lies in: its agents are judged, the journal named
+    r = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "data"), "detect", str(journal.parent)])
+    assert "agent-a4f5e6e5240ea7a78.jsonl (4 messages)" in r.output and "journal of a Claude" in r.output
+
+
 def test_kinds_come_from_the_lines_not_the_name() -> None:
     assert kind_of(_transcript("a_text_answer").read_bytes()) == "transcript"
     assert kind_of((_DOOM / "stream-json.stdout.jsonl").read_bytes()) == "stream"

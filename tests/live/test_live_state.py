@@ -224,3 +224,27 @@ def test_a_stale_status_event_does_not_undo_a_newer_one() -> None:
     apply(f, {"type": "session.idle", "id": "evt_3", "properties": {}}, 2.0)
     apply(f, {"type": "session.status", "id": "evt_2", "properties": {"status": {"type": "busy"}}}, 3.0)
     assert derive(f).state == "idle"
+
+
+def test_a_cost_the_server_did_not_record_is_priced_live_as_the_archive_prices_it() -> None:
+    from archiver.claude.prices import Usage, cost_of
+
+    fx = _fixture("subagent_tree")
+    board = LiveBoard("http://oc")
+    last = 0.0
+    for e in fx["events"]:
+        info = e["event"].get("properties", {}).get("info")
+        if e["event"]["type"] == "message.updated" and info.get("role") == "assistant":
+            info.update(cost=0, providerID="anthropic", modelID="claude-sonnet-4-5")
+        last = e["received"] / 1000.0
+        board.on_event(e["event"], last)
+    root = _row(board, fx["root_id"], last)
+    final = {
+        m["info"]["id"]: m["info"] for m in fx["messages"][fx["root_id"]] if m["info"]["role"] == "assistant"
+    }
+    expected = 0.0
+    for info in final.values():
+        t = info["tokens"]
+        u = Usage(t["input"], t["output"] + t["reasoning"], t["cache"]["read"], t["cache"]["write"])
+        expected += cost_of("claude-sonnet-4-5", u, at_ms=info["time"]["created"]) or 0.0
+    assert expected > 0 and abs(root.cost_usd - expected) < 1e-9

@@ -14,22 +14,33 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import orjson
 import pytest
 from browser_harness import CHROMIUM, TOKEN, Page, serve
 from console_seed import Store, build_store
 from realparts import require
 
+from archiver.archive import ArchiveResult, write_documents
 from archiver.claude.layout import find_sessions
 from archiver.claude.loading import load_tree
+from archiver.document import build_documents
+from telemetry.archiving import redactor_for
+from telemetry.services.archive_import import import_archives
 from telemetry.services.claude_import import archive_claude
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "archiver"))
+from archiver_fakes import tree_from_fixture
+
 pytestmark = pytest.mark.chromium
 
 CLAUDE = Path(__file__).parents[1] / "fixtures" / "claude"
+OPENCODE = Path(__file__).parents[1] / "fixtures" / "opencode"
+UNPRICED_RUN = "ses_unpricedbyanyone0001"
 SUBAGENT_RUN = "d15e7671-43aa-4bc1-98a3-958280fe72da"
 WORKFLOW_RUN = "7f3b2c10-9e4d-4a61-b0c2-5d8e1f2a3b4c"
 
@@ -53,6 +64,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]
                 out = archive_claude(load_tree(files), settings=settings, engine=engine)
                 # the workflow run lacks one agent's transcript: archived, and said to be incomplete
                 assert out.files and out.indexed.new == sessions
+            _unpriced_opencode_session(root / "unpriced", settings, engine)
         finally:
             engine.dispose()
         with serve(settings, root / "server.log") as (base, _):
@@ -60,6 +72,21 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]
     finally:
         worker.kill()
         worker.wait()
+
+
+def _unpriced_opencode_session(folder: Path, settings: Settings, engine: Any) -> None:
+    """A captured OpenCode run as a server with no price for its model records it (cost 0),
+    archived under an id of its own."""
+    raw = (OPENCODE / "healthy.json").read_bytes()
+    fx = orjson.loads(raw.replace(orjson.loads(raw)["root_id"].encode(), UNPRICED_RUN.encode()))
+    for msgs in fx["messages"].values():
+        for m in msgs:
+            if m["info"].get("role") == "assistant":
+                m["info"].update(cost=0, providerID="fake", modelID="fake-free")
+    docs = build_documents(tree_from_fixture(fx), archived_at="2026-11-30T10:00:00.000Z")
+    write_documents(docs, folder, redactor_for(settings), ArchiveResult(UNPRICED_RUN, "x"))
+    report = import_archives(engine, folder, settings, redactor_for(settings))
+    assert report.stats.new == 1 and not report.skipped, report.to_dict()
 
 
 def _claude_ids(base: str) -> set[str]:
@@ -120,3 +147,14 @@ def test_workflow_agents_hang_under_their_session_with_labels(ui: Page) -> None:
         expect(tree).to_contain_text(label)
     tree.locator("a", has_text="list:docs").click()
     expect(ui.page.locator("#tree .here")).to_contain_text("list:docs")
+
+
+def test_a_session_octel_could_not_price_names_its_model(ui: Page) -> None:
+    """An OpenCode session whose server recorded no cost, on a model nobody prices: the session
+    page names the model unpriced instead of showing a silent $0."""
+    from playwright.sync_api import expect
+
+    got = httpx.get(f"{ui.base}/api/sessions/{UNPRICED_RUN}").json()
+    assert got["session"]["unpriced_models"] == ["fake/fake-free"]
+    ui.go(f"#/session/{UNPRICED_RUN}")
+    expect(ui.page.locator("h1 + p.muted")).to_contain_text("unpriced: fake/fake-free")
