@@ -69,6 +69,7 @@ def test_opencode_documents_carry_their_kind_and_v2_files_still_read() -> None:
     old = {k: v for k, v in written.items() if k not in ("claude", "cost_check")}
     old["schema_version"] = 2
     old["source"] = {k: v for k, v in written["source"].items() if k not in ("kind", "origin")}  # v3 words
+    old["per_turn"] = [{k: v for k, v in t.items() if k != "cost_source"} for t in written["per_turn"]]
     jsonschema.validate(old, V2)
     again = upgrade(old)
     jsonschema.validate(again, V3)

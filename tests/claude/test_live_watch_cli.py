@@ -5,6 +5,7 @@ stopped from outside), with `--claude-cli off` (the transcripts alone)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,9 @@ from cli import app
 
 def test_watch_claude_dir_alone_shows_live_rows_and_alerts_the_budget(tmp_path: Path) -> None:
     cfg = tmp_path / "claude"
-    shutil.copytree(FIXTURES / "b_bash_tool" / "json", cfg)  # its files are fresh: written now
+    shutil.copytree(FIXTURES / "b_bash_tool" / "json", cfg)
+    for f in cfg.rglob("*"):  # fresh: written now (a copy keeps the checkout's times)
+        os.utime(f)
     data = ["--data-dir", str(tmp_path / "data")]
     env = {"OCTEL_BUDGET_TREE_USD": "0.01", "COLUMNS": "300"}
     cmd = [*data, "watch", "--claude-dir", str(cfg), "--claude-cli", "off", "--poll-interval", "0.2"]
