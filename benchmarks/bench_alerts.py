@@ -7,7 +7,9 @@ in sessions of their own. The sink is the real `QueueSink` with its `Deliverer` 
 real HTTP receiver on loopback: the webhook directly, and, when `prometheus-alertmanager` is
 installed, through a real Alertmanager (`group_wait` 0 s) to its webhook. The baseline, in the
 same run, is one POST of the same payload from the moment of the event (no tick, no queue).
-Prints p50 and p95 of each, and their ratio to the baseline.
+The webhook runs twice: with no store, and with each delivery claimed in a SQLite store first
+(`telemetry.alert_claim`, as `octel watch` does: one read and one write per alert). Prints p50
+and p95 of each, and their ratio to the baseline.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -27,8 +30,13 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from alert_receiver import Receiver
 
+from archiver.redact import Redactor
+from telemetry.alert_claim import claim_alerts
+from telemetry.store.db import make_engine
+from telemetry.store.migrate import upgrade
 from tower.actions import Rules, SessionView
-from tower.alert_delivery import AlertmanagerChannel, Channel, Deliverer, QueueSink, WebhookChannel
+from tower.alert import Alert
+from tower.alert_delivery import AlertmanagerChannel, Channel, Claim, Deliverer, QueueSink, WebhookChannel
 from tower.live_alerts import LiveAlerts
 
 RULES = Rules(on_stuck=(("doom_loop", "notify"),))
@@ -39,11 +47,20 @@ def _p(xs: list[float], q: float) -> float:
     return statistics.quantiles(xs, n=100)[q - 1] if len(xs) >= 2 else xs[0]
 
 
-def run(ch: Channel, rx: Receiver, *, alertmanager: bool, events: int, tick: float, seed: int) -> list[float]:
+def run(
+    ch: Channel,
+    rx: Receiver,
+    *,
+    alertmanager: bool,
+    events: int,
+    tick: float,
+    seed: int,
+    claim: Claim | None = None,
+) -> list[float]:
     """Latencies (s) of ``events`` stuck findings, each from its event to ``rx``."""
     rng = random.Random(seed)
     sink = QueueSink()
-    deliverer = Deliverer(sink, [ch], lambda _d, _n: None).start()
+    deliverer = Deliverer(sink, [ch], lambda _d, _n: None, claim=claim).start()
     stuck_at: dict[str, float] = {}
     lock, stop = threading.Lock(), threading.Event()
 
@@ -107,6 +124,18 @@ def main() -> None:
     with Receiver() as rx:
         ch = WebhookChannel(rx.url, "", fmt="json", secret=b"s")
         rows[f"webhook, {args.tick:g} s tick"] = run(ch, rx, alertmanager=False, seed=1, **kw)
+    with Receiver() as rx, tempfile.TemporaryDirectory() as tmp:
+        engine = make_engine(f"sqlite:///{Path(tmp) / 'octel.db'}")
+        upgrade(engine)
+        red = Redactor(b"k" * 32, [])
+
+        def claim(alerts: Sequence[Alert], now: float) -> dict[str, int]:
+            return claim_alerts(engine, alerts, now, channel="webhook_json", repeat_s=300, redactor=red)
+
+        ch = WebhookChannel(rx.url, "", fmt="json", secret=b"s")
+        name = f"webhook, claimed in SQLite, {args.tick:g} s tick"
+        rows[name] = run(ch, rx, alertmanager=False, seed=1, claim=claim, **kw)
+        engine.dispose()
     if shutil.which("prometheus-alertmanager") or shutil.which("alertmanager"):
         from alertmanager_harness import alertmanager
 

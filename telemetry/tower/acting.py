@@ -89,11 +89,12 @@ async def act_loop(
     wake = asyncio.Event()
     if budgets is not None and budgets.budgets:  # a turn's cost is checked when it arrives
         watcher.live.on_spend = wake.set
-    ticks = 0
+    ticks, full, last_full = 0, True, 0.0
     try:
         while not stop.is_set():
             ticks += 1
             began = time.monotonic()
+            last_full = began if full else last_full
             try:
                 if not swept:  # once a term: rows the previous holder left mid-request
                     await _report_left_sending(watcher, engine, server, holder, log)
@@ -113,10 +114,13 @@ async def act_loop(
                     redactor=redactor,
                     holder=holder,
                     alerts_to=alerts_to,
+                    full=full,
                 )
             except SQLAlchemyError as exc:  # no audit, no action: tried again next tick
                 log(f"actions paused: the audit could not be read or written ({type(exc).__name__})")
-            await _pause_or_wake(stop, wake, tick)
+            # the full ticks keep their pace whatever woke the loop between them
+            woken = await _pause_or_wake(stop, wake, max(0.0, last_full + tick - time.monotonic()))
+            full = not woken or time.monotonic() - last_full >= tick
             if (gap := _WAKE_GAP - (time.monotonic() - began)) > 0 and not stop.is_set():
                 await pause(stop, gap)  # a burst of spend is checked at most every _WAKE_GAP
     finally:
@@ -128,15 +132,18 @@ async def act_loop(
     return handled
 
 
-async def _pause_or_wake(stop: asyncio.Event, wake: asyncio.Event, seconds: float) -> None:
-    """Wait ``seconds``, or less when ``stop`` or ``wake`` is set first; ``wake`` is cleared."""
+async def _pause_or_wake(stop: asyncio.Event, wake: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds``, or less when ``stop`` or ``wake`` is set first; whether ``wake`` was
+    (it is cleared)."""
     waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(wake.wait())]
     try:
         await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for w in waits:
             w.cancel()
+        woken = wake.is_set()
         wake.clear()
+    return woken
 
 
 async def _tick(
@@ -150,18 +157,24 @@ async def _tick(
     tick: int,
     clock: Callable[[], float],
     log: Log,
+    *,
+    full: bool = True,
     **kw: Any,
 ) -> int:
     """One tick: decide, screen against the audit, act; how many intents were handled. The
     intents of different sessions are carried out at once (an abort's answer can take a second:
-    OpenCode answers once the run stopped), each session's in turn."""
+    OpenCode answers once the run stopped), each session's in turn. A tick that spend woke
+    before the full tick was due (not ``full``) checks the budgets alone: the other rules, and
+    the detectors their findings cost, keep to the tick."""
     engine: Engine = kw["engine"]
     server = watcher.client.base_url
     now = clock()
-    views = views_of(watcher.live, now, findings=bool(rules.on_stuck), root_of=watcher.rec.root_of)
-    for a in alerts.tick(views):
-        sink.emit(a)
-    due = decide(views, rules, now, done)
+    views = views_of(watcher.live, now, findings=full and bool(rules.on_stuck), root_of=watcher.rec.root_of)
+    due: list[Intent] = []
+    if full:
+        for a in alerts.tick(views):
+            sink.emit(a)
+        due = decide(views, rules, now, done)
     if budgets is not None and budgets.any:
         due += _budget_intents(watcher, budgets, engine, views, now, done, due, log, tick)
     if not due:

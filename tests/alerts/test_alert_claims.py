@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 from alert_receiver import Posted, Receiver
+from hypothesis import HealthCheck, given
+from hypothesis import settings as settings_
+from hypothesis import strategies as st
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -20,6 +23,7 @@ from telemetry.alerting import start_alerts
 from telemetry.settings import Settings
 from telemetry.store.alert_models import AlertDelivery
 from telemetry.store.db import session_scope
+from telemetry.timeutil import as_utc
 from tower.alert import Alert
 from tower.alert_delivery import Deliverer, QueueSink, WebhookChannel
 
@@ -119,3 +123,24 @@ def test_a_store_that_cannot_be_asked_does_not_stop_delivery() -> None:
         )
         (sent,) = d.step([FLEET])
         assert (sent.outcome, sent.claim_id, _keys(rx.posts)) == ("sent", None, [KEY])
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+@settings_(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(looks=st.lists(st.tuples(st.sampled_from(["firing", "resolved"]), st.integers(0, 400)), max_size=12))
+def test_whoever_looks_the_claims_follow_the_dedup_rule(engine: Engine, looks: list[tuple[str, int]]) -> None:
+    """Looks at one alert in any order (by any process: the claim reads only the store): a
+    delivery is claimed exactly when the dedup rule says, against the last claim."""
+    with session_scope(engine) as db:
+        for r in db.exec(select(AlertDelivery)):
+            db.delete(r)
+    now, want, last = T0, [], None
+    for state, dt in looks:
+        now += dt
+        _claim(engine, FLEET if state == "firing" else FLEET.resolved(), now)
+        if (last is None and state == "firing") or (
+            last is not None and (last[0] != state or now - last[1] >= 300.0)
+        ):
+            last = (state, now)
+            want.append((state, round(now, 3)))
+    assert [(r.state, round(as_utc(r.sent_at).timestamp(), 3)) for r in _rows(engine)] == want
