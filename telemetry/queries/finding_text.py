@@ -133,8 +133,9 @@ def _permission(ev: Mapping[str, Any]) -> str:
     perms = ", ".join(n for n in names if n) or "a permission"
     waited = ev.get("waited_s")
     # a wait that is no finite number (NaN, infinity in a stored JSON) is left unsaid, not raised
-    finite = isinstance(waited, int | float) and not isinstance(waited, bool) and abs(waited) < 1e12
-    took = f" for {round(waited)} s" if finite else ""
+    took = ""
+    if isinstance(waited, int | float) and not isinstance(waited, bool) and abs(waited) < 1e12:
+        took = f" for {round(waited)} s"
     return f"an ask for {perms} waited{took} with no reply"
 
 
