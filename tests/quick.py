@@ -39,6 +39,11 @@ SLOW = {
     "tests/foundation/test_reaper.py": 10,  # test runs started and killed
     "tests/opencode2/test_delete_soak_v2.py": 5,  # a soak
     "tests/foundation/test_upgrade_at_once.py": 5,  # four processes upgrading at once
+    # and, the slowest of the first quick run (two workers, load 8), in its seconds:
+    "tests/foundation/test_packaging.py": 30,  # a wheel built
+    "tests/foundation/test_door.py::test_a_large_refused_write_is_answered_at_once": 10,
+    "tests/foundation/test_door.py::test_a_chunked_body_over_the_limit_is_413_while_it_streams": 13,
+    "tests/metrics/test_bench_scrape_store.py": 8,  # a benchmark's store built
 }
 
 

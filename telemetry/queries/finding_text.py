@@ -132,7 +132,10 @@ def _permission(ev: Mapping[str, Any]) -> str:
     names = [_short(p, 40) for p in given if isinstance(p, str)] if isinstance(given, list) else []
     perms = ", ".join(n for n in names if n) or "a permission"
     waited = ev.get("waited_s")
-    took = f" for {round(waited)} s" if isinstance(waited, int | float) else ""
+    # a wait that is no finite number (NaN, infinity in a stored JSON) is left unsaid, not raised
+    took = ""
+    if isinstance(waited, int | float) and not isinstance(waited, bool) and abs(waited) < 1e12:
+        took = f" for {round(waited)} s"
     return f"an ask for {perms} waited{took} with no reply"
 
 

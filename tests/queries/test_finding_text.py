@@ -127,3 +127,13 @@ def test_evidence_quoted_in_a_sentence_stays_on_one_line() -> None:
     got = describe({"detector": "silent_stop", "evidence": stop}, None)
     said = "The last turn ended empty (finish: tool-calls length) and the session went idle."
     assert got["sentence"] == said
+
+
+def test_a_wait_that_is_no_finite_number_is_left_unsaid() -> None:
+    """Found by the property above: `waited_s` infinity (JSON allows it as `Infinity`) raised
+    OverflowError instead of giving a sentence."""
+    for waited in (float("inf"), float("-inf"), float("nan"), True, 1e300):
+        got = describe({"detector": "permission_deadlock", "evidence": {"waited_s": waited}}, None)
+        assert got["sentence"] == "An ask for a permission waited with no reply.", waited
+    got = describe({"detector": "permission_deadlock", "evidence": {"waited_s": 61.6}}, None)
+    assert got["sentence"] == "An ask for a permission waited for 62 s with no reply."
