@@ -80,7 +80,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 # What a test needs beyond Python: a marker of its own, a fixture that starts a real part, or a
 # harness module that does. `realparts` marks them all; the quick subset the README names
 # (`pytest --quick`, tests/quick.py) leaves them out.
-_REAL_MARKS = {"postgres", "chromium", "prometheus", "opencode", "phoenix", "claude", "alertmanager", "ccusage"}
+_REAL_MARKS = {
+    "postgres",
+    "chromium",
+    "prometheus",
+    "opencode",
+    "phoenix",
+    "claude",
+    "alertmanager",
+    "ccusage",
+}
 _REAL_FIXTURES = {"pg_server", "opencode", "phoenix", "live", "claude_bin"}
 _REAL_MODULES = (
     "browser_harness",
