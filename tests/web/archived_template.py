@@ -48,7 +48,10 @@ def archived_copy(settings: Settings, engine: Engine, archive: Callable[[], None
         (root / "db").mkdir()
         for f in _files(db):
             shutil.copy2(f, root / "db" / f.name.replace(db.name, "store.db"))
-        shutil.copytree(settings.data_dir, root / "data")
+        # a database inside the data folder is kept once, under db/: a later store may keep its own elsewhere
+        inside = db.parent.resolve() == Path(settings.data_dir).resolve()
+        skip = shutil.ignore_patterns(db.name, f"{db.name}-*") if inside else None
+        shutil.copytree(settings.data_dir, root / "data", ignore=skip)
         _template = root
         return
     for f in _files(db):
