@@ -1,0 +1,261 @@
+"""Every query command with an HTTP twin prints, with `--json`, what the API answers on the same
+store: `TWINS` is the one table of pairs, and a command given `--json` later must be entered
+there or in `NO_TWIN` (with the reason it has none).
+
+The store is seeded once per test with the fleet of `storeseed` (sessions, findings, cycles,
+Claude runs), the live subagent tree of `live_seed` (waiting on an ask), an alert delivery and a
+watch action. The only differences forgiven are named in `Twin.normalise`, each with its reason.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from fastapi.testclient import TestClient
+from octelrun import Octel
+from storeseed import T0, add, seed_fleet
+
+sys.path.insert(0, str(Path(__file__).parent.parent))  # live_seed
+from live_seed import store_waiting_tree
+
+import cli
+from telemetry.queries.costs import merge_sources
+from telemetry.settings import Settings
+from telemetry.store.action_models import WatchAction
+from telemetry.store.alert_models import AlertDelivery
+from telemetry.store.models import Daemon
+from telemetry.timeutil import utcnow
+from web.app import create_app
+
+Json = Any
+Norm = Callable[[Json], Json]
+
+
+def _drop(*keys: str) -> Norm:
+    """Remove `keys` wherever they occur (any depth)."""
+
+    def walk(v: Json) -> Json:
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items() if k not in keys}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v
+
+    return walk
+
+
+# Named normalisations, each for a reason that is not a difference of the two answers:
+# a field measured against "now", which the CLI and the API read a few milliseconds apart.
+SINCE_NOW = _drop("elapsed_s")  # an open cycle's age
+LIVE_AGES = _drop("state_age_s", "inactive_s", "waited_s")  # a live row's, and its ask's, age
+SUMMARY_WINDOW = _drop("since")  # `--since 24h` and `hours=24` both start 24 h before their now
+QUOTAS_AT = _drop("at")  # the time the forecast is made for
+
+
+def _costs_projection(answer: Json) -> Json:
+    """`/api/costs` answers every grouping at once (`breakdowns`, one row per key with its
+    sources inside) with its daily chart and the live spend; `octel costs --by agent` prints the
+    one grouping asked for as per-source `rows`. Compared: that grouping folded by the query
+    layer's own `merge_sources` (the API's rows are made so), the totals, the window, and the
+    most expensive sessions and trees."""
+    if "rows" in answer:
+        answer = {**answer, "breakdowns": {"agent": merge_sources(answer["rows"], "agent")}}
+    keep = ("since", "until", "breakdowns", "totals", "top_sessions", "top_trees")
+    return {k: answer[k] for k in keep}
+
+
+@dataclass(frozen=True)
+class Twin:
+    command: str  # the command's name, as `octel --help` lists it
+    args: tuple[str, ...]  # its arguments and options (`--json` is added)
+    api: str  # the route and query answering the same question
+    normalise: tuple[Norm, ...] = ()
+
+
+W0, W1 = (T0 - timedelta(days=1)).isoformat(), (T0 + timedelta(days=2)).isoformat()
+W0Q, W1Q = W0.replace("+", "%2B"), W1.replace("+", "%2B")
+
+TWINS: tuple[Twin, ...] = (
+    Twin("sessions list", ("sessions", "list"), "/api/sessions"),
+    Twin(
+        "sessions list",
+        ("sessions", "list", "--roots", "--limit", "2"),
+        "/api/sessions?root_only=true&limit=2",
+    ),
+    Twin("sessions list", ("sessions", "list", "--verdict", "stuck"), "/api/sessions?verdict=stuck"),
+    Twin("sessions list", ("sessions", "list", "--live"), "/api/live", (LIVE_AGES,)),
+    Twin("sessions show", ("sessions", "show", "ses_child_a"), "/api/sessions/ses_child_a"),
+    Twin("sessions show", ("sessions", "show", "ses_root"), "/api/sessions/ses_root"),
+    Twin("cycles list", ("cycles", "list"), "/api/cycles", (SINCE_NOW,)),
+    Twin("cycles list", ("cycles", "list", "--in-flight"), "/api/cycles?in_flight=true", (SINCE_NOW,)),
+    Twin("cycles list", ("cycles", "list", "--cycle", "cyc-1"), "/api/cycles?cycle=cyc-1"),
+    Twin(
+        "cycles summary",
+        ("cycles", "summary", "--since", "24h"),
+        "/api/cycles/summary?hours=24",
+        (SUMMARY_WINDOW,),
+    ),
+    # back to the seeded fleet's day: drivers, states, outcomes and the orphaned cycle
+    Twin(
+        "cycles summary",
+        ("cycles", "summary", "--since", "60d"),
+        "/api/cycles/summary?hours=1440",
+        (SUMMARY_WINDOW,),
+    ),
+    Twin(
+        "costs",
+        ("costs", "--by", "agent", "--since", W0, "--until", W1, "--top", "3"),
+        f"/api/costs?by=agent&since={W0Q}&until={W1Q}&top=3",
+        (_costs_projection,),
+    ),
+    Twin("quotas", ("quotas",), "/api/quotas", (QUOTAS_AT,)),
+    Twin("search", ("search", "flaky"), "/api/search?q=flaky"),
+    Twin("asks list", ("asks", "list"), "/api/v1/asks", (LIVE_AGES,)),
+    Twin("alerts list", ("alerts", "list"), "/api/v1/alerts"),
+    Twin("actions list", ("actions", "list"), "/api/v1/actions"),
+)
+
+# `--json` commands with no HTTP twin, and why.
+NO_TWIN: dict[str, str] = {
+    "sessions tree": "no route answers the tree alone; /api/sessions/{id} carries it in `tree`",
+    "runs list": "no /api/runs: Claude CLI runs reach the web only inside /api/costs",
+    "why": "no route: the console's session page shows the verdict, not the why answer",
+    "doctor": "checks of this machine's install, not of the store (/api/health is the fleet's)",
+    "lost": "no route yet",
+    "detect": "runs the detectors over a corpus, a computation and not a query of the store",
+    "archive": "a write: archives a tree",
+    "import archives": "a write",
+    "import claude": "a write",
+    "import dispatch-db": "a write",
+    "archives export": "writes files",
+    "export otel": "sends spans",
+    "prune": "a write",
+    "janitor": "deletes on an OpenCode server",
+    "db reindex": "a write",
+    "runs add": "a write (POST /api/runs ingestion is another model)",
+    "asks reply": "a write (POST /api/v1/asks/{id}/reply answers with the same model, tested in tests/web)",
+    "watch": "a stream of state changes, one JSON line each",
+}
+
+
+def _json_commands() -> set[str]:
+    """Every command (as `group sub`) that takes `--json`."""
+    cli._load_all()
+
+    def walk(c: Any, path: list[str]) -> Iterator[str]:
+        if hasattr(c, "commands"):
+            for name, sub in c.commands.items():
+                yield from walk(sub, [*path, name])
+        elif any("--json" in p.opts for p in c.params):
+            yield " ".join(path)
+
+    return set(walk(typer.main.get_command(cli.app), []))
+
+
+def test_every_json_command_is_a_twin_or_says_why_not() -> None:
+    known = {t.command for t in TWINS} | set(NO_TWIN)
+    assert _json_commands() - known == set(), "enter the new --json command in TWINS or NO_TWIN"
+    assert known - _json_commands() == set(), "TWINS or NO_TWIN names a command that takes no --json"
+
+
+@pytest.fixture
+def dead_pid() -> int:
+    """The pid of a process that ran and is gone (reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.fixture
+def store(octel: Octel, dead_pid: int) -> Octel:
+    seed_fleet(octel.engine)
+    now = utcnow()
+    ago = now - timedelta(minutes=5)
+    host = socket.gethostname()
+    add(
+        octel.engine,
+        # its process is gone: cyc-3, left open by this daemon, is orphaned
+        Daemon(
+            driver="implementer",
+            host=host,
+            pid=dead_pid,
+            last_heartbeat_at=ago,
+            first_seen_at=ago,
+            in_flight_cycle_id="cyc-3",
+        ),
+        AlertDelivery(
+            sent_at=ago,
+            alert_key="stuck:ses_child_a:doom_loop",
+            kind="stuck",
+            severity="warning",
+            state="firing",
+            channel="webhook_json",
+            outcome="sent",
+            status_code=200,
+            attempts=1,
+            summary="ses_child_a is stuck in a doom loop",
+            session_id="ses_child_a",
+            tree_id="ses_root",
+            link="http://octel/sessions/ses_child_a",
+        ),
+        WatchAction(
+            at=ago,
+            server="http://oc:4096",
+            session_id="ses_child_a",
+            root_session_id="ses_root",
+            rule="doom_loop",
+            action="abort",
+            outcome="done",
+            detail="aborted after a doom loop",
+            evidence={"detector": "doom_loop", "turns": [4, 5, 6]},
+            answer_status=200,
+            watcher="w1",
+        ),
+    )
+    store_waiting_tree(octel.engine)
+    return octel
+
+
+@pytest.fixture
+def api(store: Octel) -> Iterator[TestClient]:
+    settings = Settings(data_dir=store.data_dir, database_url=store.url, _env_file=None)  # type: ignore[call-arg]
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def _norm(twin: Twin, v: Json) -> Json:
+    for n in twin.normalise:
+        v = n(v)
+    return v
+
+
+def test_json_equals_the_api_answer(store: Octel, api: TestClient) -> None:
+    """All pairs on one store (seeding it is most of the cost): each difference is reported."""
+    differ: list[str] = []
+    for twin in TWINS:
+        got = api.get(twin.api)
+        assert got.status_code == 200, (twin.api, got.text)
+        printed = store.json(*twin.args)
+        if _norm(twin, printed) != _norm(twin, got.json()):
+            differ.append(f"{' '.join(twin.args)} != {twin.api}:\n  cli {printed}\n  api {got.json()}")
+    assert not differ, "\n".join(differ)
+
+
+def test_the_store_is_representative(store: Octel, api: TestClient) -> None:
+    """The pairs compare something: rows in every answer the seed can fill."""
+    assert len(api.get("/api/sessions").json()["items"]) >= 5
+    assert api.get("/api/live").json()["items"]
+    assert api.get("/api/v1/asks").json()["items"]
+    assert api.get("/api/v1/alerts").json()["items"]
+    assert api.get("/api/v1/actions").json()["items"]
+    assert any(c["orphaned"] for c in api.get("/api/cycles").json()["items"])
+    assert api.get("/api/sessions/ses_root").json()["tree"]
