@@ -9,6 +9,7 @@ watch action. The only differences forgiven are named in `Twin.normalise`, each 
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -18,14 +19,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import typer.main
 from fastapi.testclient import TestClient
 from octelrun import Octel
-from storeseed import T0, add, seed_fleet
+from storeseed import T0, add, seed_fleet, session
 
 sys.path.insert(0, str(Path(__file__).parent.parent))  # live_seed
-from live_seed import store_waiting_tree
+from live_seed import store_waiting_tree, waiting_root
 
 import cli
 from telemetry.queries.costs import merge_sources
@@ -56,7 +58,26 @@ def _drop(*keys: str) -> Norm:
 # Named normalisations, each for a reason that is not a difference of the two answers:
 # a field measured against "now", which the CLI and the API read a few milliseconds apart.
 SINCE_NOW = _drop("elapsed_s")  # an open cycle's age
-LIVE_AGES = _drop("state_age_s", "inactive_s", "waited_s")  # a live row's, and its ask's, age
+_AGES = _drop("state_age_s", "inactive_s", "waited_s")
+_AGE_TEXT = re.compile(r"\b\d+[dhms](?: \d+[hms])?\b")  # as `age_text` writes it: 10m, 10m 1s
+
+
+def _live_ages(v: Json) -> Json:
+    """A live row's age, its ask's, and the ages its `explanation` says ("idle for 10m 1s")."""
+
+    def walk(x: Json) -> Json:
+        if isinstance(x, dict):
+            return {k: _AGE_TEXT.sub("<age>", y) if k == "explanation" else walk(y) for k, y in x.items()}
+        if isinstance(x, list):
+            return [walk(y) for y in x]
+        return x
+
+    return walk(_AGES(v))
+
+
+LIVE_AGES: Norm = _live_ages
+
+
 SUMMARY_WINDOW = _drop("since")  # `--since 24h` and `hours=24` both start 24 h before their now
 QUOTAS_AT = _drop("at")  # the time the forecast is made for
 
@@ -79,8 +100,13 @@ class Twin:
     args: tuple[str, ...]  # its arguments and options (`--json` is added)
     api: str  # the route and query answering the same question
     normalise: tuple[Norm, ...] = ()
+    # more of the answer the API serves at other routes: (key, route) merged into its answer
+    extra: tuple[tuple[str, str], ...] = ()
 
 
+LIVE_ROOT = waiting_root()
+_TREE = orjson.loads((Path(__file__).parent.parent / "fixtures/opencode/subagent_tree.json").read_bytes())
+LIVE_CHILD = next(s["id"] for s in _TREE["sessions"] if s.get("parentID") == LIVE_ROOT)
 W0, W1 = (T0 - timedelta(days=1)).isoformat(), (T0 + timedelta(days=2)).isoformat()
 W0Q, W1Q = W0.replace("+", "%2B"), W1.replace("+", "%2B")
 
@@ -95,6 +121,15 @@ TWINS: tuple[Twin, ...] = (
     Twin("sessions list", ("sessions", "list", "--live"), "/api/live", (LIVE_AGES,)),
     Twin("sessions show", ("sessions", "show", "ses_child_a"), "/api/sessions/ses_child_a"),
     Twin("sessions show", ("sessions", "show", "ses_root"), "/api/sessions/ses_root"),
+    Twin(
+        "sessions show",
+        ("sessions", "show", LIVE_ROOT),
+        f"/api/live/{LIVE_ROOT}",
+        (LIVE_AGES,),
+        (("messages", f"/api/live/{LIVE_ROOT}/messages?offset=0&limit=200"),),
+    ),
+    # an archived tree has no route of its own: /api/sessions/{id} carries it in `tree`
+    Twin("sessions tree", ("sessions", "tree", LIVE_ROOT), f"/api/live/{LIVE_ROOT}", (LIVE_AGES,)),
     Twin("cycles list", ("cycles", "list"), "/api/cycles", (SINCE_NOW,)),
     Twin("cycles list", ("cycles", "list", "--in-flight"), "/api/cycles?in_flight=true", (SINCE_NOW,)),
     Twin("cycles list", ("cycles", "list", "--cycle", "cyc-1"), "/api/cycles?cycle=cyc-1"),
@@ -126,7 +161,6 @@ TWINS: tuple[Twin, ...] = (
 
 # `--json` commands with no HTTP twin, and why.
 NO_TWIN: dict[str, str] = {
-    "sessions tree": "no route answers the tree alone; /api/sessions/{id} carries it in `tree`",
     "runs list": "no /api/runs: Claude CLI runs reach the web only inside /api/costs",
     "why": "no route: the console's session page shows the verdict, not the why answer",
     "doctor": "checks of this machine's install, not of the store (/api/health is the fleet's)",
@@ -183,6 +217,8 @@ def store(octel: Octel, dead_pid: int) -> Octel:
     host = socket.gethostname()
     add(
         octel.engine,
+        # a live subagent archived at a quiet moment earlier: its live row says `archived`
+        session(LIVE_CHILD, root_session_id=LIVE_ROOT, parent_session_id=LIVE_ROOT, agent="explore"),
         # its process is gone: cyc-3, left open by this daemon, is orphaned
         Daemon(
             driver="implementer",
@@ -232,6 +268,21 @@ def api(store: Octel) -> Iterator[TestClient]:
         yield c
 
 
+def _where(a: Json, b: Json, at: str = "") -> list[str]:
+    """The paths at which two JSON values differ, with both values (for a readable failure)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [p for k in sorted(a.keys() | b.keys()) for p in _where(a.get(k), b.get(k), f"{at}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in _where(x, y, f"{at}[{i}]")]
+    return [] if a == b else [f"{at or '.'}: cli {a!r} api {b!r}"]
+
+
+def _get(api: TestClient, route: str) -> Json:
+    got = api.get(route)
+    assert got.status_code == 200, (route, got.text)
+    return got.json()
+
+
 def _norm(twin: Twin, v: Json) -> Json:
     for n in twin.normalise:
         v = n(v)
@@ -242,11 +293,13 @@ def test_json_equals_the_api_answer(store: Octel, api: TestClient) -> None:
     """All pairs on one store (seeding it is most of the cost): each difference is reported."""
     differ: list[str] = []
     for twin in TWINS:
-        got = api.get(twin.api)
-        assert got.status_code == 200, (twin.api, got.text)
+        answer = _get(api, twin.api)
+        answer.update({key: _get(api, route) for key, route in twin.extra})
         printed = store.json(*twin.args)
-        if _norm(twin, printed) != _norm(twin, got.json()):
-            differ.append(f"{' '.join(twin.args)} != {twin.api}:\n  cli {printed}\n  api {got.json()}")
+        if _norm(twin, printed) != _norm(twin, answer):
+            differ.append(
+                f"{' '.join(twin.args)} != {twin.api}: {_where(_norm(twin, printed), _norm(twin, answer))}"
+            )
     assert not differ, "\n".join(differ)
 
 
@@ -259,3 +312,4 @@ def test_the_store_is_representative(store: Octel, api: TestClient) -> None:
     assert api.get("/api/v1/actions").json()["items"]
     assert any(c["orphaned"] for c in api.get("/api/cycles").json()["items"])
     assert api.get("/api/sessions/ses_root").json()["tree"]
+    assert any(n["session"]["archived"] for n in api.get(f"/api/live/{LIVE_ROOT}").json()["tree"])
