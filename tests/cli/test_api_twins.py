@@ -10,6 +10,7 @@ watch action. The only differences forgiven are named in `Twin.normalise`, each 
 from __future__ import annotations
 
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -24,7 +25,9 @@ import pytest
 import typer.main
 from fastapi.testclient import TestClient
 from octelrun import Octel
+from sqlalchemy.engine import Engine
 from storeseed import T0, add, seed_fleet, session
+from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent.parent))  # live_seed
 from live_seed import store_waiting_tree, waiting_root
@@ -104,6 +107,8 @@ class Twin:
     extra: tuple[tuple[str, str], ...] = ()
 
 
+V1 = Path(__file__).parent.parent / "archiver" / "fixtures" / "v1_session.json"
+V1_ID = str(orjson.loads(V1.read_bytes())["session_id"])
 LIVE_ROOT = waiting_root()
 _TREE = orjson.loads((Path(__file__).parent.parent / "fixtures/opencode/subagent_tree.json").read_bytes())
 LIVE_CHILD = next(s["id"] for s in _TREE["sessions"] if s.get("parentID") == LIVE_ROOT)
@@ -121,6 +126,7 @@ TWINS: tuple[Twin, ...] = (
     Twin("sessions list", ("sessions", "list", "--live"), "/api/live", (LIVE_AGES,)),
     Twin("sessions show", ("sessions", "show", "ses_child_a"), "/api/sessions/ses_child_a"),
     Twin("sessions show", ("sessions", "show", "ses_root"), "/api/sessions/ses_root"),
+    Twin("sessions show", ("sessions", "show", V1_ID), f"/api/sessions/{V1_ID}"),
     Twin(
         "sessions show",
         ("sessions", "show", LIVE_ROOT),
@@ -153,7 +159,9 @@ TWINS: tuple[Twin, ...] = (
         (_costs_projection,),
     ),
     Twin("quotas", ("quotas",), "/api/quotas", (QUOTAS_AT,)),
-    Twin("search", ("search", "flaky"), "/api/search?q=flaky"),
+    Twin("search", ("search", "tool:bash ls"), "/api/search?q=tool%3Abash%20ls"),
+    Twin("search", ("search", "NOTES*", "--limit", "1"), "/api/search?q=NOTES%2A&limit=1"),
+    Twin("search", ("search", V1_ID), f"/api/search?q={V1_ID}"),
     Twin("asks list", ("asks", "list"), "/api/v1/asks", (LIVE_AGES,)),
     Twin("alerts list", ("alerts", "list"), "/api/v1/alerts"),
     Twin("actions list", ("actions", "list"), "/api/v1/actions"),
@@ -210,7 +218,19 @@ def dead_pid() -> int:
 
 
 @pytest.fixture
-def store(octel: Octel, dead_pid: int) -> Octel:
+def octel(tmp_path: Path, engine: Engine, store_url: str) -> Octel:
+    """`octel` on the store of `engine`: SQLite, and PostgreSQL where the tests have it."""
+    (tmp_path / "data").mkdir()
+    return Octel(tmp_path / "data", store_url, engine, CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}))
+
+
+@pytest.fixture
+def store(octel: Octel, dead_pid: int, tmp_path: Path) -> Octel:
+    # an imported archive: a session with its per-turn rows and text to search
+    (tmp_path / "old").mkdir()
+    shutil.copy(V1, tmp_path / "old" / V1.name)
+    imported = octel("import", "archives", str(tmp_path / "old"))
+    assert imported.exit_code == 0, imported.output + imported.stderr
     seed_fleet(octel.engine)
     now = utcnow()
     ago = now - timedelta(minutes=5)
@@ -293,9 +313,11 @@ def test_json_equals_the_api_answer(store: Octel, api: TestClient) -> None:
     """All pairs on one store (seeding it is most of the cost): each difference is reported."""
     differ: list[str] = []
     for twin in TWINS:
+        # the command first: `octel search` indexes what is queued (no server may be running
+        # to have done it), then the API reads the same index
+        printed = store.json(*twin.args)
         answer = _get(api, twin.api)
         answer.update({key: _get(api, route) for key, route in twin.extra})
-        printed = store.json(*twin.args)
         if _norm(twin, printed) != _norm(twin, answer):
             differ.append(
                 f"{' '.join(twin.args)} != {twin.api}: {_where(_norm(twin, printed), _norm(twin, answer))}"
@@ -312,4 +334,6 @@ def test_the_store_is_representative(store: Octel, api: TestClient) -> None:
     assert api.get("/api/v1/actions").json()["items"]
     assert any(c["orphaned"] for c in api.get("/api/cycles").json()["items"])
     assert api.get("/api/sessions/ses_root").json()["tree"]
+    assert api.get(f"/api/sessions/{V1_ID}").json()["per_turn"]
+    assert api.get("/api/search?q=tool%3Abash%20ls").json()["hits"]
     assert any(n["session"]["archived"] for n in api.get(f"/api/live/{LIVE_ROOT}").json()["tree"])
