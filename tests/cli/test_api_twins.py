@@ -335,5 +335,6 @@ def test_the_store_is_representative(store: Octel, api: TestClient) -> None:
     assert any(c["orphaned"] for c in api.get("/api/cycles").json()["items"])
     assert api.get("/api/sessions/ses_root").json()["tree"]
     assert api.get(f"/api/sessions/{V1_ID}").json()["per_turn"]
-    assert api.get("/api/search?q=tool%3Abash%20ls").json()["hits"]
+    hits = api.get("/api/search?q=tool%3Abash%20ls").json()["hits"]
+    assert hits and all(h["at"].endswith("Z") for h in hits), "a hit's time is UTC on every engine"
     assert any(n["session"]["archived"] for n in api.get(f"/api/live/{LIVE_ROOT}").json()["tree"])
