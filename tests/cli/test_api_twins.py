@@ -87,12 +87,13 @@ QUOTAS_AT = _drop("at")  # the time the forecast is made for
 
 def _costs_projection(answer: Json) -> Json:
     """`/api/costs` answers every grouping at once (`breakdowns`, one row per key with its
-    sources inside) with its daily chart and the live spend; `octel costs --by agent` prints the
+    sources inside) with its daily chart and the live spend; `octel costs --by KEY` prints the
     one grouping asked for as per-source `rows`. Compared: that grouping folded by the query
     layer's own `merge_sources` (the API's rows are made so), the totals, the window, and the
     most expensive sessions and trees."""
     if "rows" in answer:
-        answer = {**answer, "breakdowns": {"agent": merge_sources(answer["rows"], "agent")}}
+        (key,) = answer["by"]
+        answer = {**answer, "breakdowns": {key: merge_sources(answer["rows"], key)}}
     keep = ("since", "until", "breakdowns", "totals", "top_sessions", "top_trees")
     return {k: answer[k] for k in keep}
 
@@ -124,6 +125,12 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin("sessions list", ("sessions", "list", "--verdict", "stuck"), "/api/sessions?verdict=stuck"),
     Twin("sessions list", ("sessions", "list", "--live"), "/api/live", (LIVE_AGES,)),
+    Twin(
+        "sessions list",
+        ("sessions", "list", "--live", "--state", "waiting_permission"),
+        "/api/live?state=waiting_permission",
+        (LIVE_AGES,),
+    ),
     Twin("sessions show", ("sessions", "show", "ses_child_a"), "/api/sessions/ses_child_a"),
     Twin("sessions show", ("sessions", "show", "ses_root"), "/api/sessions/ses_root"),
     Twin("sessions show", ("sessions", "show", V1_ID), f"/api/sessions/{V1_ID}"),
@@ -140,6 +147,12 @@ TWINS: tuple[Twin, ...] = (
     Twin("cycles list", ("cycles", "list", "--in-flight"), "/api/cycles?in_flight=true", (SINCE_NOW,)),
     Twin("cycles list", ("cycles", "list", "--cycle", "cyc-1"), "/api/cycles?cycle=cyc-1"),
     Twin(
+        "cycles list",
+        ("cycles", "list", "--driver", "review", "--finished"),
+        "/api/cycles?driver=review&in_flight=false",
+    ),
+    Twin("cycles list", ("cycles", "list", "--limit", "1"), "/api/cycles?limit=1", (SINCE_NOW,)),
+    Twin(
         "cycles summary",
         ("cycles", "summary", "--since", "24h"),
         "/api/cycles/summary?hours=24",
@@ -152,11 +165,14 @@ TWINS: tuple[Twin, ...] = (
         "/api/cycles/summary?hours=1440",
         (SUMMARY_WINDOW,),
     ),
-    Twin(
-        "costs",
-        ("costs", "--by", "agent", "--since", W0, "--until", W1, "--top", "3"),
-        f"/api/costs?by=agent&since={W0Q}&until={W1Q}&top=3",
-        (_costs_projection,),
+    *(
+        Twin(
+            "costs",
+            ("costs", "--by", key, "--since", W0, "--until", W1, "--top", "3"),
+            f"/api/costs?by={key}&since={W0Q}&until={W1Q}&top=3",
+            (_costs_projection,),
+        )
+        for key in ("agent", "model", "driver", "day")
     ),
     Twin("quotas", ("quotas",), "/api/quotas", (QUOTAS_AT,)),
     Twin("search", ("search", "tool:bash ls"), "/api/search?q=tool%3Abash%20ls"),
@@ -164,7 +180,13 @@ TWINS: tuple[Twin, ...] = (
     Twin("search", ("search", V1_ID), f"/api/search?q={V1_ID}"),
     Twin("asks list", ("asks", "list"), "/api/v1/asks", (LIVE_AGES,)),
     Twin("alerts list", ("alerts", "list"), "/api/v1/alerts"),
+    Twin(
+        "alerts list",
+        ("alerts", "list", "--session", "ses_root", "--since", "1h"),
+        "/api/v1/alerts?session_id=ses_root&since=1h",
+    ),
     Twin("actions list", ("actions", "list"), "/api/v1/actions"),
+    Twin("actions list", ("actions", "list", "--session", "ses_root"), "/api/v1/actions?session_id=ses_root"),
 )
 
 # `--json` commands with no HTTP twin, and why.
@@ -331,7 +353,9 @@ def test_the_store_is_representative(store: Octel, api: TestClient) -> None:
     assert api.get("/api/live").json()["items"]
     assert api.get("/api/v1/asks").json()["items"]
     assert api.get("/api/v1/alerts").json()["items"]
-    assert api.get("/api/v1/actions").json()["items"]
+    assert api.get("/api/v1/actions?session_id=ses_root").json()["items"]
+    assert api.get("/api/v1/alerts?session_id=ses_root&since=1h").json()["items"]
+    assert api.get("/api/live?state=waiting_permission").json()["items"]
     assert any(c["orphaned"] for c in api.get("/api/cycles").json()["items"])
     assert api.get("/api/sessions/ses_root").json()["tree"]
     assert api.get(f"/api/sessions/{V1_ID}").json()["per_turn"]
