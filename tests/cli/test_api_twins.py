@@ -191,10 +191,10 @@ TWINS: tuple[Twin, ...] = (
 
 # `--json` commands with no HTTP twin, and why.
 NO_TWIN: dict[str, str] = {
-    "runs list": "no /api/runs: Claude CLI runs reach the web only inside /api/costs",
-    "why": "no route: the console's session page shows the verdict, not the why answer",
+    "runs list": "no GET route lists Claude CLI runs (the web does not import list_runs)",
+    "why": "no route answers it: the web does not import the why query",
     "doctor": "checks of this machine's install, not of the store (/api/health is the fleet's)",
-    "lost": "no route yet",
+    "lost": "no route answers it: the web does not import the lost query",
     "detect": "runs the detectors over a corpus, a computation and not a query of the store",
     "archive": "a write: archives a tree",
     "import archives": "a write",
@@ -205,8 +205,8 @@ NO_TWIN: dict[str, str] = {
     "prune": "a write",
     "janitor": "deletes on an OpenCode server",
     "db reindex": "a write",
-    "runs add": "a write (POST /api/runs ingestion is another model)",
-    "asks reply": "a write (POST /api/v1/asks/{id}/reply answers with the same model, tested in tests/web)",
+    "runs add": "a write; POST /api/v1/agent-runs records a run too (this table pairs reads)",
+    "asks reply": "a write; POST /api/v1/asks/{id}/reply calls the same reply_to_ask",
     "watch": "a stream of state changes, one JSON line each",
 }
 
