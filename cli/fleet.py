@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -119,10 +120,13 @@ def cycles_summary_cmd(
     output: Output = Output.table,
 ) -> None:
     """Per driver: cycles by terminal state and worker outcome (rows: driver, state, outcome)."""
-    t0, _ = window(since, None)
+    now = utcnow()
+    t0, _ = window(since, None, now)
     assert t0 is not None  # a default is given
+    # asked as a duration (24h, 7d), the window is said in hours, as /api/cycles/summary?hours= says it
+    hours = None if _is_iso(since) else (now - t0).total_seconds() / 3600
     with read_store(ctx) as db:
-        answer = summary_answer(db, t0, utcnow(), settings_of(ctx).long_worker_seconds)
+        answer = summary_answer(db, t0, now, settings_of(ctx).long_worker_seconds, hours)
     flat = [
         {"driver": d.driver, "terminal_state": st, "worker_outcome": outcome, "cycles": n}
         for d in answer.drivers
@@ -130,6 +134,14 @@ def cycles_summary_cmd(
         for outcome, n in sorted(outcomes.items())
     ]
     emit(output, answer, flat, lambda: _summary_table(answer))
+
+
+def _is_iso(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 _SUMMARY_COLS = (

@@ -16,11 +16,10 @@ from telemetry.queries.live import (
     LivePage,
     LiveSessionOut,
     age_text,
-    get_live,
     list_live,
-    live_tree,
     opencode_text,
 )
+from telemetry.queries.live_detail import LiveSessionShown, LiveTreeNode, live_detail
 from telemetry.queries.live_messages import LiveMessagePage, live_message_page
 from telemetry.queries.models import MessageView
 from telemetry.timeutil import utcnow
@@ -92,11 +91,12 @@ def _list_table(page: LivePage) -> None:
 
 def print_live_session(db: object, session_id: str, output: Output) -> bool:
     """Print a live session and its messages so far; False when it is not live either."""
-    r = get_live(db, session_id, utcnow())  # type: ignore[arg-type]
-    if r is None:
+    got = live_detail(db, session_id, utcnow())  # type: ignore[arg-type]
+    if got is None:
         return False
+    r = got.live
     page = live_message_page(db, r.server, session_id, 0, 200)  # type: ignore[arg-type]
-    answer = {"live": r.model_dump(mode="json"), "messages": page.model_dump(mode="json")}
+    answer = LiveSessionShown(live=r, tree=got.tree, messages=page)
     emit(output, answer, [r], lambda: _session(r, page))
     return True
 
@@ -156,15 +156,17 @@ def _session(r: LiveSessionOut, page: LiveMessagePage) -> None:
 
 
 def print_live_tree(db: object, session_id: str, output: Output) -> bool:
-    rows = live_tree(db, session_id, utcnow())  # type: ignore[arg-type]
-    if not rows:
+    """The live tree: `--json` prints what `GET /api/live/{id}` answers, the rows one per session."""
+    got = live_detail(db, session_id, utcnow())  # type: ignore[arg-type]
+    if got is None:
         return False
-    nodes = [{"depth": d, **r.model_dump(mode="json")} for d, r in rows]
-    emit(output, {"live": True, "sessions": nodes}, nodes, lambda: _tree(rows))
+    nodes = [{"depth": n.depth, **n.session.model_dump(mode="json")} for n in got.tree]
+    emit(output, got, nodes, lambda: _tree(got.tree))
     return True
 
 
-def _tree(rows: list[tuple[int, LiveSessionOut]]) -> None:
-    for depth, r in rows:
-        line = f"{'  ' * depth}{escape(r.session_id)} {_state(r)} {escape(r.explanation)}"
+def _tree(tree: list[LiveTreeNode]) -> None:
+    for n in tree:
+        r = n.session
+        line = f"{'  ' * n.depth}{escape(r.session_id)} {_state(r)} {escape(r.explanation)}"
         console.print(line, highlight=False)

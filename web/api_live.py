@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
 
-from telemetry.queries.live import LOUDEST_FIRST, LivePage, LiveSessionOut, get_live, list_live, live_tree
+from telemetry.queries.live import LOUDEST_FIRST, LivePage, get_live, list_live
+from telemetry.queries.live_detail import LiveDetail, LiveTreeNode, live_detail
 from telemetry.queries.live_messages import LiveMessagePage, live_message_page
 from telemetry.services.bounds import INT32_MAX
 from telemetry.timeutil import utcnow
@@ -17,16 +17,6 @@ from web.errors import ApiError
 __all__ = ["LiveDetail", "LiveTreeNode", "router"]
 
 router = APIRouter(prefix="/api/live", tags=["live"])
-
-
-class LiveTreeNode(BaseModel):
-    depth: int
-    session: LiveSessionOut
-
-
-class LiveDetail(BaseModel):
-    live: LiveSessionOut
-    tree: list[LiveTreeNode]
 
 
 @router.get("", response_model=LivePage)
@@ -61,12 +51,10 @@ def live_sessions(
 @router.get("/{session_id}", response_model=LiveDetail)
 def live_session(session_id: str, db: ReadDbDep) -> LiveDetail:
     """One live session and its tree so far (parents before children)."""
-    now = utcnow()
-    me = get_live(db, session_id, now)
-    if me is None:
+    got = live_detail(db, session_id, utcnow())
+    if got is None:
         raise ApiError(404, "not_found", f"no live session {session_id!r}")
-    tree = [LiveTreeNode(depth=d, session=r) for d, r in live_tree(db, session_id, now)]
-    return LiveDetail(live=me, tree=tree)
+    return got
 
 
 @router.get("/{session_id}/messages", response_model=LiveMessagePage)

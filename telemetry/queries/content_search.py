@@ -174,7 +174,7 @@ def _hits(db: Session, query: SearchQuery, parts: Sequence[SearchPart]) -> list[
                 part=p.part_index,
                 kind=p.kind,
                 tool=p.tool,
-                at=p.at,
+                at=as_utc(p.at) if p.at is not None else None,  # naive on SQLite
                 snippet=snip,
                 highlights=spans,
             )

@@ -34,6 +34,7 @@ __all__ = [
     "live_counts",
     "live_out",
     "live_tree",
+    "mark_archived",
     "opencode_text",
     "why_live",
 ]
@@ -245,7 +246,8 @@ def live_counts(db: Session, now: datetime) -> dict[str, int]:
     return counts
 
 
-def _mark_archived(db: Session, rows: list[LiveSessionOut]) -> list[LiveSessionOut]:
+def mark_archived(db: Session, rows: list[LiveSessionOut]) -> list[LiveSessionOut]:
+    """Set `archived` on each row: whether the index holds an archive of the session too."""
     ids = [r.session_id for r in rows]
     if ids:
         q = select(SessionIndex.session_id).where(col(SessionIndex.session_id).in_(ids))
@@ -281,7 +283,7 @@ def list_live(
     rows = [live_out(x, now, gone.get(x.server)) for x in found]
     if state is not None:  # a server nobody follows has only unknown rows
         rows = [r for r in rows if r.state == state]
-    return LivePage(items=_loudest(_mark_archived(db, rows)), counts=live_counts(db, now))
+    return LivePage(items=_loudest(mark_archived(db, rows)), counts=live_counts(db, now))
 
 
 def get_live(db: Session, session_id: str, now: datetime) -> LiveSessionOut | None:

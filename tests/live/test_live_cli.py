@@ -43,7 +43,7 @@ def test_live_list_show_tree_and_why(tmp_path: Path) -> None:
     assert code == 0 and "messages so far" in out and "Child here, listing files." in out
     assert "[bash" in out and "[task" in out  # tool calls said by name
     code, out, _ = _octel(url, "sessions", "tree", child, "--json")
-    tree = json.loads(out)["sessions"]
+    tree = [{"depth": n["depth"], **n["session"]} for n in json.loads(out)["tree"]]
     assert code == 0 and {s["session_id"] for s in tree} == set(ids)
     depths = {s["session_id"]: s["depth"] for s in tree}
     assert tree[0]["session_id"] == ids[0] and depths[ids[0]] == 0 and depths[child] == 1
