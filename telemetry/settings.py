@@ -86,8 +86,9 @@ class Settings(BaseSettings):
     redact_file: Path | None = Field(None, description="File with one secret value a line to redact.")
     price_file: Path | None = Field(
         None,
-        description="JSON prices of models genai-prices does not list (private or gateway models), "
-        "US dollars per million tokens; see docs/claude.md.",
+        description="JSON prices of models genai-prices does not list (private or gateway models, "
+        "Claude Code's or OpenCode's by `provider/model`), US dollars per million tokens; "
+        "see docs/claude.md.",
     )
     redact_key_file: Path | None = Field(
         None, description="Key of the redaction placeholders' hashes; default `<data_dir>/redact.key`."
