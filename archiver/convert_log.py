@@ -111,8 +111,9 @@ def sessions_from_events(events: Iterable[object]) -> dict[str, SessionLog]:
                 mid = f"step_{n:09d}"
             if kind == "step_finish":
                 finished[sid] = finished.get(sid, 0) + 1
-            if part.get("type") == "tool" and part.get("tool") in TOOL_NAMES:
-                part = {**part, "tool": TOOL_NAMES[str(part["tool"])]}
+            tool = part.get("tool")
+            if part.get("type") == "tool" and isinstance(tool, str) and tool in TOOL_NAMES:
+                part = {**part, "tool": TOOL_NAMES[tool]}
             if sid and mid:
                 log(sid).parts.setdefault(mid, {})[_s(part.get("id")) or str(len(log(sid).parts))] = part
             continue

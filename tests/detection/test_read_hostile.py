@@ -79,3 +79,13 @@ def test_a_byte_order_mark_or_a_banner_before_an_export_is_skipped() -> None:
         "\ufeffExporting session: x\n",
     ):
         assert len(read_session(prefix + text).messages) == want
+
+
+def test_a_run_log_tool_named_by_a_list_is_read_not_a_traceback() -> None:
+    # found by the property above: a tool name that is no text was looked up as a key
+    bad = [dict(x) for x in _RUN_LOG]
+    for x in bad:
+        if x.get("type") == "tool_use":
+            x["part"] = {**x["part"], "tool": ["bash"]}
+    got = read_session("\n".join(json.dumps(x) for x in bad))
+    score(got.messages, status=got.status, permissions=got.permissions)
