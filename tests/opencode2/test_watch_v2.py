@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import httpx
 from fake_server import FakeOpenCode2
@@ -123,9 +122,10 @@ def test_a_tree_deleted_the_instant_it_goes_idle_is_archived_whole(
         assert "directory" not in doc["session"] and doc["session"]["location"] == {
             "directory": "/work/project"
         }
-        # every message the stream tells (user input, each step) is the server's own, field for
-        # field; stored shells, compactions and idle markers carry no message id on the stream
-        told = [m for m in served[sid] if m["type"] in ("user", "assistant")]
+        # every message the stream tells (user input, each step, each execution's idle marker)
+        # is the server's own, field for field; stored shells and compactions carry no message
+        # id on the stream
+        told = [m for m in served[sid] if m["type"] in ("user", "assistant", "idle")]
         assert [m["type"] for m in doc["messages"]] == [m["type"] for m in told], role
         for got, want in zip(doc["messages"], told, strict=True):
             assert got == want, (role, json.dumps(got, sort_keys=True), json.dumps(want, sort_keys=True))
@@ -165,11 +165,6 @@ def test_a_reconnect_sweeps_what_the_stream_missed(oc2: FakeOpenCode2, tmp_path:
         assert row.permission_request_id == "per_000000777777"
 
 
-def _settled(st: Any) -> list[Any]:
-    """The audit rows with their outcome (a row is ``sending`` while its request is out)."""
-    return [a for a in st.actions() if a.outcome != "sending"]
-
-
 def test_rules_reject_a_stale_ask_and_interrupt_a_retry_storm(oc2: FakeOpenCode2, tmp_path: Path) -> None:
     store = _store(tmp_path, oc2)
     rules = Rules(deny_asks_after=0.5, abort_retries_after=3)
@@ -185,7 +180,11 @@ def test_rules_reject_a_stale_ask_and_interrupt_a_retry_storm(oc2: FakeOpenCode2
             oc2.step(
                 storm, [], finish="error", retry={"attempt": attempt, "at": 4_102_444_800_000, "error": err}
             )
-        acts = until(lambda: len(a := _settled(st)) >= 2 and a, what="two actions")
+        # each action's audit row is written before its request leaves: wait for both outcomes
+        acts = until(
+            lambda: len(a := st.actions()) >= 2 and all(x.outcome != "sending" for x in a) and a,  # type: ignore[attr-defined]
+            what="two actions done",
+        )
         until(lambda: (r := st.live(storm)) and r.state == "interrupted", what="interrupted")  # type: ignore[attr-defined]
     by = {a.session_id: a for a in acts}
     assert (by[asking].rule, by[asking].action, by[asking].outcome) == (
@@ -207,7 +206,11 @@ def test_a_stale_form_is_cancelled(oc2: FakeOpenCode2, tmp_path: Path) -> None:
         sid = oc2.session(title="a question")
         oc2.user(sid, "go")
         fid = oc2.form(sid)
-        (act,) = until(lambda: _settled(st), what="the form cancelled")
+        # the audit row is written before the request leaves: wait for its outcome
+        (act,) = until(
+            lambda: [a for a in st.actions() if a.outcome != "sending"],  # type: ignore[attr-defined]
+            what="the form cancelled",
+        )
     assert act.outcome == "done" and act.detail.startswith(f"DELETE /api/session/{sid}/form/{fid}?message=")
     assert fid not in oc2.forms and any(r == fid for _s, r, _b in oc2.replies)
 
