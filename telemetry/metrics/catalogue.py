@@ -129,7 +129,9 @@ CATALOGUE: tuple[Metric, ...] = (
         "gauge",
         "Sessions octel watch follows now, by server and state (busy, retrying, waiting_permission, "
         "compacting, running_tool, idle, interrupted, errored, deleted, unknown); every session of a "
-        "server whose watcher's lease ran out is unknown, and out of the other live gauges.",
+        "server whose watcher's lease ran out is unknown, and out of the other live gauges. Claude Code "
+        "sessions followed by `octel watch --claude-dir DIR` have the server `claude-code:DIR` (one "
+        "needing input is `waiting_permission`).",
         ("server", "state"),
         "store",
     ),
