@@ -119,7 +119,7 @@ def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Eng
 
 def test_a_subagent_is_a_live_child_named_and_counted_as_its_archive(tmp_path: Path) -> None:
     config = tmp_path / "claude"
-    shutil.copytree(FIXTURES / "d_subagent_tree" / "json", config)
+    shutil.copytree(FIXTURES / "d_subagent_tree" / "json", config, copy_function=shutil.copy)  # times: now
     (files,) = find_sessions(config)
     tree = load_tree(files)
     board = ClaudeBoard("claude-code:x", lambda _m: [])
