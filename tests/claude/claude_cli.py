@@ -15,7 +15,9 @@ from pathlib import Path
 
 from realparts import require
 
-__all__ = ["ClaudeRun", "claude_bin", "run_claude"]
+__all__ = ["KEY", "ClaudeRun", "claude_bin", "offline_env", "run_claude"]
+
+KEY = "sk-ant-test-not-a-real-key-0000"  # the fake API takes any key
 
 VERSION = "2.1.328"
 HOW = (
@@ -51,6 +53,26 @@ def _work_dir(root: Path) -> Path:
     return work
 
 
+def offline_env(root: Path, api_url: str) -> dict[str, str]:
+    """The CLI's environment: nothing of the machine but PATH, the fake API, scratch folders
+    under ``root`` (config, home, tmp), and every switch that keeps it offline."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": KEY,
+        "CLAUDE_CONFIG_DIR": str(root / "config"),
+        "HOME": str(root / "home"),
+        "TMPDIR": str(root / "tmp"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "HTTP_PROXY": api_url,
+        "HTTPS_PROXY": api_url,
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+
+
 def run_claude(root: Path, api_url: str, *args: str, env: dict[str, str] | None = None) -> ClaudeRun:
     """``claude ARGS`` in a fresh project under ``root``; its transcripts go to ``root/config``."""
     exe = claude_bin()
@@ -59,19 +81,7 @@ def run_claude(root: Path, api_url: str, *args: str, env: dict[str, str] | None 
     for d in (config, home, tmp):
         d.mkdir(parents=True, exist_ok=True)
     full = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "ANTHROPIC_BASE_URL": api_url,
-        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key-0000",
-        "CLAUDE_CONFIG_DIR": str(config),
-        "HOME": str(home),
-        "TMPDIR": str(tmp),
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "HTTP_PROXY": api_url,
-        "HTTPS_PROXY": api_url,
-        "NO_PROXY": "127.0.0.1,localhost",
+        **offline_env(root, api_url),
         **({"IS_SANDBOX": "1"} if os.geteuid() == 0 else {}),  # skip-permissions refuses root otherwise
         **(env or {}),
     }

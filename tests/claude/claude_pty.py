@@ -16,31 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import reaper
-from claude_cli import claude_bin
+from claude_cli import KEY, claude_bin, offline_env
 
 __all__ = ["Interactive", "claude_env", "interactive_claude"]
 
-KEY = "sk-ant-test-not-a-real-key-0000"
-
 
 def claude_env(root: Path, api_url: str) -> dict[str, str]:
-    """The CLI's environment: nothing of the machine but PATH, the fake API, scratch folders."""
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "ANTHROPIC_BASE_URL": api_url,
-        "ANTHROPIC_API_KEY": KEY,
-        "CLAUDE_CONFIG_DIR": str(root / "config"),
-        "HOME": str(root / "home"),
-        "TMPDIR": str(root / "tmp"),
-        "TERM": "xterm-256color",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "HTTP_PROXY": api_url,
-        "HTTPS_PROXY": api_url,
-        "NO_PROXY": "127.0.0.1,localhost",
-    }
+    """The offline environment `run_claude` gives the CLI, in a terminal."""
+    return {**offline_env(root, api_url), "TERM": "xterm-256color"}
 
 
 @dataclass
