@@ -118,13 +118,18 @@ def parse_on_stuck(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
 
 
 _WAITING = "waiting_permission"
-_QUIET = frozenset({"idle", "interrupted", "errored", "deleted", "unknown"})
+QUIET = frozenset({"idle", "interrupted", "errored", "deleted", "unknown"})
 
 
 def _asks(v: SessionView) -> tuple[tuple[str, float], ...]:
     if v.asks:
         return v.asks
     return ((v.ask_id, v.asked_at),) if v.ask_id and v.asked_at is not None else ()
+
+
+def run_key(v: SessionView) -> str:
+    """The run's prompt id: the same key whichever watcher decides, and across the run's states."""
+    return str(v.run_id or v.run_since)
 
 
 def decide(
@@ -137,9 +142,9 @@ def decide(
     out: list[Intent] = []
     stuck_rules = dict(rules.on_stuck)
     for v in views:
-        if v.state in _QUIET:
+        if v.state in QUIET:
             continue
-        run = v.run_id or v.run_since  # the prompt's id: the same key whichever watcher decides
+        run = run_key(v)
         abort_key = f"abort:{v.session_id}:{run}"  # one abort per run, whichever rule
         if rules.deny_asks_after is not None and v.state == _WAITING:
             for rid, at in _asks(v):

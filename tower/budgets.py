@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Literal, get_args
 
-from tower.actions import Intent, SessionView
+from tower.actions import QUIET, Intent, SessionView, run_key
 
 __all__ = [
     "ACTIONS",
@@ -129,7 +129,7 @@ def budget_intents(
     session's tree, driver, label (a scope it has none of is left out)."""
     out: list[Intent] = []
     for v in views:
-        if v.state in ("idle", "errored", "deleted", "unknown"):
+        if v.state in QUIET:  # an interrupted run included: the abort has been done
             continue
         names = dict(subjects(v))
         names["fleet_day"] = ""
@@ -141,9 +141,9 @@ def budget_intents(
             if used < b.limit:
                 continue
             if b.action == "abort":
-                key = f"abort:{v.session_id}:{v.run_since}"
+                key = f"abort:{v.session_id}:{run_key(v)}"
             else:
-                key = f"notify:{v.session_id}:{v.run_since}:budget:{b.name}"
+                key = f"notify:{v.session_id}:{run_key(v)}:budget:{b.name}"
             if key in done or any(i.key == key for i in out):
                 continue
             ev: dict[str, Any] = {

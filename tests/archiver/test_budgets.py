@@ -80,6 +80,7 @@ def views_st(draw: st.DrawFn) -> list[SessionView]:
                 state=draw(st.sampled_from(STATES)),
                 root_session_id=draw(st.sampled_from(["ses_a", "ses_b", None])),
                 run_since=draw(st.one_of(st.none(), st.floats(0, 100))),
+                run_id=draw(st.one_of(st.none(), st.sampled_from(["msg_1", "msg_2"]))),
             )
         )
     return out
@@ -97,12 +98,26 @@ def test_intents_stop_only_live_sessions_of_a_scope_over_its_limit(views, spent,
     for it in got:
         v = by_id[it.session_id]
         assert it.rule == "budget" and it.rule in RULES
-        assert v.state not in ("idle", "errored", "deleted", "unknown")
+        assert v.state not in ("idle", "interrupted", "errored", "deleted", "unknown")
         assert it.evidence["used"] >= it.evidence["limit"] - 1e-6
         assert it.evidence["subject"] == {**subjects(v), "fleet_day": ""}[it.evidence["scope"]]
         if it.kind == "abort":
-            assert it.key == f"abort:{v.session_id}:{v.run_since}"
+            assert it.key == f"abort:{v.session_id}:{v.run_id or v.run_since}"  # the other rules' key
     assert budget_intents(views, spent, budgets, subjects, {i.key for i in got}) == []  # type: ignore[arg-type]
+
+
+def test_an_aborted_run_is_not_aborted_again_whatever_its_clock_says() -> None:
+    spent = {("tree", "ses_a"): Used(usd=6.0)}
+    subjects = lambda v: {"tree": "ses_a"}  # noqa: E731
+    busy = SessionView("ses_a", "busy", root_session_id="ses_a", run_since=1.0, run_id="msg_1")
+    (first,) = budget_intents([busy], spent, [Budget("tree", 5.0)], subjects)
+    # after the abort the watcher's clock for the run moves; the prompt does not
+    later = [
+        SessionView("ses_a", "busy", root_session_id="ses_a", run_since=9.0, run_id="msg_1"),
+        SessionView("ses_a", "interrupted", root_session_id="ses_a", run_since=9.0, run_id="msg_1"),
+    ]
+    for v in later:
+        assert budget_intents([v], spent, [Budget("tree", 5.0)], subjects, {first.key}) == []
 
 
 def test_a_tree_over_its_limit_is_aborted_and_another_is_not() -> None:
