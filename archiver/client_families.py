@@ -12,6 +12,15 @@ from typing import Any, Protocol
 from archiver.errors import FetchError
 from archiver.http import JsonHttp
 
+__all__ = [
+    "Adapter",
+    "ApiAdapter",
+    "ClassicAdapter",
+    "has_activity",
+    "need_list",
+    "need_obj",
+]
+
 JsonObj = dict[str, Any]
 
 
