@@ -93,7 +93,12 @@ def pooled(evals: dict[str, Evaluation], names: list[str]) -> dict[str, object]:
         "false_alarms": [a for e in got for a in e.false_alarms],
         "right_named": sum(e.right_named for e in got),
         "on_time": sum(e.on_time for e in got),
+        "mean_overlap": _mean_of([r.overlap for e in got for r in e.runs if r.overlap is not None]),
     }
+
+
+def _mean_of(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def _print_pooled(title: str, p: dict[str, object]) -> None:
@@ -109,7 +114,8 @@ def _print_pooled(title: str, p: dict[str, object]) -> None:
         f"stuck caught {caught}/{stuck} ({_pct(caught / stuck if stuck else None)}); "
         f"healthy called stuck {len(alarms)}/{p['healthy_runs']}; "
         f"right pattern {named}/{caught} ({_pct(named / caught if caught else None)}); "
-        f"within {ON_TIME_TURNS} turns of onset {p['on_time']}/{caught}",
+        f"within {ON_TIME_TURNS} turns of onset {p['on_time']}/{caught}; "
+        f"span overlap {_pct(p['mean_overlap'] if isinstance(p['mean_overlap'], float) else None)}",
         highlight=False,
     )
 
@@ -150,7 +156,8 @@ def _print_eval(name: str, ev: Evaluation, title: str = "") -> None:
     about = f" ({title})" if title else ""
     console.print(f"[bold]{name}[/]{about}: {len(ev.runs)} runs", highlight=False)
     # lag: messages after the pattern began; stuck at: share of the run seen when it turned stuck
-    table = Table("TP", "FP", "FN", "precision", "recall", "lag", "max lag", "stuck at", padding=(0, 1))
+    heads = ("TP", "FP", "FN", "precision", "recall", "lag", "max lag", f"≤{ON_TIME_TURNS} turns", "stuck at")
+    table = Table(*heads, padding=(0, 1))
     table.columns.insert(0, Column("detector", no_wrap=True))
     for d in ev.detectors:
         counts = (str(d.true_positives), str(d.false_positives), str(d.false_negatives))
@@ -161,6 +168,7 @@ def _print_eval(name: str, ev: Evaluation, title: str = "") -> None:
             _pct(d.recall),
             _num(d.delay_messages),
             _num(d.max_delay_messages),
+            str(d.on_time),
             _pct(d.delay_fraction),
         )
     console.print(table)
@@ -170,7 +178,7 @@ def _print_eval(name: str, ev: Evaluation, title: str = "") -> None:
         f"right pattern named: {ev.right_named}/{ev.stuck_detected} ({_pct(ev.named_share)}); "
         f"mean lag {_num(ev.mean_lag)} assistant turns after the pattern began, "
         f"within {ON_TIME_TURNS} turns of it: {ev.on_time}/{ev.stuck_detected}, "
-        f"stuck at {_pct(ev.mean_point)} of the run; "
+        f"stuck at {_pct(ev.mean_point)} of the run, span overlap {_pct(ev.mean_overlap)}; "
         f"healthy runs called stuck: {len(ev.false_alarms)}/{ev.healthy_runs}{alarms}; "
         f"marked suspect: {len(ev.suspect_healthy)}; "
         f"called stuck on the way, then cleared: {len(ev.passing_alarms)}",

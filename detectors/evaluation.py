@@ -7,7 +7,10 @@ that ends suspect is counted apart). The pattern named is `dominant()` of the fi
 The lag is how many assistant turns after the turn where the pattern began (`pattern_start` of
 the label, else the finding's own start) the detector reached stuck; a run caught only after
 the label's `pattern_end` is counted late, and `on_time` counts the caught runs called stuck
-within `ON_TIME_TURNS` turns of the onset. Status samples and
+within `ON_TIME_TURNS` turns of the onset. The span overlap of a caught run is the intersection
+over union of the labelled span (`pattern_start` to `pattern_end`, or the run's last message) and
+the span the finding flags (its start to the run's last message, as it stays stuck once said).
+Status samples and
 permission events carry no message position, so they are fed after the last message: a
 detector that needs them is charged the whole run (a pessimistic figure).
 """
@@ -32,6 +35,7 @@ __all__ = [
     "LabelledRun",
     "RunResult",
     "evaluate",
+    "span_overlap",
     "turns_between",
 ]
 
@@ -73,6 +77,7 @@ class RunResult:
     ever_stuck: tuple[str, ...] = ()
     # Caught only after the labelled span had ended: too late for a watcher to help.
     after_end: bool = False
+    overlap: float | None = None  # labelled span against the finding's, intersection over union
 
     @property
     def correct(self) -> bool:
@@ -93,6 +98,7 @@ class DetectorScore:
     delay_messages: float | None
     delay_fraction: float | None
     max_delay_messages: float | None = None  # the longest of those lags
+    on_time: int = 0  # detected runs called stuck within `ON_TIME_TURNS` turns of the onset
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -114,6 +120,7 @@ class Evaluation:
     mean_point: float | None = None  # share of the run seen when it turned stuck
     # caught runs called stuck within `ON_TIME_TURNS` assistant turns of the pattern's onset
     on_time: int = 0
+    mean_overlap: float | None = None  # of the caught runs' `overlap`
 
     @property
     def stuck_recall(self) -> float | None:
@@ -139,6 +146,7 @@ class Evaluation:
             "mean_point": self.mean_point,
             "on_time": self.on_time,
             "on_time_turns": ON_TIME_TURNS,
+            "mean_overlap": self.mean_overlap,
             "runs": [
                 {
                     "name": r.name,
@@ -152,6 +160,7 @@ class Evaluation:
                     "ever_stuck": list(r.ever_stuck),
                     "lag": r.lag,
                     "after_end": r.after_end,
+                    "overlap": r.overlap,
                     "messages": r.messages,
                     "correct": r.correct,
                 }
@@ -183,13 +192,16 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
     fired = tuple(f.detector for f in final)
     stuck = tuple(f.detector for f in final if f.verdict == "stuck")
     named = dominant(final)
-    lag = None
+    lag = overlap = None
     after_end = False
     if run.label in stuck:
         own = next(f for f in final if f.detector == run.label)
         start = run.pattern_start if run.pattern_start >= 0 else own.start_index
         lag = float(turns_between(run.messages, start, first_stuck[run.label]))
         after_end = 0 <= run.pattern_end < first_stuck[run.label] - 1
+        last = len(run.messages) - 1
+        end = run.pattern_end if run.pattern_end >= 0 else last
+        overlap = span_overlap((start, end), (own.start_index, last))
     return RunResult(
         run.name,
         run.label,
@@ -204,7 +216,15 @@ def _replay(run: LabelledRun, thresholds: Thresholds, registry: Registry) -> Run
         {d: turns_between(run.messages, -1, first_stuck[d]) for d in stuck},
         tuple(first_stuck),
         after_end,
+        overlap,
     )
+
+
+def span_overlap(a: tuple[int, int], b: tuple[int, int]) -> float:
+    """Two spans of message indices (first, last; both included): intersection over union."""
+    (a0, a1), (b0, b1) = (min(a), max(a)), (min(b), max(b))
+    inter = max(0, min(a1, b1) - max(a0, b0) + 1)
+    return inter / (max(a1, b1) - min(a0, b0) + 1)
 
 
 def turns_between(messages: Sequence[Message], start: int, seen: int) -> int:
@@ -229,7 +249,7 @@ def evaluate(
     results = [_replay(r, th, reg) for r in runs]
     scores = []
     for name in reg.names():
-        tp = fp = fn = 0
+        tp = fp = fn = on_time = 0
         delays: list[float] = []
         fractions: list[float] = []
         for run, res in zip(runs, results, strict=True):
@@ -242,6 +262,7 @@ def evaluate(
             if run.label == name and not hit:
                 fn += 1
             if run.label == name and hit and res.lag is not None:
+                on_time += res.lag <= ON_TIME_TURNS and not res.after_end
                 delays.append(res.lag)
                 fractions.append(res.first_stuck[name] / max(1, res.messages))
         detected = sum(1 for r in runs if r.label == name) - fn
@@ -256,6 +277,7 @@ def evaluate(
                 _mean(delays),
                 _mean(fractions),
                 max(delays) if delays else None,
+                on_time,
             )
         )
     stuck = [r for r in results if r.label != HEALTHY]
@@ -274,6 +296,7 @@ def evaluate(
         _mean([r.lag for r in caught if r.lag is not None]),
         _mean([r.first_stuck[r.label] / max(1, r.messages) for r in caught]),
         sum(1 for r in caught if r.lag is not None and r.lag <= ON_TIME_TURNS and not r.after_end),
+        _mean([r.overlap for r in caught if r.overlap is not None]),
     )
 
 

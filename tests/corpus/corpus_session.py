@@ -36,6 +36,11 @@ class Session:
         self._n = 0
         self._clock = T0
         self._last_user = ""
+        self.onset = -1  # index of the message where the stuck pattern begins (`begin`)
+
+    def begin(self) -> None:
+        """The stuck pattern begins with the next message."""
+        self.onset = len(self.messages)
 
     def _id(self, prefix: str) -> str:
         self._n += 1

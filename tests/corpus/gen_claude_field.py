@@ -146,16 +146,30 @@ RUNS: list[tuple[str, str, list[dict[str, Any]], str]] = [
 ]
 
 
+def _onset(lines: list[dict[str, Any]]) -> int:
+    """Where the stall begins: the first refused or failing call (its assistant line), else the
+    first turn that announces work and ends."""
+    parts = [(ln.get("type"), ln.get("message", {}).get("content")) for ln in lines]
+    items = [(k, [c for c in b if isinstance(c, dict)] if isinstance(b, list) else []) for k, b in parts]
+    for k, (kind, body) in enumerate(items):
+        if kind == "user" and any(c.get("is_error") for c in body):
+            return k - 1
+    for k, (kind, body) in enumerate(items):
+        if kind == "assistant" and any("Let me" in str(c.get("text", "")) for c in body):
+            return k
+    return 1
+
+
 def build() -> list[tuple[str, bytes]]:
     out: list[tuple[str, bytes]] = [
         ("about.json", json.dumps({"title": __doc__.split("\n\n")[1].replace("\n", " ")}).encode() + b"\n")
     ]
     for name, label, lines, note in RUNS:
         also = ["retry_cascade"] if name.startswith("thrash") else []  # the same failure: both see it
-        doc = {
-            "label": label,
-            "also": also,
-            "note": note,
+        doc: dict[str, Any] = {"label": label, "also": also, "note": note}
+        if label != "healthy":  # one message per line: the stall's first line, and the last
+            doc |= {"pattern_start": _onset(lines), "pattern_end": len(lines) - 1}
+        doc |= {
             "session": f"{name}.jsonl",
             "recorded_from": "gen_claude_field.py",
         }

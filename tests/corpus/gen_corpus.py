@@ -41,6 +41,7 @@ def gen_doom(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     s.step(text="Looking at the repo.", tools=[("read", read("README.md"), ("ok", "# app"))])
     variant = k % 4
     cmd = rng.choice(["git status --short", "pytest -q tests/test_api.py", "ls src"])
+    s.begin()
     if variant == 0:  # identical calls and answers (but for timings), text in between now and then
         for i in range(rng.randint(5, 8)):
             out = f"M a.py\n(took {rng.randint(20, 90)} ms)"
@@ -86,6 +87,7 @@ def gen_retry(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     s.user("Make the build pass.")
     variant = k % 4
     also: list[str] = []
+    s.begin()
     if variant == 0:  # a run of different failing calls
         for i in range(rng.randint(6, 8)):
             s.step(
@@ -112,6 +114,7 @@ def gen_retry(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
         for attempt in range(1, rng.randint(5, 7)):
             for _ in range(rng.randint(3, 6)):
                 s.sample("retry", attempt=attempt)
+        s.begin()  # the step being retried
     s.step(text="I could not make it work.")
     finish_idle(s)
     return s, {"label": "retry_cascade", "also": also}
@@ -121,6 +124,7 @@ def gen_permission(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]
     s = Session(f"perm_{k}")
     s.user("Update the config.")
     variant = k % 5
+    s.begin()
     if variant in (0, 1, 2):  # an ask nobody answers
         kind, pats, tool, inp = [
             ("external_directory", ["/etc/*"], "read", {"filePath": "/etc/hosts"}),
@@ -163,6 +167,7 @@ def gen_empty(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     s = Session(f"empty_{k}")
     s.user("Fix the bug.")
     s.step(text="Let me see.", tools=[("read", read("src/bug.py"), ("ok", "x = 1"))])
+    s.begin()
     for i in range(rng.randint(5, 8)):
         if (i + k) % 3 == 0:
             s.step(finish="tool-calls", output_tokens=0)
@@ -189,6 +194,7 @@ def gen_monologue(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     line = rng.choice(
         ["The service crashes because of a nil pointer.", "I need to check the logs again before I answer."]
     )
+    s.begin()
     for _ in range(rng.randint(4, 6)):
         s.step(text=line, finish="tool-calls")
     s.step(text=line + "  ")
@@ -201,6 +207,8 @@ def gen_compaction(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]
     s.user("Summarise the whole repository.")
     for i in range(rng.randint(3, 4)):
         s.step(tools=[("read", read(FILES[i]), ("ok", "x" * 50))])
+        if i == 0:
+            s.begin()  # the first step that overflows
         s.step(completed=True, bare=True)
         s.event("session.error", error={"name": "ContextOverflowError", "data": {"message": "too long"}})
         s.user("", compaction=True)
@@ -220,6 +228,7 @@ def gen_silent(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
         patch=["src/router.py"],
     )
     run_busy(s, rng.randint(2, 6))
+    s.begin()
     s.step(output_tokens=0, finish=rng.choice(["stop", "length", "unknown"]))
     finish_idle(s)
     return s, {"label": "silent_stop", "also": []}
@@ -228,6 +237,7 @@ def gen_silent(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
 def gen_no_progress(rng: random.Random, k: int) -> tuple[Session, dict[str, Any]]:
     s = Session(f"noprog_{k}")
     s.user("Find out why the cache misses.")
+    s.begin()
     pool = [("read", read(f)) for f in FILES[:5]] + [
         ("grep", {"pattern": "cache", "path": "src"}),
         ("bash", bash("git log -3 --oneline")),
@@ -288,6 +298,27 @@ FIXTURE_LABELS: dict[str, tuple[str, list[str], str]] = {
 }
 
 
+# Where each stuck fixture's pattern begins (a message index, read off the capture); it lasts
+# to the capture's end, where the run stopped or was stopped.
+FIXTURE_ONSETS = {
+    "doom_loop": 1,  # the first of the identical calls
+    "doom_loop_guard": 1,
+    "doom_loop_rejected": 1,
+    "permission_deadlock": 1,  # the step holding the ask
+    "permission_deadlock_midrun": 1,
+    "reasoning_loop": 1,  # the first reasoning-only step
+    "retry_cascade": 1,  # the step that was retried
+    "tool_errors": 2,  # the first failing command
+}
+
+
+def _fixture_span(name: str, doc: dict[str, Any] | None = None) -> dict[str, int]:
+    if doc is None:
+        doc = json.loads((FIXTURES / f"{name}.json").read_text())
+    last = len(doc["messages"][doc["root_id"]]) - 1
+    return {"pattern_start": FIXTURE_ONSETS[name], "pattern_end": last}
+
+
 def _midrun_deadlock() -> dict[str, Any]:
     """permission_deadlock as a live recorder saw it while the ask was pending."""
     full = json.loads((FIXTURES / "permission_deadlock.json").read_text())
@@ -310,6 +341,8 @@ def build() -> Iterator[tuple[str, str]]:
         for k in range(count):
             session, label = gen(random.Random(f"{prefix}-{k}"), k)
             label = {"source": "generated", **label}
+            if label["label"] != "healthy":  # every generated stall lasts to the session's end
+                label |= {"pattern_start": session.onset, "pattern_end": len(session.messages) - 1}
             yield f"{session.name}.json", _dump(session.doc(gen.__doc__ or prefix))
             yield f"{session.name}.label.json", _dump(label)
     for name, (lab, also, note) in FIXTURE_LABELS.items():
@@ -320,6 +353,8 @@ def build() -> Iterator[tuple[str, str]]:
             "note": note,
             "session": f"../fixtures/opencode/{name}.json",
         }
+        if lab != "healthy":
+            label |= _fixture_span(name)
         yield f"fx_{name}.label.json", _dump(label)
     yield "fx_permission_deadlock_midrun.json", _dump(_midrun_deadlock())
     label = {
@@ -327,6 +362,7 @@ def build() -> Iterator[tuple[str, str]]:
         "label": "permission_deadlock",
         "also": [],
         "note": "live view: ask pending, session busy",
+        **_fixture_span("permission_deadlock_midrun", _midrun_deadlock()),
     }
     yield "fx_permission_deadlock_midrun.label.json", _dump(label)
 

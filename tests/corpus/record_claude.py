@@ -200,6 +200,7 @@ def _label(run: Run, path: Path) -> dict[str, Any]:
         "also": run.get("also", []),
         "note": run["note"],
         "pattern_start": start,
+        **({"pattern_end": len(msgs) - 1} if start >= 0 else {}),  # the stall lasts to the run's end
         "session": path.name,
         "recorded_from": "Claude Code CLI 2.1.328 with the fake Anthropic API",
     }

@@ -134,6 +134,7 @@ def label_of(run: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
         "also": run.get("also", []),
         "note": run["note"],
         "pattern_start": start,
+        **({"pattern_end": len(msgs) - 1} if start >= 0 else {}),  # the stall lasts to the run's end
         "recorded_from": "opencode serve 1.18.33 with the scripted fake LLM",
     }
 
