@@ -38,6 +38,8 @@ class _Run:
         "start",
         "streak",
         "streak_start",
+        "streak_turn",
+        "streak_turns",
         "varied",
         "wait",
     )
@@ -51,6 +53,10 @@ class _Run:
         self.output = ""
         self.streak = 0
         self.streak_start = -1
+        # Assistant turns the streak spans, and the last one: a call made again turn after turn,
+        # each time after reading the same answer, is surer than copies made at once in one turn.
+        self.streak_turns = 0
+        self.streak_turn = ""
         self.varied = False  # the same call was answered differently: something is changing
         self.ids: list[str] = []
         self.parts: list[str] = []
@@ -135,9 +141,12 @@ class DoomLoop(Detector):
                     shape = output_shape(call.output_head)
                     if shape == run.output:
                         run.streak += 1
+                        run.streak_turns += run.streak_turn != turn.id
                     else:
                         run.output, run.streak, run.streak_start = shape, 1, turn.index
+                        run.streak_turns = 1
                         run.varied = True
+                    run.streak_turn = turn.id
                 elif output_shape(call.output_head) != output_shape(recent[n - p][0].output_head):
                     run.varied = True  # an answer moved since the last round
                 _add(run.ids, turn.id)
@@ -158,6 +167,7 @@ class DoomLoop(Detector):
         run.varied = False
         run.output = output_shape(window[0][0].output_head) if p == 1 else ""
         run.streak, run.streak_start = 1, run.start
+        run.streak_turns, run.streak_turn = 1, window[0][2]
         run.ids = []
         run.parts = []
         for c, _, mid in window:
@@ -181,6 +191,8 @@ class DoomLoop(Detector):
                 count, start = run.streak, run.streak_start
                 stuck = th.doom_fail_stuck if run.error else th.doom_repeat_stuck
                 verdict, score = grade(count, th.doom_repeat_suspect, stuck)
+                if run.streak_turns >= th.doom_repeat_turns_stuck:
+                    verdict, score = "stuck", 1.0  # asked again turn after turn, answered alike
                 if run.varied:
                     v2, s2 = grade(reps, th.poll_repeat_suspect, th.poll_repeat_stuck)
                     if s2 > score:

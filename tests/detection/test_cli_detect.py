@@ -135,7 +135,8 @@ def test_eval_with_baselines_names_each_set_and_compares(run: CliRunner, tmp_pat
 
 def test_thresholds_on_the_command_line(run: CliRunner, tmp_path: Path) -> None:
     f = str(FIXTURES / "doom_loop.json")
-    _, out, _ = invoke(run, tmp_path, f, "--json", "-t", "doom_repeat_stuck=7", "-t", "doom_repeat_suspect=7")
+    limits = ("doom_repeat_stuck=7", "doom_repeat_suspect=7", "doom_repeat_turns_stuck=7")
+    _, out, _ = invoke(run, tmp_path, f, "--json", *(a for t in limits for a in ("-t", t)))
     assert json.loads(out)["verdict"] == "healthy"
 
 

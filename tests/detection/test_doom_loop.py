@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from detstreams import Stream, bash, call, edit, read
+from hypothesis import given
+from hypothesis import strategies as st
 
 from detectors import Finding, Thresholds, score
 
@@ -44,7 +46,31 @@ def test_key_order_of_the_input_is_ignored() -> None:
 def test_the_same_call_failing_the_same_way_is_stuck_sooner() -> None:
     failing = read("/x/missing.py", error="File not found: /x/missing.py")
     assert doom(Stream().user().repeat(3, failing)).verdict == "stuck"
-    assert doom(Stream().user().repeat(3, read("/x/present.py"))).verdict == "suspect"
+    assert doom(Stream().user().step(*[read("/x/present.py")] * 3)).verdict == "suspect"
+
+
+def test_the_same_call_made_again_turn_after_turn_is_stuck_at_the_third_turn() -> None:
+    # each time after reading the same answer: surer than three copies made at once in one turn
+    same = read("/x/present.py")
+    assert doom(Stream().user().repeat(2, same)).verdict == "healthy"
+    assert doom(Stream().user().repeat(3, same)).verdict == "stuck"
+    assert doom(Stream().user().step(same, same).step(same)).verdict == "suspect"
+    # answered differently each time: something is changing, polling limits apply
+    s = Stream().user()
+    for word in ("starting", "compiling", "linking"):
+        s.step(call("read", {"filePath": "/x/build.log"}, output=word))
+    assert doom(s).verdict == "healthy"
+
+
+@given(turns=st.lists(st.integers(1, 4), min_size=1, max_size=6), text=st.booleans())
+def test_the_same_answer_read_again_is_stuck_by_turns_or_by_copies(turns: list[int], text: bool) -> None:
+    # `turns[k]` copies of one call in turn k, every copy answered alike
+    s = Stream().user()
+    for n in turns:
+        s.step(*[bash("git status --short")] * n, text="Checking again." if text else None)
+    copies, in_a_row = sum(turns), len(turns)
+    stuck = in_a_row >= 3 or copies >= 4
+    assert (doom(s).verdict == "stuck") == stuck
 
 
 def test_short_cycles_up_to_period_four_are_found() -> None:
@@ -134,7 +160,8 @@ def test_breaking_the_repetition_lowers_the_score() -> None:
 
 def test_thresholds_are_named_settings() -> None:
     s = Stream().user().repeat(6, bash("ls"))
-    assert doom(s, Thresholds(doom_repeat_stuck=10, doom_repeat_suspect=8)).verdict == "healthy"
+    th = Thresholds(doom_repeat_stuck=10, doom_repeat_suspect=8, doom_repeat_turns_stuck=10)
+    assert doom(s, th).verdict == "healthy"
 
 
 def test_the_worst_episode_is_kept_and_marked_inactive() -> None:
