@@ -5,6 +5,7 @@
     python tests/corpus/record_real.py --fresh         # the fresh held-out set -> real/fresh
     python tests/corpus/record_real.py --third         # the third held-out set -> real/third
     python tests/corpus/record_real.py --replica       # the fresh scripts drawn again -> real/replica
+    python tests/corpus/record_real.py --fourth        # the fourth held-out set (thrash) -> real/fourth
 
 Runs go `--workers` at a time on one server (about 10 minutes on two cores). Each recorded run
 is written as compact JSON with a `NAME.label.json` beside it: the label, other detectors that
@@ -18,7 +19,8 @@ keeps at least a third of its runs out of the development set. Tune thresholds o
 the first held-out set had been looked at) into `fresh/`, and writes `fresh/MANIFEST.sha256`
 (`sha256sum -c` format) so that any later change to a frozen file shows. `--third` does the same
 for the third held-out set (`real_third.py`) into `third/`, and `--replica` for the fresh set's
-scripts drawn again under new names (`real_replica.py`) into `replica/`.
+scripts drawn again under new names (`real_replica.py`) into `replica/`, and `--fourth` for the
+thrash and its healthy twins (`real_fourth.py`) into `fourth/`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ for _p in (_HERE, _HERE.parent, _HERE.parent / "e2e"):
         sys.path.insert(0, str(_p))
 
 from opencode_harness import find_or_install, opencode_server  # noqa: E402
+from real_fourth import fourth_runs  # noqa: E402
 from real_fresh import fresh_stuck_runs  # noqa: E402
 from real_fresh_ok import fresh_healthy_runs  # noqa: E402
 from real_healthy import healthy_runs  # noqa: E402
@@ -50,11 +53,13 @@ from real_stuck import stuck_runs  # noqa: E402
 from real_third import third_runs  # noqa: E402
 
 __all__ = [
+    "FOURTH",
     "FRESH",
     "OUT",
     "REPLICA",
     "THIRD",
     "all_runs",
+    "fourth",
     "fresh_runs",
     "label_of",
     "manifest",
@@ -68,6 +73,7 @@ OUT = _HERE / "real"
 FRESH = "fresh"
 THIRD = "third"
 REPLICA = "replica"
+FOURTH = "fourth"
 
 
 def all_runs(project: str) -> list[dict[str, Any]]:
@@ -91,6 +97,14 @@ def third(project: str) -> list[dict[str, Any]]:
     return runs
 
 
+def fourth(project: str) -> list[dict[str, Any]]:
+    runs = fourth_runs(project)
+    earlier = all_runs(project) + fresh_runs(project) + third(project) + replica(project)
+    names = [r["name"] for r in runs] + [r["name"] for r in earlier]
+    assert len(set(names)) == len(names), "run names must be unique"
+    return runs
+
+
 def replica(project: str) -> list[dict[str, Any]]:
     runs = replica_runs(project)
     names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project) + fresh_runs(project)]
@@ -99,7 +113,7 @@ def replica(project: str) -> list[dict[str, Any]]:
 
 
 def _held(project: str, which: str) -> list[dict[str, Any]]:
-    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica}
+    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica, FOURTH: fourth}
     return sets.get(which, all_runs)(project)
 
 
@@ -180,12 +194,14 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="the fresh held-out set, into OUT/fresh")
     ap.add_argument("--third", action="store_true", help="the third held-out set, into OUT/third")
     ap.add_argument("--replica", action="store_true", help="the fresh scripts drawn again, into OUT/replica")
+    ap.add_argument("--fourth", action="store_true", help="the fourth held-out set (thrash), into OUT/fourth")
     args = ap.parse_args()
     # stopped from outside: still stop the server (the harness does it on the way out)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     t = time.monotonic()
     k, n = (int(x) for x in args.part.split("/"))
     which = FRESH if args.fresh else THIRD if args.third else REPLICA if args.replica else ""
+    which = FOURTH if args.fourth else which
     only = args.only or [r["name"] for r in _held("", which)[k - 1 :: n]]
     try:
         runs = record(args.out, only, args.workers, args.redo, which)
