@@ -111,8 +111,13 @@ def test_eval_reports_each_set_of_a_split_corpus(run: CliRunner, tmp_path: Path)
         assert doc["stuck_runs"] == 1 and doc["stuck_detected"] == 1 and doc["right_named"] == 1
         assert doc["healthy_runs"] == 1 and doc["false_alarms"] == []
         assert doc["mean_lag"] is not None and doc["mean_lag"] >= 0
+        assert 0 < doc["mean_overlap"] <= 1  # the labelled span against the finding's
+        assert all(0 < r["overlap"] <= 1 for r in doc["runs"] if r["label"] != "healthy")
+        assert sum(d["on_time"] for d in doc["detectors"]) == doc["on_time"]
     code, out, _ = invoke(run, tmp_path, "--eval", str(tmp_path / "c"))
-    assert code == 0 and "dev" in out and "heldout" in out and "right pattern named" in " ".join(out.split())
+    words = " ".join(out.split())
+    assert code == 0 and "dev" in out and "heldout" in out and "right pattern named" in words
+    assert "span overlap" in words and "≤2 turns" in words
 
 
 def test_eval_with_baselines_names_each_set_and_compares(run: CliRunner, tmp_path: Path) -> None:
