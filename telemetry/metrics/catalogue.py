@@ -13,13 +13,12 @@ process's own request metrics, prometheus-client's Counter and Histogram).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import get_args
 
 from archiver.metrics import TOKEN_KINDS
-from detectors.findings import VERDICTS
+from telemetry.metrics.counters import AGGREGATE_METRICS
+from telemetry.metrics.metric import Metric
 from telemetry.queries.fleet_models import DaemonState
-from tower.actions import OUTCOMES
 
 __all__ = [
     "CATALOGUE",
@@ -30,29 +29,10 @@ __all__ = [
     "by_name",
 ]
 
-Kind = Literal["counter", "gauge", "histogram"]
-Source = Literal["aggregate", "store", "process"]
 
 DAEMON_STATES: tuple[str, ...] = get_args(DaemonState)
 # Seconds; octel's own handlers answer in milliseconds, a slow store in seconds.
 HTTP_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-
-@dataclass(frozen=True, slots=True)
-class Metric:
-    name: str
-    kind: Kind
-    help: str
-    labels: tuple[str, ...]
-    source: Source
-    # A label whose every value is shown (at 0 until it moves) once any series of the metric's
-    # other labels exists, so `increase()` sees the first event instead of a new series.
-    fill: tuple[str, tuple[str, ...]] | None = None
-
-    @property
-    def aggregate_key(self) -> str:
-        """The `aggregates.COUNTERS` key (histograms: the stem of `_bucket`, `_sum`, `_count`)."""
-        return self.name.removeprefix("octel_")
 
 
 _D = ("driver", "host")
@@ -202,143 +182,8 @@ CATALOGUE: tuple[Metric, ...] = (
         ("provider", "window"),
         "store",
     ),
-    # Write-time counters (telemetry.store.aggregates), never lowered by restarts or pruning.
-    Metric(
-        "octel_cycles_total",
-        "counter",
-        "Dispatcher cycles finished, by driver, terminal state and worker outcome.",
-        ("driver", "terminal_state", "worker_outcome"),
-        "aggregate",
-    ),
-    Metric(
-        "octel_cycle_duration_seconds",
-        "histogram",
-        "Duration of finished dispatcher cycles, from begin to finish.",
-        ("driver",),
-        "aggregate",
-    ),
-    Metric(
-        "octel_agent_runs_total",
-        "counter",
-        "Claude Code CLI runs reported, by agent, model and outcome (success or error).",
-        ("agent", "model", "outcome"),
-        "aggregate",
-    ),
-    Metric(
-        "octel_agent_run_cost_usd_total",
-        "counter",
-        "Cost in US dollars of Claude Code CLI runs, by agent and model.",
-        ("agent", "model"),
-        "aggregate",
-    ),
-    Metric(
-        "octel_agent_run_tokens_total",
-        "counter",
-        "Tokens of Claude Code CLI runs, by agent, model and kind (input, output, cache_read, cache_write).",
-        ("agent", "model", "kind"),
-        "aggregate",
-    ),
-    Metric(
-        "octel_sessions_archived_total",
-        "counter",
-        "Sessions archived for the first time, by agent and source (opencode, claude_code).",
-        ("agent", "source"),
-        "aggregate",
-    ),
-    Metric(
-        "octel_opencode_sessions_archived_total",
-        "counter",
-        "OpenCode sessions archived for the first time, by the server's API generation (1, 2).",
-        ("generation",),
-        "aggregate",
-    ),
-    Metric(
-        "octel_archive_failures_total",
-        "counter",
-        "Sessions an archive run could not write, by error kind.",
-        ("error_kind",),
-        "aggregate",
-    ),
-    Metric(
-        "octel_trees_lost_total",
-        "counter",
-        "Session trees octel could not archive in full, by reason (incomplete: archived from the "
-        "watcher's mirror with something missing; not_written; unseen: deleted before any event).",
-        ("reason",),
-        "aggregate",
-        fill=("reason", ("incomplete", "not_written", "unseen")),
-    ),
-    Metric(
-        "octel_session_tokens_total",
-        "counter",
-        "Tokens of archived sessions, by agent, model, kind "
-        "(input, output, reasoning, cache_read, cache_write) and source (opencode, claude_code).",
-        ("agent", "model", "kind", "source"),
-        "aggregate",
-    ),
-    Metric(
-        "octel_session_cost_usd_total",
-        "counter",
-        "Cost in US dollars of archived sessions (own cost, children counted once), "
-        "by agent, model and source (opencode, claude_code).",
-        ("agent", "model", "source"),
-        "aggregate",
-    ),
-    Metric(
-        "octel_findings_total",
-        "counter",
-        "Detector findings recorded, by detector and verdict (healthy, suspect, stuck).",
-        ("detector", "verdict"),
-        "aggregate",
-        fill=("verdict", VERDICTS),
-    ),
-    Metric(
-        "octel_actions_total",
-        "counter",
-        "Actions of `octel watch` rules on live sessions, by rule (deny_asks_after, "
-        "abort_retries_after, on_stuck, budget, and the janitor's delete_archived_after; person: "
-        "an ask answered by hand) and outcome (done, skipped, gone, failed, notified).",
-        ("rule", "outcome"),
-        "aggregate",
-        fill=("outcome", OUTCOMES),
-    ),
-    Metric(
-        "octel_otel_spans_exported_total",
-        "counter",
-        "Spans of session trees an OTLP endpoint accepted (octel export otel, or continuous export).",
-        (),
-        "aggregate",
-    ),
-    Metric(
-        "octel_otel_spans_dropped_total",
-        "counter",
-        "Spans of session trees given up on after the retries (the OTLP endpoint down or refusing).",
-        (),
-        "aggregate",
-    ),
-    Metric(
-        "octel_otel_trees_dropped_total",
-        "counter",
-        "Session trees not exported because the background export queue was full, by reason.",
-        ("reason",),
-        "aggregate",
-    ),
-    Metric(
-        "octel_alert_deliveries_total",
-        "counter",
-        "Alert deliveries after their last try, by channel (alertmanager, webhook_json, webhook_slack) "
-        "and outcome (sent, failed).",
-        ("channel", "outcome"),
-        "aggregate",
-        fill=("outcome", ("sent", "failed")),
-    ),
-    Metric(
-        "octel_alert_deliveries_dropped_total",
-        "counter",
-        "Alerts not delivered because the delivery queue was full.",
-        (),
-        "aggregate",
-    ),
+    # Write-time counters: telemetry/metrics/counters.py.
+    *AGGREGATE_METRICS,
     # This process's own requests (reset when the process restarts, as process metrics do).
     Metric(
         "octel_http_requests_total",
