@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,7 @@ from archiver.store import ArchiveMissing, ArchiveStore
 from telemetry.archive_store import archive_store
 from telemetry.queries.models import ArchivedItem, ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
+from web.app_state import app_state
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError
 
@@ -99,22 +101,24 @@ class ArchiveCache:
         return doc
 
 
+@dataclass(frozen=True, slots=True)
+class _ReadStore:
+    """The archive store the app's readers share."""
+
+    store: ArchiveStore
+
+
 def archive_cache(request: Request) -> ArchiveCache:
-    cache: ArchiveCache | None = getattr(request.app.state, "archive_cache", None)
-    if cache is None:
-        settings = request.app.state.settings
-        cache = ArchiveCache(settings.archive_cache_bytes, settings.archive_max_bytes)
-        request.app.state.archive_cache = cache
-    return cache
+    """The app's cache of parsed archives, made once."""
+    state = app_state(request.app)
+    s = state.settings
+    return state.made(ArchiveCache, lambda: ArchiveCache(s.archive_cache_bytes, s.archive_max_bytes))
 
 
 def archive_store_of(request: Request) -> ArchiveStore:
     """The app's archive store (`OCTEL_ARCHIVE_STORE`), made once: readers share it."""
-    store: ArchiveStore | None = getattr(request.app.state, "archive_store", None)
-    if store is None:
-        store = archive_store(request.app.state.settings, request.app.state.engine)
-        request.app.state.archive_store = store
-    return store
+    state = app_state(request.app)
+    return state.made(_ReadStore, lambda: _ReadStore(archive_store(state.settings, state.engine))).store
 
 
 def _not_found(name: str) -> ApiError:

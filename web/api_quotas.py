@@ -7,6 +7,7 @@ from fastapi import APIRouter, Request
 
 from telemetry.queries.quotas import QuotasOut, quota_windows
 from telemetry.timeutil import utcnow
+from web.app_state import app_state
 from web.deps import ReadDbDep
 
 __all__ = ["router"]
@@ -18,4 +19,4 @@ router = APIRouter(prefix="/api", tags=["costs"])
 def quotas(db: ReadDbDep, request: Request) -> QuotasOut:
     """Every quota window of `OCTEL_BUDGETS_FILE` (none without one), in the order declared:
     used, limit, when it renews and when it runs out at the last 24 hours' rate."""
-    return quota_windows(db, getattr(request.app.state, "quotas", ()), utcnow())
+    return quota_windows(db, app_state(request.app).quotas, utcnow())

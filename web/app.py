@@ -41,6 +41,7 @@ from web import (
     otlp,
     status,
 )
+from web.app_state import AppState, app_state, keep_state
 from web.caching import ETagMiddleware
 from web.cycle_fast_path import CycleFastPath
 from web.errors import ERROR_RESPONSES, install_error_handlers
@@ -124,6 +125,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = app_state(app)
         engine = make_engine(settings.db_url)
         if migrate:
             upgrade(engine)
@@ -132,22 +134,22 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             log.warning("octel: created an ingest token in %s (mode 0600)", path)
         if (weak := weak_token_check(settings, token)) is not None:
             log.warning("%s", weak)
-        app.state.settings, app.state.engine, app.state.ingest_token = settings, engine, token
-        app.state.redactor = redactor_for(settings)  # everything stored passes it first
+        state.engine, state.ingest_token = engine, token
+        state.redactor = redactor_for(settings)  # everything stored passes it first
         # one writer thread: SQLite has one writer at a time, and on PostgreSQL a second thread
         # wrote no more pairs a second, in batches half as large, for a sixth more CPU a pair
-        app.state.group_commit = GroupCommit(
+        state.group_commit = GroupCommit(
             engine,
             expected=(ConflictError,),
             prefetch=cycle_rows.prefetch,
             deferred=cycle_rows.deferred,
         )
-        app.state.group_commit.start()
+        state.group_commit.start()
         if (warning := exposure_warning(settings)) is not None:
             log.warning("%s", warning)
         stats = asyncio.create_task(_keep_planner_stats(engine))
         # the search index, kept up with what was archived (every worker: only one writes each)
-        catchup = start_catchup(settings, engine, app.state.redactor)
+        catchup = start_catchup(settings, engine, state.redactor)
         try:
             yield
         finally:
@@ -156,7 +158,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
             stats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await stats
-            await asyncio.to_thread(app.state.group_commit.close)  # writes what is queued
+            await asyncio.to_thread(state.group_commit.close)  # writes what is queued
             engine.dispose()
 
     # No /docs or /redoc: their pages load scripts from a CDN. /openapi.json stays.
@@ -169,10 +171,16 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True) -> Fas
         responses=ERROR_RESPONSES,
         **telemetry_config(),
     )
-    app.state.quotas = quotas_of(settings)  # a bad rules file stops the start, naming the field
     read = settings.read_token.get_secret_value() if settings.read_token else ""
-    app.state.logins = Logins(read, settings.login_hours * 3600)
-    app.state.login_throttle = LoginThrottle()
+    keep_state(
+        app,
+        AppState(
+            settings,
+            quotas=quotas_of(settings),  # a bad rules file stops the start, naming the field
+            logins=Logins(read, settings.login_hours * 3600),
+            login_throttle=LoginThrottle(),
+        ),
+    )
     install_error_handlers(app)
     app.include_router(ingest.router)
     app.include_router(otlp.router)

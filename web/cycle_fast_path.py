@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from telemetry.services.ingest_inputs import CycleBegin, CycleFinish
 from web import ingest
+from web.app_state import app_state
 from web.errors import ApiError, api_error_response, http_error_response
 
 __all__ = ["CycleFastPath"]
@@ -111,7 +112,7 @@ class CycleFastPath:
             return
         scope["route"] = _ROUTES[scope["path"]]  # request metrics label it by its route
         try:
-            answer, status = await ingest.cycle_write(scope["app"].state, p)
+            answer, status = await ingest.cycle_write(app_state(scope["app"]), p)
         except ApiError as e:
             await api_error_response(e)(scope, receive, send)
             return

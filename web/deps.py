@@ -17,33 +17,31 @@ from sqlmodel import Session
 from archiver.redact import Redactor
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
+from web.app_state import app_state
 from web.errors import ApiError
 
 __all__ = ["DbDep", "EngineDep", "ReadDbDep", "RedactorDep", "SettingsDep", "require_token"]
 
 
 async def _settings(request: Request) -> Settings:
-    s: Settings = request.app.state.settings
-    return s
+    return app_state(request.app).settings
 
 
 async def _engine(request: Request) -> Engine:
-    e: Engine = request.app.state.engine
-    return e
+    return app_state(request.app).engine
 
 
 async def _redactor(request: Request) -> Redactor:
-    r: Redactor = request.app.state.redactor
-    return r
+    return app_state(request.app).redactor
 
 
 def _write_db(request: Request) -> Iterator[Session]:
-    with session_scope(request.app.state.engine) as db:
+    with session_scope(app_state(request.app).engine) as db:
         yield db
 
 
 def _read_db(request: Request) -> Iterator[Session]:
-    with session_scope(request.app.state.engine, write=False) as db:
+    with session_scope(app_state(request.app).engine, write=False) as db:
         yield db
 
 
@@ -60,7 +58,7 @@ async def require_token(
     request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> None:
     """Writes need `Authorization: Bearer <token>`; 401 with WWW-Authenticate otherwise."""
-    expected: str = request.app.state.ingest_token
+    expected = app_state(request.app).ingest_token
     if creds is None or not secrets.compare_digest(creds.credentials.encode(), expected.encode()):
         raise ApiError(
             401,

@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from telemetry.settings import Settings
+from web.app_state import app_state
 from web.errors import error_body
 from web.query_once import query_refusal
 
@@ -119,7 +120,8 @@ class Guard:
     def _refusal(self, scope: Scope) -> JSONResponse | RedirectResponse | None:
         path, method = scope["path"], scope["method"]
         headers = Headers(scope=scope)
-        ingest: str | None = getattr(scope["app"].state, "ingest_token", None)
+        state = app_state(scope["app"])
+        ingest: str | None = getattr(state, "ingest_token", None)  # none until the lifespan ran
         if path.startswith(_WRITE_PREFIX) and method not in _SAFE:
             if not valid_token(_bearer(headers), ingest):
                 return _unauthorized("a valid bearer token is required")
@@ -128,7 +130,7 @@ class Guard:
             return None
         if valid_token(_bearer(headers), self.read_token, ingest):
             return None
-        if scope["app"].state.logins.valid(cookie_value(headers), time.time()):
+        if state.logins.valid(cookie_value(headers), time.time()):
             if method not in _SAFE and cross_site(headers):
                 body = error_body("forbidden", "a cross-site request may not use the console login")
                 return JSONResponse(body, 403)

@@ -22,9 +22,9 @@ from telemetry.queries.ingest_models import CycleBegun, CycleFinished, Heartbeat
 from telemetry.services import ingest
 from telemetry.services.claude import ClaudeResultError
 from telemetry.services.claude_run import archive_run
-from telemetry.services.group_commit import GroupCommit
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
+from web.app_state import AppState, app_state
 from web.deps import EngineDep, RedactorDep, SettingsDep, require_token
 from web.errors import WRITE_ERROR_RESPONSES, ApiError
 
@@ -77,7 +77,7 @@ def _finished(p: ingest.CycleFinish) -> Callable[[Session], tuple[dict[str, Any]
     return run
 
 
-async def cycle_write(state: Any, p: ingest.CycleBegin | ingest.CycleFinish) -> tuple[bytes, int]:
+async def cycle_write(state: AppState, p: ingest.CycleBegin | ingest.CycleFinish) -> tuple[bytes, int]:
     """A validated begin or finish, redacted by the app's one redactor and written through its
     group commit; the answer's JSON and status, once its batch has committed. The route and
     `web.cycle_fast_path` both answer with it.
@@ -85,7 +85,7 @@ async def cycle_write(state: Any, p: ingest.CycleBegin | ingest.CycleFinish) -> 
     The answer is built here as bytes: it is the declared model's shape already (the record's
     `orphaned` is false for a cycle just written), so FastAPI need not validate and encode it
     again."""
-    commit: GroupCommit = state.group_commit
+    commit = state.group_commit
     # the app's one redactor first; the locks are of what is stored. Each reads its stored
     # row (if any) first: read with the rest of its batch's, so a new one can be held back
     if isinstance(p, ingest.CycleBegin):
@@ -106,13 +106,13 @@ async def cycle_write(state: Any, p: ingest.CycleBegin | ingest.CycleFinish) -> 
 
 @router.post("/cycles/begin", status_code=201, response_model=CycleBegun, responses=_retry(CycleBegun))
 async def begin(p: ingest.CycleBegin, request: Request) -> Response:
-    body, status = await cycle_write(request.app.state, p)
+    body, status = await cycle_write(app_state(request.app), p)
     return Response(body, status, media_type="application/json")
 
 
 @router.post("/cycles/finish", response_model=CycleFinished)
 async def finish(p: ingest.CycleFinish, request: Request) -> Response:
-    body, status = await cycle_write(request.app.state, p)
+    body, status = await cycle_write(app_state(request.app), p)
     return Response(body, status, media_type="application/json")
 
 

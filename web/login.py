@@ -17,9 +17,9 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from web.app_state import app_state
 from web.deps import SettingsDep
 from web.guard import COOKIE, cookie_value, cross_site, valid_token
-from web.login_cookie import Logins, LoginThrottle
 
 __all__ = ["router"]
 
@@ -66,8 +66,8 @@ async def login(request: Request, settings: SettingsDep) -> Response:
         return RedirectResponse("/", status_code=303)
     if cross_site(request.headers):
         return _page("Log in from this server's own page.", 403)
-    throttle: LoginThrottle = request.app.state.login_throttle
-    logins: Logins = request.app.state.logins
+    state = app_state(request.app)
+    throttle, logins = state.login_throttle, state.logins
     address, now = _address(request), time.time()
     if (wait := throttle.wait(address, now)) > 0:
         retry = str(math.ceil(wait))
@@ -94,8 +94,7 @@ async def login(request: Request, settings: SettingsDep) -> Response:
 @router.post("/logout")
 def logout(request: Request) -> Response:
     """Revoke this browser's login (the guard has checked it and its origin) and forget it."""
-    logins: Logins = request.app.state.logins
-    logins.revoke(cookie_value(request.headers), time.time())
+    app_state(request.app).logins.revoke(cookie_value(request.headers), time.time())
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(COOKIE, path="/")
     return response

@@ -10,7 +10,6 @@ answers with the store's metrics (the same from every worker) and its own reques
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from prometheus_client.metrics_core import (
     HistogramMetricFamily,
 )
 from prometheus_client.metrics_core import Metric as PromFamily
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -40,6 +40,7 @@ from telemetry.metrics.snapshot import Family, HistogramSeries, Series, derive, 
 from telemetry.services.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
+from web.app_state import app_state
 from web.exposition import render
 
 __all__ = ["RequestMetricsMiddleware", "StoreCollector", "app_metrics", "router", "store_families"]
@@ -93,13 +94,12 @@ class StoreCollector:
 def store_families(app: FastAPI) -> list[Family]:
     """The store's families now; only `octel_store_up 0` when the store cannot be read, so an
     alert can tell why the rest is gone."""
-    state = app.state
-    engine = getattr(state, "engine", None)
+    state = app_state(app)
+    engine: Engine | None = getattr(state, "engine", None)  # none until the lifespan opens it
     if engine is not None:
         try:
             with session_scope(engine, write=False) as db:
-                quotas = getattr(state, "quotas", ())
-                reads = read_store(db, utcnow(), state.settings.long_worker_seconds, quotas=quotas)
+                reads = read_store(db, utcnow(), state.settings.long_worker_seconds, quotas=state.quotas)
             return derive(reads)
         except SQLAlchemyError as e:
             log.warning("octel: /metrics could not read the store: %s", e.__class__.__name__)
@@ -130,37 +130,30 @@ class _AppMetrics:
         found[1].observe(seconds)
 
 
-_create_lock = threading.Lock()
-
-
 def app_metrics(app: FastAPI) -> _AppMetrics:
     """The app's registry and request metrics, made on first use."""
-    found: _AppMetrics | None = getattr(app.state, "octel_metrics", None)
-    if found is not None:
-        return found
-    with _create_lock:
-        found = getattr(app.state, "octel_metrics", None)
-        if found is None:
-            # No `_created` series: the catalogue names every series /metrics has (and the
-            # store's own counters have none). One switch for the process, as octel owns it.
-            disable_created_metrics()  # type: ignore[no-untyped-call]
-            registry = CollectorRegistry(auto_describe=True)
-            registry.register(StoreCollector(app))
-            # The catalogue's process metrics, as prometheus-client's own Counter and Histogram.
-            requests = Counter(_REQUESTS.name, _REQUESTS.help, list(_REQUESTS.labels), registry=registry)
-            latency = Histogram(
-                _LATENCY.name,
-                _LATENCY.help,
-                list(_LATENCY.labels),
-                buckets=HTTP_LATENCY_BUCKETS,
-                registry=registry,
-            )
-            process = CollectorRegistry(auto_describe=True)
-            for c in (requests, latency, ProcessCollector(registry=registry)):
-                process.register(c)
-            found = _AppMetrics(registry, process, requests, latency)
-            app.state.octel_metrics = found
-        return found
+    return app_state(app).made(_AppMetrics, lambda: _new_metrics(app))
+
+
+def _new_metrics(app: FastAPI) -> _AppMetrics:
+    # No `_created` series: the catalogue names every series /metrics has (and the store's
+    # own counters have none). One switch for the process, as octel owns it.
+    disable_created_metrics()  # type: ignore[no-untyped-call]
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(StoreCollector(app))
+    # The catalogue's process metrics, as prometheus-client's own Counter and Histogram.
+    requests = Counter(_REQUESTS.name, _REQUESTS.help, list(_REQUESTS.labels), registry=registry)
+    latency = Histogram(
+        _LATENCY.name,
+        _LATENCY.help,
+        list(_LATENCY.labels),
+        buckets=HTTP_LATENCY_BUCKETS,
+        registry=registry,
+    )
+    process = CollectorRegistry(auto_describe=True)
+    for c in (requests, latency, ProcessCollector(registry=registry)):
+        process.register(c)
+    return _AppMetrics(registry, process, requests, latency)
 
 
 def _route_template(scope: Scope) -> str:
@@ -198,12 +191,12 @@ class RequestMetricsMiddleware:
 
 
 def _refresh_heartbeat_files(request: Request) -> None:
-    settings: Any = request.app.state.settings
+    state = app_state(request.app)
     try:
-        globs = settings.heartbeat_globs
+        globs = state.settings.heartbeat_globs
         if globs:
-            with session_scope(request.app.state.engine) as db:
-                refresh_heartbeat_files(db, globs, utcnow(), redactor=request.app.state.redactor)
+            with session_scope(state.engine) as db:
+                refresh_heartbeat_files(db, globs, utcnow(), redactor=state.redactor)
     except (SQLAlchemyError, ValueError, OSError) as e:  # the scrape still answers, store_up says why
         log.warning("octel: /metrics could not refresh heartbeat files: %s", e)
 

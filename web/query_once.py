@@ -14,10 +14,13 @@ value (the Costs page's `by` takes several). Unknown names are refused on the re
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
 from starlette.types import Scope
+
+from web.app_state import app_state
 
 __all__ = ["query_refusal"]
 
@@ -50,12 +53,15 @@ def _routes(openapi: dict[str, Any]) -> list[_Route]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """The app's read routes, read once from its OpenAPI document."""
+
+    routes: list[_Route]
+
+
 def _table(app: Any) -> list[_Route]:
-    table: list[_Route] | None = getattr(app.state, "octel_query_routes", None)
-    if table is None:
-        table = _routes(app.openapi())
-        app.state.octel_query_routes = table
-    return table
+    return app_state(app).made(_Table, lambda: _Table(_routes(app.openapi()))).routes
 
 
 def query_refusal(scope: Scope) -> tuple[str, str] | None:

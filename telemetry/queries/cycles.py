@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, text
 from sqlmodel import Session, col, select
 
 from telemetry.queries.paging import decode_cursor, encode_cursor
+from telemetry.store.cycle_row import CycleRow
 from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -29,8 +29,8 @@ class CycleFilter:
     cycle_id: str | None = None  # this one cycle, by its exact id
 
 
-def cycle_dict(c: Cycle | SimpleNamespace, now: datetime | None = None) -> dict[str, Any]:
-    """A cycle's public fields, from its ORM object or its plain row (`services.cycle_rows`)."""
+def cycle_dict(c: Cycle | CycleRow, now: datetime | None = None) -> dict[str, Any]:
+    """A cycle's public fields, from its ORM object or its plain row (`CycleRow`)."""
     started = as_utc(c.started_at)
     ended = as_utc(c.ended_at) if c.ended_at else None
     d: dict[str, Any] = {

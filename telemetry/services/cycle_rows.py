@@ -1,11 +1,13 @@
-"""The `cycle` table read and written as plain rows (SQLAlchemy Core), for ingestion.
+"""The `cycle` table read and written as plain rows, for ingestion.
 
 A begin or a finish is the hottest write octel has: the ORM's unit of work (an object built,
 its attributes tracked, a flush planned) cost more CPU than the statements themselves. Here a
 new cycle is one `INSERT … ON CONFLICT DO NOTHING RETURNING`, an existing one a `SELECT` and
-an `UPDATE` of the columns that changed; every statement is built once and cached compiled
-(on PostgreSQL, fixed SQL text sent by psycopg itself: `cycle_rows_pg`).
-A row is a `SimpleNamespace` with the table's columns as attributes, what `cycle_dict` reads.
+an `UPDATE` of the columns that changed. Each engine has one `CycleRows`, chosen once per
+dialect (`rows_for`): on SQLite the statements are built with SQLAlchemy Core and cached
+compiled (`cycle_rows_core`), on PostgreSQL fixed SQL text is sent by psycopg itself
+(`cycle_rows_pg`). A row is a frozen `CycleRow` (`telemetry.store.cycle_row`) with the table's
+columns as fields, what `cycle_dict` reads; a change gives a new row.
 
 A transaction that writes many cycles at once (`group_commit`) reads the stored rows of the
 cycles it will finish in one statement (`prefetch`), once it holds their advisory locks: no
@@ -18,27 +20,84 @@ each instead of one a cycle.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from types import SimpleNamespace
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import bindparam, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from telemetry.services import cycle_rows_pg
+from telemetry.services.cycle_rows_core import CoreCycleRows
+from telemetry.services.cycle_rows_pg import PgCycleRows
+from telemetry.store.cycle_row import CycleRow
 from telemetry.store.held import hold
 from telemetry.store.models import Cycle
 
-__all__ = ["COLUMNS", "StoredMeanwhile", "deferred", "insert_new", "prefetch", "read", "update_row"]
+__all__ = [
+    "COLUMNS",
+    "CycleRow",
+    "CycleRows",
+    "StoredMeanwhile",
+    "deferred",
+    "insert_new",
+    "prefetch",
+    "read",
+    "rows_for",
+    "update_row",
+]
 
-_T = Cycle.__table__  # type: ignore[attr-defined]
-COLUMNS: tuple[str, ...] = tuple(c.name for c in _T.columns)
-_NEW = tuple(c for c in COLUMNS if c != "id")
+COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(CycleRow))
+_NEW = COLUMNS[1:]  # all but the id
 _KNOWN = "octel_cycle_rows"  # Session.info: cycle id → its row (None: not stored), prefetched
 _HELD_BACK = "octel_cycle_writes"  # Session.info: the writes a `deferred` block holds back
+
+
+class CycleRows(Protocol):
+    """The cycle table's rows on one engine: the statements ingestion sends, on the
+    transaction's connection."""
+
+    @property
+    def holds_back(self) -> bool:
+        """Whether a `deferred` block holds its writes back (each statement a round trip)."""
+        ...
+
+    def read(self, conn: Connection, cycle_id: str) -> CycleRow | None:
+        """The stored cycle, or None."""
+        ...
+
+    def read_many(self, conn: Connection, cycle_ids: list[str]) -> list[CycleRow]:
+        """The stored ones of these cycles, in one statement."""
+        ...
+
+    def insert_new(self, conn: Connection, values: Mapping[str, Any]) -> CycleRow | None:
+        """Insert a cycle unless its id is stored already; the new row, or None when it was."""
+        ...
+
+    def update_row(self, conn: Connection, row_id: int, changed: Mapping[str, Any]) -> None:
+        """Write the `changed` columns of the row `row_id`."""
+        ...
+
+    def insert_all(self, conn: Connection, rows: Sequence[CycleRow]) -> int:
+        """Insert new cycles together; how many were (one stored already is not)."""
+        ...
+
+    def update_all(
+        self, conn: Connection, keys: tuple[str, ...], changes: Sequence[tuple[int, Mapping[str, Any]]]
+    ) -> None:
+        """Write the `keys` columns of several rows (row id, values) together."""
+        ...
+
+
+@functools.cache
+def rows_for(dialect: str) -> CycleRows:
+    """The `CycleRows` of an engine of this dialect (the one choice between engines)."""
+    return PgCycleRows() if dialect == "postgresql" else CoreCycleRows(dialect)
+
+
+def _rows(conn: Connection) -> CycleRows:
+    return rows_for(conn.dialect.name)
 
 
 class StoredMeanwhile(RuntimeError):
@@ -50,7 +109,7 @@ class _HeldBack:
     """A `deferred` block's writes: new rows by cycle id, changed columns by row id."""
 
     def __init__(self) -> None:
-        self.inserts: dict[str, dict[str, Any]] = {}
+        self.inserts: dict[str, CycleRow] = {}
         self.updates: dict[int, dict[str, Any]] = {}
 
 
@@ -63,7 +122,7 @@ def deferred(db: Session) -> Iterator[None]:
     sessions after it). Nothing is written when the block raises; an insert that meets a
     stored row raises `StoredMeanwhile`. Elsewhere, and on SQLite (in process: no round trips
     to save), writes go out as they come."""
-    if db.get_bind().dialect.name != "postgresql":
+    if not rows_for(db.get_bind().dialect.name).holds_back:
         yield
         return
     with hold(db, _HELD_BACK, _HeldBack, _write_held):
@@ -72,34 +131,17 @@ def deferred(db: Session) -> Iterator[None]:
 
 def _write_held(db: Session, held: _HeldBack) -> None:
     conn = db.connection()
+    rows = _rows(conn)
     if held.inserts:
-        rows = list(held.inserts.values())
-        if cycle_rows_pg.insert_all(conn, rows) != len(rows):
+        new = list(held.inserts.values())
+        if rows.insert_all(conn, new) != len(new):
             raise StoredMeanwhile("a cycle written as new was stored meanwhile")
-    by_columns: dict[tuple[str, ...], list[tuple[int, dict[str, Any]]]] = {}
+    by_columns: dict[tuple[str, ...], list[tuple[int, Mapping[str, Any]]]] = {}
     for row_id in sorted(held.updates):  # in id order, as a lone writer would meet them
         changed = held.updates[row_id]
         by_columns.setdefault(tuple(sorted(changed)), []).append((row_id, changed))
     for keys, changes in by_columns.items():
-        cycle_rows_pg.update_all(conn, keys, changes)
-
-
-@functools.cache
-def _read() -> Any:
-    return select(*_T.columns).where(_T.c.cycle_id == bindparam("cid"))
-
-
-@functools.cache
-def _read_many() -> Any:
-    return select(*_T.columns).where(_T.c.cycle_id.in_(bindparam("cids", expanding=True)))
-
-
-@functools.cache
-def _insert(dialect: str) -> Any:
-    if dialect in ("postgresql", "sqlite"):
-        ins = postgresql.insert(_T) if dialect == "postgresql" else sqlite.insert(_T)
-        return ins.on_conflict_do_nothing(index_elements=["cycle_id"]).returning(*_T.columns)
-    return insert(_T).returning(*_T.columns)
+        rows.update_all(conn, keys, changes)
 
 
 def prefetch(db: Session, cycle_ids: Iterable[str]) -> None:
@@ -109,92 +151,74 @@ def prefetch(db: Session, cycle_ids: Iterable[str]) -> None:
     if not ids:
         return
     conn = db.connection()
-    if conn.dialect.name == "postgresql":
-        rows = cycle_rows_pg.read_many(conn, ids)
-    else:
-        rows = [dict(r._mapping) for r in conn.execute(_read_many(), {"cids": ids})]
-    known: dict[str, dict[str, Any] | None] = db.info.setdefault(_KNOWN, {})
+    found = _rows(conn).read_many(conn, ids)
+    known: dict[str, CycleRow | None] = db.info.setdefault(_KNOWN, {})
     known.update(dict.fromkeys(ids))
-    known.update((r["cycle_id"], r) for r in rows)
+    known.update((r.cycle_id, r) for r in found)
 
 
-def read(db: Session, cycle_id: str) -> SimpleNamespace | None:
+def read(db: Session, cycle_id: str) -> CycleRow | None:
     """The stored cycle, or None."""
-    known: dict[str, dict[str, Any] | None] | None = db.info.get(_KNOWN)
+    known: dict[str, CycleRow | None] | None = db.info.get(_KNOWN)
     if known is not None and cycle_id in known:
-        found = known[cycle_id]
-    else:
-        conn = db.connection()
-        if conn.dialect.name == "postgresql":
-            found = cycle_rows_pg.read(conn, cycle_id)
-        else:
-            row = conn.execute(_read(), {"cid": cycle_id}).first()
-            found = dict(row._mapping) if row is not None else None
-    return SimpleNamespace(**found) if found is not None else None
+        return known[cycle_id]
+    conn = db.connection()
+    return _rows(conn).read(conn, cycle_id)
 
 
-def insert_new(db: Session, values: dict[str, Any]) -> SimpleNamespace | None:
+def insert_new(db: Session, values: dict[str, Any]) -> CycleRow | None:
     """Insert a cycle unless its id is stored already; the new row, or None when it was (a
     row held back by `deferred` has no id yet)."""
     held: _HeldBack | None = db.info.get(_HELD_BACK)
-    known: dict[str, dict[str, Any] | None] | None = db.info.get(_KNOWN)
+    known: dict[str, CycleRow | None] | None = db.info.get(_KNOWN)
     cid = values["cycle_id"]
     if held is not None and known is not None and cid in known:  # read under its lock
         if known[cid] is not None:  # stored, or held back as new: as the table would answer
             return None
-        new_row = {"id": None, **{c: values.get(c) for c in _NEW}}
-        held.inserts[cid] = new_row
-        known[cid] = dict(new_row)
-        return SimpleNamespace(**new_row)
+        new_row: list[Any] = [values.get(c) for c in _NEW]
+        held.inserts[cid] = known[cid] = CycleRow(None, *new_row)
+        return held.inserts[cid]
     conn = db.connection()
-    if conn.dialect.name == "postgresql":
-        new = cycle_rows_pg.insert_new(conn, values)
-    else:
-        row = conn.execute(_insert(conn.dialect.name), {c: values.get(c) for c in _NEW}).first()
-        new = dict(row._mapping) if row is not None else None
-    _remember(db, values["cycle_id"], new)
+    new = _rows(conn).insert_new(conn, values)
+    _remember(db, cid, new)
     if new is None:
         return None
-    _forget(db, new["id"])
-    return SimpleNamespace(**new)
+    assert new.id is not None  # sent: the table gave it its id
+    _forget(db, new.id)
+    return new
 
 
-@functools.cache
-def _update(keys: tuple[str, ...]) -> Any:
-    return update(_T).where(_T.c.id == bindparam("row_id")).values({k: bindparam(f"v_{k}") for k in keys})
-
-
-def update_row(db: Session, row: SimpleNamespace, changed: dict[str, Any]) -> SimpleNamespace:
-    """Write `changed` columns of a stored row; the row as it is now."""
+def update_row(db: Session, row: CycleRow, changed: dict[str, Any]) -> CycleRow:
+    """Write `changed` columns of a stored row; the row as it is now (a new `CycleRow`)."""
     held: _HeldBack | None = db.info.get(_HELD_BACK)
-    conn = db.connection()
+    now = dataclasses.replace(row, **changed)
     if held is not None and db.info.get(_KNOWN) is not None:  # `read` keeps answering from it
         if row.cycle_id in held.inserts:
-            held.inserts[row.cycle_id].update(changed)
+            before = held.inserts[row.cycle_id]
+            held.inserts[row.cycle_id] = now if before is row else dataclasses.replace(before, **changed)
         else:
+            assert row.id is not None  # only a row held back as new has none
             held.updates.setdefault(row.id, {}).update(changed)
-    elif conn.dialect.name == "postgresql":
-        cycle_rows_pg.update_row(conn, row.id, changed)
     else:
-        keys = tuple(sorted(changed))
-        conn.execute(_update(keys), {"row_id": row.id, **{f"v_{k}": changed[k] for k in keys}})
+        assert row.id is not None
+        conn = db.connection()
+        _rows(conn).update_row(conn, row.id, changed)
     if row.id is not None:
         _forget(db, row.id)
-    now = {**vars(row), **changed}
     _remember(db, row.cycle_id, now)
-    return SimpleNamespace(**now)
+    return now
 
 
-def _remember(db: Session, cycle_id: str, row: dict[str, Any] | None) -> None:
+def _remember(db: Session, cycle_id: str, row: CycleRow | None) -> None:
     """Keep a prefetched row in step with what this transaction wrote (an insert that met a
     stored row forgets it: `read` then asks the table)."""
-    known: dict[str, dict[str, Any] | None] | None = db.info.get(_KNOWN)
+    known: dict[str, CycleRow | None] | None = db.info.get(_KNOWN)
     if known is None:
         return
     if row is None:
         known.pop(cycle_id, None)
     else:
-        known[cycle_id] = dict(row)
+        known[cycle_id] = row
 
 
 def _forget(db: Session, row_id: int) -> None:

@@ -7,7 +7,6 @@ row and changes nothing, so counters in `aggregates` move exactly once per event
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from types import SimpleNamespace
 from typing import Any, TypeVar
 
 from sqlmodel import Session, select
@@ -19,6 +18,7 @@ from telemetry.services.ingest_inputs import AgentRunIn, ConflictError, CycleBeg
 from telemetry.services.redaction import clip_to_columns, redact_model
 from telemetry.services.spend_links import cycles_changed
 from telemetry.store import aggregates
+from telemetry.store.cycle_row import CycleRow
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, Cycle, Daemon
 from telemetry.timeutil import as_utc
@@ -60,14 +60,12 @@ def cycle_lock_keys(p: CycleBegin | CycleFinish) -> list[str]:
     return [*keys, f"spend:{p.session_id}"] if p.session_id else keys
 
 
-def begin_cycle(
-    db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor
-) -> tuple[SimpleNamespace, bool]:
+def begin_cycle(db: Session, p: CycleBegin, now: datetime, *, redactor: Redactor) -> tuple[CycleRow, bool]:
     """Write a cycle at its start; (row, created). A late begin fills a synthesised start."""
     return begin_clean(db, clean(redactor, p), now)
 
 
-def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[SimpleNamespace, bool]:
+def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[CycleRow, bool]:
     """`begin_cycle` for a begin already through `clean`. Raises ConflictError before it
     writes anything (what a group commit relies on)."""
     lock_key(db, "cycle", p.cycle_id)
@@ -108,14 +106,12 @@ def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[SimpleNamesp
     return row, False
 
 
-def finish_cycle(
-    db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor
-) -> tuple[SimpleNamespace, bool]:
+def finish_cycle(db: Session, p: CycleFinish, now: datetime, *, redactor: Redactor) -> tuple[CycleRow, bool]:
     """Close a cycle; (row, changed). A finish for an unknown cycle synthesises its start."""
     return finish_clean(db, clean(redactor, p), now)
 
 
-def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[SimpleNamespace, bool]:
+def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[CycleRow, bool]:
     """`finish_cycle` for a finish already through `clean`. Raises ConflictError before it
     writes anything (what a group commit relies on)."""
     lock_key(db, "cycle", p.cycle_id)
@@ -141,6 +137,7 @@ def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[SimpleName
         **{k: getattr(p, k) for k in _COUNTS if getattr(p, k) is not None},
         "updated_at": now,
     }
+    linked: str | None  # the session the cycle named before ("": the cycle is new)
     if row is None:
         start = p.started_at
         if start is None and p.worker_wallclock_seconds is not None:
@@ -159,7 +156,7 @@ def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[SimpleName
         )
         if new is None:  # stored meanwhile by a writer without the cycle's lock: finish that
             return finish_clean(db, p, now)
-        row, linked = new, ""  # "": the cycle is new
+        row, linked = new, ""
         observed = p.started_at is not None or p.worker_wallclock_seconds is not None
     else:
         linked = row.session_id

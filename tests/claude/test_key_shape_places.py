@@ -21,6 +21,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle, SessionIndex
 from web.app import create_app
+from web.app_state import app_state
 
 PASSWORD = "hunter2-title-password"
 # the title is cut at 200: the URL's password straddles the cut, its `@host` is past it
@@ -73,7 +74,7 @@ def test_no_key_shape_survives_in_cycles_or_health(settings: Settings) -> None:
         beat = {"driver": "review", "host": "h", "in_flight_cycle_id": planted[:200]}
         assert client.post("/api/v1/heartbeat", json=beat, headers=AUTH).status_code == 200
         served = client.get("/api/cycles").text + client.get("/api/health").text
-        with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+        with session_scope(app_state(client.app).engine, write=False) as db:
             stored = json.dumps([r.model_dump(mode="json") for r in db.exec(select(Cycle)).all()])
     assert _left(served) == [] and _left(stored) == []
     assert "[REDACTED:stripe:" in stored

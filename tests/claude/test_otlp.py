@@ -25,6 +25,7 @@ from telemetry.store.aggregates import read_all
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.models import AgentRun
 from web.app import create_app
+from web.app_state import app_state
 
 TOKEN = "test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -43,7 +44,7 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 
 
 def _runs(client: TestClient) -> list[AgentRun]:
-    with session_scope(client.app.state.engine) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine) as db:
         rows = list(db.exec(select(AgentRun)).all())
         db.expunge_all()
         return rows
@@ -75,7 +76,7 @@ def test_metrics_and_events_become_one_run_per_session(client: TestClient, proto
     _post_all(client, protobuf)  # an exporter retrying the same batches
     (again,) = _runs(client)
     assert again.cost_usd == run.cost_usd and again.num_turns == 2
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         runs = [(labels, v) for m, labels, v in read_all(db) if m == "agent_runs_total"]
     assert runs == [({"agent": "claude-code", "model": "claude-opus-5-5", "outcome": "success"}, 1.0)]
 

@@ -28,6 +28,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Aggregate
 from web.app import create_app
+from web.app_state import app_state
 
 AUTH = {"Authorization": "Bearer test-token-0123456789"}
 # secrets every redactor knows by their shape (all fake), and one the settings name
@@ -132,7 +133,7 @@ def octel(settings: Settings) -> Iterator[TestClient]:
 
 
 def _stored(client: TestClient) -> str:
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         rows = [*db.exec(select(AgentRun)).all(), *db.exec(select(Aggregate)).all()]
         return json.dumps([r.model_dump(mode="json") for r in rows])
 

@@ -17,6 +17,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Aggregate, Cycle
 from web.app import create_app
+from web.app_state import app_state
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
 
 def _rows(client: TestClient) -> tuple[int, int, int]:
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         return tuple(db.exec(select(func.count()).select_from(m)).one() for m in (Cycle, AgentRun, Aggregate))  # type: ignore[return-value]
 
 

@@ -13,6 +13,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Aggregate, Cycle, Daemon
 from web.app import create_app
+from web.app_state import app_state
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
 
 def _counts(client: TestClient) -> tuple[int, ...]:
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         return tuple(
             db.exec(select(func.count()).select_from(m)).one() for m in (Cycle, Daemon, AgentRun, Aggregate)
         )
@@ -73,7 +74,7 @@ def test_retries_are_idempotent(client: TestClient, auth: dict[str, str]) -> Non
     before = _counts(client)
     assert client.post("/api/v1/cycles/finish", json=finish, headers=auth).json()["changed"] is False
     assert _counts(client) == before
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         total = db.exec(select(Aggregate.value).where(Aggregate.metric == "cycles_total")).one()
     assert total == 1
 
@@ -187,7 +188,7 @@ def test_claude_run_is_stored_once(client: TestClient, auth: dict[str, str]) -> 
     assert r.status_code == 201, r.text
     assert r.json()["run"]["model"] == "claude-sonnet-4-5"
     assert client.post("/api/v1/agent-runs", json=body, headers=auth).status_code == 200
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         runs = db.exec(select(AgentRun)).all()
     assert [(r.cache_read_tokens, r.cache_creation_tokens, r.cost_usd) for r in runs] == [(30, 40, 0.12)]
 
@@ -207,6 +208,6 @@ def test_non_zero_exit_counts_as_a_failed_run(client: TestClient, auth: dict[str
         headers=auth,
     )
     assert r.json()["run"]["is_error"] is True
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         outcome = db.exec(select(Aggregate.labels).where(Aggregate.metric == "agent_runs_total")).one()
     assert '"outcome":"error"' in outcome

@@ -19,6 +19,7 @@ from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Daemon
 from web.app import create_app
+from web.app_state import app_state
 
 AUTH = {"Authorization": "Bearer test-token-0123456789"}
 CONFIGURED = "acct-7731-0099-4412"
@@ -159,7 +160,7 @@ def octel(settings: Settings) -> Iterator[TestClient]:
 
 
 def _stored(client: TestClient) -> str:
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         rows = [
             *db.exec(select(Cycle)).all(),
             *db.exec(select(Daemon)).all(),

@@ -24,6 +24,7 @@ from telemetry.store.migrate import upgrade
 from telemetry.store.models import AgentRun, Cycle, Daemon
 from telemetry.timeutil import utcnow
 from web.app import create_app
+from web.app_state import app_state
 
 CONFIGURED = "acct-7731-0099-4412"
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -43,7 +44,7 @@ def _placeholder(settings: Settings, rule: str, secret: str) -> str:
 
 
 def _everything(client: TestClient) -> str:
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         rows = [
             *db.exec(select(Cycle)).all(),
             *db.exec(select(Daemon)).all(),

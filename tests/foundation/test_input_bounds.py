@@ -17,6 +17,7 @@ from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import utcnow
 from web.app import create_app
+from web.app_state import app_state
 
 BEGIN = {"cycle_id": "c1", "driver": "review"}
 FINISH = {"cycle_id": "c1", "driver": "review", "terminal_state": "done"}
@@ -74,7 +75,7 @@ def test_out_of_range_input_is_422_naming_the_field(
     client: TestClient, auth: dict[str, str], path: str, body: dict[str, Any], field: str
 ) -> None:
     assert _field(client.post(path, json=body, headers=auth)).startswith(field)
-    with session_scope(client.app.state.engine, write=False) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine, write=False) as db:
         assert db.exec(select(func.count()).select_from(Cycle)).one() == 0
         assert db.exec(select(func.count()).select_from(Daemon)).one() == 0
 
@@ -136,7 +137,7 @@ def test_a_stored_pid_no_process_can_have_never_breaks_health(
     client: TestClient, auth: dict[str, str]
 ) -> None:
     """Rows written before the bounds existed: /api/health and /metrics still answer."""
-    engine = client.app.state.engine  # type: ignore[attr-defined]
+    engine = app_state(client.app).engine
     # PostgreSQL's INTEGER column never held more than 32 bits; SQLite took anything
     pids = [-1, 0] + ([4294967296, 2**62] if engine.dialect.name == "sqlite" else [])
     with session_scope(engine) as db:
@@ -176,7 +177,7 @@ def test_stored_non_finite_numbers_never_break_a_read(client: TestClient) -> Non
     """An older octel took `worker_wallclock_seconds: Infinity`; JSON has no infinity, so the
     answer says null instead of failing."""
     now = utcnow()
-    with session_scope(client.app.state.engine) as db:  # type: ignore[attr-defined]
+    with session_scope(app_state(client.app).engine) as db:
         db.add(
             Cycle(
                 cycle_id="old-inf",

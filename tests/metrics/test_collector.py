@@ -19,6 +19,7 @@ from telemetry.metrics.catalogue import CATALOGUE
 from telemetry.settings import Settings
 from telemetry.timeutil import utcnow
 from web.app import create_app
+from web.app_state import app_state
 from web.metrics import StoreCollector, app_metrics
 
 
@@ -69,7 +70,7 @@ def test_values_after_ingestion_through_the_api(client: TestClient, auth: dict[s
         == 201
     )
     seed_session(
-        client.app.state.engine,  # type: ignore[attr-defined]
+        app_state(client.app).engine,
         "ses_1",
         agent="build",
         model="gpt-5",
@@ -77,7 +78,7 @@ def test_values_after_ingestion_through_the_api(client: TestClient, auth: dict[s
         cost=1.5,
         findings={"doom_loop": "stuck"},
     )
-    bump(client.app.state.engine, "archive_failures_total", {"error_kind": "timeout"}, 2)  # type: ignore[attr-defined]
+    bump(app_state(client.app).engine, "archive_failures_total", {"error_kind": "timeout"}, 2)
 
     s, fams = _scrape(client)
     review = {"driver": "review"}
@@ -223,7 +224,7 @@ def test_request_metrics_use_route_templates(client: TestClient) -> None:
 
 def test_an_unreachable_store_is_reported_not_raised(client: TestClient) -> None:
     broken = create_engine("sqlite:////proc/octel-no-such-dir/octel.db")
-    client.app.state.engine = broken  # type: ignore[attr-defined]
+    app_state(client.app).engine = broken
     r = client.get("/metrics")
     assert r.status_code == 200
     s, _ = parse(r.text)

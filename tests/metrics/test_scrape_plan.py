@@ -19,6 +19,7 @@ from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import utcnow
 from web.app import create_app
+from web.app_state import app_state
 
 _SMALL = {"daemon", "aggregate"}  # one row per daemon / per counter label set: may be read whole
 # Sessions running now and those of trees archived in the last hours (the watcher deletes the
@@ -73,7 +74,7 @@ def test_scrape_queries_search_indexes(tmp_path: Path) -> None:
         _env_file=None,
     )
     with TestClient(create_app(settings)) as client:
-        engine = client.app.state.engine  # type: ignore[attr-defined]
+        engine = app_state(client.app).engine
         _seed(engine)
         seen: list[tuple[str, Any]] = []
 

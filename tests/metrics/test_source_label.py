@@ -21,6 +21,7 @@ from telemetry.services.indexing import index_records
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from web.app import create_app
+from web.app_state import app_state
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude"
 
@@ -48,7 +49,7 @@ def _opencode_record() -> SessionRecord:
 
 
 def test_claude_and_opencode_sessions_split_by_source(client: TestClient, settings: Settings) -> None:
-    engine = client.app.state.engine  # type: ignore[attr-defined]
+    engine = app_state(client.app).engine
     (files,) = find_sessions(FIXTURES / "d_subagent_tree" / "json")
     assert archive_claude(load_tree(files), settings=settings, engine=engine).ok
     with session_scope(engine) as db:

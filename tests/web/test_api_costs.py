@@ -7,6 +7,8 @@ from typing import Any
 from console_seed import Store
 from fastapi.testclient import TestClient
 
+from web.app_state import app_state
+
 
 def _costs(client: TestClient, **params: Any) -> dict[str, Any]:
     r = client.get("/api/costs", params=params)
@@ -93,7 +95,7 @@ def test_claude_sessions_rank_with_their_own_source(client: TestClient, store: S
 
     fixtures = Path(__file__).parents[1] / "fixtures" / "claude" / "d_subagent_tree" / "json"
     (files,) = find_sessions(fixtures)
-    engine = client.app.state.engine  # type: ignore[attr-defined]
+    engine = app_state(client.app).engine
     assert archive_claude(load_tree(files), settings=store.settings, engine=engine).ok
     body = _costs(client, since="30d", top=100)
     for top in ("top_sessions", "top_trees"):

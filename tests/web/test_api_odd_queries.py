@@ -18,6 +18,7 @@ from sqlmodel import select
 from telemetry.store.db import session_scope
 from telemetry.store.live_models import LiveMessage
 from web.app import create_app
+from web.app_state import app_state
 
 _numbers = st.one_of(
     st.integers(min_value=-(2**80), max_value=2**80).map(str),
@@ -123,7 +124,7 @@ def _requests(draw: st.DrawFn) -> tuple[str, dict[str, str], str]:
 def seeded(store: Store) -> Iterator[tuple[TestClient, dict[str, str]]]:
     app = create_app(store.settings)
     with TestClient(app, raise_server_exceptions=False) as c:
-        with session_scope(app.state.engine, write=False) as db:  # the seed's tree runs now
+        with session_scope(app_state(app).engine, write=False) as db:  # the seed's tree runs now
             live = db.exec(select(LiveMessage.session_id)).first()
         assert live is not None
         yield c, {"live": live, "archived": next(iter(store.seeded.scenarios.values()))}

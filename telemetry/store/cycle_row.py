@@ -1,0 +1,43 @@
+"""A stored cycle as a plain, frozen row: the `cycle` table's columns and nothing else.
+
+Ingestion reads and writes the `cycle` table with SQL of its own (`services.cycle_rows`), not
+through the ORM; what it reads back, and answers with, is a `CycleRow`. Its fields are the
+table's columns in the table's order (a test holds them equal), so a row comes straight from a
+result's tuple, and a column added to `Cycle` cannot be forgotten here. A change is a new row
+(`dataclasses.replace`): a row handed out stays what it was when read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+__all__ = ["CycleRow"]
+
+
+@dataclass(frozen=True, slots=True)
+class CycleRow:
+    """One row of the `cycle` table (`store.models.Cycle`); `id` is None for a row written
+    but not yet sent (held back until its transaction's block ends)."""
+
+    id: int | None
+    cycle_id: str
+    driver: str
+    host: str | None
+    pid: int | None
+    started_at: datetime
+    ended_at: datetime | None
+    candidates_count: int | None
+    claims_count: int | None
+    swept_count: int | None
+    processed_count: int | None
+    escalated_count: int | None
+    terminal_state: str | None
+    worker_outcome: str | None
+    error_kind: str | None
+    session_id: str | None
+    worker_wallclock_seconds: float | None
+    start_synthesised: bool
+    raw: dict[str, Any] | None
+    updated_at: datetime
