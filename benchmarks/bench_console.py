@@ -42,10 +42,12 @@ import bench_scrape
 import fleet_store
 import orjson
 
+from archiver.metrics import TOKEN_KINDS
 from detectors.findings import VERDICTS
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade
+from telemetry.store.spend import AMOUNTS, group_key, share_of
 
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
 from fastapi.testclient import TestClient  # noqa: E402
@@ -81,55 +83,68 @@ SAMPLE_ARCHIVES = 300
 
 
 def _session_rows(n: int, now: datetime, rnd: random.Random) -> Iterator[dict[str, Any]]:
+    """Index rows, a tree at a time; each root keeps its tree's sums as migration 0015 fills
+    them (`telemetry.store.tree_rollup`), its other rows none."""
     i = 0
     while i < n:
-        root = f"ses_{i:08d}"
-        size = min(rnd.choice([1, 1, 1, 2, 2, 3, 4]), n - i)
-        archived = now - timedelta(seconds=rnd.uniform(0, 90 * 86400))
-        label = f"{rnd.choice(WORDS)}-{rnd.randrange(300)}"
-        for k in range(size):
-            sid = root if k == 0 else f"ses_{i + k:08d}"
-            verdict = rnd.choices(VERDICTS, [90, 7, 3])[0]
-            tin, tout, cread = rnd.randrange(500, 90_000), rnd.randrange(10, 6000), rnd.randrange(0, 200_000)
-            cost = round((tin * 3 + tout * 15 + cread * 0.3) / 1e6, 6)
-            agent = "build" if k == 0 else rnd.choice(AGENTS)
-            yield {
-                "session_id": sid,
-                "root_session_id": root,
-                "parent_session_id": None if k == 0 else root,
-                "depth": 0 if k == 0 else 1,
-                "label": label,
-                "cycle_id": f"cyc_{rnd.randrange(10**6):07d}",
-                "agent": agent,
-                "model": rnd.choice(MODELS),
-                "title": " ".join(rnd.choices(WORDS, k=4)) + ("" if k == 0 else f" (@{agent} subagent)"),
-                "directory": "/srv/work",
-                "opencode_version": "1.18.33",
-                "created_at": archived - timedelta(minutes=20),
-                "updated_at": archived,
-                "archived_at": archived,
-                "duration_s": rnd.uniform(5, 1200),
-                "turn_count": rnd.randrange(1, 80),
-                "message_count": rnd.randrange(2, 160),
-                "in_flight": rnd.random() < 0.01,
-                "tokens_input": tin,
-                "tokens_output": tout,
-                "tokens_reasoning": 0,
-                "tokens_cache_read": cread,
-                "tokens_cache_write": rnd.randrange(0, 9000),
-                "cost_usd": cost,
-                "subtree_tokens": tin + tout + cread,
-                "subtree_cost_usd": cost,
-                "subtree_session_count": size if k == 0 else 1,
-                "verdict": verdict,
-                "worst_detector": None if verdict == "healthy" else "doom_loop",
-                "finding_count": 0 if verdict == "healthy" else 1,
-                "walk_error_count": 0,
-                "archive_path": f"{sid}.json",
-                "schema_version": 2,
-                "content_hash": "sha256:0",
-            }
-        i += size
+        tree = list(_tree_rows(i, min(rnd.choice([1, 1, 1, 2, 2, 3, 4]), n - i), now, rnd))
+        tree[0]["tree_cost_usd"] = sum(r["cost_usd"] for r in tree)
+        tree[0]["tree_tokens"] = sum(r[f"tokens_{k}"] for r in tree for k in TOKEN_KINDS)
+        tree[0]["tree_session_count"] = len(tree)
+        yield from tree
+        i += len(tree)
+
+
+def _tree_rows(i: int, size: int, now: datetime, rnd: random.Random) -> Iterator[dict[str, Any]]:
+    root = f"ses_{i:08d}"
+    archived = now - timedelta(seconds=rnd.uniform(0, 90 * 86400))
+    label = f"{rnd.choice(WORDS)}-{rnd.randrange(300)}"
+    for k in range(size):
+        sid = root if k == 0 else f"ses_{i + k:08d}"
+        verdict = rnd.choices(VERDICTS, [90, 7, 3])[0]
+        tin, tout, cread = rnd.randrange(500, 90_000), rnd.randrange(10, 6000), rnd.randrange(0, 200_000)
+        cost = round((tin * 3 + tout * 15 + cread * 0.3) / 1e6, 6)
+        agent = "build" if k == 0 else rnd.choice(AGENTS)
+        yield {
+            "session_id": sid,
+            "root_session_id": root,
+            "parent_session_id": None if k == 0 else root,
+            "depth": 0 if k == 0 else 1,
+            "label": label,
+            "cycle_id": f"cyc_{rnd.randrange(10**6):07d}",
+            "driver": None,
+            "agent": agent,
+            "model": rnd.choice(MODELS),
+            "title": " ".join(rnd.choices(WORDS, k=4)) + ("" if k == 0 else f" (@{agent} subagent)"),
+            "directory": "/srv/work",
+            "opencode_version": "1.18.33",
+            "created_at": archived - timedelta(minutes=20),
+            "updated_at": archived,
+            "archived_at": archived,
+            "duration_s": rnd.uniform(5, 1200),
+            "turn_count": rnd.randrange(1, 80),
+            "message_count": rnd.randrange(2, 160),
+            "in_flight": rnd.random() < 0.01,
+            "tokens_input": tin,
+            "tokens_output": tout,
+            "tokens_reasoning": 0,
+            "tokens_cache_read": cread,
+            "tokens_cache_write": rnd.randrange(0, 9000),
+            "cost_usd": cost,
+            "subtree_tokens": tin + tout + cread,
+            "subtree_cost_usd": cost,
+            "subtree_session_count": size if k == 0 else 1,
+            "tree_cost_usd": 0.0,
+            "tree_tokens": 0,
+            "tree_session_count": 0,
+            "verdict": verdict,
+            "worst_detector": None if verdict == "healthy" else "doom_loop",
+            "finding_count": 0 if verdict == "healthy" else 1,
+            "walk_error_count": 0,
+            "archive_path": f"{sid}.json",
+            "schema_version": 2,
+            "content_hash": "sha256:0",
+        }
 
 
 def _cycle_rows(n: int, now: datetime, rnd: random.Random) -> Iterator[dict[str, Any]]:
@@ -217,23 +232,64 @@ def _archive(sid: str, messages: int = 60) -> bytes:
     return orjson.dumps(doc)
 
 
+class _Drivers:
+    """Each session's driver as migration 0012 sets it (`telemetry.store.spend.driver_expr`):
+    the newest cycle its cycle id names, else its label, else the newest cycle posted with its
+    own id, else with its root's."""
+
+    def __init__(self, cycles: Iterator[dict[str, Any]]) -> None:
+        self.by_cycle: dict[str, str] = {}
+        self.by_session: dict[str, tuple[datetime, int, str]] = {}
+        started_min = datetime.min.replace(tzinfo=UTC)
+        for n, c in enumerate(cycles):
+            self.by_cycle[c["cycle_id"]] = c["driver"]
+            newest = (c["started_at"], n, c["driver"])  # by started_at, then id, as the query orders
+            if newest > self.by_session.get(c["session_id"], (started_min, -1, "")):
+                self.by_session[c["session_id"]] = newest
+
+    def of(self, row: dict[str, Any]) -> str | None:
+        for name in (row["cycle_id"], row["label"]):
+            if name in self.by_cycle:
+                return self.by_cycle[name]
+        for sid in (row["session_id"], row["root_session_id"]):
+            if sid in self.by_session:
+                return self.by_session[sid][2]
+        return None
+
+
 def _loader(sessions: int, cycles: int) -> fleet_store.Loader:
+    """The store as a fleet's would be after its migrations: index rows with their drivers and
+    tree sums, the daily spend summary from them (`telemetry.store.spend`), the cycles,
+    findings and daemons."""
+
     def load(put: fleet_store.Put, _fill: fleet_store.Fill | None) -> None:
         rnd = random.Random(7)
         now = datetime.now(UTC)
+        drivers = _Drivers(_cycle_rows(cycles, now, random.Random(8)))
         first = next(_session_rows(1, now, random.Random(0)))
         scols = list(first)
         stuck: list[str] = []
+        summary: dict[str, list[Any]] = {}
 
         def sessions_() -> Iterator[list[Any]]:
             for r in _session_rows(sessions, now, rnd):
+                r["driver"] = drivers.of(r)
                 if r["verdict"] != "healthy":
                     stuck.append(r["session_id"])
+                group, amounts = share_of(r)
+                acc = summary.setdefault(group_key(*group), [*group, *(0 for _ in amounts)])
+                for k, v in enumerate(amounts):
+                    acc[5 + k] += v
                 yield [r[c] for c in scols]
 
         put("session_index", scols, sessions_())
+        put(
+            "spend_day",
+            ["key", "day", "source", "agent", "model", "driver", *AMOUNTS],
+            ([k, *v] for k, v in sorted(summary.items())),
+        )
         ccols = list(next(_cycle_rows(1, now, random.Random(0))))
-        put("cycle", ccols, ([r[c] for c in ccols] for r in _cycle_rows(cycles, now, rnd)))
+        put("cycle", ccols, ([r[c] for c in ccols] for r in _cycle_rows(cycles, now, random.Random(8))))
         fcols = [
             "session_id",
             "detector",
@@ -314,7 +370,8 @@ def _rotating(client: TestClient, urls: list[str]) -> Callable[[], Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    name = args.store or f"console-s{args.sessions}-c{args.cycles}"
+    # "v2": stores loaded with drivers, tree sums and the daily summary (an older store had none)
+    name = args.store or f"console-v2-s{args.sessions}-c{args.cycles}"
     t0 = time.perf_counter()
     with fleet_store.fleet_store(args.engine, name, _loader(args.sessions, args.cycles), dsn=args.dsn) as url:
         ready_s = time.perf_counter() - t0
@@ -434,7 +491,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200, help="requests per measurement")
     ap.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
     ap.add_argument("--dsn", help="a PostgreSQL server (superuser URL) instead of the cached cluster")
-    ap.add_argument("--store", help="the kept store's name (default: console-s<sessions>-c<cycles>)")
+    ap.add_argument("--store", help="the kept store's name (default: console-v2-s<sessions>-c<cycles>)")
     ap.add_argument("--costs-only", action="store_true", help="the Costs page and its parts alone")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -12,16 +13,11 @@ from cli.fit import Col, fitted_table
 from cli.output import Output, emit, output_options
 from cli.queries import CursorOpt, LimitOpt, SinceOpt, UntilOpt
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
-from telemetry.queries.costs import (
-    COST_WINDOW,
-    GROUP_KEYS,
-    cost_breakdown,
-    most_expensive_sessions,
-    most_expensive_trees,
-)
+from telemetry.queries.costs import COST_WINDOW, GROUP_KEYS
+from telemetry.queries.costs_answer import costs_answer, groupings
 from telemetry.queries.cycle_fleet import cycles_page, summary_answer
 from telemetry.queries.cycles import CycleFilter
-from telemetry.queries.fleet_models import CostBreakdown, CyclePage, CycleRecord, CyclesSummary
+from telemetry.queries.fleet_models import CyclePage, CycleRecord, CyclesSummary
 from telemetry.queries.paging import CursorError
 from telemetry.timeutil import utcnow
 
@@ -167,12 +163,17 @@ def _summary_table(answer: CyclesSummary) -> None:
     console.print(fitted_table(console, f"cycles since {when(answer.since)}", _SUMMARY_COLS, rows))
 
 
+class StackBy(enum.Enum):
+    agent = "agent"
+    model = "model"
+
+
 @app.command("costs")
 @output_options
 def costs(
     ctx: typer.Context,
     by: Annotated[
-        str, typer.Option(help=f"Group by any of {','.join(GROUP_KEYS)} (comma-separated).")
+        str, typer.Option(help=f"Group by each of {','.join(GROUP_KEYS)} asked (comma-separated).")
     ] = "agent",
     since: Annotated[
         str, typer.Option(help="Since this long ago (24h, 7d, all for everything) or an ISO time.")
@@ -181,6 +182,9 @@ def costs(
     top: Annotated[
         int, typer.Option(min=0, max=100, help="Also list the N most expensive sessions and trees.")
     ] = 0,
+    stack: Annotated[
+        StackBy, typer.Option(help="The daily series (--json) stacked by agent or model.")
+    ] = StackBy.agent,
     reprice: Annotated[
         bool,
         typer.Option(
@@ -191,25 +195,38 @@ def costs(
     ] = False,
     output: Output = Output.table,
 ) -> None:
-    """Tokens by kind, cost and cache-hit ratio over OpenCode sessions and Claude CLI runs."""
-    keys = [k.strip() for k in by.split(",") if k.strip()]
-    bad = [k for k in keys if k not in GROUP_KEYS]
-    if bad:
-        fail(f"--by {bad[0]!r} is not one of {', '.join(GROUP_KEYS)}", 2)
+    """Tokens by kind, cost and cache-hit ratio over OpenCode sessions and Claude CLI runs,
+    grouped each way asked: the answer of `GET /api/costs`."""
+    try:
+        keys = groupings([by])
+    except ValueError as e:
+        fail(f"--by: {e}", 2)
     repriced = True
     if reprice:
         from cli.reprice import reprice_stored
 
         repriced = reprice_stored(ctx)
-    t0, t1 = window(None if since == "all" else since, until)
+    now = utcnow()
+    t0, t1 = window(None if since == "all" else since, until, now)
+    if t0 is not None and t0 >= (t1 or now):
+        fail("--since must be earlier than now", 2)
     with read_store(ctx) as db:
-        out = cost_breakdown(db, keys, t0, t1)
-        if top:
-            out["top_sessions"] = most_expensive_sessions(db, t0, t1, top)
-            out["top_trees"] = most_expensive_trees(db, t0, t1, top)
-    emit(output, CostBreakdown.model_validate(out), out["rows"], lambda: _costs_tables(out, keys, top))
+        answer = costs_answer(db, keys, t0, t1, top=top, stack=stack.value, now=now)
+    out = answer.model_dump(mode="json", exclude_unset=True)
+    emit(output, answer, _cost_rows(out), lambda: _costs_tables(out, top))
     if not repriced:
         raise typer.Exit(1)
+
+
+def _cost_rows(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """`--jsonl` and `--csv`: per grouping, per key, its rows by source (the key named as the
+    grouping, as `source`, `agent`, … and the figures)."""
+    return [
+        {"source": s["source"], key: row["key"], **{k: v for k, v in s.items() if k != "source"}}
+        for key, rows in out["breakdowns"].items()
+        for row in rows
+        for s in row["sources"]
+    ]
 
 
 # the token kinds least read go first on a narrow terminal; the group, the count and the cost stay
@@ -239,13 +256,7 @@ _TOP_TREE_COLS = (
 )
 
 
-def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
-    cols = [
-        Col("source"),
-        *(Col(k, flex=True) for k in keys),
-        *(Col(h, right=True, rank=_COST_RANKS[h]) for h in _COST_RANKS),
-        Col("cost", right=True),
-    ]
+def _costs_tables(out: dict[str, Any], top: int) -> None:
     tot = out["totals"]
     feet = {
         "source": "total",
@@ -258,24 +269,37 @@ def _costs_tables(out: dict[str, Any], keys: list[str], top: int) -> None:
         "hit": ratio(tot["cache_hit_ratio"]),
         "cost": money(tot["cost_usd"]),
     }
-    rows = []
-    for r in out["rows"]:
-        tk = r["tokens"]
-        rows.append(
-            (
-                r["source"],
-                *(dash(r[k]) for k in keys),
-                str(r["count"]),
-                num(tk["input"]),
-                num(tk["output"]),
-                num(tk["reasoning"]),
-                num(tk["cache_read"]),
-                num(tk["cache_write"]),
-                ratio(r["cache_hit_ratio"]),
-                money(r["cost_usd"]),
+    for key, merged in out["breakdowns"].items():
+        cols = [
+            Col("source"),
+            Col(key, flex=True),
+            *(Col(h, right=True, rank=_COST_RANKS[h]) for h in _COST_RANKS),
+            Col("cost", right=True),
+        ]
+        rows = []
+        for r in (dict(s, key=m["key"]) for m in merged for s in m["sources"]):
+            tk = r["tokens"]
+            rows.append(
+                (
+                    r["source"],
+                    dash(r["key"]),
+                    str(r["count"]),
+                    num(tk["input"]),
+                    num(tk["output"]),
+                    num(tk["reasoning"]),
+                    num(tk["cache_read"]),
+                    num(tk["cache_write"]),
+                    ratio(r["cache_hit_ratio"]),
+                    money(r["cost_usd"]),
+                )
             )
-        )
-    console.print(fitted_table(console, "costs", cols, rows, [feet.get(c.header, "") for c in cols]))
+        title = f"costs by {key}"
+        console.print(fitted_table(console, title, cols, rows, [feet.get(c.header, "") for c in cols]))
+    if not out["breakdowns"]:
+        console.print(f"total {money(tot['cost_usd'])} over {tot['count']}")
+    live = out.get("live")
+    if live and live["count"]:
+        console.print(f"live now, not archived yet: {money(live['cost_usd'])} over {live['count']} sessions")
     if top:
         srows = [
             (_spender(s), *(dash(s[k]) for k in ("agent", "model", "title")), money(s["cost_usd"]))

@@ -16,7 +16,6 @@ from telemetry.queries.live_spend import LiveSpend
 from telemetry.queries.models import Tokens
 
 __all__ = [
-    "CostBreakdown",
     "CostRow",
     "CostTotals",
     "CostsAnswer",
@@ -213,22 +212,11 @@ class DailySeries(BaseModel):
     day_totals: list[float]
 
 
-class CostBreakdown(BaseModel):
-    """`octel costs`: rows grouped by `by`, totals, and (with `--top`) the most expensive."""
-
-    by: list[str]
-    since: str | None
-    until: str | None
-    rows: list[CostRow]
-    totals: CostTotals
-    top_sessions: list[TopSpend] | None = None
-    top_trees: list[TopTree] | None = None
-
-
 class CostsAnswer(BaseModel):
-    """`/api/costs`: one breakdown per key asked for, totals and the most expensive."""
+    """`/api/costs` and `octel costs --json` (`telemetry.queries.costs_answer`): one breakdown
+    per key asked for, totals, the daily series and the most expensive."""
 
-    since: str
+    since: str | None = Field(description="the window's start (null: from the first spend)")
     until: str
     totals: CostTotals
     breakdowns: dict[str, list[CostRow]]

@@ -69,7 +69,7 @@ def test_a_run_and_its_archived_sessions_are_costed_once(tmp_path: Path, archive
     _add(tmp_path, str(run / "json.stdout.json"), "--claude-dir", str(run / "json"), archive)
     costs = _costs(tmp_path)
     assert costs["totals"]["cost_usd"] == pytest.approx(0.174432)
-    assert {r["source"] for r in costs["rows"]} == {"claude"}
+    assert {s["source"] for r in costs["breakdowns"]["model"] for s in r["sources"]} == {"claude"}
 
 
 def test_the_ingest_api_keeps_a_stream_json_conversation(settings: Settings, auth: dict[str, str]) -> None:

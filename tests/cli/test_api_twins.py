@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).parent.parent))  # live_seed
 from live_seed import store_waiting_tree, waiting_root
 
 import cli
-from telemetry.queries.costs import merge_sources
 from telemetry.settings import Settings
 from telemetry.store.action_models import WatchAction
 from telemetry.store.alert_models import AlertDelivery
@@ -85,17 +84,7 @@ SUMMARY_WINDOW = _drop("since")  # `--since 24h` and `hours=24` both start 24 h 
 QUOTAS_AT = _drop("at")  # the time the forecast is made for
 
 
-def _costs_projection(answer: Json) -> Json:
-    """`/api/costs` answers every grouping at once (`breakdowns`, one row per key with its
-    sources inside) with its daily chart and the live spend; `octel costs --by KEY` prints the
-    one grouping asked for as per-source `rows`. Compared: that grouping folded by the query
-    layer's own `merge_sources` (the API's rows are made so), the totals, the window, and the
-    most expensive sessions and trees."""
-    if "rows" in answer:
-        (key,) = answer["by"]
-        answer = {**answer, "breakdowns": {key: merge_sources(answer["rows"], key)}}
-    keep = ("since", "until", "breakdowns", "totals", "top_sessions", "top_trees")
-    return {k: answer[k] for k in keep}
+COSTS_WINDOW_NOW = _drop("since", "until")  # a window ending now: each side's now
 
 
 @dataclass(frozen=True)
@@ -170,9 +159,15 @@ TWINS: tuple[Twin, ...] = (
             "costs",
             ("costs", "--by", key, "--since", W0, "--until", W1, "--top", "3"),
             f"/api/costs?by={key}&since={W0Q}&until={W1Q}&top=3",
-            (_costs_projection,),
         )
         for key in ("agent", "model", "driver", "day")
+    ),
+    # every grouping, the daily chart by model, and `live`: the window reaches now
+    Twin(
+        "costs",
+        ("costs", "--by", "agent,model,driver,day", "--top", "10", "--stack", "model"),
+        "/api/costs?stack=model",
+        (COSTS_WINDOW_NOW,),
     ),
     Twin("quotas", ("quotas",), "/api/quotas", (QUOTAS_AT,)),
     Twin("search", ("search", "tool:bash ls"), "/api/search?q=tool%3Abash%20ls"),
@@ -357,6 +352,9 @@ def test_the_store_is_representative(store: Octel, api: TestClient) -> None:
     assert api.get("/api/v1/alerts?session_id=ses_root&since=1h").json()["items"]
     assert api.get("/api/live?state=waiting_permission").json()["items"]
     assert any(c["orphaned"] for c in api.get("/api/cycles").json()["items"])
+    assert api.get("/api/costs").json()["live"]["sessions"]
+    costs = api.get(f"/api/costs?since={W0Q}&until={W1Q}&top=3").json()
+    assert all(costs["breakdowns"].values()) and costs["top_sessions"] and costs["top_trees"]
     assert api.get("/api/sessions/ses_root").json()["tree"]
     assert api.get(f"/api/sessions/{V1_ID}").json()["per_turn"]
     hits = api.get("/api/search?q=tool%3Abash%20ls").json()["hits"]

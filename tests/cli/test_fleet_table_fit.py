@@ -116,6 +116,7 @@ def test_piped_rows_are_whole_and_one_per_line(octel: Octel) -> None:
     row = _row(octel("runs", "list", "--since", "3000d").stdout, "success")
     assert TASK in row and MODEL in row
     costs = octel("costs", "--by", "agent,model", "--since", "all", "--top", "3").stdout
-    assert MODEL in _row(costs.split("most expensive")[0], "build")
+    by_model = costs.split("most expensive")[0].split("costs by model")[1]
+    assert MODEL in _row(by_model, "opencode")  # the key whole, on its row
     assert all(TITLE in line for line in costs.splitlines() if SID in line)
     assert "…" not in costs

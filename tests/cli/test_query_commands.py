@@ -115,7 +115,11 @@ def test_costs_table_and_json(seeded: Octel, golden: Golden) -> None:
     for text in ("claude", "opencode", "triage", "total", "most expensive trees", "$0.7600"):
         assert text in r.stdout
     assert "claude run run-turns" in r.stdout  # Claude CLI runs rank with the sessions
-    golden("costs_by_driver_day", seeded.json("costs", "--by", "driver,day", "--top", "1", "--since", "all"))
+    until = "2026-11-10T00:00:00+00:00"  # a fixed window: the answer's `until` is its end
+    golden(
+        "costs_by_driver_day",
+        seeded.json("costs", "--by", "driver,day", "--top", "1", "--since", "all", "--until", until),
+    )
 
 
 def test_costs_default_to_the_last_seven_days_as_the_console_does(seeded: Octel) -> None:
