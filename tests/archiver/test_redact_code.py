@@ -1,0 +1,89 @@
+"""Code and masked values read in a session are no secrets: a path (`anchor_spl::token::{self,
+…}`), a field's type (`token_account: Pubkey,`, `vault: Account<'info, Vault>`), a status word
+(`TOKEN_STATUS: missing`), a token a tool printed masked (`Token: gho_****`) and a dependency's
+version range (`"@solana/spl-token": "^0.4.13"`) were redacted as
+assignments in transcripts users published; a value that is a secret still is, and the quote
+that closes the text around it is kept."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from archiver.redact import Redactor
+
+KEY = b"k" * 32
+ENGINES = ["auto", "re"]
+
+CODE = [
+    "use anchor_spl::token::{self, Token, TokenAccount};",
+    "use crate::secret::{Vault, open};",
+    "    pub provider_token_account: Pubkey,",
+    "    pub vault_token_account: Account<'info, TokenAccount>,",
+    "    pub api_key: Option<String>,",
+    "  token: string;",
+    "  password: String,",
+    "  secret: Uint8Array | undefined",
+    'if [ -n "$TOKEN" ]; then echo "TOKEN_STATUS: configured"; else echo "TOKEN_STATUS: missing"; fi',
+    "token_state=expired",
+    "token_count: unknown",
+    "  - Token: gho_************************************",
+    "api_key = sk-…********",
+    '  "@solana/spl-token": "^0.4.13",',
+    '  "csrf-token": ">=1.2.0",',
+    "secret_version: ~2.1.0",
+]
+
+
+def _texts(line: str) -> list[bytes]:
+    """The line as a tool result holds it, and as JSON text inside a string."""
+    doc = {"type": "tool_result", "content": f"1\t{line}\n2\tnext"}
+    return [orjson.dumps(doc), orjson.dumps({"content": orjson.dumps(doc).decode()})]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("line", CODE)
+def test_code_and_masked_values_are_kept(engine: str, line: str) -> None:
+    for text in _texts(line):
+        assert Redactor(KEY, engine=engine).redact_json(text) == text
+
+
+SECRETS = [
+    ("token: ghs9Kq2Zr7Lm4Xv8", "ghs9Kq2Zr7Lm4Xv8"),
+    ("password = hunter2hunter2", "hunter2hunter2"),
+    ('api_key := "a1b2c3d4e5f6g7"', "a1b2c3d4e5f6g7"),
+    ("SECRET_KEY=Zm9vYmFyYmF6cXV4", "Zm9vYmFyYmF6cXV4"),
+    ("token: Pubkey9xQ2", "Pubkey9xQ2"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("line", "secret"), SECRETS)
+def test_secrets_in_the_same_places_are_still_redacted(engine: str, line: str, secret: str) -> None:
+    for text in _texts(line):
+        out = Redactor(KEY, engine=engine).redact_json(text)
+        assert secret.encode() not in out and b"[REDACTED:assignment:" in out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("end", ["'", "';", "' &&"])
+def test_the_quote_around_a_url_is_kept(engine: str, end: str) -> None:
+    line = f"RPC='https://rpc.example.com/?api-key=0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b{end}\nPROGRAM='x'"
+    for text in _texts(line):
+        out = Redactor(KEY, engine=engine).redact_json(text)
+        assert b"0e1f2a3b" not in out
+        assert b"?api-key=[REDACTED:assignment:" in out
+        assert orjson.loads(out)
+        # the closing quote is still there, right after the placeholder
+        assert b"]'" in out
+
+
+_ident = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+
+
+@given(_ident, st.sampled_from(["token", "secret", "password", "api_key"]), _ident)
+def test_a_rust_path_through_a_secret_word_is_no_assignment(head: str, word: str, tail: str) -> None:
+    text = orjson.dumps({"content": f"use {head}::{word}::{{self, {tail}}};"})
+    assert Redactor(KEY, engine="re").redact_json(text) == text
