@@ -37,6 +37,7 @@ class _Parts:
     not_number: bytes
     not_prose: bytes
     not_type: bytes
+    not_example: bytes
 
 
 def _parts() -> _Parts:
@@ -75,6 +76,13 @@ def _parts() -> _Parts:
         not_prose=rb"(?![a-z]{2,40} +[a-z]{2})",
         # a type naming what a field holds (`token: string;`, `token_account: Pubkey,`,
         # `secret: Uint8Array | undefined`): code, not a secret. Lower case, as `not_number`
+        # a value that stands for one in an example or a test (`OWM_API_KEY=your_key_here`,
+        # `API_KEY = "test-key"`): what a user is to fill in, not a secret. Lower case
+        not_example=(
+            rb"(?!your[_-]|[a-z0-9_-]*[_-]here(?:[\s\"\\,;)\]}]|$)"
+            rb"|(?:x{3,}|changeme|placeholder|dummy|example|sample|fake|test)(?:[_-]?(?:api[_-]?)?"
+            rb"(?:key|token|secret|password|value))?(?:[\s\"\\,;)\]}]|$))"
+        ),
         not_type=(
             rb"(?!(?:string|boolean|number|integer|double|object|unknown|pubkey|buffer|uint8array"
             rb"|bytes|secretstr|option|optional)(?:[\s\"\\,;)\]}>|?=]|$))"
@@ -268,6 +276,7 @@ def _context_rules(p: _Parts) -> list[Rule]:
                 + p.open
                 + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.:]*[(\[<])"
                 + p.not_type
+                + p.not_example
                 + p.not_number
                 + p.not_prose
                 + rb"([^\s\"\\\[$'`{(<]"

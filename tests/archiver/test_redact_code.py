@@ -1,8 +1,9 @@
 """Code and masked values read in a session are no secrets: a path (`anchor_spl::token::{self,
 …}`), a field's type (`token_account: Pubkey,`, `vault: Account<'info, Vault>`), a status word
 (`TOKEN_STATUS: missing`), a token a tool printed masked (`Token: gho_****`) and a dependency's
-version range (`"@solana/spl-token": "^0.4.13"`) were redacted as
-assignments in transcripts users published; a value that is a secret still is, and the quote
+version range (`"@solana/spl-token": "^0.4.13"`) and the value an example stands for
+(`OWM_API_KEY=your_key_here`, `"test-key"`) were redacted as assignments in transcripts users
+published; a value that is a secret still is, and the quote
 that closes the text around it is kept."""
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ CODE = [
     '  "@solana/spl-token": "^0.4.13",',
     '  "csrf-token": ">=1.2.0",',
     "secret_version: ~2.1.0",
+    "OWM_API_KEY=your_openweathermap_api_key",
+    "    OWM_API_KEY=your_key_here,",
+    'process.env.OWM_API_KEY = "test-key";',
+    "DISCORD_TOKEN=xxxxxxxxxxxx",
+    "api_key: placeholder",
 ]
 
 
@@ -56,6 +62,9 @@ SECRETS = [
     ('api_key := "a1b2c3d4e5f6g7"', "a1b2c3d4e5f6g7"),
     ("SECRET_KEY=Zm9vYmFyYmF6cXV4", "Zm9vYmFyYmF6cXV4"),
     ("token: Pubkey9xQ2", "Pubkey9xQ2"),
+    ("API_KEY=testkey9Kq2Zr7Lm", "testkey9Kq2Zr7Lm"),
+    ("API_KEY=yourself9Kq2Zr7", "yourself9Kq2Zr7"),
+    ("password: example9Kq2Zr7Lm", "example9Kq2Zr7Lm"),
 ]
 
 
