@@ -56,6 +56,8 @@ NOT_READ_RIGHT = {
     # CLI 2.1.81 writes one line per content block of an answer, all with the answer's message
     # id and request id, only the last with its full output tokens; ccusage keeps the first
     "-published-uzaxirr-raze": "ccusage keeps an answer's first line, whose output tokens are partial",
+    # 1.0.128 too: two lines an answer, the first with 1 to 4 output tokens
+    "-published-sanand0-scripts": "ccusage keeps an answer's first line, whose output tokens are partial",
 }
 
 

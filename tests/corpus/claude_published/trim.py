@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 LONG = 400
-CAP = 280_000
+CAP = 200_000
 MARK = " …[trimmed for the corpus]"
 
 
