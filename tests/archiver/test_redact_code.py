@@ -96,3 +96,31 @@ _ident = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
 def test_a_rust_path_through_a_secret_word_is_no_assignment(head: str, word: str, tail: str) -> None:
     text = orjson.dumps({"content": f"use {head}::{word}::{{self, {tail}}};"})
     assert Redactor(KEY, engine="re").redact_json(text) == text
+
+
+# what may follow a type name or an example's value: the end of a field, of a list, of a string
+_AFTER_TYPE = [" ", ",", ";", ")", "]", "}", ">", "|", "?", "=", "\n", ""]
+_AFTER_EXAMPLE = [" ", ",", ";", ")", "]", "}", "\n", ""]
+
+
+@pytest.mark.parametrize("after", _AFTER_TYPE)
+def test_a_type_name_is_kept_whatever_follows_it(after: str) -> None:
+    for text in [orjson.dumps({"content": f"  token: string{after}"}), orjson.dumps({"token": "string"})]:
+        assert Redactor(KEY, engine="re").redact_json(text) == text
+
+
+@pytest.mark.parametrize("after", _AFTER_EXAMPLE)
+@pytest.mark.parametrize(
+    "value",
+    ["your_key_value", "your-key-value", "ab9_c-d_here", "put-it-here", "xxxkey", "placeholder"]
+    + ["test_key", "test-key", "test_api_key", "test-api-key", "dummy-password", "sample_token"],
+)
+def test_an_examples_value_is_kept_whatever_follows_it(value: str, after: str) -> None:
+    for text in [orjson.dumps({"content": f"API_KEY={value}{after}"}), orjson.dumps({"api_key": value})]:
+        assert Redactor(KEY, engine="re").redact_json(text) == text
+
+
+@pytest.mark.parametrize("value", ["xxtoken", "testkeys", "your9secret", "sample_token9"])
+def test_a_value_that_only_begins_like_an_example_is_redacted(value: str) -> None:
+    out = Redactor(KEY, engine="re").redact_json(orjson.dumps({"content": f"API_KEY={value}"}))
+    assert value.encode() not in out
