@@ -112,8 +112,10 @@ def test_a_type_name_is_kept_whatever_follows_it(after: str) -> None:
 @pytest.mark.parametrize("after", _AFTER_EXAMPLE)
 @pytest.mark.parametrize(
     "value",
-    ["your_key_value", "your-key-value", "ab9_c-d_here", "put-it-here", "xxxkey", "placeholder"]
-    + ["test_key", "test-key", "test_api_key", "test-api-key", "dummy-password", "sample_token"],
+    [
+        *("your_key_value", "your-key-value", "ab9_c-d_here", "put-it-here", "xxxkey", "placeholder"),
+        *("test_key", "test-key", "test_api_key", "test-api-key", "dummy-password", "sample_token"),
+    ],
 )
 def test_an_examples_value_is_kept_whatever_follows_it(value: str, after: str) -> None:
     for text in [orjson.dumps({"content": f"API_KEY={value}{after}"}), orjson.dumps({"api_key": value})]:
