@@ -36,6 +36,8 @@ class _Parts:
     not_placeholder: bytes
     not_number: bytes
     not_prose: bytes
+    not_type: bytes
+    not_example: bytes
 
 
 def _parts() -> _Parts:
@@ -47,10 +49,10 @@ def _parts() -> _Parts:
         # closing quote and leaves it in place) or an escaped double quote (the value stops
         # at its backslash)
         open=rb"""(?:(?P<q>['`])|(?:\\\\)*\\")?""",
-        # one more byte of a value: inside '…' or `…` the closing quote ends it; a backquote
-        # ends an unquoted value too (in a shell it would start a command, in Markdown it
-        # closes code)
-        more=rb"(?(q)[^\s\"\\'`]|[^\s\"\\`])",
+        # one more byte of a value: a quote ends it, inside '…' or `…` the closing one, in an
+        # unquoted value a backquote (in a shell it would start a command, in Markdown it
+        # closes code) or the ' that closes the text around it (`RPC='https://…?api-key=X';`)
+        more=rb"[^\s\"\\'`]",
         # the first byte of a value: not a variable, a placeholder, a call, the next flag, nor
         # what closes a structure (`-p \"}` at the end of JSON text nested in a string)
         first=rb"[^\s\"\\\[$'`{(<\-}\]),]",
@@ -67,11 +69,24 @@ def _parts() -> _Parts:
         # `10..20`): a count or an estimate, never a secret. Lower case: caseless rules run on
         # lowered text
         not_number=(
-            rb"(?!~?\d[\d.,_]*(?:[kmgt]b?|b|ms|s|%|x)?"
+            rb"(?!(?:[~^]|[<>]=?)?\d[\d.,_]*(?:[kmgt]b?|b|ms|s|%|x)?"
             rb"(?:(?:-|\xe2\x80\x93|\.\.|~|/)~?\d[\d.,_]*(?:[kmgt]b?|b|ms|s|%|x)?)?(?:[\s\"\\'`,;)\]}]|$))"
         ),
         # a word of prose followed by more words (`token: estimated from the usage`)
         not_prose=rb"(?![a-z]{2,40} +[a-z]{2})",
+        # a type naming what a field holds (`token: string;`, `token_account: Pubkey,`,
+        # `secret: Uint8Array | undefined`): code, not a secret. Lower case, as `not_number`
+        # a value that stands for one in an example or a test (`OWM_API_KEY=your_key_here`,
+        # `API_KEY = "test-key"`): what a user is to fill in, not a secret. Lower case
+        not_example=(
+            rb"(?!your[_-]|[a-z0-9_-]*[_-]here(?:[\s\"\\,;)\]}]|$)"
+            rb"|(?:x{3,}|changeme|placeholder|dummy|example|sample|fake|test)(?:[_-]?(?:api[_-]?)?"
+            rb"(?:key|token|secret|password|value))?(?:[\s\"\\,;)\]}]|$))"
+        ),
+        not_type=(
+            rb"(?!(?:string|boolean|number|integer|double|object|unknown|pubkey|buffer|uint8array"
+            rb"|bytes|secretstr|option|optional)(?:[\s\"\\,;)\]}>|?=]|$))"
+        ),
     )
 
 
@@ -114,6 +129,11 @@ def _random_like(secret: bytes) -> bool:
 def _six_characters(secret: bytes) -> bool:
     # the pattern counts bytes: three non-ASCII characters are six bytes, and no secret
     return len(secret.decode("utf-8", "replace")) >= 6
+
+
+def _unmasked(secret: bytes) -> bool:
+    """Six characters or more, and not a token a tool printed masked (`gho_****…`)."""
+    return _six_characters(secret) and b"***" not in secret
 
 
 def _has_digit(secret: bytes) -> bool:
@@ -243,15 +263,20 @@ def _context_rules(p: _Parts) -> list[Rule]:
         *(
             Rule(
                 "assignment",
-                word  # a key naming a secret's source or kind holds none (apiKeySource, token_type)
-                + rb"(?![a-z0-9_]{0,30}?(?:source|helper|type|name|env|file|path)(?:"
+                # a key naming a secret's source, kind or state holds none (apiKeySource,
+                # token_type, TOKEN_STATUS, token_count)
+                word
+                + rb"(?![a-z0-9_]{0,30}?(?:source|helper|type|name|env|file|path|status|state|count|scope)(?:"
                 + (p.quote + rb"| {0,3}[=:]))[a-z0-9_]{0,30}(?:")
                 + p.quote
                 + rb" {0,3}: {0,3}"
                 + p.quote
-                + rb"| {0,3}[=:] {0,3}"
+                # `=`, `:` and Go's `:=`; not `::`, a path (`anchor_spl::token::{self, …}`)
+                + rb"| {0,3}(?::?=|:(?!:)) {0,3}"
                 + p.open
-                + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.]*[(\[])"
+                + rb")(?!(?:bearer|basic|token) )(?![a-z_][a-z0-9_.:]*[(\[<])"
+                + p.not_type
+                + p.not_example
                 + p.not_number
                 + p.not_prose
                 + rb"([^\s\"\\\[$'`{(<]"
@@ -260,7 +285,7 @@ def _context_rules(p: _Parts) -> list[Rule]:
                 2,
                 True,
                 (word,),
-                _six_characters,
+                _unmasked,
             )
             for word in keywords
         ),

@@ -16,6 +16,7 @@ A subagent whose session file is gone still forms a tree (with an empty root, re
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,18 @@ def owner_of(path: Path) -> str | None:
     return None
 
 
+_SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _session_of_main(path: Path) -> str:
+    """The session of a transcript: its name, as the CLI names it (``<sessionId>.jsonl``), or,
+    for a file renamed (a published ``claude-session.jsonl``), the ``sessionId`` its lines name,
+    so two renamed files are two sessions."""
+    if _SESSION_NAME.fullmatch(path.stem):
+        return path.stem
+    return owner_of(path) or path.stem
+
+
 def run_of(path: Path) -> str | None:
     """The Workflow run a subagent file belongs to: the folder it sits in, when that is not the
     ``subagents`` folder itself (nor a project folder, for 2.0.x files)."""
@@ -122,7 +135,7 @@ def _project_sessions(folder: Path, skipped: list[WalkError]) -> list[SessionFil
                 owner = owner_of(entry) or f"unknown-{agent_id_of(entry)}"
                 get(owner).subagents.append((agent_id_of(entry), entry, meta_of(entry)))
             else:
-                get(entry.stem).main = entry
+                get(_session_of_main(entry)).main = entry
         elif entry.is_dir() and ((entry / "subagents").is_dir() or (entry / "workflows").is_dir()):
             with_subagents(get(entry.name), entry)
     return list(found.values())

@@ -19,7 +19,7 @@ from archiver.claude.resume import (
     tree_prior,
 )
 from archiver.claude.runs import RunFile, read_runs
-from archiver.claude.sniff import as_lines, kind_of
+from archiver.claude.sniff import REWRITTEN, as_lines, kind_of
 from archiver.claude.stream import is_stream_json, tree_from_stream
 from archiver.claude.tree import ClaudeTree, SubagentFile, build_tree
 from archiver.claude.workflow import JournalFile
@@ -78,22 +78,29 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
     errors: list[WalkError] = []
     whole: dict[str, bytes] = {}
 
-    def read(path: Path) -> bytes | None:
+    rewritten = False
+
+    def read(path: Path, lines: bool = False) -> bytes | None:
+        nonlocal rewritten
         try:
-            whole[str(path)] = data = read_capped(path)
-            return data
+            data = read_capped(path)
         except LineTooLong as exc:
             errors.append(WalkError("too_large", "line", files.session_id, str(exc), str(path)))
             return None
         except OSError as exc:
             errors.append(WalkError("malformed", "file", files.session_id, str(exc), str(path)))
             return None
+        if lines and _not_lines(data):
+            rewritten = True
+            return as_lines(data) or b""
+        whole[str(path)] = data
+        return data
 
-    main = read(files.main) if files.main is not None else None
+    main = read(files.main, lines=True) if files.main is not None else None
     subs = [
         SubagentFile(str(path), agent_id, data, read(meta) if meta is not None else None, run_of(path))
         for agent_id, path, meta in files.subagents
-        if (data := read(path)) is not None
+        if (data := read(path, lines=True)) is not None
     ]
     journals = [
         JournalFile(str(p), p.parent.name, data) for p in files.journals if (data := read(p)) is not None
@@ -102,10 +109,20 @@ def load_tree(files: SessionFiles) -> ClaudeTree:
     runs = [RunFile(str(p), p.stem, data) for p in files.runs if (data := read(p)) is not None]
     tree.workflow_runs, run_errors = read_runs(runs, files.session_id)
     tree.errors.extend([*errors, *run_errors])
+    tree.rewritten = rewritten
     for name, (_, consumed, _, _) in tree.reads.items():
         if (data := whole.get(name)) is not None and consumed <= len(data):
             tree.fingerprints[name] = fingerprint_at(data, consumed)
     return tree
+
+
+def _not_lines(data: bytes) -> bool:
+    """A transcript rewritten as one JSON array or pretty-printed (``sniff``), not the JSON
+    Lines the CLI writes (each line starts ``{"``): told from its first bytes first."""
+    head = data[:64].lstrip()
+    if head[:2] == b'{"' or head[:1] not in (b"[", b"{"):
+        return False
+    return kind_of(data[:200_000]) in REWRITTEN
 
 
 def _fingerprint(path: Path, offset: int) -> str | None:
@@ -122,9 +139,9 @@ def _fingerprint(path: Path, offset: int) -> str | None:
 
 def resume_state(tree: ClaudeTree, bases: dict[str, tuple[int, int]] | None = None) -> dict[str, Any] | None:
     """What a later import keeps to read only what this tree's files gain (None when it cannot:
-    1.0.x sidechains, a file unreadable)."""
-    if any(s.agent == "sidechain" for s in tree.sessions) or not tree.reads:
-        return None
+    1.0.x sidechains, a file unreadable or rewritten as JSON Lines)."""
+    if any(s.agent == "sidechain" for s in tree.sessions) or not tree.reads or tree.rewritten:
+        return None  # a rewritten file's offsets are in the lines made of it, not in the file
     bases = bases or {}
     prints: dict[str, str] = {}
     for name, (_, consumed, _, _) in tree.reads.items():
@@ -198,10 +215,10 @@ def load_grown(
 def tree_of_file(path: Path) -> ClaudeTree:
     """The tree of one file, whatever its name (``sniff``): stream-json output, a session
     transcript (with its subagent files beside it), one subagent transcript on its own, or a
-    JSON array of either's lines."""
+    JSON array of either's lines or those lines pretty-printed."""
     data = read_capped(path)
     kind = kind_of(data[:200_000])
-    rewritten = kind == "array"
+    rewritten = kind in REWRITTEN
     if rewritten:
         data = as_lines(data) or b""
         kind = kind_of(data[:200_000])

@@ -61,5 +61,8 @@ class ClaudeTree:
     # file name -> the fingerprint of what ``reads`` consumed of it, taken from the very bytes
     # that were parsed when the file was read whole (``layout.resume_state``)
     fingerprints: dict[str, str] = field(default_factory=dict)
+    # a file was rewritten as JSON Lines to be read (a JSON array, pretty-printed lines): its
+    # offsets say nothing of the file, so no later read resumes from them
+    rewritten: bool = False
     # session id -> redaction counts of text an earlier read archived (``TreePrior.redaction``)
     redacted_before: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -39,6 +39,7 @@ TESTS = [
     "tests/archiver/test_cut.py",
     "tests/archiver/test_redact.py",
     "tests/archiver/test_redact_gaps.py",
+    "tests/archiver/test_redact_code.py",
 ]
 _QUANT = re.compile(rb"\{(\d+)(,\d*)?\}")
 _CLASS = re.compile(rb"(?<!\\)\[(?!\^)((?:\\.|[^\]\\])+)\]")
@@ -136,8 +137,9 @@ def mutants() -> Iterator[Mutant]:
         "six-character check: seven",
         _setter(rules, "_six_characters", lambda s: len(s.decode("utf-8", "replace")) >= 7),
     )
+    yield Mutant("masked-value check removed", _setter(rules, "_unmasked", rules._six_characters))
     parts = rules._parts()
-    for field in ("not_number", "not_prose"):
+    for field in ("not_number", "not_prose", "not_type", "not_example"):
         value = getattr(parts, field)
         changes = [("removed", b""), *regex_mutants(value)]
         for what, new in changes:
@@ -151,7 +153,7 @@ def run(tests: list[str]) -> bool:
     the slow ones."""
     for test in tests:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            args = [test, "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-p", "no:randomly"]
+            args = [test, "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "--no-header", "-p", "no:randomly"]
             code = pytest.main(args)
         if code != 0:
             return True
