@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
-from detectors.digest import Turn
+from detectors.digest import Call, Turn
 from detectors.findings import Finding, Verdict, grade
 from detectors.model import PermissionEvent, StatusSample
 from detectors.thresholds import Thresholds
@@ -37,6 +37,10 @@ class PermissionDeadlock(Detector):
         self._denials = 0
         self._denial_start = -1
         self._denial_ids: list[str] = []
+        self._done_since_denial = 0  # calls that succeeded since the last denial
+        # the longest run of denials so far, with where it began and its calls: what rejected
+        # replies add to, so the count does not hang on how replies and messages interleave
+        self._peak: tuple[int, int, tuple[str, ...]] = (0, -1, ())
         self._hanging: tuple[str, ...] = ()
         self._hanging_turn: tuple[int, str] = (-1, "")
         # Calls an ask may be holding up (pending, running, or cut short): call id -> message.
@@ -47,26 +51,42 @@ class PermissionDeadlock(Detector):
         for call in turn.calls:
             if call.call_id and (call.status in ("pending", "running") or call.interrupted):
                 self._waiting_calls.setdefault(call.call_id, turn.index)
-            if call.denied:
-                if self._denials == 0:
-                    self._denial_start = turn.index
-                self._denials += 1
-                if len(self._denial_ids) < EVIDENCE_IDS:
-                    self._denial_ids.append(call.part_id)
+            if not call.denied:
+                self._progress(call)
+                continue
+            self._done_since_denial = 0
+            if self._denials == 0:
+                self._denial_start = turn.index
+            self._denials += 1
+            if len(self._denial_ids) < EVIDENCE_IDS:
+                self._denial_ids.append(call.part_id)
+            if self._denials > self._peak[0]:
+                self._peak = (self._denials, self._denial_start, tuple(self._denial_ids))
                 self._offer_denials()
         self._hanging = tuple(c.part_id for c in turn.calls if c.status in ("pending", "running"))
         self._hanging_turn = (turn.index, turn.id)
 
+    def _progress(self, call: Call) -> None:
+        """A run of calls that succeed after a denial is the agent going on without what it was
+        refused (a person who says no once in a while is no deadlock): the denials count anew.
+        What was offered so far stays offered."""
+        if call.status != "completed" or call.error_sig or self._denials == 0:
+            return
+        self._done_since_denial += 1
+        if self._done_since_denial >= self.th.denial_reset_calls:
+            self._denials, self._denial_start, self._denial_ids = 0, -1, []
+
     def _offer_denials(self) -> None:
-        n = self._denials + len(self._rejects)
+        denials, start, ids = self._peak
+        n = denials + len(self._rejects)
         v, s = grade(n, self.th.denial_suspect, self.th.denial_stuck)
         ev = {
             "signal": "denials",
             "count": n,
-            "part_ids": list(self._denial_ids),
+            "part_ids": list(ids),
             "rejected_requests": list(self._rejects),
         }
-        self._best.offer(v, s, n, self._denial_start, lambda: ev)
+        self._best.offer(v, s, n, start, lambda: ev)
 
     def permission(self, event: PermissionEvent) -> None:
         rid = event.request_id

@@ -86,6 +86,7 @@ class Thresholds:
     permission_wait_stuck_s: float = _t(30.0, "seconds an ask may stay unanswered before stuck")
     denial_suspect: int = _t(3, "permission denials (rule or reply) before suspect")
     denial_stuck: int = _t(3, "permission denials (rule or reply) before stuck")
+    denial_reset_calls: int = _t(3, "calls that succeed after a denial before the denials count anew")
     empty_turn_suspect: int = _t(3, "turns with no text and no tool call in a row before suspect")
     empty_turn_stuck: int = _t(3, "turns with no text and no tool call in a row before stuck")
     monologue_suspect: int = _t(2, "the same text in a row (no tool call between) before suspect")

@@ -243,3 +243,12 @@ def test_tokens_equal_ccusages(imported: tuple[str, Imported], tmp_path: Path) -
             assert 0 < theirs_["output"] < ours["output"], NOT_READ_RIGHT[f.parent.name]
             continue
         assert theirs_ == ours, f.parent.name
+
+
+def test_no_published_session_is_called_stuck(imported: tuple[str, Imported]) -> None:
+    """Each of these sessions ended with its work done (read by a person): none is stuck."""
+    name, got = imported
+    stuck = {
+        f.stem: got.rows[f.stem].worst_detector for f in _files(name) if got.rows[f.stem].verdict == "stuck"
+    }
+    assert stuck == {}

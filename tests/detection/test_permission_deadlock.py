@@ -76,6 +76,32 @@ def test_repeated_denials() -> None:
     )
 
 
+def test_denials_far_apart_with_work_between_are_no_deadlock() -> None:
+    """A person who says no now and then, while the agent gets on with other calls (a published
+    Claude Code session: three refusals over a hundred messages of work), is not a deadlock;
+    the same refusals with too little work between them still are."""
+
+    def refusals(work_between: int) -> Stream:
+        s = Stream().user()
+        for i in range(3):
+            s.step(call("bash", {"command": f"docker run {i}"}, status="error", error=DENIED))
+            for j in range(work_between):
+                s.step(bash(f"ls d{i}{j}"))
+        return s
+
+    assert deadlock(refusals(3)).verdict == "healthy"
+    assert deadlock(refusals(2)).verdict == "stuck"
+
+
+def test_what_was_stuck_stays_stuck_when_work_follows() -> None:
+    s = Stream().user()
+    for i in range(3):
+        s.step(call("bash", {"command": f"rm -rf b{i}"}, status="error", error=DENIED))
+    for j in range(5):
+        s.step(bash(f"ls {j}"))
+    assert deadlock(s).verdict == "stuck"
+
+
 def test_rejected_replies_count_as_denials() -> None:
     perms: list[PermissionEvent] = []
     for i in range(3):
