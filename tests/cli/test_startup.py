@@ -50,6 +50,23 @@ def test_the_session_list_does_not_load_the_live_view(tmp_path: Path) -> None:
     assert not {m for m in loaded if m.startswith(live)}
 
 
+def test_the_session_list_defines_only_the_table_it_reads(tmp_path: Path) -> None:
+    """The list reads the session index: no other table, no detector, no tower, no search."""
+    loaded = _modules_of(_upgraded(tmp_path), "sessions", "list", "--json")
+    assert "telemetry.store.session_index" in loaded
+    unused = {
+        "telemetry.store.models",
+        "telemetry.store.live_models",
+        "telemetry.queries.cycles",
+        "telemetry.queries.session_search",
+        "detectors.base",
+        "detectors.doom_loop",
+        "tower.actions",
+    }
+    assert not loaded & unused, sorted(loaded & unused)
+    assert not {m for m in loaded if m.startswith(("tower.", "web.", "fastapi", "uvicorn"))}
+
+
 def test_help_imports_nothing_heavy() -> None:
     loaded = _imported_by("--help")
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
