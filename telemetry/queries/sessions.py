@@ -19,13 +19,14 @@ from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
 from archiver.versions import opencode_generation
-from telemetry.queries.models import SessionPage, SessionRecord, SessionVerdict, TreeNode, stored_tokens
 from telemetry.queries.paging import decode_cursor, encode_cursor
+from telemetry.queries.session_models import SessionPage, SessionRecord, SessionVerdict, stored_tokens
 from telemetry.store.session_index import SessionIndex
 from telemetry.timeutil import as_utc
 
 # The list reads the index alone: the other tables are defined when a session's findings are.
 if TYPE_CHECKING:
+    from telemetry.queries.models import TreeNode
     from telemetry.store.models import Finding
 
 __all__ = [
@@ -226,6 +227,8 @@ def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> dict[str, An
 
 def session_tree(db: Session, session_id: str) -> TreeNode | None:
     """The subtree rooted at a session, nested, with own and rolled-up cost and tokens."""
+    from telemetry.queries.models import TreeNode
+
     top = _find(db, session_id)
     if top is None:
         return None

@@ -79,6 +79,13 @@ def test_help_imports_nothing_heavy() -> None:
         (("doctor", "--help"), ("fastapi", "uvicorn")),
         # the list a dispatcher runs per cycle: no web, no live model, no migrations, no rich
         (("sessions", "list", "--json"), ("fastapi", "uvicorn", "web", "alembic", "httpx", "rich")),
+        # the other query commands answering in JSON: no rich, no tower, no live view
+        (("runs", "list", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("cycles", "list", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("cycles", "summary", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("costs", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("lost", "--json"), ("web", "httpx", "rich", "tower")),
+        (("actions", "list", "--json"), ("web", "httpx", "rich", "tower")),
     ],
 )
 def test_a_command_pays_only_for_what_it_uses(
