@@ -148,6 +148,13 @@ class _Deferred:
     def __getattr__(self, attr: str) -> Any:
         return getattr(_made(self._name), attr)
 
+    # `with console:` (rich's Live and progress bars) looks these up on the type, not the object
+    def __enter__(self) -> Console:
+        return _made(self._name).__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        _made(self._name).__exit__(*exc)
+
 
 if not TYPE_CHECKING:
     console = _Deferred("console")

@@ -33,6 +33,22 @@ __all__ = [
 ]
 
 
+# The dearest trees of a window, read from the dearest down with their times (0015). A partial
+# index: declaring its `postgresql_where` loads the PostgreSQL dialect, so it is declared here,
+# with the tables the migrations compare (migrations/env.py), and not where the session index is,
+# which the session queries import alone.
+_TREE_COST = SQLModel.metadata.tables["session_index"].c
+Index(
+    "ix_session_index_tree_cost",
+    _TREE_COST.tree_cost_usd,
+    _TREE_COST.id,
+    _TREE_COST.created_at,
+    _TREE_COST.archived_at,
+    postgresql_where=text(TREE_ROOTS),
+    sqlite_where=text(TREE_ROOTS),
+)
+
+
 class Cycle(SQLModel, table=True):
     """One dispatcher cycle, written at begin and updated at finish."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Index, false, text
+from sqlalchemy import Index, false
 from sqlmodel import Field
 
 from telemetry.store.columns import Usage, big, counted, timestamp
@@ -27,7 +27,8 @@ SPEND_READ = (
     "tokens_cache_write",
     "cost_usd",
 )
-# the rows `ix_session_index_tree_cost` holds: roots whose tree has an indexed row
+# the rows `ix_session_index_tree_cost` (telemetry.store.models) holds: roots whose tree has an
+# indexed row
 TREE_ROOTS = "parent_session_id IS NULL AND tree_session_count > 0"
 
 
@@ -48,16 +49,7 @@ class SessionIndex(Usage, table=True):
         Index("ix_session_index_created_spend", *SPEND_READ),
         # the most expensive sessions of a window: read from the dearest down (0012)
         Index("ix_session_index_cost", "cost_usd", "id"),
-        # the dearest trees of a window, read from the dearest down with their times (0015)
-        Index(
-            "ix_session_index_tree_cost",
-            "tree_cost_usd",
-            "id",
-            "created_at",
-            "archived_at",
-            postgresql_where=text(TREE_ROOTS),
-            sqlite_where=text(TREE_ROOTS),
-        ),
+        # and `ix_session_index_tree_cost`, partial, declared in `telemetry.store.models`
     )
 
     id: int | None = Field(default=None, primary_key=True)
