@@ -88,6 +88,7 @@ def test_help_imports_nothing_heavy() -> None:
         (("costs", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
         (("lost", "--json"), ("web", "httpx", "rich", "tower")),
         (("actions", "list", "--json"), ("web", "httpx", "rich", "tower")),
+        (("sessions", "list", "--live", "--json"), ("web", "httpx", "rich", "fastapi")),
     ],
 )
 def test_a_command_pays_only_for_what_it_uses(
