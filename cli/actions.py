@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from cli.app import app, console
 from cli.output import Output, emit, output_options
@@ -51,6 +50,8 @@ def actions_list(
 
 
 def _table(page: ActionPage) -> None:
+    from rich.table import Table  # only a table needs rich
+
     table = Table(title=f"actions ({len(page.items)})", title_justify="left")
     width = max((len(a.session_id) for a in page.items), default=7)
     table.add_column("at")

@@ -123,18 +123,42 @@ app = _Octel(
 _PIPED_WIDTH = 100_000
 
 
-def __getattr__(name: str) -> Any:
-    """`console` and `err_console` are made when a command first prints, so `octel --help`,
-    and a command that prints only JSON, never import rich."""
-    if name in ("console", "err_console"):
+_MADE: dict[str, Console] = {}
+
+
+def _made(name: str) -> Console:
+    """`console` or `err_console` itself, made the first time a command prints."""
+    if name not in _MADE:
         from rich.console import Console
 
         made = Console(stderr=name == "err_console")
         if not made.is_terminal:
             made.width = _PIPED_WIDTH
-        globals()[name] = made
-        return made
-    raise AttributeError(name)
+        _MADE[name] = made
+    return _MADE[name]
+
+
+class _Deferred:
+    """Stands for a console until its first use, so a module may import `console` at its top
+    and `octel --help`, or a command that prints only JSON, still never imports rich."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(_made(self._name), attr)
+
+    # `with console:` (rich's Live and progress bars) looks these up on the type, not the object
+    def __enter__(self) -> Console:
+        return _made(self._name).__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        _made(self._name).__exit__(*exc)
+
+
+if not TYPE_CHECKING:
+    console = _Deferred("console")
+    err_console = _Deferred("err_console")
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -143,8 +167,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
     from archiver.urls import without_credentials
 
-    err_console: Console = globals().get("err_console") or __getattr__("err_console")
-    err_console.print(f"[bold red]error:[/] {escape(without_credentials(message))}", highlight=False)
+    _made("err_console").print(f"[bold red]error:[/] {escape(without_credentials(message))}", highlight=False)
     raise typer.Exit(code)
 
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from cli.app import console, fail
 from cli.fit import Col, fitted_table
@@ -19,10 +16,14 @@ from telemetry.queries.live import (
     list_live,
     opencode_text,
 )
-from telemetry.queries.live_detail import LiveSessionShown, LiveTreeNode, live_detail
-from telemetry.queries.live_messages import LiveMessagePage, live_message_page
-from telemetry.queries.models import MessageView
 from telemetry.timeutil import utcnow
+
+# A live session's page, its messages and rich are imported where they are shown: the live list
+# in JSON needs none of them.
+if TYPE_CHECKING:
+    from telemetry.queries.live_detail import LiveTreeNode
+    from telemetry.queries.live_messages import LiveMessagePage
+    from telemetry.queries.models import MessageView
 
 __all__ = ["print_live_list", "print_live_session", "print_live_tree"]
 
@@ -68,6 +69,8 @@ _LIST_COLS = (
 
 
 def _list_table(page: LivePage) -> None:
+    from rich.markup import escape
+
     counts = ", ".join(f"{k} {v}" for k, v in page.counts.items() if v)
     rows = [
         (
@@ -91,6 +94,9 @@ def _list_table(page: LivePage) -> None:
 
 def print_live_session(db: object, session_id: str, output: Output) -> bool:
     """Print a live session and its messages so far; False when it is not live either."""
+    from telemetry.queries.live_detail import LiveSessionShown, live_detail
+    from telemetry.queries.live_messages import live_message_page
+
     got = live_detail(db, session_id, utcnow())  # type: ignore[arg-type]
     if got is None:
         return False
@@ -117,6 +123,9 @@ def _said(m: MessageView) -> str:
 
 
 def _messages(page: LiveMessagePage) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     if not page.items:
         console.print("no messages so far (the watcher stores them as they come)", style="dim")
         return
@@ -132,6 +141,9 @@ def _messages(page: LiveMessagePage) -> None:
 
 
 def _session(r: LiveSessionOut, page: LiveMessagePage) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     console.print(f"[bold]{escape(r.session_id)}[/] {_state(r)}: {escape(r.explanation)}", highlight=False)
     t = Table(show_header=False, box=None)
     for k, v in (
@@ -157,6 +169,8 @@ def _session(r: LiveSessionOut, page: LiveMessagePage) -> None:
 
 def print_live_tree(db: object, session_id: str, output: Output) -> bool:
     """The live tree: `--json` prints what `GET /api/live/{id}` answers, the rows one per session."""
+    from telemetry.queries.live_detail import live_detail
+
     got = live_detail(db, session_id, utcnow())  # type: ignore[arg-type]
     if got is None:
         return False
@@ -166,6 +180,8 @@ def print_live_tree(db: object, session_id: str, output: Output) -> bool:
 
 
 def _tree(tree: list[LiveTreeNode]) -> None:
+    from rich.markup import escape
+
     for n in tree:
         r = n.session
         line = f"{'  ' * n.depth}{escape(r.session_id)} {_state(r)} {escape(r.explanation)}"

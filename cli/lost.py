@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from cli.app import app, console
 from cli.output import Output, emit, output_options
@@ -36,6 +35,8 @@ def _table(page: LostTrees) -> None:
     if not page.items:
         console.print("no tree lost: every tree seen was archived in full")
         return
+    from rich.table import Table  # only a table needs rich
+
     table = Table(title="lost trees", title_justify="left")
     for h in ("detected", "tree", "deleted session", "reason", "archived", "messages", "what was lost"):
         table.add_column(h, justify="right" if h == "messages" else "left")

@@ -11,21 +11,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
-from archiver.claude.layout import default_config_dir
-from cli.app import app, console, fail, open_redactor, open_store, print_json, settings_of
+from cli.app import app, fail, open_redactor, open_store, print_json, settings_of
 from cli.fit import Col, fitted_table
 from cli.output import JsonOpt, Output, emit, output_options
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
-from telemetry.queries.fleet_models import RunAdded, RunPage
+from telemetry.queries.fleet_models import RunPage
 from telemetry.queries.paging import CursorError
-from telemetry.queries.runs import RunFilter, list_runs, run_dict
-from telemetry.services.claude import ClaudeResultError
-from telemetry.services.claude_run import archive_run
-from telemetry.services.ingest import AgentRunIn, add_agent_run
-from telemetry.store.db import session_scope
-from telemetry.timeutil import utcnow
+from telemetry.queries.runs import RunFilter, list_runs
+
+# What only `runs add` uses (the ingest, the Claude archiver, rich) is imported by it: `runs
+# list` pays for its query alone.
 
 __all__ = ["runs_app"]
 
@@ -74,6 +70,18 @@ def runs_add(
     """Record one Claude Code CLI run from its `--output-format json` (or stream-json) result.
     With stream-json, or when the run's transcript is in the config folder, the conversation is
     archived (subagents included) and linked to the run by its session id."""
+    from pydantic import ValidationError
+
+    from archiver.claude.layout import default_config_dir
+    from cli.app import console
+    from telemetry.queries.fleet_models import RunAdded
+    from telemetry.queries.runs import run_dict
+    from telemetry.services.claude import ClaudeResultError
+    from telemetry.services.claude_run import archive_run
+    from telemetry.services.ingest import AgentRunIn, add_agent_run
+    from telemetry.store.db import session_scope
+    from telemetry.timeutil import utcnow
+
     text = _read(source)
     now = utcnow()
     if not text.strip():
@@ -177,6 +185,8 @@ _RUN_COLS = (
 
 
 def _runs_table(page: dict[str, Any]) -> None:
+    from cli.app import console
+
     rows = []
     for r in page["items"]:
         tk = r["tokens"]

@@ -10,9 +10,9 @@ from rich.markup import escape
 from cli.app import app, console, fail, settings_of
 from cli.output import Output, emit, output_options
 from cli.tables import archives_of, read_store
-from telemetry.queries.fleet_models import WhyAnswer
 from telemetry.queries.live import why_live
 from telemetry.queries.why import why
+from telemetry.queries.why_models import WhyAnswer
 from telemetry.timeutil import utcnow
 
 __all__ = ["why_cmd"]

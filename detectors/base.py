@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -14,6 +15,7 @@ from detectors.model import PermissionEvent, StatusSample
 from detectors.thresholds import Threshold, Thresholds, before_first_use, declare, withdraw
 
 __all__ = [
+    "BUILTINS",
     "EVIDENCE_IDS",
     "REGISTRY",
     "Detector",
@@ -23,6 +25,18 @@ __all__ = [
     "register",
 ]
 
+# The modules of the built-in detectors: each registers its own when imported. The default
+# registry imports them when it is first used, so what needs only a verdict's name
+# (`detectors.findings`, the store's query models) does not load every detector.
+BUILTINS = (
+    "detectors.doom_loop",
+    "detectors.long_turn",
+    "detectors.permission_deadlock",
+    "detectors.progress",
+    "detectors.quiet",
+    "detectors.retry_cascade",
+    "detectors.stall",
+)
 # Evidence keeps at most this many ids per list, so a finding stays small however long the run.
 EVIDENCE_IDS = 20
 
@@ -115,17 +129,26 @@ class DetectorSpec:
 class Registry:
     """Named detector factories. `register` is a decorator for a class or factory function.
 
-    A registry given an entry-point `group` loads the add-ons installed under it the first time
-    it is read (see `detectors.addons`); `addon_problems` then names those that failed.
+    A registry given `builtins` imports those modules (which register their detectors) the
+    first time it is used, before anything else registers. Given an entry-point `group`, it
+    loads the add-ons installed under it the first time it is read (see `detectors.addons`);
+    `addon_problems` then names those that failed.
     """
 
-    def __init__(self, group: str | None = None) -> None:
+    def __init__(self, group: str | None = None, builtins: Iterable[str] = ()) -> None:
         self._specs: dict[str, DetectorSpec] = {}
         self._group = group
+        self._builtins = tuple(builtins)
         self.addon_problems: tuple[AddonProblem, ...] = ()
 
+    def _load_builtins(self) -> None:
+        modules, self._builtins = self._builtins, ()
+        for m in modules:
+            importlib.import_module(m)
+
     def load_addons(self) -> None:
-        """Load the installed add-ons now (once); later reads do not look again."""
+        """Load the built-ins and the installed add-ons now (once); later reads do not look again."""
+        self._load_builtins()
         group, self._group = self._group, None
         if group is not None:
             self.addon_problems = tuple(addons.load(group))
@@ -141,6 +164,7 @@ class Registry:
         """Register a detector; `thresholds` declares the add-on's own (see `Thresholds.get`)."""
 
         def deco(factory: _F) -> _F:
+            self._load_builtins()  # the built-ins first, in their order, whoever registers
             if name in self._specs:
                 raise ValueError(f"a detector named {name!r} is already registered")
             declared: list[str] = []
@@ -158,6 +182,7 @@ class Registry:
         return deco
 
     def unregister(self, name: str) -> None:
+        self._load_builtins()
         spec = self._specs.pop(name, None)
         for th_name in spec.thresholds if spec is not None else ():
             withdraw(th_name)
@@ -183,7 +208,7 @@ class Registry:
         return [s.factory(thresholds) for s in self._specs.values() if wanted is None or s.name in wanted]
 
 
-REGISTRY = Registry(group=addons.GROUP)
+REGISTRY = Registry(group=addons.GROUP, builtins=BUILTINS)
 # An add-on's thresholds must be known before the first `-t name=value` is read.
 before_first_use(REGISTRY.load_addons)
 

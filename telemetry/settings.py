@@ -13,10 +13,9 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from archiver.credentials import parse_passwords
-from telemetry.otel_export.links import check_template
 from telemetry.timeutil import parse_duration
-from tower.actions import parse_on_stuck
+
+# What only a setting's check needs is imported by the check: every command builds Settings.
 
 __all__ = ["DEFAULT_PORT", "Settings", "settings_doc"]
 
@@ -275,6 +274,8 @@ class Settings(BaseSettings):
     @classmethod
     def _passwords(cls, v: SecretStr | None) -> SecretStr | None:
         if v is not None:
+            from archiver.credentials import parse_passwords
+
             parse_passwords(v.get_secret_value())  # the error names the field, never a value
         return v
 
@@ -296,7 +297,10 @@ class Settings(BaseSettings):
     @field_validator("on_stuck")
     @classmethod
     def _on_stuck(cls, v: str) -> str:
-        parse_on_stuck([v])
+        if v.strip():  # blank: no rule (every default value is checked too)
+            from tower.actions import parse_on_stuck
+
+            parse_on_stuck([v])
         return v
 
     @field_validator("alertmanager_url", "alert_webhook_url", "console_url")
@@ -310,6 +314,10 @@ class Settings(BaseSettings):
     @field_validator("otel_trace_url")
     @classmethod
     def _trace_url(cls, v: str) -> str:
+        if not v.strip():
+            return ""
+        from telemetry.otel_export.links import check_template
+
         return check_template(v.strip())
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
@@ -81,14 +82,19 @@ Since = Annotated[
     BeforeValidator(_since),
     WithJsonSchema({"type": "string", "description": "24h, 7d (back from now) or an ISO 8601 time"}),
 ]
-_SINCE: TypeAdapter[datetime | None] = TypeAdapter(Since)
+
+
+@functools.cache
+def _since_adapter() -> TypeAdapter[datetime | None]:
+    """Built on first use: building it costs every command's start, most never read a time."""
+    return TypeAdapter(Since)
 
 
 def since_value(text: str | None, now: datetime | None = None) -> datetime | None:
     """`Since` outside a model (the CLI's options); ValueError with one sentence for bad input.
     `now` pins the clock, so a command's `--since` and `--until` share one."""
     try:
-        return _SINCE.validate_python(text, context={"now": now} if now is not None else None)
+        return _since_adapter().validate_python(text, context={"now": now} if now is not None else None)
     except ValueError as e:  # pydantic's ValidationError is a ValueError
         errors = getattr(e, "errors", None)
         raise ValueError(errors()[0]["msg"] if errors else str(e)) from None

@@ -94,8 +94,9 @@ def list_cycles(db: Session, f: CycleFilter, now: datetime) -> dict[str, Any]:
 def session_titles(db: Session, session_ids: set[str]) -> dict[str, str]:
     """Each named session's title: the archive's, else the live row's (both stored redacted,
     whole: a table cuts it to its width). A session with no title, or unknown, is left out."""
-    # here, not at the top: `sessions list` imports this module and never pays for the live table
-    from telemetry.store.live_models import LiveSession
+    if not session_ids:  # an empty page asks nothing, and defines no live table
+        return {}
+    from telemetry.store.live_models import LiveSession  # here: most commands never read it
 
     out: dict[str, str] = {}
     ids = sorted(session_ids)

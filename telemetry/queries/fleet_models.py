@@ -1,4 +1,5 @@
-"""The typed answers about the fleet: cycles, their summary, daemon health, costs, runs, `why`.
+"""The typed answers about the fleet: cycles, their summary, daemon health, costs, runs (`why`'s
+is in `telemetry.queries.why_models`, with the live row it may hold).
 
 Shared by the web API (`response_model`) and the CLI's `--json`, like `telemetry.queries.models`.
 Cost rows carry only the group keys asked for: they are validated from the query's rows and
@@ -11,9 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from telemetry.queries.live import LiveSessionOut
-from telemetry.queries.live_spend import LiveSpend
-from telemetry.queries.models import Tokens
+from telemetry.queries.session_models import Tokens
 
 __all__ = [
     "CostRow",
@@ -27,13 +26,13 @@ __all__ = [
     "DriverSummary",
     "FlightCycle",
     "Health",
+    "LiveSpend",
+    "LiveSpendRow",
     "RunAdded",
     "RunPage",
     "RunRecord",
     "TopSpend",
     "TopTree",
-    "WhyAnswer",
-    "WhyEvidence",
 ]
 
 
@@ -212,6 +211,24 @@ class DailySeries(BaseModel):
     day_totals: list[float]
 
 
+class LiveSpendRow(BaseModel):
+    session_id: str
+    title: str | None
+    agent: str | None
+    model: str | None
+    state: str
+    cost_usd: float = Field(description="spent so far and not in any archive yet")
+    archived: bool = Field(description="an earlier archive holds the rest of its spend")
+
+
+class LiveSpend(BaseModel):
+    """Spend of live sessions not counted in the archived spend, most expensive first."""
+
+    cost_usd: float
+    count: int = Field(description="live sessions with spend not archived yet")
+    sessions: list[LiveSpendRow]
+
+
 class CostsAnswer(BaseModel):
     """`/api/costs` and `octel costs --json` (`telemetry.queries.costs_answer`): one breakdown
     per key asked for, totals, the daily series and the most expensive."""
@@ -256,22 +273,3 @@ class RunAdded(BaseModel):
     archive: dict[str, Any] | None = Field(
         None, description="the run's conversation as archived (the archive outcome), when it was"
     )
-
-
-class WhyEvidence(BaseModel):
-    source: str = Field(description="finding, cycle, index, archive, live or action")
-    detail: str
-
-
-class WhyAnswer(BaseModel):
-    """Why a session or cycle stopped: one verdict, decisive evidence first."""
-
-    id: str
-    kind: Literal["session", "cycle"]
-    session_id: str | None
-    cycle_id: str | None
-    code: str
-    verdict: str
-    summary: str
-    evidence: list[WhyEvidence]
-    live: LiveSessionOut | None = None  # the live row, when the session runs now

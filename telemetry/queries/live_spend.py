@@ -11,33 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
 from sqlalchemy import or_
 from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS
+from telemetry.queries.fleet_models import LiveSpend, LiveSpendRow
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex, Usage
 
 __all__ = ["LiveSpend", "LiveSpendRow", "LiveUse", "live_past_archive", "live_spend"]
-
-
-class LiveSpendRow(BaseModel):
-    session_id: str
-    title: str | None
-    agent: str | None
-    model: str | None
-    state: str
-    cost_usd: float = Field(description="spent so far and not in any archive yet")
-    archived: bool = Field(description="an earlier archive holds the rest of its spend")
-
-
-class LiveSpend(BaseModel):
-    """Spend of live sessions not counted in the archived spend, most expensive first."""
-
-    cost_usd: float
-    count: int = Field(description="live sessions with spend not archived yet")
-    sessions: list[LiveSpendRow]
 
 
 @dataclass(frozen=True)

@@ -12,19 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from sqlalchemy import and_, func, or_
 from sqlmodel import Session, col, select
 
 from archiver.metrics import TOKEN_KINDS, cache_hit_ratio
 from archiver.versions import opencode_generation
-from telemetry.queries.cycles import cycle_dict, linked_cycle
-from telemetry.queries.models import SessionPage, SessionRecord, SessionVerdict, TreeNode, stored_tokens
 from telemetry.queries.paging import decode_cursor, encode_cursor
-from telemetry.queries.session_search import search_page
-from telemetry.store.models import Finding, SessionIndex
+from telemetry.queries.session_models import SessionPage, SessionRecord, SessionVerdict, stored_tokens
+from telemetry.store.session_index import SessionIndex
 from telemetry.timeutil import as_utc
+
+# The list reads the index alone: the other tables are defined when a session's findings are.
+if TYPE_CHECKING:
+    from telemetry.queries.models import TreeNode
+    from telemetry.store.models import Finding
 
 __all__ = [
     "MAX_LIMIT",
@@ -153,6 +156,8 @@ def list_sessions(db: Session, f: SessionFilter) -> SessionPage:
     limit = max(1, min(f.limit, MAX_LIMIT))
     conds = _filters(f)
     if f.q:
+        from telemetry.queries.session_search import search_page  # its SQL is built on first use
+
         rows = search_page(db, conds, f.q, limit + 1)
     else:
         stmt = select(SessionIndex).where(*conds)
@@ -222,6 +227,8 @@ def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> dict[str, An
 
 def session_tree(db: Session, session_id: str) -> TreeNode | None:
     """The subtree rooted at a session, nested, with own and rolled-up cost and tokens."""
+    from telemetry.queries.models import TreeNode
+
     top = _find(db, session_id)
     if top is None:
         return None
@@ -231,6 +238,9 @@ def session_tree(db: Session, session_id: str) -> TreeNode | None:
 
 def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
     """The index record, its findings, its subtree, its parent and root ids, and its cycle."""
+    from telemetry.queries.cycles import cycle_dict, linked_cycle  # the list does not need them
+    from telemetry.store.models import Finding
+
     s = _find(db, session_id)
     if s is None:
         return None

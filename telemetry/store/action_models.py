@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
-from telemetry.store.models import _json, _ts
+from telemetry.store.columns import json_column, timestamp
 
 __all__ = ["WatchAction", "WatchLease"]
 
@@ -31,7 +31,7 @@ class WatchAction(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    at: datetime = _ts()
+    at: datetime = timestamp()
     server: str = Field(max_length=500)
     session_id: str = Field(max_length=200)
     root_session_id: str | None = Field(default=None, max_length=200)
@@ -39,7 +39,7 @@ class WatchAction(SQLModel, table=True):
     action: str = Field(max_length=20)  # reject_ask, abort, notify
     outcome: str = Field(max_length=20)  # done, skipped, gone, failed, notified, sending, unknown
     detail: str = Field(max_length=1000)
-    evidence: dict[str, Any] | None = _json()
+    evidence: dict[str, Any] | None = json_column()
     answer_status: int | None = None
     answer: str | None = Field(default=None, max_length=1000)
     watcher: str | None = Field(default=None, max_length=200)
@@ -53,6 +53,6 @@ class WatchLease(SQLModel, table=True):
 
     server: str = Field(max_length=500, primary_key=True)
     holder: str = Field(max_length=200)
-    acquired_at: datetime = _ts()
-    renewed_at: datetime = _ts()
-    expires_at: datetime = _ts()
+    acquired_at: datetime = timestamp()
+    renewed_at: datetime = timestamp()
+    expires_at: datetime = timestamp()

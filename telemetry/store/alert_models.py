@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
-from telemetry.store.models import _ts
+from telemetry.store.columns import timestamp
 
 __all__ = ["AlertDelivery"]
 
@@ -27,7 +27,7 @@ class AlertDelivery(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    sent_at: datetime = _ts()
+    sent_at: datetime = timestamp()
     alert_key: str = Field(max_length=300)
     kind: str = Field(max_length=40)
     severity: str = Field(max_length=20)

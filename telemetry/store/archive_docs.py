@@ -32,9 +32,9 @@ from archiver.errors import ArchiveWriteError
 from archiver.files import DEFAULT_MAX_BYTES, ArchiveTooLarge, content_hash, parse_archive
 from archiver.store import ArchiveMissing, FolderStore, Stored
 from archiver.validate import check_archive
+from telemetry.store.columns import timestamp
 from telemetry.store.db import session_scope
 from telemetry.store.locks import lock_key
-from telemetry.store.models import _ts
 from telemetry.timeutil import utcnow
 
 __all__ = ["ArchiveDocument", "DatabaseStore", "decode", "encode", "reading_in"]
@@ -57,7 +57,7 @@ class ArchiveDocument(SQLModel, table=True):
     stored_size: int = Field(sa_type=BigInteger)
     content_hash: str = Field(max_length=128)  # of the JSON, as the index row has it
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-    stored_at: datetime = _ts()
+    stored_at: datetime = timestamp()
 
 
 def encode(plain: bytes) -> tuple[str, bytes]:

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from telemetry.store.models import Usage, _json, _ts
+from telemetry.store.columns import Usage, json_column, timestamp
 
 __all__ = ["LiveMessage", "LiveSession"]
 
@@ -42,25 +42,25 @@ class LiveSession(Usage, table=True):
     model: str | None = Field(default=None, max_length=200)
     directory: str | None = Field(default=None, max_length=1000)
     state: str = Field(max_length=30)
-    state_since: datetime = _ts()
+    state_since: datetime = timestamp()
     state_reason: str | None = Field(default=None, max_length=1000)
     retry_attempt: int = 0
-    retry_next_at: datetime | None = _ts(nullable=True)
+    retry_next_at: datetime | None = timestamp(nullable=True)
     permission: str | None = Field(default=None, max_length=100)
-    permission_patterns: list[str] | None = _json()
+    permission_patterns: list[str] | None = json_column()
     permission_request_id: str | None = Field(default=None, max_length=200)
-    permission_asked_at: datetime | None = _ts(nullable=True)
+    permission_asked_at: datetime | None = timestamp(nullable=True)
     tool: str | None = Field(default=None, max_length=100)
-    tool_since: datetime | None = _ts(nullable=True)
-    last_activity_at: datetime | None = _ts(nullable=True)
+    tool_since: datetime | None = timestamp(nullable=True)
+    last_activity_at: datetime | None = timestamp(nullable=True)
     turns: int = 0
     verdict: str = Field(default="healthy", max_length=20)
     worst_detector: str | None = Field(default=None, max_length=100)
-    findings: list[dict[str, Any]] | None = _json()
+    findings: list[dict[str, Any]] | None = json_column()
     cycle_id: str | None = Field(default=None, max_length=200)
     driver: str | None = Field(default=None, max_length=100)
-    first_seen_at: datetime = _ts()
-    updated_at: datetime = _ts()
+    first_seen_at: datetime = timestamp()
+    updated_at: datetime = timestamp()
 
 
 class LiveMessage(SQLModel, table=True):
@@ -83,5 +83,5 @@ class LiveMessage(SQLModel, table=True):
     role: str | None = Field(default=None, max_length=30)
     completed: bool = False
     cut: bool = False
-    body: dict[str, Any] | None = _json()
-    updated_at: datetime = _ts()
+    body: dict[str, Any] | None = json_column()
+    updated_at: datetime = timestamp()

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
-from telemetry.store.models import _json, _ts
+from telemetry.store.columns import json_column, timestamp
 
 __all__ = ["LOST_REASONS", "LostTree"]
 
@@ -41,5 +41,5 @@ class LostTree(SQLModel, table=True):
     sessions: int = 0
     messages: int = 0
     archived: bool = False  # an archive (partial) was written and indexed
-    missing: list[dict[str, Any]] | None = _json()  # what was lost, in walk-error form
-    detected_at: datetime = _ts()
+    missing: list[dict[str, Any]] | None = json_column()  # what was lost, in walk-error form
+    detected_at: datetime = timestamp()

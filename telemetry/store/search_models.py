@@ -16,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, Text
 from sqlmodel import Field, SQLModel
 
-from telemetry.store.models import BIG
+from telemetry.store.columns import BIG
 
 __all__ = ["SearchPart", "SearchPending"]
 

@@ -50,6 +50,25 @@ def test_the_session_list_does_not_load_the_live_view(tmp_path: Path) -> None:
     assert not {m for m in loaded if m.startswith(live)}
 
 
+def test_the_session_list_defines_only_the_table_it_reads(tmp_path: Path) -> None:
+    """The list reads the session index: no other table, no detector, no tower, no search, and
+    no PostgreSQL dialect on SQLite."""
+    loaded = _modules_of(_upgraded(tmp_path), "sessions", "list", "--json")
+    assert "telemetry.store.session_index" in loaded
+    unused = {
+        "telemetry.store.models",
+        "telemetry.store.live_models",
+        "telemetry.queries.cycles",
+        "telemetry.queries.session_search",
+        "detectors.base",
+        "detectors.doom_loop",
+        "tower.actions",
+        "sqlalchemy.dialects.postgresql",  # on a SQLite store
+    }
+    assert not loaded & unused, sorted(loaded & unused)
+    assert not {m for m in loaded if m.startswith(("tower.", "web.", "fastapi", "uvicorn"))}
+
+
 def test_help_imports_nothing_heavy() -> None:
     loaded = _imported_by("--help")
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
@@ -62,6 +81,14 @@ def test_help_imports_nothing_heavy() -> None:
         (("doctor", "--help"), ("fastapi", "uvicorn")),
         # the list a dispatcher runs per cycle: no web, no live model, no migrations, no rich
         (("sessions", "list", "--json"), ("fastapi", "uvicorn", "web", "alembic", "httpx", "rich")),
+        # the other query commands answering in JSON: no rich, no tower, no live view
+        (("runs", "list", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("cycles", "list", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("cycles", "summary", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("costs", "--json"), ("web", "httpx", "rich", "tower", "detectors")),
+        (("lost", "--json"), ("web", "httpx", "rich", "tower")),
+        (("actions", "list", "--json"), ("web", "httpx", "rich", "tower")),
+        (("sessions", "list", "--live", "--json"), ("web", "httpx", "rich", "fastapi")),
     ],
 )
 def test_a_command_pays_only_for_what_it_uses(

@@ -303,3 +303,35 @@ def test_peek_works_for_a_detector_defined_in_a_function() -> None:
     probe.feed(s.messages[0])
     assert [f.verdict for f in probe.peek(s.messages[1])] == ["stuck"]
     assert probe.findings() == []
+
+
+def _fresh(code: str) -> str:
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return r.stdout.strip()
+
+
+def test_a_verdict_name_alone_loads_no_detector() -> None:
+    """`detectors.findings` (a verdict's name, what the store's query models need) imports no
+    detector; the registry has every built-in the first time it is read, in their order."""
+    got = _fresh(
+        "import sys\n"
+        "import detectors.findings\n"
+        "print(sorted(m for m in sys.modules if m.startswith('detectors')))\n"
+        "from detectors.base import REGISTRY\n"
+        "print(list(REGISTRY.names()))\n"
+    ).splitlines()
+    assert got[0] == "['detectors', 'detectors.findings']"
+    assert got[1] == repr(list(REGISTRY.names()))
+    assert {"doom_loop", "command_timeout", "retry_cascade", "silent_stop"} <= set(REGISTRY.names())
+
+
+def test_an_add_on_registered_first_still_comes_after_the_built_ins() -> None:
+    got = _fresh(
+        "from detectors.base import REGISTRY, Detector\n"
+        "REGISTRY.register('first_addon', 'x')(Detector)\n"
+        "print(list(REGISTRY.names()))\n"
+    )
+    assert got == repr([*REGISTRY.names(), "first_addon"])
