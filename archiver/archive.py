@@ -46,6 +46,7 @@ __all__ = [
     "redact_record",
     "remove_superseded",
     "serialise",
+    "serialise_held",
     "verify_written",
     "write_documents",
 ]
@@ -165,11 +166,23 @@ def serialise(
 ) -> tuple[bytes, dict[str, int]]:
     """The redacted JSON bytes of a document, its redaction counts appended as the last key
     (``before``: the counts of text in it that was redacted when an earlier archive was made)."""
-    body = orjson.dumps({k: v for k, v in doc.items() if k != "redaction"})
+    data, counts, _ = serialise_held(doc, redactor, before)
+    return data, counts
+
+
+def serialise_held(
+    doc: Mapping[str, Any], redactor: Redactor, before: Mapping[str, int] | None = None
+) -> tuple[bytes, dict[str, int], dict[str, Any] | None]:
+    """``serialise``, and the document its bytes hold when the redactor found nothing to
+    replace in them (the bytes are then the document's own serialisation, so parsing them
+    again would give it back): None when it replaced something (parse the bytes)."""
+    rest = {k: v for k, v in doc.items() if k != "redaction"}
+    body = orjson.dumps(rest)
     counts: Counter[str] = Counter(before or {})
-    red = redactor.redact_json(body, counts)
+    red = redactor.redact_json(body, counts)  # the very object given back when nothing matched
     counts_d = dict(sorted(counts.items()))
-    return red[:-1] + b',"redaction":' + orjson.dumps(counts_d) + b"}", counts_d
+    data = red[:-1] + b',"redaction":' + orjson.dumps(counts_d) + b"}"
+    return data, counts_d, ({**rest, "redaction": counts_d} if red is body else None)
 
 
 def verify_written(path: Path, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> None:

@@ -6,15 +6,20 @@ window; subagent files come along), then runs, each as a fresh process:
 
 - `ccusage daily --json --offline --timezone UTC --breakdown` (npm `ccusage`, what Claude Code
   users run today) over the folder: the baseline;
+- the parse loop: a plain Python process that reads every line of every transcript and parses it
+  with orjson (`PARSE_LOOP`), the floor any import of these files stands on;
 - `octel import claude DIR --json` into an empty data folder (SQLite): archive, redact, score,
   cost and index every session;
 - the same import again over the unchanged folder;
-- the same import after a tenth of the sessions grew by one answer (read from where they stopped).
+- the same import after a tenth of the sessions grew by one answer (read from where they stopped),
+  with ccusage and the parse loop run again over the grown folder (both read it all again).
 
 Reported: the three times (and the CPU time of each, worker processes included, which a shared
 machine's load inflates far less than wall time, though not at all only on an idle machine: compare
-runs made at a similar load), octel's import against ccusage (target: at most 1x) and the re-import
-against the first import (target: at least 10x faster), the load average before and after, and the
+runs made at a similar load), octel's import against ccusage (target: at most 1x), its CPU against
+the parse loop's (target: at most 2x), the re-import against the first import (target: at least 10x
+faster), the grown folder's import against ccusage's and the parse loop's full re-read, the load
+average before and after, and the
 totals by day and model of both tools side by side (tokens must be equal; costs are compared and
 any difference explained).
 
@@ -47,6 +52,20 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "claude"
 MODELS = ("claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001")
 KEYS = ("input", "output", "cache_read", "cache_write")
+# every line of every transcript read and parsed once, nothing else: the floor of an import
+PARSE_LOOP = """
+import os, sys, orjson
+n = 0
+for root, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        if name.endswith(".jsonl"):
+            with open(os.path.join(root, name), "rb") as fh:
+                for line in fh:
+                    if line.strip():
+                        orjson.loads(line)
+                        n += 1
+print(n)
+"""
 
 
 def _templates() -> list[list[tuple[str, bytes]]]:
@@ -179,15 +198,20 @@ def main() -> None:
         size = generate(cfg, args.sessions)
         load_before = os.getloadavg()
         env = {**os.environ, "CLAUDE_CONFIG_DIR": str(cfg), "TZ": "UTC", "OCTEL_DATA_DIR": str(data)}
-        t_cc, cc_out = _timed(
-            [ccusage, "daily", "--json", "--offline", "--timezone", "UTC", "--breakdown"], env
-        )
+        cc_cmd = [ccusage, "daily", "--json", "--offline", "--timezone", "UTC", "--breakdown"]
+        loop_cmd = [sys.executable, "-c", PARSE_LOOP, str(cfg / "projects")]
+        t_cc, cc_out = _timed(cc_cmd, env)
+        t_loop, _ = _timed(loop_cmd, env)
         octel = [sys.executable, "-m", "cli", "import", "claude", str(cfg), "--json"]
         t_first, first = _timed(octel, env)
         t_again, again = _timed(octel, env)
         cc, oc = _ccusage_totals(cc_out), _octel_totals(data)
         grown_n = _grow(cfg, max(1, args.sessions // 10))
         t_grown, grown = _timed(octel, env)
+        t_cc_grown, _ = _timed(cc_cmd, env)
+        t_loop_grown, _ = _timed(loop_cmd, env)
+        runs = ("ccusage", "loop", "first", "again", "grown", "ccusage_grown", "loop_grown")
+        cpu = dict(zip(runs, CPU, strict=True))
         keys = sorted(set(cc) | set(oc))
         token_diff = [
             k for k in keys if any(cc.get(k, {}).get(x, 0) != oc.get(k, {}).get(x, 0) for x in KEYS)
@@ -203,22 +227,24 @@ def main() -> None:
             },
             "transcript_bytes": size,
             "ccusage_daily_s": round(t_cc, 2),
+            "parse_loop_s": round(t_loop, 2),
             "octel_import_s": round(t_first, 2),
             "octel_reimport_s": round(t_again, 2),
             "import_vs_ccusage": round(t_first / t_cc, 2),
             "reimport_speedup": round(t_first / t_again, 1),
             "grown_sessions": grown_n,
             "octel_grown_reimport_s": round(t_grown, 2),
+            "ccusage_grown_s": round(t_cc_grown, 2),
+            "parse_loop_grown_s": round(t_loop_grown, 2),
+            "grown_vs_ccusage": round(t_grown / t_cc_grown, 2),
             "grown_reimport_resumed": json.loads(grown)["resumed"],
             # on a shared machine wall time includes waiting for a core; CPU time does not
-            "cpu_s": {
-                "ccusage": round(CPU[0], 2),
-                "octel_import": round(CPU[1], 2),
-                "octel_reimport": round(CPU[2], 2),
-                "octel_grown_reimport": round(CPU[3], 2),
-            },
-            "cpu_import_vs_ccusage": round(CPU[1] / CPU[0], 2),
-            "cpu_reimport_speedup": round(CPU[1] / CPU[2], 1),
+            "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+            "cpu_import_vs_ccusage": round(cpu["first"] / cpu["ccusage"], 2),
+            "cpu_import_vs_parse_loop": round(cpu["first"] / cpu["loop"], 2),
+            "cpu_reimport_speedup": round(cpu["first"] / cpu["again"], 1),
+            "cpu_grown_vs_parse_loop": round(cpu["grown"] / cpu["loop_grown"], 2),
+            "cpu_grown_vs_ccusage": round(cpu["grown"] / cpu["ccusage_grown"], 2),
             "import_report": {k: v for k, v in json.loads(first).items() if k != "problems"},
             "reimport_archived": json.loads(again)["archived"],
             "day_model_rows": len(keys),
@@ -236,15 +262,22 @@ def main() -> None:
             f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
         )
         print(f"ccusage daily --json     {t_cc:7.2f} s   (baseline)")
+        print(f"parse loop (orjson)      {t_loop:7.2f} s   CPU {cpu['loop']:.2f} s (the floor)")
         print(f"octel import claude      {t_first:7.2f} s   {t_first / t_cc:.2f}x ccusage (target <= 1x)")
         print(f"octel import, unchanged  {t_again:7.2f} s   {t_first / t_again:.1f}x faster (target >= 10x)")
         print(
-            f"octel import, {grown_n} grown {t_grown:7.2f} s   "
-            f"({json.loads(grown)['resumed']} read from where they stopped)"
+            f"octel import, {grown_n} grown {t_grown:7.2f} s   {t_grown / t_cc_grown:.2f}x ccusage's "
+            f"{t_cc_grown:.2f} s re-read ({json.loads(grown)['resumed']} read from where they stopped)"
         )
         print(
-            f"CPU seconds: ccusage {CPU[0]:.2f}, octel import {CPU[1]:.2f} ({CPU[1] / CPU[0]:.2f}x), "
-            f"re-import {CPU[2]:.2f} ({CPU[1] / CPU[2]:.1f}x less)"
+            f"CPU seconds: ccusage {cpu['ccusage']:.2f}, octel import {cpu['first']:.2f} "
+            f"({cpu['first'] / cpu['ccusage']:.2f}x ccusage, {cpu['first'] / cpu['loop']:.2f}x the parse "
+            f"loop, target <= 2x), re-import {cpu['again']:.2f} ({cpu['first'] / cpu['again']:.1f}x less)"
+        )
+        print(
+            f"CPU seconds, grown folder: octel {cpu['grown']:.2f}, ccusage {cpu['ccusage_grown']:.2f} "
+            f"({cpu['grown'] / cpu['ccusage_grown']:.2f}x), parse loop {cpu['loop_grown']:.2f} "
+            f"({cpu['grown'] / cpu['loop_grown']:.2f}x)"
         )
         print(f"day x model rows: {len(keys)}, with token differences: {len(token_diff)}")
         for x in KEYS:

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from archiver.claude.layout import default_config_dir
+from archiver.claude.layout import SessionFiles, default_config_dir, find_sessions
 from archiver.claude.prices import use_price_file
+from archiver.errors import WalkError
 from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
 from telemetry.services.claude_state import ClaudeImportReport, unchanged_report
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from telemetry.settings import Settings
 
 __all__ = ["import_claude_cmd"]
+
+Found = tuple[list[SessionFiles], list[WalkError]]  # the sessions found, what was skipped
 
 import_app = command_group("import", "Bring existing data into the store.")
 
@@ -47,11 +50,15 @@ def import_claude_cmd(
     use_price_file(settings.price_file)  # the state file names the prices it was priced at
     # nothing changed since the last import into this store: say so without loading the
     # archive writer or opening the store (a re-run is the common case under `watch`, cron)
+    skipped: list[WalkError] = []
+    found = find_sessions(folder, skipped), skipped  # looked for once, in this run
     report = (
-        None if reprice else unchanged_report(folder, settings.data_dir, settings.db_url, settings.redact_key)
+        None
+        if reprice
+        else unchanged_report(folder, settings.data_dir, settings.db_url, settings.redact_key, found)
     )
     if report is None:
-        report = _import(folder, settings, label, reprice)
+        report = _import(folder, settings, label, reprice, found)
     _print(report, folder, as_json)
     # a session left unarchived (unreadable, over the size limit, not written) fails the run;
     # a bad line inside an archived one is only reported, kept in its archive
@@ -59,22 +66,29 @@ def import_claude_cmd(
         raise typer.Exit(1)
 
 
-def _import(folder: Path, settings: Settings, label: str | None, reprice: bool) -> ClaudeImportReport:
+def _import(
+    folder: Path, settings: Settings, label: str | None, reprice: bool, found: Found
+) -> ClaudeImportReport:
     from archiver.claude.pool import fewer_collections
     from telemetry.services.claude_early import start_early
 
     with fewer_collections():  # loading the store's modules and each batch's results
         # workers start on the first sessions while the store is opened (no file written before)
-        early = start_early(folder, settings, label, reprice)
+        early = start_early(folder, settings, label, reprice, found)
         try:
-            return _import_into(folder, settings, label, early, reprice)
+            return _import_into(folder, settings, label, early, reprice, found)
         finally:
             if early is not None:
                 early.close()
 
 
 def _import_into(
-    folder: Path, settings: Settings, label: str | None, early: EarlyStart | None, reprice: bool
+    folder: Path,
+    settings: Settings,
+    label: str | None,
+    early: EarlyStart | None,
+    reprice: bool,
+    found: Found,
 ) -> ClaudeImportReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -95,6 +109,7 @@ def _import_into(
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
                 early=early,
                 reprice=reprice,
+                found=found,
             )
     return report
 

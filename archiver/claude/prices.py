@@ -135,14 +135,35 @@ def _own(model: str, table: Mapping[str, Price], usage: Usage) -> float | None:
 _FIELDS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok")
 
 
+@dataclass(frozen=True)
+class _Tiered:
+    """Context-tiered prices (genai-prices' ``TieredPrices``, a cliff: past a tier's start in
+    input tokens, cache included, every token of the message is at that tier's price), per
+    token kind of ``_FIELDS``: its base price and its tiers, highest start first."""
+
+    kinds: tuple[tuple[float, tuple[tuple[int, float], ...]], ...]
+
+    def cost(self, usage: Usage) -> float:
+        """What ``calc_price`` says, reckoned in floats like a flat price."""
+        context = usage.input + usage.cache_read + usage.cache_write
+        counts = (usage.input, usage.output, usage.cache_read, usage.cache_write_5m, usage.cache_write_1h)
+        total = 0.0
+        for (base, tiers), count in zip(self.kinds, counts, strict=True):
+            price = next((p for start, p in tiers if context > start), base)
+            total += count * price
+        return total / _PER
+
+
 @lru_cache(maxsize=1024)
-def _flat(ref: str, day: str | None, provider: str = "anthropic") -> Price | bool:
-    """The one price per token kind genai-prices gives ``ref`` on ``day``; True when its prices
-    are tiered or partial (every message is then priced by ``calc_price`` itself, about 400 us
-    where this is 2); False when it does not know the model."""
+def _flat(ref: str, day: str | None, provider: str = "anthropic") -> Price | _Tiered | bool:
+    """The price per token kind genai-prices gives ``ref`` on ``day``: one per kind, or per
+    context tier; True when its prices are partial or of another shape (every message is then
+    priced by ``calc_price`` itself, about 400 us where this is 2); False when it does not know
+    the model."""
     from decimal import Decimal
 
     from genai_prices.data_snapshot import get_snapshot
+    from genai_prices.types import TieredPrices
 
     try:
         _, model = get_snapshot().find_provider_model(ref, None, provider, None)
@@ -150,9 +171,18 @@ def _flat(ref: str, day: str | None, provider: str = "anthropic") -> Price | boo
         return False
     prices = model.get_prices(_when(day) or datetime.now(tz=UTC))
     got = [getattr(prices, f, None) for f in _FIELDS]
-    if not all(isinstance(v, Decimal) for v in got):
+    if all(isinstance(v, Decimal) for v in got):
+        return Price(*(float(v or 0) for v in got))
+    if not all(isinstance(v, Decimal | TieredPrices) for v in got):
         return True
-    return Price(*(float(v or 0) for v in got))
+    kinds: list[tuple[float, tuple[tuple[int, float], ...]]] = []
+    for v in got:
+        if isinstance(v, TieredPrices):
+            tiers = sorted(((int(t.start), float(t.price)) for t in v.tiers), reverse=True)
+            kinds.append((float(v.base), tuple(tiers)))
+        elif isinstance(v, Decimal):
+            kinds.append((float(v), ()))
+    return _Tiered(tuple(kinds))
 
 
 def _when(day: str | None) -> datetime | None:
@@ -167,6 +197,8 @@ def _genai(model: str, usage: Usage, day: str | None, provider: str = "anthropic
             continue
         if isinstance(flat, Price):
             return _own(ref, {ref.lower(): flat}, usage)
+        if isinstance(flat, _Tiered):
+            return flat.cost(usage)
         return _calc(ref, usage, day, provider)
     return None
 

@@ -55,10 +55,15 @@ class EarlyStart:
 
 
 def start_early(
-    config_dir: Path, settings: Settings, label: str | None, reprice: bool = False
+    config_dir: Path,
+    settings: Settings,
+    label: str | None,
+    reprice: bool = False,
+    found: tuple[list[SessionFiles], list[WalkError]] | None = None,
 ) -> EarlyStart | None:
     """Workers already preparing the first sessions to read whole, or None (not SQLite, or
-    too few sessions for workers)."""
+    too few sessions for workers). ``found``: ``find_sessions``' answer (and what it
+    reported) for ``config_dir`` in this run, not looked for again."""
     if sqlite_path(settings.db_url) is None:
         return None
     rows = sqlite_rows(settings.db_url) or 0  # a store not made yet holds none
@@ -68,8 +73,7 @@ def start_early(
         if reprice
         else load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url, name), rows)
     )
-    skipped: list[WalkError] = []
-    sessions = find_sessions(config_dir, skipped)
+    sessions, skipped = found if found is not None else _found(config_dir)
     report = ClaudeImportReport(str(config_dir))
     todo = plan(report, sessions, state, days=cleanup_days(config_dir), now=time.time(), name=name)
     whole = [f for f, key, _ in todo.todo if resume_of(state.get(key)) is None]
@@ -81,3 +85,8 @@ def start_early(
     first = whole[:_EARLY]
     pool.start(first)
     return EarlyStart(pool, redactor, sessions, skipped, {key_of(f, name) for f in first})
+
+
+def _found(config_dir: Path) -> tuple[list[SessionFiles], list[WalkError]]:
+    skipped: list[WalkError] = []
+    return find_sessions(config_dir, skipped), skipped

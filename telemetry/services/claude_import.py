@@ -122,12 +122,15 @@ def import_claude(
     now: float | None = None,
     early: EarlyStart | None = None,
     reprice: bool = False,
+    found: tuple[list[SessionFiles], list[WalkError]] | None = None,
 ) -> ClaudeImportReport:
     """Archive every session under ``config_dir`` whose files changed since the last import.
     With ``quiet_seconds``, a session written to more recently than that is left for later.
     ``early``: workers started before the store was open (``claude_early``), taken over; the
     caller closes them. ``reprice``: every session is read again, whatever the state file says,
-    so its costs are those of the prices in use now (new prices do that on their own)."""
+    so its costs are those of the prices in use now (new prices do that on their own).
+    ``found``: ``find_sessions``' answer for ``config_dir`` (and what it reported) in this run,
+    not looked for again."""
     use_price_file(settings.price_file)
     now = time.time() if now is None else now
     report = ClaudeImportReport(str(config_dir))
@@ -135,8 +138,10 @@ def import_claude(
     name = state_names(settings.redact_key)  # paths and ids are kept as digests, never as text
     store_id = store_identity(settings.db_url, name)
     state = {} if reprice else load_state(state_path, store_id, _rows(engine))
-    skipped: list[WalkError] = early.skipped if early is not None else []
-    sessions = early.sessions if early is not None else find_sessions(config_dir, skipped)
+    if early is not None:
+        found = early.sessions, early.skipped
+    skipped: list[WalkError] = found[1] if found is not None else []
+    sessions = found[0] if found is not None else find_sessions(config_dir, skipped)
     report.problems.extend(e.to_dict() for e in skipped)
     days = cleanup_days(config_dir)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []  # the one being prepared

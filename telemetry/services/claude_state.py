@@ -37,6 +37,7 @@ from archiver.claude.archive import is_empty
 from archiver.claude.layout import SessionFiles, find_sessions
 from archiver.claude.prices import price_key
 from archiver.claude.resume import Namer, state_namer
+from archiver.errors import WalkError
 from archiver.redact import RedactKeyError, load_key
 
 if TYPE_CHECKING:  # the archive writer is not loaded for an unchanged folder
@@ -235,11 +236,16 @@ def plan(
 
 
 def unchanged_report(
-    config_dir: Path, data_dir: Path, db_url: str, key_file: Path
+    config_dir: Path,
+    data_dir: Path,
+    db_url: str,
+    key_file: Path,
+    found: tuple[list[SessionFiles], list[WalkError]] | None = None,
 ) -> ClaudeImportReport | None:
     """The report of an import that has nothing to do (every session's files as the state of
     this store remembers them), found without opening the store; None when there is work
-    (or the redaction key at ``key_file`` is unusable: the import says why)."""
+    (or the redaction key at ``key_file`` is unusable: the import says why). ``found``: what
+    ``find_sessions`` gave for ``config_dir`` (and reported) in this run, not looked for again."""
     rows = sqlite_rows(db_url)
     if rows is None or not (data_dir / STATE_FILE).is_file():
         return None
@@ -252,7 +258,8 @@ def unchanged_report(
         return None
     report = ClaudeImportReport(str(config_dir))
     days = cleanup_days(config_dir)
-    todo = plan(report, find_sessions(config_dir), state, days=days, now=time.time(), name=name)
+    sessions = found[0] if found is not None else find_sessions(config_dir)
+    todo = plan(report, sessions, state, days=days, now=time.time(), name=name)
     return report if not todo.todo else None
 
 

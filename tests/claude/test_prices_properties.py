@@ -176,11 +176,25 @@ def test_any_subagent_graph_becomes_a_tree(parents: list[int]) -> None:
     st.integers(0, 10**6),
 )
 def test_the_fast_path_prices_as_genai_prices_does(model: str, t: tuple[int, ...], hour: int) -> None:
-    """One price per token kind, read once per model and day, gives what genai-prices'
-    calc_price gives for the same tokens (a tiered model is priced by calc_price itself)."""
+    """One price per token kind (or per context tier), read once per model and day, gives what
+    genai-prices' calc_price gives for the same tokens."""
     from archiver.claude.prices import _calc
 
     u = Usage(*t, cache_write_1h=hour)
     at = 1_796_000_000_000  # 2026-12
     expected = _calc(model, u, "2026-12-01")
     assert cost_of(model, u, at_ms=at) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("context", [199_999, 200_000, 200_001, 1_000_000])
+def test_a_tiered_price_changes_past_its_tier_for_every_token(context: int) -> None:
+    """Claude Sonnet 4.5 costs more per token, every token of the message, once its context
+    (input with cache reads and writes) passes 200,000 tokens: as genai-prices reckons it."""
+    from archiver.claude.prices import _calc
+
+    u = Usage(input=context - 150_000, output=2_000, cache_read=100_000, cache_write_5m=50_000)
+    expected = _calc("claude-sonnet-4-5", u, "2026-12-01")
+    got = cost_of("claude-sonnet-4-5", u, at_ms=1_796_000_000_000)
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    base = (u.input * 3 + u.output * 15 + u.cache_read * 0.3 + u.cache_write_5m * 3.75) / 1e6
+    assert got == pytest.approx(base if context <= 200_000 else 2 * base - u.output * 7.5 / 1e6)
