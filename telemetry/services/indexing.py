@@ -276,5 +276,5 @@ def _index_records(
 
 def written_redacted(records: Sequence[SessionRecord], written: Collection[str]) -> set[str]:
     """The sessions whose record (the last of each) names a document octel wrote redacted."""
-    last = {r.session_id: r.archive_path for r in records}
-    return {sid for sid, path in last.items() if path in written}
+    names, last = set(written), {r.session_id: r.archive_path for r in records}
+    return {sid for sid, path in last.items() if path in names}
