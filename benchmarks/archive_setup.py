@@ -102,7 +102,7 @@ def archive_documents(
     write_documents(docs, store, redactor, result)
     with session_scope(engine) as db:
         store.flush(db)
-        index_records(db, result.records, redactor=redactor)
+        index_records(db, result.records, redactor=redactor, written=result.written)
     problems = store.confirm()
     assert not result.write_errors and not problems, (result.write_errors, problems)
     return result.written

@@ -172,7 +172,9 @@ async def archive_session_tree_async(
             if result.records:
                 with session_scope(engine) as db:
                     store.flush(db)  # the database store: documents in the index's transaction
-                    outcome.indexed = index_records(db, result.records, redactor=redactor, cycle_id=cycle_id)
+                    outcome.indexed = index_records(
+                        db, result.records, redactor=redactor, cycle_id=cycle_id, written=result.written
+                    )
                 result.write_errors += store.confirm()  # read back before anything is deleted
                 index_now(settings, engine, redactor)  # the search index, when not caught up later
             remove_superseded(result)  # only once the index names the new documents

@@ -101,7 +101,13 @@ def archive_claude(
         if outcome.result.records:
             with session_scope(engine) as db:
                 store.flush(db)  # the database store: documents in the index's transaction
-                indexed = index_batch(db, outcome.result.records, redactor=redactor, redacted=True)
+                indexed = index_batch(
+                    db,
+                    outcome.result.records,
+                    redactor=redactor,
+                    redacted=True,
+                    written=outcome.result.written,
+                )
             outcome.indexed = indexed.stats
             outcome.result.write_errors += store.confirm()  # read back before anything counts
             index_now(settings, engine, redactor)
@@ -162,7 +168,8 @@ def import_claude(
         if records:
             with session_scope(engine) as db, coalesced(db):
                 store.flush(db)  # the database store: documents in the index's transaction
-                indexed = index_batch(db, records, redactor=redactor, redacted=True)
+                written = [n for p in prepared for n in p.result.written]
+                indexed = index_batch(db, records, redactor=redactor, redacted=True, written=written)
             report.problems.extend({"error_kind": "write", "message": m} for m in store.confirm())
             index_now(settings, engine, redactor)
             report.indexed_new += indexed.stats.new

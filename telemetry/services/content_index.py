@@ -16,11 +16,11 @@ by the engine (SQLite's triggers, PostgreSQL's GIN index).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, insert
+from sqlalchemy import and_, delete, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
@@ -89,10 +89,13 @@ def put_parts(db: Session, parts: Mapping[str, Sequence[ContentPart]]) -> int:
     return len(rows)
 
 
-def enqueue(db: Session, session_ids: Iterable[str]) -> None:
+def enqueue(db: Session, session_ids: Iterable[str], *, redacted: Collection[str] = ()) -> None:
     """Queue these sessions for the catch-up, in the writer's transaction (sorted: two writers
     lock the queue's rows in the same order). A session queued already keeps its time and
-    gets a new tick."""
+    gets a new tick. `redacted` names those among them whose index row now names a document
+    octel wrote redacted itself (the catch-up reads its text as it is); any other is redacted
+    again before it is indexed, and so is one queued again before it was read, if either
+    writer's document was not one of those (the flag only ever falls while queued)."""
     ids = sorted(set(session_ids))
     if not ids:
         return
@@ -100,9 +103,13 @@ def enqueue(db: Session, session_ids: Iterable[str]) -> None:
     ins = postgresql.insert(_P) if dialect == "postgresql" else sqlite.insert(_P)
     now = utcnow()
     for i in range(0, len(ids), _CHUNK):
-        stmt = ins.values([{"session_id": s, "queued_at": now, "tick": 0} for s in ids[i : i + _CHUNK]])
-        stmt = stmt.on_conflict_do_update(index_elements=["session_id"], set_={"tick": _P.c.tick + 1})
-        db.connection().execute(stmt)
+        values = [
+            {"session_id": s, "queued_at": now, "tick": 0, "redacted": s in redacted}
+            for s in ids[i : i + _CHUNK]
+        ]
+        stmt = ins.values(values)
+        again = {"tick": _P.c.tick + 1, "redacted": and_(_P.c.redacted, stmt.excluded.redacted)}
+        db.connection().execute(stmt.on_conflict_do_update(index_elements=["session_id"], set_=again))
 
 
 def unqueue(db: Session, session_ids: Iterable[str]) -> None:

@@ -12,7 +12,7 @@ every writer takes them in, ``spend_links``), at the end of the batch or of the 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -25,7 +25,7 @@ from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from archiver.versions import opencode_generation
 from telemetry.services.content_index import enqueue
-from telemetry.services.indexing import IndexStats, _bump_usage, _fields
+from telemetry.services.indexing import IndexStats, _bump_usage, _fields, written_redacted
 from telemetry.services.spend_links import (
     SHARE_COLUMNS,
     lock_links,
@@ -79,19 +79,26 @@ def index_batch(
     *,
     redactor: Redactor,
     redacted: bool = False,
+    written: Collection[str] = (),
 ) -> BatchIndexed:
     """Insert or update one index row per record, with counters and findings. Records whose
     text was taken from redacted archive documents (``archiver.batch``) pass ``redacted``;
-    any other record is redacted here first."""
+    any other record is redacted here first. ``written``: the archive names among theirs that
+    octel wrote redacted itself, whose text the search catch-up need not redact again."""
     if not records:
         return BatchIndexed()
     # planned as they run: see `indexing.index_records` (4 scans of the table a batch)
     with coalesced(db), pg_direct.planned_as_run(db.connection()):
-        return _index_batch(db, records, redactor=redactor, redacted=redacted)
+        return _index_batch(db, records, redactor=redactor, redacted=redacted, written=written)
 
 
 def _index_batch(
-    db: Session, records: Sequence[SessionRecord], *, redactor: Redactor, redacted: bool
+    db: Session,
+    records: Sequence[SessionRecord],
+    *,
+    redactor: Redactor,
+    redacted: bool,
+    written: Collection[str],
 ) -> BatchIndexed:
     out = BatchIndexed()
     recs = list(records) if redacted else [redact_record(r, redactor) for r in records]
@@ -149,7 +156,8 @@ def _index_batch(
     # a `spend_day` row while it waited for an index row deadlocked against a cycle's relink
     apply(db, shares(rows.values()), shares(old.values()))
     out.stats.findings_new = _write_findings(db, conn, recs, findings, counted)
-    enqueue(db, [r.session_id for r in recs])  # the search catch-up reads their text later
+    # the search catch-up reads their text later
+    enqueue(db, [r.session_id for r in recs], redacted=written_redacted(recs, written))
     return out
 
 

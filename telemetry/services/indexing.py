@@ -9,7 +9,7 @@ and verdict (``counted_finding``), however often a finding comes and goes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +31,7 @@ from telemetry.store.spend import Share, apply, driver_of, share_of
 from telemetry.store.tree_rollup import refresh_trees
 from telemetry.timeutil import utcnow
 
-__all__ = ["IndexStats", "index_records", "record_findings"]
+__all__ = ["IndexStats", "index_records", "record_findings", "written_redacted"]
 
 
 @dataclass
@@ -196,18 +196,30 @@ def record_findings(
 
 
 def index_records(
-    db: Session, records: Iterable[SessionRecord], *, redactor: Redactor, cycle_id: str | None = None
+    db: Session,
+    records: Iterable[SessionRecord],
+    *,
+    redactor: Redactor,
+    cycle_id: str | None = None,
+    written: Collection[str] = (),
 ) -> IndexStats:
     """Insert or update one index row per record, with counters and findings; every free-text
-    field is redacted (again, for records read from files an older version wrote)."""
+    field is redacted (again, for records read from files an older version wrote). `written`:
+    the archive names among theirs that octel wrote redacted itself just now (a tree's
+    `ArchiveResult.written`), whose text the search catch-up need not redact again."""
     # `session_index` grows in bursts (an import, a fleet's first hours); plans kept from when
     # it was young scanned it whole, 16 times for a tree of 4, until ANALYZE ran on it
     with pg_direct.planned_as_run(db.connection()):
-        return _index_records(db, records, redactor=redactor, cycle_id=cycle_id)
+        return _index_records(db, records, redactor=redactor, cycle_id=cycle_id, written=written)
 
 
 def _index_records(
-    db: Session, records: Iterable[SessionRecord], *, redactor: Redactor, cycle_id: str | None
+    db: Session,
+    records: Iterable[SessionRecord],
+    *,
+    redactor: Redactor,
+    cycle_id: str | None,
+    written: Collection[str],
 ) -> IndexStats:
     stats = IndexStats()
     recs = [redact_record(rec, redactor) for rec in records]
@@ -257,5 +269,12 @@ def _index_records(
         db.flush()
         refresh_trees(db, trees)
         apply(db, added, removed)  # `spend_day` after every index row, as every writer
-    enqueue(db, [r.session_id for r in recs])  # the search catch-up reads their text later
+    # the search catch-up reads their text later
+    enqueue(db, [r.session_id for r in recs], redacted=written_redacted(recs, written))
     return stats
+
+
+def written_redacted(records: Sequence[SessionRecord], written: Collection[str]) -> set[str]:
+    """The sessions whose record (the last of each) names a document octel wrote redacted."""
+    names, last = set(written), {r.session_id: r.archive_path for r in records}
+    return {sid for sid, path in last.items() if path in names}

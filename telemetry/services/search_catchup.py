@@ -3,9 +3,11 @@
 Writing every part's text into the trigram index in the archive's own transaction made
 archiving cost about twice as much. So an index writer (one tree, a batch, an import, a repair)
 only queues the session in `search_pending` (`enqueue`, one upsert per batch), and the catch-up
-(`catch_up`) reads each queued session's archive document, redacts it again (a file imported
-where it lay was never rewritten, so only redacted text is ever indexed), and replaces its
-parts, a batch of sessions per transaction. It runs every `search_catchup_seconds` in
+(`catch_up`) reads each queued session's archive document and replaces its parts, a batch of
+sessions per transaction. Only redacted text is ever indexed: a document the writer says octel
+wrote redacted itself (`enqueue(..., redacted=...)`, the queue's `redacted`) is read as it is;
+any other (a file imported where it lay, never rewritten; a kept older archive; a repair) is
+redacted again first. It runs every `search_catchup_seconds` in
 `octel serve` and `octel watch` (`CatchupThread`), to the end in `octel db reindex` and before
 `octel search`; with the setting at 0 each writer's caller runs it at once (`index_now`).
 
@@ -81,7 +83,7 @@ def enqueue_unindexed(engine: Engine) -> int:
 
 
 def _read(
-    store: ArchiveStore, redactor: Redactor, path: str | None, sid: str, report: CatchupReport
+    store: ArchiveStore, redactor: Redactor, path: str | None, sid: str, redacted: bool, report: CatchupReport
 ) -> tuple[ContentPart, ...]:
     if path is None:  # the session is gone from the index: nothing to index
         return ()
@@ -89,16 +91,21 @@ def _read(
     if doc is None:
         report.errors.append(f"{sid}: {why}")
         return ()
+    if redacted:  # written redacted by octel: redacting it again would find nothing
+        return content_parts(doc)
     red, _ = redactor.redact_obj(doc)
     return content_parts(red)
 
 
-def _batch(engine: Engine, n: int) -> list[tuple[str, int, str | None]]:
+def _batch(engine: Engine, n: int) -> list[tuple[str, int, str | None, bool]]:
+    """The oldest `n` queued: (session, tick, its document's path, written redacted), read
+    in one statement, so the flag is the one queued with the path the index row names."""
     with session_scope(engine, write=False) as db:
-        stmt = select(SearchPending.session_id, SearchPending.tick, SessionIndex.archive_path)
-        stmt = stmt.outerjoin(SessionIndex, col(SessionIndex.session_id) == col(SearchPending.session_id))
-        stmt = stmt.order_by(col(SearchPending.queued_at), col(SearchPending.session_id)).limit(n)
-        return [(str(s), int(t), p) for s, t, p in db.exec(stmt).all()]
+        q = SearchPending
+        stmt = select(q.session_id, q.tick, SessionIndex.archive_path, q.redacted)
+        stmt = stmt.outerjoin(SessionIndex, col(SessionIndex.session_id) == col(q.session_id))
+        stmt = stmt.order_by(col(q.queued_at), col(q.session_id)).limit(n)
+        return [(str(s), int(t), p, bool(r)) for s, t, p, r in db.exec(stmt).all()]
 
 
 def _write(engine: Engine, read: dict[str, tuple[int, tuple[ContentPart, ...]]]) -> tuple[int, int]:
@@ -131,7 +138,7 @@ def catch_up(
     `stopping()` says so between batches."""
     report = CatchupReport()
     while not stopping() and (rows := _batch(engine, batch)):
-        read = {sid: (tick, _read(store, redactor, path, sid, report)) for sid, tick, path in rows}
+        read = {sid: (tick, _read(store, redactor, path, sid, red, report)) for sid, tick, path, red in rows}
         sessions, parts = _write(engine, read)
         report.sessions += sessions
         report.parts += parts

@@ -6,14 +6,15 @@ SQLite an FTS5 trigram table kept by triggers, `session_search_parts`; on Postgr
 GIN index of `lower(body)`), so it has no model here.
 
 `SearchPending` (migration 0023) names the sessions archived since the catch-up indexer last
-ran, whose parts are still to be written (`telemetry/services/search_catchup.py`).
+ran, whose parts are still to be written (`telemetry/services/search_catchup.py`), and
+whether their documents are ones octel wrote redacted (migration 0025).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Column, DateTime, Index, Integer, Text
+from sqlalchemy import BigInteger, Boolean, Column, DateTime, Index, Integer, Text, false
 from sqlmodel import Field, SQLModel
 
 from telemetry.store.columns import BIG
@@ -46,3 +47,6 @@ class SearchPending(SQLModel, table=True):
     session_id: str = Field(max_length=200, primary_key=True)
     queued_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
     tick: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    # the document its index row names was written redacted by octel (migration 0025): the
+    # catch-up reads it as it is; false (a file imported where it lay): redacted again first
+    redacted: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=false()))

@@ -279,3 +279,22 @@ def test_rearchive_without_a_label_keeps_the_stored_one(tmp_path: Path, engine: 
     with session_scope(engine, write=False) as db:
         root = db.exec(select(SessionIndex).where(SessionIndex.session_id == "ses_root")).one()
     assert root.label == "fleet-b"
+
+
+def test_the_search_queue_trusts_only_the_documents_the_archive_wrote(tmp_path: Path, engine: Engine) -> None:
+    """A tree archived queues its documents as written redacted (the catch-up reads them as
+    they are); an older archive kept in place of one whose messages failed is not vouched for."""
+    from telemetry.store.search_models import SearchPending
+
+    def queued() -> dict[str, bool]:
+        with session_scope(engine, write=False) as db:
+            return {s: bool(r) for s, r in db.exec(select(SearchPending.session_id, SearchPending.redacted))}
+
+    settings = _settings(tmp_path, engine).model_copy(update={"search_catchup_seconds": 5.0})
+    fake = tree([1])
+    assert _run(fake, settings, engine).ok
+    assert queued() == {"ses_root": True, "ses_d1_0": True}
+    fake.fault("/session/ses_root/message", *[status(500)] * 10)
+    out = _run(fake, settings, engine)
+    assert out.result is not None and out.result.kept
+    assert queued() == {"ses_root": False, "ses_d1_0": True}

@@ -1,8 +1,10 @@
 """The catch-up indexer on SQLite and on a real PostgreSQL: an import only queues its sessions,
 a search says how many wait and since when, and a catch-up makes them searchable with the same
-hits on both engines; a session archived again while it is read stays queued (its newer
-document is read next), one pruned meanwhile gets no parts, pruning empties the queue, and the
-thread of `octel serve` / `octel watch` catches up on its own."""
+hits on both engines; a file imported where it lies is redacted before its text is indexed,
+even when a writer queues it again meanwhile as written redacted; a session archived again
+while it is read stays queued (its newer document is read next), one pruned meanwhile gets no
+parts, pruning empties the queue, and the thread of `octel serve` / `octel watch` catches up
+on its own."""
 
 from __future__ import annotations
 
@@ -18,17 +20,20 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from archiver.record import record_from_doc
 from telemetry.archive_store import archive_store
 from telemetry.archiving import redactor_for
 from telemetry.queries.content_search import SearchRequest, search
 from telemetry.services import search_catchup
 from telemetry.services.archive_import import import_archives
 from telemetry.services.content_index import enqueue
+from telemetry.services.indexing import index_records
 from telemetry.services.prune import prune
 from telemetry.services.search_catchup import CatchupThread, catch_up, pending_count
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
-from telemetry.store.search_models import SearchPart
+from telemetry.store.models import SessionIndex
+from telemetry.store.search_models import SearchPart, SearchPending
 from telemetry.timeutil import utcnow
 
 V1 = Path(__file__).parent.parent / "archiver" / "fixtures" / "v1_session.json"
@@ -49,6 +54,28 @@ def _import(engine: Engine, settings: Settings, tmp_path: Path) -> str:
     report = import_archives(engine, folder, settings, redactor_for(settings))
     assert report.skipped == [] and report.stats.new == 1
     return str(doc["session_id"])
+
+
+SECRET = "ghp_FAKEfakeFAKEfakeFAKEfakeFAKEfake1234"
+
+
+def _in_place(engine: Engine, settings: Settings) -> str:
+    """Import an unredacted archive already inside the archive folder: indexed where it lies,
+    its bytes never rewritten."""
+    folder = settings.archives
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = json.loads(V1.read_text())
+    doc["messages"][0]["parts"][0]["text"] += f" {SECRET}"
+    (folder / V1.name).write_text(json.dumps(doc))
+    report = import_archives(engine, folder, settings, redactor_for(settings))
+    assert report.skipped == [] and report.copied == 0 and report.stats.new == 1
+    assert SECRET in (folder / V1.name).read_text()  # still unredacted on disk
+    return str(doc["session_id"])
+
+
+def _queued_redacted(engine: Engine) -> dict[str, bool]:
+    with session_scope(engine, write=False) as db:
+        return {s: bool(r) for s, r in db.exec(select(SearchPending.session_id, SearchPending.redacted))}
 
 
 def _hits(engine: Engine, q: str) -> list[tuple[str, int, int, str, str | None]]:
@@ -166,3 +193,39 @@ def test_octel_serve_catches_up_in_the_background(engine: Engine, later: Setting
             threading.Event().wait(0.1)
     assert page["pending_sessions"] == 0 and page["pending_since"] is None
     assert [(h["session_id"], h["tool"]) for h in page["hits"]] == [(sid, "bash")]
+
+
+def test_a_file_imported_where_it_lies_is_redacted_before_it_is_indexed(
+    engine: Engine, later: Settings
+) -> None:
+    sid = _in_place(engine, later)
+    assert _queued_redacted(engine) == {sid: False}
+    assert _catch_up(engine, later).sessions == 1
+    assert _hits(engine, "ghp_FAKEfake") == [] and _hits(engine, "tool:bash ls")
+
+
+def test_a_document_written_redacted_is_read_as_it_is_and_no_other(engine: Engine, later: Settings) -> None:
+    sid = _in_place(engine, later)
+    with session_scope(engine, write=False) as db:
+        path = db.exec(select(SessionIndex.archive_path).where(SessionIndex.session_id == sid)).one()
+    # a writer naming a document it did not write (a kept older archive) does not vouch for it
+    doc = json.loads((later.archives / path).read_text())
+    record = record_from_doc(doc, path, "h")
+    with session_scope(engine) as db:
+        index_records(db, [record], redactor=redactor_for(later), written=["ses_other.json"])
+    assert _queued_redacted(engine) == {sid: False}
+    # one that says it wrote it redacted: the flag only falls while queued, so the file
+    # imported where it lay is still redacted before it is indexed
+    with session_scope(engine) as db:
+        index_records(db, [record], redactor=redactor_for(later), written=[path])
+    assert _queued_redacted(engine) == {sid: False}
+    assert _catch_up(engine, later).sessions == 1 and _hits(engine, "ghp_FAKEfake") == []
+    # rewritten redacted (as octel writes it) and queued afresh as such: read as it is
+    doc["messages"][0]["parts"][0]["text"] = doc["messages"][0]["parts"][0]["text"].replace(SECRET, "")
+    (later.archives / path).write_text(json.dumps(doc))
+    with session_scope(engine) as db:
+        index_records(db, [record], redactor=redactor_for(later), written=[path])
+    assert _queued_redacted(engine) == {sid: True}
+    with mock.patch("archiver.redact.Redactor.redact_obj", side_effect=AssertionError("redacted again")):
+        assert _catch_up(engine, later).sessions == 1
+    assert _hits(engine, "tool:bash ls")
