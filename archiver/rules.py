@@ -17,14 +17,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from archiver.command_rules import command_rules
 from archiver.rule import Rule
 from archiver.vendor_rules import signature_rules, vendor_rules
 
-__all__ = ["Rule", "builtin_rules"]
+__all__ = ["Parts", "Rule", "builtin_rules"]
 
 
 @dataclass(frozen=True)
-class _Parts:
+class Parts:
     """Pattern pieces shared by several rules (made by ``_parts``)."""
 
     quote: bytes
@@ -40,8 +41,8 @@ class _Parts:
     not_example: bytes
 
 
-def _parts() -> _Parts:
-    return _Parts(
+def _parts() -> Parts:
+    return Parts(
         # a double quote as the JSON text shows it: `"`, or escaped as `\"` inside a string,
         # `\\\"` in JSON text nested in a string, and so on
         quote=rb'(?:\\\\)*\\?"',
@@ -90,7 +91,7 @@ def _parts() -> _Parts:
     )
 
 
-def _ends_flag(word: bytes, p: _Parts) -> bytes:
+def _ends_flag(word: bytes, p: Parts) -> bytes:
     """After ``-<word>``: it ends a flag name (``--word``, ``-word``, ``--db-word``, up to 24
     bytes before the word) that is not a yes/no switch (``--no-password``,
     ``--ask-vault-password``). A hyphenated word of prose (``per-token cost``) has no leading
@@ -105,12 +106,6 @@ def _ends_flag(word: bytes, p: _Parts) -> bytes:
         + b")"
         + b"".join(b"(?<!" + w + word + b")" for w in switch)
     )
-
-
-def _word_start(word: bytes, p: _Parts) -> bytes:
-    """``word`` as a command name: not the end of a longer name (``xmysql``, ``my.curl``),
-    unless what comes before is the start of a line."""
-    return word + rb"(?:(?<![\w.-]" + word + rb")|(?<=" + p.line_start + word + rb"))"
 
 
 def _random_like(secret: bytes) -> bool:
@@ -215,7 +210,7 @@ def _token_rules() -> list[Rule]:
     ]
 
 
-def _context_rules(p: _Parts) -> list[Rule]:
+def _context_rules(p: Parts) -> list[Rule]:
     """Secrets recognised by what stands before them: a header, a URL, a key, a flag."""
     keywords = (
         b"passw",
@@ -317,76 +312,6 @@ def _context_rules(p: _Parts) -> list[Rule]:
     ]
 
 
-def _command_rules(p: _Parts) -> list[Rule]:
-    """Short options that take a password, for the commands where they do (elsewhere `-p` is
-    a port, a protocol or "parents"): `mysql -pX` (attached only: `-p X` prompts and X is
-    the database), `docker|podman|… login -p X`, `sshpass -p X`, `redis-cli -a X`,
-    `curl -u user:X`, `openssl … -passin pass:X`."""
-    value = p.open + rb"(" + p.first + p.more + rb"*)"
-    login_commands = (
-        b"docker",
-        b"podman",
-        b"nerdctl",
-        b"buildah",
-        b"skopeo",
-        b"oras",
-        b"registry",
-        b"cf",
-        b"oc",
-        b"az",
-    )
-    logins = b"|".join(rb"(?<=" + c + rb" login)" for c in login_commands)
-    return [
-        Rule(
-            "command",
-            _word_start(b"mysql", p) + rb"[a-z_-]*(?= )" + p.cmd + rb" -p" + value,
-            2,
-            False,
-            (b"mysql",),
-        ),
-        Rule(
-            "command",
-            _word_start(b"mariadb", p) + rb"[a-z_-]*(?= )" + p.cmd + rb" -p" + value,
-            2,
-            False,
-            (b"mariadb",),
-        ),
-        Rule(
-            "command",
-            rb"login(?:" + logins + rb") " + p.cmd + rb"(?<= )-p(?: {1,3}|=)?" + value,
-            2,
-            False,
-            (b"login",),
-        ),
-        Rule("command", rb"sshpass(?: +-[ev])* +-p *" + value, 2, False, (b"sshpass",)),
-        Rule(
-            "command", rb"redis-cli " + p.cmd + rb"(?<= )(?:-a|--pass) +" + value, 2, False, (b"redis-cli",)
-        ),
-        Rule(
-            "command",
-            _word_start(b"curl", p)
-            + b" "
-            + p.cmd
-            + rb"(?<= )(?:-[uU] *|--(?:proxy-)?user(?: +|=))"
-            + p.open
-            + rb"[^\s\"\\:'`]*:("
-            + p.first
-            + p.more
-            + rb"*)",
-            2,
-            False,
-            (b"curl",),
-        ),
-        Rule(
-            "command",
-            rb"-pass(?:in|out)? +" + p.open + rb"pass:(" + p.first + p.more + rb"*)",
-            2,
-            False,
-            (b"-pass",),
-        ),
-    ]
-
-
 def builtin_rules() -> tuple[Rule, ...]:
     """Every built-in rule, in priority order: where two finds overlap, the placeholder
     covers both and is named for the rule listed first."""
@@ -396,5 +321,5 @@ def builtin_rules() -> tuple[Rule, ...]:
         *_token_rules(),
         *signature_rules(parts.quote),
         *_context_rules(parts),
-        *_command_rules(parts),
+        *command_rules(parts),
     )
