@@ -10,7 +10,7 @@ Python builds only the rows it returns. The answer is `fleet_rows` then `bounded
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,7 +29,7 @@ from telemetry.queries.health import (
     daemon_health,
     daemon_state,
 )
-from telemetry.store.models import Cycle, Daemon
+from telemetry.store.models import Cycle
 
 __all__ = ["BoundedFleet", "bounded_fleet"]
 
@@ -53,43 +53,76 @@ class BoundedFleet:
             self.cycles_in_flight += 0 if state == "down" else n
 
 
-def _open(driver: str, skip: Collection[str]) -> Any:
-    q = _ROWS.where(col(Cycle.driver) == driver)
-    return q.where(col(Cycle.cycle_id).not_in(list(skip))) if skip else q
+def _by_rank(n: int) -> Any:
+    """Each driver's open cycles of rank `n` or better, newest first (equal starts share a rank):
+    the `n` newest and any tied with the last of them. Ranked on the in-flight index alone; only
+    the rows returned are read from the table."""
+    rank = sa.func.rank().over(partition_by=col(Cycle.driver), order_by=col(Cycle.started_at).desc())
+    ranked = sa.select(col(Cycle.id), rank.label("rank")).where(col(Cycle.ended_at).is_(None)).subquery()
+    return _ROWS.join(ranked, ranked.c.id == col(Cycle.id)).where(ranked.c.rank <= n)
 
 
 def _newest_open(db: Session) -> dict[str, Any]:
-    """The newest open cycle of each driver a heartbeat file speaks for (files cannot name theirs)."""
-    drivers = db.execute(sa.select(col(Daemon.driver)).where(col(Daemon.source) == "file").distinct())
+    """Each driver's newest open cycle: the one a heartbeat file speaks for (files cannot name it).
+    Of equal starts, the first by id (the order the open cycles are read in)."""
     out: dict[str, Any] = {}
-    for (driver,) in drivers.all():
-        got = db.execute(_open(driver, ()).order_by(col(Cycle.started_at).desc(), col(Cycle.id)).limit(1))
-        row = got.first()
-        if row is not None:
-            out[driver] = row
+    for r in db.execute(_by_rank(1)).all():
+        if r.driver not in out or r.id < out[r.driver].id:
+            out[r.driver] = r
     return out
 
 
-def _attach(db: Session, m: DaemonHealth, alone: bool, skip: Collection[str]) -> Any:
-    """The oldest open cycle that a daemon beating without naming one lives or dies with: one of
-    its host, or of no host when it is its driver's only daemon."""
-    host = col(Cycle.host) == m.host
-    q = _open(m.driver, skip).where(sa.or_(host, col(Cycle.host).is_(None)) if alone else host)
-    return db.execute(q.order_by(col(Cycle.started_at), col(Cycle.id)).limit(1)).first()
+def _groups(db: Session, claimed: Collection[str]) -> list[list[Any]]:
+    """[driver, host, pid, open cycles, the oldest's start] of the open cycles no daemon names."""
+    c = Cycle
+    q = sa.select(col(c.driver), col(c.host), col(c.pid), sa.func.count(), sa.func.min(col(c.started_at)))
+    q = q.where(col(c.ended_at).is_(None))
+    if claimed:
+        q = q.where(col(c.cycle_id).not_in(list(claimed)))
+    return [list(g) for g in db.execute(q.group_by(col(c.driver), col(c.host), col(c.pid))).all()]
 
 
-def _newest(db: Session, driver: str, skip: Collection[str], n: int) -> list[Any]:
-    """The driver's `n` newest cycle-only rows, ties at the edge broken as `bounded` breaks them
-    (by the row order: host, then the cycle's age and id)."""
-    if n <= 0:
-        return []
-    newest = col(Cycle.started_at).desc()
-    top = list(db.execute(_open(driver, skip).order_by(newest, col(Cycle.id)).limit(n)).all())
-    if len(top) == n:
-        edge = top[-1].started_at
-        ties = db.execute(_open(driver, skip).where(col(Cycle.started_at) == edge)).all()
-        top = [r for r in top if r.started_at != edge] + list(ties)
-    by_row = sorted(top, key=lambda r: (r.host or "?", r.id))
+def _attach(
+    db: Session, daemons: Sequence[DaemonHealth], groups: Sequence[list[Any]], claimed: Collection[str]
+) -> dict[int, Any]:
+    """For each daemon beating without naming a cycle (by its index), the open cycle it lives or
+    dies with: its driver's oldest unclaimed one of its host, or of no host when it is its
+    driver's only daemon."""
+    per: dict[str, int] = {}
+    for d in daemons:
+        per[d.driver] = per.get(d.driver, 0) + 1
+    oldest: dict[tuple[str, str | None], Any] = {}
+    for driver, host, _, _, first in groups:
+        key = (driver, host)
+        oldest[key] = first if key not in oldest else min(oldest[key], first)
+    wanted: dict[int, list[tuple[str, str | None]]] = {}
+    for i, m in enumerate(daemons):
+        if not m.in_flight_cycle:
+            keys = [(m.driver, m.host), *([(m.driver, None)] if per[m.driver] == 1 else [])]
+            wanted[i] = [k for k in keys if k in oldest]
+    at = {(k[0], oldest[k]) for ks in wanted.values() for k in ks}
+    if not at:
+        return {}
+    picks = sa.or_(*(sa.and_(col(Cycle.driver) == d, col(Cycle.started_at) == t) for d, t in at))
+    best: dict[tuple[str, str | None], Any] = {}
+    for r in db.execute(_ROWS.where(picks)).all():
+        key = (r.driver, r.host)
+        if r.cycle_id in claimed or key not in oldest or r.started_at != oldest[key]:
+            continue
+        if key not in best or r.id < best[key].id:
+            best[key] = r
+    out = {}
+    for i, keys in wanted.items():
+        got = [best[k] for k in keys if k in best]
+        if got:
+            out[i] = min(got, key=lambda c: (c.started_at, c.id))
+    return out
+
+
+def _newest(rows: Iterable[Any], n: int) -> list[Any]:
+    """A driver's `n` newest cycle-only rows of its ranked ones, ties at the edge broken as
+    `bounded` breaks them (by the row order: host, then the cycle's age and id)."""
+    by_row = sorted(rows, key=lambda r: (r.host or "?", r.id))
     return sorted(by_row, key=lambda r: r.started_at, reverse=True)[:n]
 
 
@@ -104,18 +137,16 @@ def bounded_fleet(
     counted per driver (`more_open_cycles`, each with a link to the cycles list)."""
     daemons = daemon_health(db, now, threshold_s, liveness, _newest_open(db))
     out = BoundedFleet([], {}, 0, 0)
-    skip = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
-    per: dict[str, int] = {}
-    for d in daemons:
-        per[d.driver] = per.get(d.driver, 0) + 1
+    claimed = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
+    groups = _groups(db, claimed)
+    attached = _attach(db, daemons, groups, claimed)
     extra: list[tuple[DaemonHealth, Any]] = []
-    for m in daemons:
-        got = None if m.in_flight_cycle else _attach(db, m, per[m.driver] == 1, skip)
+    for i, m in enumerate(daemons):
+        got = attached.get(i)
         if got is None:
             out.rows.append(m)
             out.add(m.state, m.in_flight_cycle is not None)
             continue
-        skip.add(got.cycle_id)
         state, reason = daemon_state(m.heartbeat_age_s or 0.0, threshold_s, True, m.liveness)
         row = DaemonHealth(
             m.driver,
@@ -131,7 +162,11 @@ def bounded_fleet(
         )
         extra.append((row, got))
         out.add(state, True)
-    _cycle_only(db, now, liveness, per_driver, skip, out, extra)
+        for g in groups:
+            if (g[0], g[1], g[2]) == (got.driver, got.host, got.pid):
+                g[3] -= 1
+    skip = claimed | {c.cycle_id for c in attached.values()}
+    _cycle_only(db, now, liveness, per_driver, skip, groups, out, extra)
     extra.sort(key=lambda e: (e[0].driver, e[1].started_at, e[1].id))
     out.rows = sorted([*out.rows, *(r for r, _ in extra)], key=lambda d: (d.driver, d.host))
     return out
@@ -143,24 +178,25 @@ def _cycle_only(
     liveness: Callable[[str, int | None], Liveness],
     per_driver: int,
     skip: Collection[str],
+    groups: Sequence[list[Any]],
     out: BoundedFleet,
     extra: list[tuple[DaemonHealth, Any]],
 ) -> None:
     """Count the open cycles no daemon claims by driver, host and pid; keep each driver's newest."""
-    n = sa.func.count()
-    q = sa.select(col(Cycle.driver), col(Cycle.host), col(Cycle.pid), n).where(col(Cycle.ended_at).is_(None))
-    if skip:
-        q = q.where(col(Cycle.cycle_id).not_in(list(skip)))
-    q = q.group_by(col(Cycle.driver), col(Cycle.host), col(Cycle.pid))
     totals: dict[str, list[int]] = {}  # driver: [cycles, of them down]
-    for driver, host, pid, count in db.execute(q).all():
+    for driver, host, pid, count, _ in groups:
         down = liveness(host or "", pid) == "dead"
         out.add("down" if down else "unknown", True, count)
         t = totals.setdefault(driver, [0, 0])
         t[0] += count
         t[1] += count if down else 0
+    ranked: dict[str, list[Any]] = {}
+    if any(cycles for cycles, _ in totals.values()) and per_driver > 0:
+        for r in db.execute(_by_rank(per_driver + len(skip))).all():
+            if r.cycle_id not in skip:
+                ranked.setdefault(r.driver, []).append(r)
     for driver, (cycles, dead) in sorted(totals.items()):
-        kept: Sequence[Any] = _newest(db, driver, skip, min(cycles, per_driver))
+        kept = _newest(ranked.get(driver, ()), per_driver)
         rows = [_never_beat(c, now, liveness(c.host or "", c.pid)) for c in kept]
         extra.extend(zip(rows, kept, strict=True))
         if cycles <= per_driver:
