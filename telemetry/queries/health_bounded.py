@@ -29,7 +29,7 @@ from telemetry.queries.health import (
     daemon_health,
     daemon_state,
 )
-from telemetry.store.models import Cycle
+from telemetry.store.models import Cycle, Daemon
 
 __all__ = ["BoundedFleet", "bounded_fleet"]
 
@@ -53,21 +53,24 @@ class BoundedFleet:
             self.cycles_in_flight += 0 if state == "down" else n
 
 
-def _by_rank(n: int) -> Any:
-    """Each driver's open cycles of rank `n` or better, newest first (equal starts share a rank):
-    the `n` newest and any tied with the last of them. Ranked on the in-flight index alone; only
-    the rows returned are read from the table."""
+def _ranked(db: Session, per_driver: int) -> list[Any]:
+    """Each driver's open cycles of rank `per_driver` plus twice the daemons or better, newest first
+    (equal starts share a rank): enough for its newest `per_driver` once every daemon has claimed one
+    cycle by name and one without, with any tied with the last of them. Ranked on the in-flight
+    index alone; only the rows returned are read from the table, once for both uses."""
     rank = sa.func.rank().over(partition_by=col(Cycle.driver), order_by=col(Cycle.started_at).desc())
     ranked = sa.select(col(Cycle.id), rank.label("rank")).where(col(Cycle.ended_at).is_(None)).subquery()
-    return _ROWS.join(ranked, ranked.c.id == col(Cycle.id)).where(ranked.c.rank <= n)
+    daemons = sa.select(sa.func.count()).select_from(Daemon).scalar_subquery()
+    q = _ROWS.add_columns(ranked.c.rank).join(ranked, ranked.c.id == col(Cycle.id))
+    return list(db.execute(q.where(ranked.c.rank <= per_driver + 2 * daemons)).all())
 
 
-def _newest_open(db: Session) -> dict[str, Any]:
+def _newest_open(ranked: Iterable[Any]) -> dict[str, Any]:
     """Each driver's newest open cycle: the one a heartbeat file speaks for (files cannot name it).
     Of equal starts, the first by id (the order the open cycles are read in)."""
     out: dict[str, Any] = {}
-    for r in db.execute(_by_rank(1)).all():
-        if r.driver not in out or r.id < out[r.driver].id:
+    for r in ranked:
+        if r.rank == 1 and (r.driver not in out or r.id < out[r.driver].id):
             out[r.driver] = r
     return out
 
@@ -135,7 +138,8 @@ def bounded_fleet(
 ) -> BoundedFleet:
     """Every daemon, each driver's newest `per_driver` open cycles no daemon claims, the rest
     counted per driver (`more_open_cycles`, each with a link to the cycles list)."""
-    daemons = daemon_health(db, now, threshold_s, liveness, _newest_open(db))
+    ranked = _ranked(db, per_driver)
+    daemons = daemon_health(db, now, threshold_s, liveness, _newest_open(ranked))
     out = BoundedFleet([], {}, 0, 0)
     claimed = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
     groups = _groups(db, claimed)
@@ -166,18 +170,18 @@ def bounded_fleet(
             if (g[0], g[1], g[2]) == (got.driver, got.host, got.pid):
                 g[3] -= 1
     skip = claimed | {c.cycle_id for c in attached.values()}
-    _cycle_only(db, now, liveness, per_driver, skip, groups, out, extra)
+    newest = [r for r in ranked if r.cycle_id not in skip]
+    _cycle_only(now, liveness, per_driver, newest, groups, out, extra)
     extra.sort(key=lambda e: (e[0].driver, e[1].started_at, e[1].id))
     out.rows = sorted([*out.rows, *(r for r, _ in extra)], key=lambda d: (d.driver, d.host))
     return out
 
 
 def _cycle_only(
-    db: Session,
     now: datetime,
     liveness: Callable[[str, int | None], Liveness],
     per_driver: int,
-    skip: Collection[str],
+    newest: Iterable[Any],
     groups: Sequence[list[Any]],
     out: BoundedFleet,
     extra: list[tuple[DaemonHealth, Any]],
@@ -191,10 +195,8 @@ def _cycle_only(
         t[0] += count
         t[1] += count if down else 0
     ranked: dict[str, list[Any]] = {}
-    if any(cycles for cycles, _ in totals.values()) and per_driver > 0:
-        for r in db.execute(_by_rank(per_driver + len(skip))).all():
-            if r.cycle_id not in skip:
-                ranked.setdefault(r.driver, []).append(r)
+    for r in newest:
+        ranked.setdefault(r.driver, []).append(r)
     for driver, (cycles, dead) in sorted(totals.items()):
         kept = _newest(ranked.get(driver, ()), per_driver)
         rows = [_never_beat(c, now, liveness(c.host or "", c.pid)) for c in kept]
