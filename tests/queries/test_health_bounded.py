@@ -8,12 +8,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, delete
+from sqlalchemy import Engine, delete, event, insert, text
 from sqlmodel import Session
+from store_templates import migrate_by_copy
 
 from telemetry.queries.health import STATES, Liveness, fleet_rows
 from telemetry.queries.health_view import bounded, fleet_health
-from telemetry.store.db import session_scope
+from telemetry.store.db import make_engine, session_scope
+from telemetry.store.migrate import upgrade
 from telemetry.store.models import Cycle, Daemon
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -146,3 +148,60 @@ def test_a_lone_daemon_takes_the_oldest_open_cycle_and_ties_go_by_host(engine: E
     flights = [(d["host"], d["in_flight_cycle"]["cycle_id"]) for d in got["daemons"]]
     assert flights == [("h1", "c0"), ("h1", "c3")]
     assert [(m["cycles"], m["orphaned"]) for m in got["more_open_cycles"]] == [(2, 1)]  # h2 cannot tell
+
+
+def test_on_sqlite_health_reads_the_open_cycles_never_the_history(sqlite_url: str) -> None:
+    """Every statement the bounded answer issues searches the cycle table by id, or reads the
+    partial index of the open cycles: a fleet's history never enters the health check."""
+    migrate_by_copy(sqlite_url)
+    engine = make_engine(sqlite_url)
+    upgrade(engine)
+    with session_scope(engine) as db:
+        rows = [
+            {
+                "cycle_id": f"c{i}",
+                "driver": f"d{i % 3}",
+                "host": "h1",
+                "pid": 1 + i % 7,
+                "started_at": NOW - timedelta(minutes=i),
+                "ended_at": None if i % 100 == 0 else NOW,
+                "start_synthesised": False,
+                "updated_at": NOW,
+            }
+            for i in range(3000)
+        ]
+        db.execute(insert(Cycle), rows)
+        for i, source in enumerate(("http", "file", "http")):
+            named = "c300" if i == 2 else None
+            db.add(
+                Daemon(
+                    driver=f"d{i}",
+                    host="h1",
+                    pid=9,
+                    last_heartbeat_at=NOW,
+                    in_flight_cycle_id=named,
+                    source=source,
+                    first_seen_at=NOW,
+                )
+            )
+        db.execute(text("ANALYZE"))
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append((statement, params))
+
+    event.listen(engine, "before_cursor_execute", capture)
+    with session_scope(engine, write=False) as db:
+        got = fleet_health(db, NOW, 600, liveness, 3)
+    event.remove(engine, "before_cursor_execute", capture)
+    assert sum(m["cycles"] for m in got["more_open_cycles"]) > 0
+    with engine.connect() as conn:
+        for statement, params in seen:
+            for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all():
+                detail: str = row[-1]
+                if detail.split()[:2] not in (["SCAN", "cycle"], ["SEARCH", "cycle"]):
+                    continue
+                by_id = any(k in detail for k in ("(rowid=?)", "(cycle_id=?)"))
+                assert by_id or "INDEX ix_cycle_in_flight" in detail, f"{detail!r} in {statement}"
+    engine.dispose()
