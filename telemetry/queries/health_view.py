@@ -4,7 +4,8 @@ A fleet keeps every cycle a dead dispatcher left open, and health listed each as
 cycles made an 830 kB answer that the Overview polled. Daemons are as many as the fleet runs;
 cycles that never beat grow with history. So the answer can keep each daemon and only the newest
 `PER_DRIVER` cycle-only rows of each driver, counting the rest per driver with a link to the
-cycles list (`bounded`, pure); the status and counts still cover every row.
+cycles list (`bounded`, pure); the status and counts still cover every row. `/api/health` has
+the store count and pick them instead (`health_bounded`), so its cost does not grow with them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from urllib.parse import quote
 
 from sqlmodel import Session
 
-from telemetry.queries.health import STATES, DaemonHealth, Liveness, fleet_rows, local_liveness
+from telemetry.queries.health import STATES, DaemonHealth, Liveness, State, fleet_rows, local_liveness
+from telemetry.queries.health_bounded import bounded_fleet
 
 __all__ = ["PER_DRIVER", "bounded", "fleet_health"]
 
@@ -36,20 +38,29 @@ def fleet_health(
     open cycles whose daemon is not down, `cycles_orphaned` those whose daemon is down. With
     `per_driver`, cycle-only rows are bounded (`bounded`) and `more_open_cycles` counts the rest.
     """
+    if per_driver is not None:
+        some = bounded_fleet(db, now, threshold_s, liveness, per_driver)
+        answer = _answer(
+            {s: some.states.get(s, 0) for s in STATES}, some.cycles_in_flight, some.cycles_orphaned
+        )
+        answer["more_open_cycles"] = some.more_open_cycles
+        answer["daemons"] = [d.to_dict() for d in some.rows]
+        return answer
     fleet = fleet_rows(db, now, threshold_s, liveness)
-    rows = fleet.rows
-    counts = {s: sum(1 for d in rows if d.state == s) for s in STATES}
-    worst = max((STATES.index(d.state) for d in rows), default=0)
-    answer: dict[str, Any] = {
+    counts = {s: sum(1 for d in fleet.rows if d.state == s) for s in STATES}
+    answer = _answer(dict(counts), fleet.cycles_in_flight, fleet.cycles_orphaned)
+    answer["daemons"] = [d.to_dict() for d in fleet.rows]
+    return answer
+
+
+def _answer(counts: dict[State, int], in_flight: int, orphaned: int) -> dict[str, Any]:
+    worst = max((STATES.index(s) for s, n in counts.items() if n), default=0)
+    return {
         "status": STATES[worst],
         "counts": counts,
-        "cycles_in_flight": fleet.cycles_in_flight,
-        "cycles_orphaned": fleet.cycles_orphaned,
+        "cycles_in_flight": in_flight,
+        "cycles_orphaned": orphaned,
     }
-    if per_driver is not None:
-        rows, answer["more_open_cycles"] = bounded(rows, per_driver)
-    answer["daemons"] = [d.to_dict() for d in rows]
-    return answer
 
 
 def bounded(rows: Sequence[DaemonHealth], per_driver: int) -> tuple[list[DaemonHealth], list[dict[str, Any]]]:
