@@ -24,6 +24,7 @@ from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import as_utc
 
 __all__ = [
+    "OPEN_CYCLES",
     "STATES",
     "DaemonHealth",
     "FleetRows",
@@ -32,7 +33,9 @@ __all__ = [
     "daemon_health",
     "daemon_state",
     "fleet_rows",
+    "flight_of",
     "local_liveness",
+    "never_beat",
 ]
 
 Liveness = Literal["alive", "dead", "unknown"]
@@ -99,7 +102,7 @@ def cached_liveness() -> Callable[[str, int | None], Liveness]:
 
 
 class _OpenCycle(Protocol):
-    """What health reads of an open cycle: a `Cycle`, or a row of `_OPEN`'s columns."""
+    """What health reads of an open cycle: a `Cycle`, or a row of `OPEN_CYCLES`'s columns."""
 
     @property
     def cycle_id(self) -> str: ...
@@ -128,7 +131,7 @@ _OPEN_COLUMNS = (
     Cycle.session_id,
     Cycle.candidates_count,
 )
-_OPEN = sa.select(*map(col, _OPEN_COLUMNS)).where(col(Cycle.ended_at).is_(None))
+OPEN_CYCLES = sa.select(*map(col, _OPEN_COLUMNS)).where(col(Cycle.ended_at).is_(None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +166,9 @@ def _in_flight(
         # cycles read once for every daemon (an ORDER BY started_at would lead SQLite down the
         # driver's whole history).
         if newest_open is None:
-            newest_open = _newest_open(db.execute(_OPEN.where(col(Cycle.driver) == d.driver)).all())
+            newest_open = _newest_open(db.execute(OPEN_CYCLES.where(col(Cycle.driver) == d.driver)).all())
         got = newest_open.get(d.driver)
-        return _flight(got, now) if got is not None else None
+        return flight_of(got, now) if got is not None else None
     else:
         return None
     c = db.exec(stmt.limit(1)).first()
@@ -177,7 +180,7 @@ def _in_flight(
             "candidates_count": None,
             "elapsed_s": None,
         }
-    return None if c.ended_at is not None else _flight(c, now)
+    return None if c.ended_at is not None else flight_of(c, now)
 
 
 def _newest_open(rows: Iterable[_OpenCycle]) -> dict[str, _OpenCycle]:
@@ -190,7 +193,7 @@ def _newest_open(rows: Iterable[_OpenCycle]) -> dict[str, _OpenCycle]:
     return out
 
 
-def _flight(c: _OpenCycle, now: datetime) -> dict[str, Any]:
+def flight_of(c: _OpenCycle, now: datetime) -> dict[str, Any]:
     started = as_utc(c.started_at)
     return {
         "cycle_id": c.cycle_id,
@@ -223,7 +226,7 @@ def daemon_health(
     return out
 
 
-def _never_beat(c: _OpenCycle, now: datetime, live: Liveness) -> DaemonHealth:
+def never_beat(c: _OpenCycle, now: datetime, live: Liveness) -> DaemonHealth:
     """A driver known only from a cycle it began: no heartbeat, so only its pid can speak."""
     if live == "dead":
         state: State
@@ -233,7 +236,7 @@ def _never_beat(c: _OpenCycle, now: datetime, live: Liveness) -> DaemonHealth:
     else:
         state, reason = "unknown", "cycle in flight, no heartbeat ever; process not on this host"
     return DaemonHealth(
-        c.driver, c.host or "?", c.pid, state, reason, "cycle", None, None, _flight(c, now), live
+        c.driver, c.host or "?", c.pid, state, reason, "cycle", None, None, flight_of(c, now), live
     )
 
 
@@ -253,7 +256,7 @@ def fleet_rows(
     liveness: Callable[[str, int | None], Liveness] = local_liveness,
 ) -> FleetRows:
     """Every daemon, plus a row for every open cycle no daemon claims, ordered by driver, host."""
-    open_: list[Any] = list(db.execute(_OPEN).all())
+    open_: list[Any] = list(db.execute(OPEN_CYCLES).all())
     daemons = daemon_health(db, now, threshold_s, liveness, _newest_open(open_))
     claimed = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
     by_driver: dict[str, list[DaemonHealth]] = {}
@@ -285,13 +288,13 @@ def fleet_rows(
                     m.source,
                     m.last_heartbeat_at,
                     m.heartbeat_age_s,
-                    _flight(c, now),
+                    flight_of(c, now),
                     m.liveness,
                 )
             )
             daemons.remove(m)
             continue
-        row = _never_beat(c, now, liveness(c.host or "", c.pid))
+        row = never_beat(c, now, liveness(c.host or "", c.pid))
         orphaned += row.state == "down"
         in_flight += row.state != "down"
         extra.append(row)

@@ -20,20 +20,20 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from telemetry.queries.health import (
-    _OPEN,
+    OPEN_CYCLES,
     DaemonHealth,
     Liveness,
     State,
-    _flight,
-    _never_beat,
     daemon_health,
     daemon_state,
+    flight_of,
+    never_beat,
 )
 from telemetry.store.models import Cycle, Daemon
 
 __all__ = ["BoundedFleet", "bounded_fleet"]
 
-_ROWS = _OPEN.add_columns(col(Cycle.id))
+_ROWS = OPEN_CYCLES.add_columns(col(Cycle.id))
 
 
 @dataclass(slots=True)
@@ -161,7 +161,7 @@ def bounded_fleet(
             m.source,
             m.last_heartbeat_at,
             m.heartbeat_age_s,
-            _flight(got, now),
+            flight_of(got, now),
             m.liveness,
         )
         extra.append((row, got))
@@ -199,7 +199,7 @@ def _cycle_only(
         ranked.setdefault(r.driver, []).append(r)
     for driver, (cycles, dead) in sorted(totals.items()):
         kept = _newest(ranked.get(driver, ()), per_driver)
-        rows = [_never_beat(c, now, liveness(c.host or "", c.pid)) for c in kept]
+        rows = [never_beat(c, now, liveness(c.host or "", c.pid)) for c in kept]
         extra.extend(zip(rows, kept, strict=True))
         if cycles <= per_driver:
             continue
