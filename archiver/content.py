@@ -1,7 +1,7 @@
 """The searchable text of an archive document: one entry per part that says something.
 
 Pure: it reads a (redacted) document in the newest layout and returns plain frozen data, which
-the store's content index (`telemetry/services/content_index.py`) writes a row each. What is
+the store's content index (`telemetry/services/index/content_index.py`) writes a row each. What is
 searchable: message text, reasoning, a tool's name, input, output and error, and a message's
 own error, in OpenCode's parts and in Claude Code's (thinking, tool_use, tool_result). Each
 entry keeps where it came from (the message's position in the session, which is the turn the

@@ -27,7 +27,7 @@ from archiver.document import build_documents
 from archiver.redact import Redactor
 from archiver.store import ArchiveStore
 from archiver.walk import walk_tree
-from telemetry.services.indexing import index_records
+from telemetry.services.index.indexing import index_records
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 

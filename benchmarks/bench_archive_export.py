@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import archive_setup
 from archive_setup import archive_documents, migrated, redactor
 
-from telemetry.services.archive_export import export_archives
-from telemetry.services.archive_import import import_archives
+from telemetry.services.index.archive_export import export_archives
+from telemetry.services.index.archive_import import import_archives
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import DatabaseStore
 

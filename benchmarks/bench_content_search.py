@@ -43,7 +43,7 @@ from engines import Result, per_engine
 from fastapi.testclient import TestClient
 
 from archiver.store import FolderStore
-from telemetry.services.search_catchup import catch_up
+from telemetry.services.index.search_catchup import catch_up
 from telemetry.settings import Settings
 from web.app import create_app
 
@@ -203,7 +203,11 @@ def _archiving(new_url: Callable[[], str], work: Path, rounds: int) -> dict[str,
         for r in range(rounds):
             for way in times:
                 store = FolderStore(work / f"a{r}{way}")
-                off = mock.patch("telemetry.services.indexing.enqueue") if way == "none" else nullcontext()
+                off = (
+                    mock.patch("telemetry.services.index.indexing.enqueue")
+                    if way == "none"
+                    else nullcontext()
+                )
                 with off:
                     t0 = time.perf_counter()
                     archive_documents(docs, store, engine, red)

@@ -25,7 +25,7 @@ from cli.app import (
 )
 from cli.output import JsonOpt
 from telemetry.archiving import archive_session_tree_async, redactor_for
-from telemetry.services.archive_import import archive_candidates, import_archives
+from telemetry.services.index.archive_import import archive_candidates, import_archives
 
 __all__ = ["import_app"]
 

@@ -13,7 +13,7 @@ from cli.app import command_group, console, err_console, fail, open_store, print
 from cli.output import JsonOpt
 from cli.tables import window
 from telemetry.archive_store import archive_store
-from telemetry.services.archive_export import ExportReport, count_documents, export_archives, trees_of
+from telemetry.services.index.archive_export import ExportReport, count_documents, export_archives, trees_of
 
 __all__ = ["archives_app"]
 

@@ -60,8 +60,8 @@ def doctor(
 
 def _repair(settings: Any) -> dict[str, Any]:
     from telemetry.archiving import redactor_for
-    from telemetry.services.archive_repair import repair_index
-    from telemetry.services.spend_repair import rebuild_spend
+    from telemetry.services.index.archive_repair import repair_index
+    from telemetry.services.spend.spend_repair import rebuild_spend
     from telemetry.store.db import session_scope
 
     try:

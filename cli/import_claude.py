@@ -11,10 +11,10 @@ from archiver.claude.layout import SessionFiles, default_config_dir, find_sessio
 from archiver.claude.prices import use_price_file
 from archiver.errors import WalkError
 from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
-from telemetry.services.claude_state import ClaudeImportReport, unchanged_report
+from telemetry.services.claude.state import ClaudeImportReport, unchanged_report
 
 if TYPE_CHECKING:
-    from telemetry.services.claude_early import EarlyStart
+    from telemetry.services.claude.early import EarlyStart
     from telemetry.settings import Settings
 
 __all__ = ["import_claude_cmd"]
@@ -70,7 +70,7 @@ def _import(
     folder: Path, settings: Settings, label: str | None, reprice: bool, found: Found
 ) -> ClaudeImportReport:
     from archiver.claude.pool import fewer_collections
-    from telemetry.services.claude_early import start_early
+    from telemetry.services.claude.early import start_early
 
     with fewer_collections():  # loading the store's modules and each batch's results
         # workers start on the first sessions while the store is opened (no file written before)
@@ -92,7 +92,7 @@ def _import_into(
 ) -> ClaudeImportReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from telemetry.services.claude_import import import_claude
+    from telemetry.services.claude.importer import import_claude
 
     with open_store(settings) as engine:
         columns = (TextColumn("sessions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -25,7 +25,7 @@ from cli.app import (
     settings_of,
 )
 from cli.tables import dash
-from telemetry.services.dispatch_import import DispatchImportError, count_rows, import_dispatch_db
+from telemetry.services.ingest.dispatch_import import DispatchImportError, count_rows, import_dispatch_db
 from telemetry.timeutil import utcnow
 
 __all__ = ["import_app"]

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from cli.app import app, console, err_console, fail, open_store, print_json, settings_of
 from telemetry.archive_store import archive_store
-from telemetry.services.prune import plan_prune, prune
+from telemetry.services.index.prune import plan_prune, prune
 from telemetry.store.db import session_scope
 from telemetry.timeutil import parse_duration, utcnow
 

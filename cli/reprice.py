@@ -13,7 +13,7 @@ def reprice_stored(ctx: typer.Context) -> bool:
     """Reprice every stored OpenCode tree, saying on stderr what was done (stdout stays the
     costs' own); False when a tree could not be repriced."""
     from archiver.claude.prices import price_source
-    from telemetry.services.reprice import reprice_archives
+    from telemetry.services.spend.reprice import reprice_archives
 
     settings = settings_of(ctx)
     redactor = open_redactor(settings)

@@ -73,12 +73,12 @@ def runs_add(
     from pydantic import ValidationError
 
     from archiver.claude.layout import default_config_dir
+    from archiver.claude.result import ClaudeResultError
     from cli.app import console
     from telemetry.queries.fleet_models import RunAdded
     from telemetry.queries.runs import run_dict
-    from telemetry.services.claude import ClaudeResultError
-    from telemetry.services.claude_run import archive_run
-    from telemetry.services.ingest import AgentRunIn, add_agent_run
+    from telemetry.services.claude.runs import archive_run
+    from telemetry.services.ingest.ingest import AgentRunIn, add_agent_run
     from telemetry.store.db import session_scope
     from telemetry.timeutil import utcnow
 

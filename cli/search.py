@@ -21,7 +21,7 @@ from telemetry.queries.search_models import SearchHit, SearchPage
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from telemetry.services.search_catchup import CatchupReport
+    from telemetry.services.index.search_catchup import CatchupReport
     from telemetry.settings import Settings
 
 __all__ = ["db_reindex", "search_cmd"]
@@ -79,7 +79,7 @@ def search_cmd(
 def _catch_up(settings: Settings, engine: Engine, total: int | None) -> CatchupReport:
     """Index what is queued, with a progress bar on stderr (none when nothing is queued)."""
     from telemetry.archive_store import archive_store
-    from telemetry.services.search_catchup import CatchupReport, catch_up, pending_count
+    from telemetry.services.index.search_catchup import CatchupReport, catch_up, pending_count
 
     total = pending_count(engine) if total is None else total
     if total == 0:
@@ -100,7 +100,7 @@ def db_reindex(
 ) -> None:
     """Build the search index for sessions archived before it existed and for those still
     queued (resumable: what was indexed stays indexed)."""
-    from telemetry.services.search_catchup import enqueue_unindexed, pending_count
+    from telemetry.services.index.search_catchup import enqueue_unindexed, pending_count
 
     settings = settings_of(ctx)
     with open_store(settings) as engine:

@@ -127,8 +127,8 @@ def watch_cmd(
     running (busy, running a tool, needs input), archives of the quiet ones; their budgets and
     live rules only alert (the CLI cannot be stopped from outside)."""
     from cli.archive import _check_redaction, _check_server  # not at import: archive loads every command
-    from telemetry.services.claude_import import watch_claude
-    from telemetry.services.search_catchup import start_catchup
+    from telemetry.services.claude.importer import watch_claude
+    from telemetry.services.index.search_catchup import start_catchup
     from telemetry.tower.claude_live import follow_claude_live
 
     settings = settings_of(ctx)

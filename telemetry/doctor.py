@@ -25,8 +25,8 @@ from telemetry.doctor_servers import opencode_checks
 from telemetry.otel_export.probe import export_configured, probe_endpoint
 from telemetry.queries.live_stale import following, no_watcher_reason
 from telemetry.queries.lost import count_lost
-from telemetry.services.archive_repair import check_index
-from telemetry.services.spend_repair import check_spend
+from telemetry.services.index.archive_repair import check_index
+from telemetry.services.spend.spend_repair import check_spend
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.migrate import current_revision, head_revision

@@ -28,9 +28,9 @@ from archiver.client import OpenCodeClient
 from archiver.credentials import password_for
 from archiver.walk import TreeSnapshot
 from telemetry.archive_store import archive_store
-from telemetry.services.indexing import IndexStats, index_records
+from telemetry.services.index.indexing import IndexStats, index_records
+from telemetry.services.index.search_catchup import index_now
 from telemetry.services.redaction import redactor_for
-from telemetry.services.search_catchup import index_now
 from telemetry.settings import Settings
 from telemetry.store.aggregates import bump
 from telemetry.store.db import make_engine, session_scope

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from telemetry.services.group_commit import GroupCommit
+from telemetry.services.ingest.group_commit import GroupCommit
 
 __all__ = ["hold_commit"]
 

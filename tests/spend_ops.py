@@ -17,10 +17,10 @@ from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.queries.spend_read import FINE_KEYS, fold
-from telemetry.services.index_batch import index_batch
-from telemetry.services.indexing import index_records
-from telemetry.services.ingest import CycleBegin, CycleFinish, begin_cycle, finish_cycle
-from telemetry.services.spend_links import cycles_changed, remove_sessions
+from telemetry.services.index.index_batch import index_batch
+from telemetry.services.index.indexing import index_records
+from telemetry.services.ingest.ingest import CycleBegin, CycleFinish, begin_cycle, finish_cycle
+from telemetry.services.spend.spend_links import cycles_changed, remove_sessions
 from telemetry.store.aggregates import coalesced
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle

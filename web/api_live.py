@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from archiver.bounds import INT32_MAX
 from telemetry.queries.live import LOUDEST_FIRST, LivePage, get_live, list_live
 from telemetry.queries.live_detail import LiveDetail, LiveTreeNode, live_detail
 from telemetry.queries.live_messages import LiveMessagePage, live_message_page
-from telemetry.services.bounds import INT32_MAX
 from telemetry.timeutil import utcnow
 from web.deps import ReadDbDep
 from web.errors import ApiError

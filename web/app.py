@@ -16,10 +16,10 @@ from starlette.types import Receive, Scope, Send
 
 from telemetry.archiving import redactor_for
 from telemetry.budget_rules import quotas_of
-from telemetry.services import cycle_rows
-from telemetry.services.group_commit import GroupCommit
-from telemetry.services.ingest_inputs import ConflictError
-from telemetry.services.search_catchup import start_catchup
+from telemetry.services.index.search_catchup import start_catchup
+from telemetry.services.ingest import cycle_rows
+from telemetry.services.ingest.group_commit import GroupCommit
+from telemetry.services.ingest.ingest_inputs import ConflictError
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, refresh_planner_stats
 from telemetry.store.migrate import upgrade

@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from archiver.redact import Redactor
-from telemetry.services.group_commit import GroupCommit
+from telemetry.services.ingest.group_commit import GroupCommit
 from telemetry.settings import Settings
 from tower.quotas import Quota
 from web.login_cookie import Logins, LoginThrottle

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from telemetry.services.ingest_inputs import CycleBegin, CycleFinish
+from telemetry.services.ingest.ingest_inputs import CycleBegin, CycleFinish
 from web import ingest
 from web.app_state import app_state
 from web.errors import ApiError, api_error_response, http_error_response

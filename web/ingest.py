@@ -1,7 +1,7 @@
 """`/api/v1/…`: what dispatchers report. Token required; every call idempotent on retry.
 
 Cycle begins and finishes, the bulk of the traffic, are written through the app's group
-commit (`telemetry.services.group_commit`): validated and redacted on the event loop, then
+commit (`telemetry.services.ingest.group_commit`): validated and redacted on the event loop, then
 written with whatever other writes arrived meanwhile, in one transaction, and answered after
 it commits."""
 
@@ -17,11 +17,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from archiver.claude.result import ClaudeResultError
 from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.ingest_models import CycleBegun, CycleFinished, HeartbeatStored, RunStored
-from telemetry.services import ingest
-from telemetry.services.claude import ClaudeResultError
-from telemetry.services.claude_run import archive_run
+from telemetry.services.claude.runs import archive_run
+from telemetry.services.ingest import ingest
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.app_state import AppState, app_state

@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from telemetry.metrics.catalogue import CATALOGUE, HTTP_LATENCY_BUCKETS, Metric, by_name
 from telemetry.metrics.snapshot import Family, HistogramSeries, Series, derive, read_store
-from telemetry.services.heartbeat_files import refresh_heartbeat_files
+from telemetry.services.ingest.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.app_state import app_state

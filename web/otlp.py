@@ -27,9 +27,9 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from sqlalchemy.engine import Engine
 from starlette.concurrency import run_in_threadpool
 
+from archiver.claude.otlp import Export, OtlpError, decode, read_export
 from archiver.redact import Redactor
-from telemetry.services.otlp_claude import apply
-from telemetry.services.otlp_parse import Export, OtlpError, decode, read_export
+from telemetry.services.claude.otlp import apply
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from web.deps import EngineDep, RedactorDep, require_token

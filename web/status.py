@@ -13,7 +13,7 @@ from telemetry.queries.fleet_models import CyclePage, CyclesSummary, Health
 from telemetry.queries.health import cached_liveness
 from telemetry.queries.health_view import PER_DRIVER, fleet_health
 from telemetry.queries.paging import CursorError
-from telemetry.services.heartbeat_files import refresh_heartbeat_files
+from telemetry.services.ingest.heartbeat_files import refresh_heartbeat_files
 from telemetry.store.db import session_scope
 from telemetry.timeutil import Since, utcnow
 from web.deps import EngineDep, ReadDbDep, RedactorDep, SettingsDep

@@ -1,6 +1,6 @@
 """A stored cycle as a plain, frozen row: the `cycle` table's columns and nothing else.
 
-Ingestion reads and writes the `cycle` table with SQL of its own (`services.cycle_rows`), not
+Ingestion reads and writes the `cycle` table with SQL of its own (`services.ingest.cycle_rows`), not
 through the ORM; what it reads back, and answers with, is a `CycleRow`. Its fields are the
 table's columns in the table's order (a test holds them equal), so a row comes straight from a
 result's tuple, and a column added to `Cycle` cannot be forgotten here. A change is a new row

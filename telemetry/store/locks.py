@@ -6,7 +6,7 @@ holds the database (`BEGIN IMMEDIATE`). On PostgreSQL, READ COMMITTED lets two t
 the same "before" and both write, so a writer first takes a transaction-scoped advisory lock on
 the key it is about to write: other keys never wait, and the lock ends with the transaction.
 
-A transaction that writes for several callers at once (`telemetry.services.group_commit`) takes
+A transaction that writes for several callers at once (`telemetry.services.ingest.group_commit`) takes
 every key it will need up front, sorted, in one statement (`lock_keys`): the same order as any
 other writer's, so two such transactions queue instead of deadlocking, and the keys it holds
 are not asked for again.

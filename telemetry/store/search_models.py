@@ -6,7 +6,7 @@ SQLite an FTS5 trigram table kept by triggers, `session_search_parts`; on Postgr
 GIN index of `lower(body)`), so it has no model here.
 
 `SearchPending` (migration 0023) names the sessions archived since the catch-up indexer last
-ran, whose parts are still to be written (`telemetry/services/search_catchup.py`), and
+ran, whose parts are still to be written (`telemetry/services/index/search_catchup.py`), and
 whether their documents are ones octel wrote redacted (migration 0025).
 """
 

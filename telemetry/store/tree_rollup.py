@@ -11,7 +11,7 @@ Writers call `refresh_trees` in the transaction that inserts, updates or deletes
 after the write, with the roots of the rows before and after and the written rows' own ids:
 each named row's sums are computed again from its tree's rows (a tree is a few rows, found
 through the root_session_id index), so they never drift. On PostgreSQL every writer of a
-tree's rows first holds `spend:<root id>` (`telemetry.services.spend_links.lock_links`), so a
+tree's rows first holds `spend:<root id>` (`telemetry.services.spend.spend_links.lock_links`), so a
 recomputation sees every committed row of its tree and the next writer of the tree waits.
 """
 

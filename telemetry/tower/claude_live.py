@@ -1,5 +1,5 @@
 """`octel watch --claude-dir`: live rows for the Claude Code sessions running in one config
-folder, beside the archiving of quiet ones (`telemetry.services.claude_import.watch_claude`).
+folder, beside the archiving of quiet ones (`telemetry.services.claude.importer.watch_claude`).
 
 Each tick reads only the bytes each recent transcript gained (`tower.claude_board`), asks the
 CLI what it lists (`claude agents --json`, every few seconds, in a thread: a CLI without the

@@ -11,7 +11,7 @@ from sqlmodel import Session, col, delete, select
 
 from archiver.redact import Redactor
 from detectors.findings import dominant_of
-from telemetry.services.indexing import record_findings
+from telemetry.services.index.indexing import record_findings
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow

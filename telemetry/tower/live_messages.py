@@ -12,7 +12,7 @@ from sqlalchemy import delete
 from sqlmodel import Session, col, select
 
 from archiver.redact import Redactor
-from telemetry.services.content_index import put_live_parts, remove_live_parts
+from telemetry.services.index.content_index import put_live_parts, remove_live_parts
 from telemetry.store.live_models import LiveMessage
 from telemetry.timeutil import utcnow
 from tower.live_messages import MessageBatch, bound_body

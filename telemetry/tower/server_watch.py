@@ -20,7 +20,7 @@ from sqlmodel import select
 from archiver.client import OpenCodeClient
 from telemetry.archive_store import archive_store
 from telemetry.queries.live import LiveChange, live_change
-from telemetry.services.indexing import record_findings
+from telemetry.services.index.indexing import record_findings
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope

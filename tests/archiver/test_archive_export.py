@@ -25,8 +25,8 @@ from typer.testing import CliRunner
 from archiver.files import read_plain
 from cli import app
 from telemetry.archiving import archive_session_tree_async, redactor_for
-from telemetry.services.archive_export import export_archives
-from telemetry.services.archive_import import import_archives
+from telemetry.services.index.archive_export import export_archives
+from telemetry.services.index.archive_import import import_archives
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import ArchiveDocument, DatabaseStore
 from telemetry.store.db import make_engine, session_scope

@@ -23,8 +23,8 @@ from archiver.redact import load_key
 from archiver.validate import check_archive
 from cli import app
 from telemetry.archiving import archive_session_tree_async, redactor_for
-from telemetry.services.archive_import import import_archives
-from telemetry.services.archive_repair import check_index
+from telemetry.services.index.archive_import import import_archives
+from telemetry.services.index.archive_repair import check_index
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade

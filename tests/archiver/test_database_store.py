@@ -36,9 +36,9 @@ from telemetry.archiving import ArchiveOutcome, archive_session_tree_async, reda
 from telemetry.otel_export.sources import load_tree
 from telemetry.queries.session_detail import session_detail
 from telemetry.queries.why import why
-from telemetry.services.archive_import import import_archives
-from telemetry.services.archive_repair import check_index, repair_index
-from telemetry.services.prune import prune
+from telemetry.services.index.archive_import import import_archives
+from telemetry.services.index.archive_repair import check_index, repair_index
+from telemetry.services.index.prune import prune
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import ArchiveDocument, DatabaseStore, decode, encode
 from telemetry.store.db import make_engine, session_scope

@@ -15,8 +15,8 @@ from sqlmodel import select
 
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
-from telemetry.services.index_batch import index_batch
-from telemetry.services.indexing import index_records
+from telemetry.services.index.index_batch import index_batch
+from telemetry.services.index.indexing import index_records
 from telemetry.store.aggregates import coalesced, read_all
 from telemetry.store.db import session_scope
 from telemetry.store.models import CountedFinding, Finding, SessionIndex

@@ -21,7 +21,7 @@ from archiver.files import read_archive
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
 from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
-from telemetry.services.indexing import index_records, record_findings
+from telemetry.services.index.indexing import index_records, record_findings
 from telemetry.settings import Settings
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import session_scope

@@ -24,7 +24,7 @@ from archiver.claude.tree import build_tree
 from archiver.document import build_documents
 from archiver.files import read_archive, upgrade
 from archiver.redact import Redactor
-from telemetry.services.claude_import import archive_claude
+from telemetry.services.claude.importer import archive_claude
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex

@@ -9,8 +9,8 @@ from pathlib import Path
 from claude_lines import assistant, user, write
 
 from cli.app import open_store
-from telemetry.services.claude_early import start_early
-from telemetry.services.claude_import import import_claude
+from telemetry.services.claude.early import start_early
+from telemetry.services.claude.importer import import_claude
 from telemetry.settings import Settings
 
 

@@ -18,7 +18,7 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 from cli import app
-from telemetry.services.claude_state import near_cleanup, unchanged_report
+from telemetry.services.claude.state import near_cleanup, unchanged_report
 from telemetry.store.aggregates import bump, coalesced, read_all
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade

@@ -16,7 +16,7 @@ from sqlmodel import select
 from archiver.claude.tree import build_tree
 from archiver.files import read_archive
 from telemetry.otel_export.mapping import tree_spans
-from telemetry.services.claude_import import archive_claude
+from telemetry.services.claude.importer import archive_claude
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle, SessionIndex

@@ -23,7 +23,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from sqlmodel import select
 
-from telemetry.services.otlp_parse import MAX_AMOUNT, OtlpError, read_export
+from archiver.claude.otlp import MAX_AMOUNT, OtlpError, read_export
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Aggregate

@@ -13,10 +13,10 @@ from sqlalchemy import func, text
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from archiver.claude.otlp import Observation
 from archiver.redact import Redactor
-from telemetry.services.otlp_claude import apply, digest
-from telemetry.services.otlp_parse import Observation
-from telemetry.services.prune import prune
+from telemetry.services.claude.otlp import apply, digest
+from telemetry.services.index.prune import prune
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import AgentRun, OtlpSeen

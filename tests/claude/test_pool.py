@@ -24,7 +24,7 @@ from archiver.claude.tree import ClaudeTree
 from archiver.files import content_hash
 from archiver.redact import Redactor
 from cli import app
-from telemetry.services import claude_early
+from telemetry.services.claude import early as claude_early
 
 RED = Redactor(b"k" * 32, ["configured-secret-value-1"])
 

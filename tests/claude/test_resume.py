@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from archiver.files import read_archive
-from telemetry.services.claude_import import import_claude
+from telemetry.services.claude.importer import import_claude
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 from telemetry.store.migrate import upgrade

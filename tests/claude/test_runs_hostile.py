@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from typer.testing import CliRunner
 
-import telemetry.services.claude_run
+import telemetry.services.claude.runs
 from archiver.claude.archive import prepare_claude_tree
 from archiver.claude.stream import tree_from_stream
 from archiver.redact import Redactor
@@ -61,7 +61,7 @@ def test_a_conversation_no_reader_foresaw_leaves_the_run_stored(
     def broken(data: bytes, **kw: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(telemetry.services.claude_run, "tree_from_stream", broken)
+    monkeypatch.setattr(telemetry.services.claude.runs, "tree_from_stream", broken)
     text = (FIXTURES / "success_stream.jsonl").read_text()
     r = octel.post("/api/v1/agent-runs", json={"task": "t", "result": text}, headers=AUTH)
     assert r.status_code == 201, r.text

@@ -15,7 +15,7 @@ from sqlmodel import func, select
 from storeseed import add, cycle, finding, run, session
 
 from archiver.redact import Redactor
-from telemetry.services.ingest import AgentRunIn, CycleFinish, add_agent_run, finish_cycle
+from telemetry.services.ingest.ingest import AgentRunIn, CycleFinish, add_agent_run, finish_cycle
 from telemetry.settings import Settings
 from telemetry.store import aggregates
 from telemetry.store.db import session_scope

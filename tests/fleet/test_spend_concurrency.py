@@ -12,7 +12,7 @@ import pytest
 from spend_ops import CYCLES, SESSIONS, apply_op, assert_same, record
 
 from telemetry.queries.spend_read import recomputed_records, window_records
-from telemetry.services.spend_repair import check_spend
+from telemetry.services.spend.spend_repair import check_spend
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 

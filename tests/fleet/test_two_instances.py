@@ -17,7 +17,7 @@ from sqlmodel import func, select
 
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
-from telemetry.services.indexing import index_records
+from telemetry.services.index.indexing import index_records
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade

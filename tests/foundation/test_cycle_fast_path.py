@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from telemetry.services.ingest_inputs import CycleBegin
+from telemetry.services.ingest.ingest_inputs import CycleBegin
 from telemetry.settings import Settings
 from web.app import create_app
 from web.cycle_fast_path import validated

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.engine import Engine
 
-from telemetry.services import cycle_rows
+from telemetry.services.ingest import cycle_rows
 from telemetry.store.cycle_row import CycleRow
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.redact import Redactor
-from telemetry.services.dispatch_import import import_dispatch_db
+from telemetry.services.ingest.dispatch_import import import_dispatch_db
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle
 from telemetry.timeutil import utcnow

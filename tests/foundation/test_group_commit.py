@@ -15,8 +15,8 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from telemetry.services import ingest
-from telemetry.services.group_commit import GroupCommit
+from telemetry.services.ingest import ingest
+from telemetry.services.ingest.group_commit import GroupCommit
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.locks import lock_keys

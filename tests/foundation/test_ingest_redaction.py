@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from sqlmodel import select
 
 from archiver.redact import Redactor, load_key
-from telemetry.services.dispatch_import import import_dispatch_db
-from telemetry.services.heartbeat_files import refresh_heartbeat_files
+from telemetry.services.ingest.dispatch_import import import_dispatch_db
+from telemetry.services.ingest.heartbeat_files import refresh_heartbeat_files
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade

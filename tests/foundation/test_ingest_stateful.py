@@ -13,7 +13,7 @@ from sqlmodel import func, select
 from store_templates import migrate_by_copy
 
 from archiver.redact import Redactor
-from telemetry.services import ingest
+from telemetry.services.ingest import ingest
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import Aggregate, Cycle, Daemon

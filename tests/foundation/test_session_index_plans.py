@@ -22,12 +22,12 @@ from store_templates import migrate_by_copy
 
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
-from telemetry.services import cycle_rows
-from telemetry.services.index_batch import index_batch
-from telemetry.services.indexing import index_records
-from telemetry.services.ingest import begin_clean
-from telemetry.services.ingest_inputs import CycleBegin
-from telemetry.services.spend_links import links_deferred
+from telemetry.services.index.index_batch import index_batch
+from telemetry.services.index.indexing import index_records
+from telemetry.services.ingest import cycle_rows
+from telemetry.services.ingest.ingest import begin_clean
+from telemetry.services.ingest.ingest_inputs import CycleBegin
+from telemetry.services.spend.spend_links import links_deferred
 from telemetry.store import aggregates
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade

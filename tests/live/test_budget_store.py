@@ -18,7 +18,7 @@ from telemetry.budget_rules import budgets_of, quotas_of, read_rules
 from telemetry.queries.actions import budget_action
 from telemetry.queries.budget_spend import spend_so_far
 from telemetry.queries.why import Signals, decide
-from telemetry.services.indexing import index_records
+from telemetry.services.index.indexing import index_records
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.live_models import LiveSession

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from archiver.redact import Redactor
 from telemetry.queries.content_search import SearchRequest, search
 from telemetry.queries.live import list_live
-from telemetry.services.content_index import put_parts
+from telemetry.services.index.content_index import put_parts
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
 from telemetry.tower.live_messages import store_live_messages

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from archiver.redact import Redactor
 from cli import app as cli_app
 from telemetry.queries.quotas import quota_windows
-from telemetry.services.indexing import index_records
+from telemetry.services.index.indexing import index_records
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.live_models import LiveSession

@@ -35,7 +35,7 @@ from realparts import free_port, require, which
 from sqlalchemy.engine import Engine
 
 from archiver.redact import Redactor
-from telemetry.services import ingest
+from telemetry.services.ingest import ingest
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.timeutil import utcnow

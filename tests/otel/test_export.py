@@ -23,7 +23,7 @@ from telemetry.otel_export.mapping import tree_spans
 from telemetry.otel_export.otlp_http import OTLPConfig, OTLPSender
 from telemetry.otel_export.sources import load_tree
 from telemetry.otel_export.spans import trace_id
-from telemetry.services import ingest
+from telemetry.services.ingest import ingest
 from telemetry.settings import Settings
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import make_engine, session_scope

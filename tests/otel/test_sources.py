@@ -13,7 +13,7 @@ from sqlmodel import Session
 from archiver.redact import Redactor
 from telemetry.archive_store import archive_store
 from telemetry.otel_export.sources import iter_trees, load_tree
-from telemetry.services import ingest
+from telemetry.services.ingest import ingest
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade

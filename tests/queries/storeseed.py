@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from telemetry.services.spend_repair import rebuild_spend
+from telemetry.services.spend.spend_repair import rebuild_spend
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, SessionIndex
 

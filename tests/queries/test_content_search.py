@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from archiver.content import ContentPart
 from telemetry.queries import content_search
 from telemetry.queries.content_search import SearchRequest, search
-from telemetry.services.content_index import put_parts
+from telemetry.services.index.content_index import put_parts
 from telemetry.store.db import session_scope
 from telemetry.store.search_models import SearchPart
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from telemetry.services.dispatch_import import parse_dispatch_time
+from telemetry.services.ingest.dispatch_import import parse_dispatch_time
 
 instants = st.datetimes(
     min_value=datetime(2001, 1, 1), max_value=datetime(2099, 1, 1), timezones=st.just(UTC)

@@ -24,12 +24,12 @@ from archiver.record import record_from_doc
 from telemetry.archive_store import archive_store
 from telemetry.archiving import redactor_for
 from telemetry.queries.content_search import SearchRequest, search
-from telemetry.services import search_catchup
-from telemetry.services.archive_import import import_archives
-from telemetry.services.content_index import enqueue
-from telemetry.services.indexing import index_records
-from telemetry.services.prune import prune
-from telemetry.services.search_catchup import CatchupThread, catch_up, pending_count
+from telemetry.services.index import search_catchup
+from telemetry.services.index.archive_import import import_archives
+from telemetry.services.index.content_index import enqueue
+from telemetry.services.index.indexing import index_records
+from telemetry.services.index.prune import prune
+from telemetry.services.index.search_catchup import CatchupThread, catch_up, pending_count
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex

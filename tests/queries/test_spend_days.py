@@ -18,7 +18,7 @@ from sqlmodel import col
 
 from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.spend_read import FINE_KEYS, fold, recomputed_records, window_groupings, window_records
-from telemetry.services.spend_repair import check_spend, rebuild_spend
+from telemetry.services.spend.spend_repair import check_spend, rebuild_spend
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
 

@@ -18,8 +18,8 @@ from archiver.redact import Redactor
 from telemetry.queries.costs import GROUP_KEYS, cost_breakdown
 from telemetry.queries.runs import RunFilter, list_runs
 from telemetry.queries.why import why
-from telemetry.services.dispatch_import import import_dispatch_db
-from telemetry.services.prune import prune
+from telemetry.services.index.prune import prune
+from telemetry.services.ingest.dispatch_import import import_dispatch_db
 from telemetry.store import aggregates
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade

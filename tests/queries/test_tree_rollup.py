@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from telemetry.queries import top_spend
 from telemetry.queries.top_spend import most_expensive_trees, session_window
-from telemetry.services.spend_repair import check_spend, rebuild_spend
+from telemetry.services.spend.spend_repair import check_spend, rebuild_spend
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex

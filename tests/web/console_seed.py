@@ -26,10 +26,10 @@ from sqlmodel import select
 
 from archiver.redact import Redactor
 from telemetry.archiving import ArchiveOutcome, archive_session_tree_async
-from telemetry.services import ingest
+from telemetry.services.index.search_catchup import index_now
+from telemetry.services.ingest import ingest
 from telemetry.services.redaction import redactor_for
-from telemetry.services.search_catchup import index_now
-from telemetry.services.spend_repair import rebuild_spend
+from telemetry.services.spend.spend_repair import rebuild_spend
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade

@@ -91,7 +91,7 @@ def test_claude_sessions_rank_with_their_own_source(client: TestClient, store: S
 
     from archiver.claude.layout import find_sessions
     from archiver.claude.loading import load_tree
-    from telemetry.services.claude_import import archive_claude
+    from telemetry.services.claude.importer import archive_claude
 
     fixtures = Path(__file__).parents[1] / "fixtures" / "claude" / "d_subagent_tree" / "json"
     (files,) = find_sessions(fixtures)

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import func, select
 
 from telemetry.archive_store import archive_store
-from telemetry.services.prune import prune
+from telemetry.services.index.prune import prune
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.models import SessionIndex
 from telemetry.store.search_models import SearchPart

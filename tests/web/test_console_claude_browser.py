@@ -28,8 +28,8 @@ from archiver.claude.layout import find_sessions
 from archiver.claude.loading import load_tree
 from archiver.document import build_documents
 from telemetry.archiving import redactor_for
-from telemetry.services.archive_import import import_archives
-from telemetry.services.claude_import import archive_claude
+from telemetry.services.claude.importer import archive_claude
+from telemetry.services.index.archive_import import import_archives
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine
 

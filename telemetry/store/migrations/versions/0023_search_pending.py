@@ -2,7 +2,7 @@
 
 The index writers no longer write `search_part` in their own transaction (the FTS insert made
 archiving cost about twice as much); they put the session's id here, and the catch-up indexer
-(`telemetry/services/search_catchup.py`) reads its redacted document and writes its parts
+(`telemetry/services/index/search_catchup.py`) reads its redacted document and writes its parts
 later, in batches. `tick` grows each time a session is queued again while it waits, so the
 catch-up only takes a row off when no newer archive came in meanwhile. Every archived session
 that has no parts yet (a store from before 0019) is queued here, so it is indexed in time.

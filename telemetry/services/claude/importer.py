@@ -39,8 +39,8 @@ from archiver.errors import WalkError
 from archiver.redact import Redactor
 from archiver.store import FolderStore
 from telemetry.archive_store import archive_store
-from telemetry.services.claude_grown import grown_trees
-from telemetry.services.claude_state import (
+from telemetry.services.claude.grown import grown_trees
+from telemetry.services.claude.state import (
     ROWS_SQL,
     STATE_FILE,
     ClaudeImportReport,
@@ -53,17 +53,17 @@ from telemetry.services.claude_state import (
     state_names,
     store_identity,
 )
-from telemetry.services.claude_write import Writer, remove_replaced, write_prepared
-from telemetry.services.index_batch import index_batch
+from telemetry.services.claude.write import Writer, remove_replaced, write_prepared
+from telemetry.services.index.index_batch import index_batch
+from telemetry.services.index.search_catchup import index_now
 from telemetry.services.redaction import redactor_for
-from telemetry.services.search_catchup import index_now
 from telemetry.settings import Settings
 from telemetry.store.aggregates import coalesced
 from telemetry.store.db import session_scope
 
 if TYPE_CHECKING:  # the archiving API loads the OpenCode client and watcher: only when used
     from telemetry.archiving import ArchiveOutcome
-    from telemetry.services.claude_early import EarlyStart
+    from telemetry.services.claude.early import EarlyStart
 
 __all__ = [
     "ClaudeImportReport",

@@ -24,9 +24,9 @@ from archiver.archive import redact_record
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from archiver.versions import opencode_generation
-from telemetry.services.content_index import enqueue
-from telemetry.services.indexing import IndexStats, _bump_usage, _fields, written_redacted
-from telemetry.services.spend_links import (
+from telemetry.services.index.content_index import enqueue
+from telemetry.services.index.indexing import IndexStats, _bump_usage, _fields, written_redacted
+from telemetry.services.spend.spend_links import (
     SHARE_COLUMNS,
     lock_links,
     lock_trees,

@@ -28,7 +28,7 @@ from archiver.record import record_from_doc
 from archiver.redact import Redactor
 from archiver.store import FolderStore
 from telemetry.archive_store import archive_store
-from telemetry.services.indexing import index_records
+from telemetry.services.index.indexing import index_records
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex

@@ -36,7 +36,7 @@ from archiver.store import ArchiveStore
 from telemetry.archive_store import archive_store
 from telemetry.queries.content_search import pending
 from telemetry.queries.turns import open_archive
-from telemetry.services.content_index import enqueue, put_parts
+from telemetry.services.index.content_index import enqueue, put_parts
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex

@@ -1,6 +1,6 @@
 """Load archive files already on disk into the configured archive store and index them
 (`octel import archives DIR`), file by file; exports, run logs and event captures among them
-are archived first (`telemetry.services.session_import`).
+are archived first (`telemetry.services.index.session_import`).
 
 Each file is read within the size limit, parsed, upgraded to the newest layout and validated
 (JSON Schema and bounds) before it is indexed, in a savepoint of its own: a bad file (or a
@@ -33,9 +33,9 @@ from archiver.store import ArchiveStore, FolderStore
 from archiver.validate import check_archive
 from telemetry.archive_store import archive_store
 from telemetry.otel_export.background import background_for
-from telemetry.services.indexing import IndexStats, index_records
-from telemetry.services.search_catchup import index_now
-from telemetry.services.session_import import Exports, docs_of_trees, file_stamp, read_session_file
+from telemetry.services.index.indexing import IndexStats, index_records
+from telemetry.services.index.search_catchup import index_now
+from telemetry.services.index.session_import import Exports, docs_of_trees, file_stamp, read_session_file
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 

@@ -31,7 +31,7 @@ from sqlalchemy import BindParameter, Select, bindparam, delete, or_, text, upda
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col
 
-from telemetry.services.content_index import remove_parts, unqueue
+from telemetry.services.index.content_index import remove_parts, unqueue
 from telemetry.store import pg_direct
 from telemetry.store.held import hold
 from telemetry.store.locks import held_keys

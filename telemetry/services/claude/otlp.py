@@ -22,9 +22,9 @@ from typing import Any
 from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
+from archiver.bounds import INT64_MAX
+from archiver.claude.otlp import Observation
 from archiver.redact import Redactor
-from telemetry.services.bounds import INT64_MAX
-from telemetry.services.otlp_parse import Observation
 from telemetry.store import aggregates
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, OtlpSeen

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 from sqlmodel import Session
 
+from archiver.bounds import INT32_MAX
 from archiver.redact import Redactor
-from telemetry.services.bounds import INT32_MAX
-from telemetry.services.ingest import HeartbeatIn, heartbeat
+from telemetry.services.ingest.ingest import HeartbeatIn, heartbeat
 
 __all__ = ["read_beat", "refresh_heartbeat_files"]
 

@@ -11,12 +11,18 @@ from typing import Any, TypeVar
 
 from sqlmodel import Session, select
 
+from archiver.claude.result import parse_claude_result
 from archiver.redact import Redactor
-from telemetry.services import cycle_rows
-from telemetry.services.claude import parse_claude_result
-from telemetry.services.ingest_inputs import AgentRunIn, ConflictError, CycleBegin, CycleFinish, HeartbeatIn
+from telemetry.services.ingest import cycle_rows
+from telemetry.services.ingest.ingest_inputs import (
+    AgentRunIn,
+    ConflictError,
+    CycleBegin,
+    CycleFinish,
+    HeartbeatIn,
+)
 from telemetry.services.redaction import clip_to_columns, redact_model
-from telemetry.services.spend_links import cycles_changed
+from telemetry.services.spend.spend_links import cycles_changed
 from telemetry.store import aggregates
 from telemetry.store.cycle_row import CycleRow
 from telemetry.store.locks import lock_key

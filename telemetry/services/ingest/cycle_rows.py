@@ -29,8 +29,8 @@ from typing import Any, Protocol
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from telemetry.services.cycle_rows_core import CoreCycleRows
-from telemetry.services.cycle_rows_pg import PgCycleRows
+from telemetry.services.ingest.cycle_rows_core import CoreCycleRows
+from telemetry.services.ingest.cycle_rows_pg import PgCycleRows
 from telemetry.store.cycle_row import CycleRow
 from telemetry.store.held import hold
 from telemetry.store.models import Cycle

@@ -21,9 +21,9 @@ from archiver.redact import Redactor
 from archiver.store import ArchiveStore, FolderStore
 from archiver.validate import check_archive
 from telemetry.archive_store import archive_store
-from telemetry.services.indexing import index_records
-from telemetry.services.search_catchup import index_now
-from telemetry.services.spend_links import remove_sessions
+from telemetry.services.index.indexing import index_records
+from telemetry.services.index.search_catchup import index_now
+from telemetry.services.spend.spend_links import remove_sessions
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import ArchiveDocument, DatabaseStore
 from telemetry.store.db import session_scope

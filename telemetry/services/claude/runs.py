@@ -14,7 +14,7 @@ from archiver.claude.loading import load_tree
 from archiver.claude.prices import use_price_file
 from archiver.claude.stream import is_stream_json, tree_from_stream
 from archiver.claude.tree import ClaudeTree
-from telemetry.services.claude_import import archive_claude
+from telemetry.services.claude.importer import archive_claude
 from telemetry.settings import Settings
 
 if TYPE_CHECKING:  # the archiving API loads the OpenCode client and watcher: only when used

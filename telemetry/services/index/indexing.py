@@ -21,8 +21,8 @@ from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from archiver.versions import opencode_generation
-from telemetry.services.content_index import enqueue
-from telemetry.services.spend_links import SHARE_COLUMNS, lock_links, lock_trees, roots_of
+from telemetry.services.index.content_index import enqueue
+from telemetry.services.spend.spend_links import SHARE_COLUMNS, lock_links, lock_trees, roots_of
 from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key

@@ -26,7 +26,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col, select
 
 from archiver.store import ArchiveStore, FolderStore, as_store, locate
-from telemetry.services.spend_links import cycles_changed, remove_sessions
+from telemetry.services.spend.spend_links import cycles_changed, remove_sessions
 from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, OtlpSeen, SessionIndex
 from telemetry.vocabulary import LIKE_PATTERNS

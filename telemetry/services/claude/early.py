@@ -20,7 +20,7 @@ from archiver.claude.layout import SessionFiles, find_sessions
 from archiver.claude.pool import Preparing, workers_for
 from archiver.errors import WalkError
 from archiver.redact import Redactor
-from telemetry.services.claude_state import (
+from telemetry.services.claude.state import (
     STATE_FILE,
     ClaudeImportReport,
     cleanup_days,

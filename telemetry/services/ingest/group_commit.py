@@ -46,7 +46,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from telemetry.services.spend_links import links_deferred
+from telemetry.services.spend.spend_links import links_deferred
 from telemetry.store import aggregates
 from telemetry.store.db import session_scope
 from telemetry.store.locks import lock_keys

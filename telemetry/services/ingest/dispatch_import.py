@@ -4,7 +4,7 @@ Tables and drivers: `dispatch_review_cycles` → review, `dispatch_implementer_c
 implementer, `conflict_drive_cycles` → conflict. Columns are found by name (`cycle_id` or `id`,
 `started_at`, `ended_at`, `candidates`/`candidates_count`, …); times may be ISO 8601 text or
 epoch seconds or milliseconds. Every row goes through the same begin/finish path as a live
-dispatcher (`telemetry.services.ingest`), with the source row kept in the cycle's raw JSON, so:
+dispatcher (`telemetry.services.ingest.ingest`), with the source row kept in the cycle's raw JSON, so:
 
 - a re-run changes nothing (a cycle already stored is left alone);
 - a cycle that was in flight at the last import and has ended since is finished now;
@@ -27,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, select
 
 from archiver.redact import Redactor
-from telemetry.services.ingest import ConflictError, CycleBegin, CycleFinish, begin_cycle, finish_cycle
+from telemetry.services.ingest.ingest import ConflictError, CycleBegin, CycleFinish, begin_cycle, finish_cycle
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle
 

@@ -1,5 +1,5 @@
 """What dispatchers send: the validated shapes of cycle begins and finishes, heartbeats and
-Claude CLI runs (`telemetry.services.ingest` writes them)."""
+Claude CLI runs (`telemetry.services.ingest.ingest` writes them)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from telemetry.services.bounds import INT32_MAX, MAX_SECONDS, JsonObject, iso_time_only, no_nul
+from archiver.bounds import INT32_MAX, MAX_SECONDS, JsonObject, iso_time_only, no_nul
 from telemetry.timeutil import checked_utc
 
 __all__ = ["AgentRunIn", "ConflictError", "CycleBegin", "CycleFinish", "HeartbeatIn"]

@@ -24,7 +24,7 @@ from archiver.claude.resume import Namer
 from archiver.files import parse_archive
 from archiver.redact import Redactor
 from archiver.store import ArchiveStore
-from telemetry.services.claude_state import resume_of
+from telemetry.services.claude.state import resume_of
 from telemetry.store.models import SessionIndex
 
 __all__ = ["grown_trees"]

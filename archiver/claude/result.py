@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from telemetry.services.bounds import INT32_MAX, check_json
+from archiver.bounds import INT32_MAX, check_json
 
 __all__ = ["ClaudeResultError", "parse_claude_result"]
 

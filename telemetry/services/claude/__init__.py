@@ -1,0 +1,1 @@
+"""Claude Code: transcripts, CLI runs and OTLP into the store."""

@@ -1,0 +1,1 @@
+"""Index: archives into the session index, the content index and back out."""

@@ -1,0 +1,1 @@
+"""Ingest: what dispatchers and daemons send, checked, redacted and stored."""

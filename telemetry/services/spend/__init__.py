@@ -1,0 +1,1 @@
+"""Spend: costs linked across sources, repaired and repriced."""
