@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from archiver.shape import as_num, as_obj
+
 __all__ = ["MAX_BODY", "ContentPart", "content_parts"]
 
 # A part's text is cut at this many characters: a tool output of megabytes (a log, a file)
@@ -33,10 +35,6 @@ class ContentPart:
     body: str
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def _text(v: object) -> str:
     if v is None:
         return ""
@@ -48,12 +46,8 @@ def _text(v: object) -> str:
         return str(v)
 
 
-def _num(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-
 def _tool_body(part: Mapping[str, Any]) -> str:
-    state = _d(part.get("state"))
+    state = as_obj(part.get("state"))
     pieces = [_text(part.get("tool")), _text(state.get("input")), _text(state.get("output"))]
     pieces.append(_text(state.get("error")))
     return "\n".join(p for p in pieces if p)
@@ -93,11 +87,11 @@ def content_parts(doc: Mapping[str, Any]) -> tuple[ContentPart, ...]:
     tools: dict[str, str] = {}  # Claude Code: a tool call's id -> its tool, for its result
     messages = doc.get("messages")
     for mi, m in enumerate(messages if isinstance(messages, list) else []):
-        info = _d(_d(m).get("info"))
-        at = _num(_d(info.get("time")).get("created"))
-        parts = _d(m).get("parts")
+        info = as_obj(as_obj(m).get("info"))
+        at = as_num(as_obj(info.get("time")).get("created"))
+        parts = as_obj(m).get("parts")
         for pi, p in enumerate(parts if isinstance(parts, list) else []):
-            got = _part(mi, pi, _d(p), at, tools)
+            got = _part(mi, pi, as_obj(p), at, tools)
             if got is not None:
                 out.append(got)
         err = info.get("error")

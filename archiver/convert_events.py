@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from archiver.shape import as_obj
 from detectors.model import PermissionEvent, StatusSample, StatusType
 
 __all__ = [
@@ -35,10 +36,6 @@ MAX_OUTPUT = 2000
 MAX_TEXT = 8000
 READ_ERRORS = (TypeError, ValueError, AttributeError, KeyError, RecursionError)
 _STATUS_TYPES: dict[object, StatusType] = {"busy": "busy", "retry": "retry", "idle": "idle"}
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
 
 
 def _l(v: object) -> Sequence[Any]:
@@ -95,7 +92,7 @@ def _when(d: Mapping[str, Any]) -> float | None:
 def _event(raw: object) -> tuple[Mapping[str, Any], float | None]:
     """Unwrap `{received, event}` (recorder), `{timestamp, event}`, `{payload}` (/global/event)
     or a bare event; the time is the wrapper's, else the event's own, else its properties'."""
-    d = _d(raw)
+    d = as_obj(raw)
     ev = d
     for k in _WRAPPERS:
         inner = d.get(k)
@@ -119,7 +116,7 @@ def _event(raw: object) -> tuple[Mapping[str, Any], float | None]:
 
 
 def _props(ev: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _d(ev.get("properties")) or _d(ev.get("data"))
+    return as_obj(ev.get("properties")) or as_obj(ev.get("data"))
 
 
 def overflow_errors(events: Iterable[object], session_id: str | None) -> list[tuple[float, str]]:
@@ -132,9 +129,9 @@ def overflow_errors(events: Iterable[object], session_id: str | None) -> list[tu
             continue
         if session_id is not None and props.get("sessionID") not in (None, session_id):
             continue
-        err = _d(props.get("error"))
+        err = as_obj(props.get("error"))
         if err.get("name") == "ContextOverflowError":
-            out.append((t, _s(_d(err.get("data")).get("message"), MAX_OUTPUT)))
+            out.append((t, _s(as_obj(err.get("data")).get("message"), MAX_OUTPUT)))
     return out
 
 
@@ -152,15 +149,15 @@ def status_from_opencode(samples: Iterable[object], *, session_id: str | None = 
     `/session/status` leaves idle sessions out."""
     out: list[StatusSample] = []
     for raw in _l(list(samples) if not isinstance(samples, list | tuple) else samples):
-        d = _d(raw)
+        d = as_obj(raw)
         t = _f(d.get("t"))
         pending = tuple(x for x in _l(d.get("pending_permissions")) if isinstance(x, str))
         if "status" in d and "type" not in d:
-            smap = _d(d.get("status"))
+            smap = as_obj(d.get("status"))
             if session_id is not None:
-                v = _d(smap.get(session_id))
+                v = as_obj(smap.get(session_id))
             else:
-                v = next((_d(x) for x in smap.values() if isinstance(x, Mapping)), {})
+                v = next((as_obj(x) for x in smap.values() if isinstance(x, Mapping)), {})
             s = _status(v or {"type": "idle"}, t, pending)
         else:
             s = _status(d, t, pending)
@@ -181,7 +178,7 @@ def status_from_events(events: Iterable[object], *, session_id: str | None = Non
         p = _props(ev)
         if session_id is not None and p.get("sessionID") != session_id:
             continue
-        s = _status(_d(p.get("status")) if kind == "session.status" else {"type": "idle"}, t, ())
+        s = _status(as_obj(p.get("status")) if kind == "session.status" else {"type": "idle"}, t, ())
         if s is not None:
             out.append(s)
     return out
@@ -213,7 +210,7 @@ def permissions_from_opencode(
                     _s(p.get("id")),
                     _s(p.get("permission")) or _s(p.get("action")),
                     tuple(x[:MAX_OUTPUT] for x in _l(pats) if isinstance(x, str)),
-                    call_id=_s(_d(p.get("tool")).get("callID")),
+                    call_id=_s(as_obj(p.get("tool")).get("callID")),
                     t=t,
                 )
             )
@@ -237,4 +234,4 @@ def merged_status(samples: Sequence[Any], events: Sequence[Any], sid: str) -> li
 
 
 # Shared with archiver.convert under public names.
-as_map, as_list, as_str, as_int, as_float, unwrap_event = _d, _l, _s, _i, _f, _event
+as_map, as_list, as_str, as_int, as_float, unwrap_event = as_obj, _l, _s, _i, _f, _event

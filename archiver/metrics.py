@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from archiver.shape import as_obj
+
 __all__ = ["TOKEN_KINDS", "cache_hit_ratio", "per_turn", "rollup", "totals"]
 
 # The token kinds everywhere in octel (archives, the index, costs, metrics labels), said once.
@@ -33,13 +35,9 @@ def _int(v: object) -> int:
     return int(_num(v))
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
-
-
 def _tokens(info: Mapping[str, Any]) -> dict[str, int]:
-    t = _d(info.get("tokens"))
-    cache = _d(t.get("cache"))
+    t = as_obj(info.get("tokens"))
+    cache = as_obj(t.get("cache"))
     return {
         "input": _int(t.get("input")),
         "output": _int(t.get("output")),
@@ -53,15 +51,15 @@ def per_turn(messages: Iterable[Mapping[str, Any]]) -> list[JsonObj]:
     """One entry per assistant message, in order."""
     out: list[JsonObj] = []
     for index, m in enumerate(messages):
-        info = _d(m.get("info"))
+        info = as_obj(m.get("info"))
         if info.get("role") != "assistant":
             continue
         parts = [p for p in m.get("parts") or [] if isinstance(p, Mapping)]
         tools = [p for p in parts if p.get("type") == "tool"]
-        t = _d(info.get("time"))
+        t = as_obj(info.get("time"))
         created = t.get("created") if isinstance(t.get("created"), int | float) else None
         completed = t.get("completed") if isinstance(t.get("completed"), int | float) else None
-        err = _d(info.get("error"))
+        err = as_obj(info.get("error"))
         out.append(
             {
                 "message_id": info.get("id"),
@@ -78,10 +76,10 @@ def per_turn(messages: Iterable[Mapping[str, Any]]) -> list[JsonObj]:
                 "tokens": _tokens(info),
                 "cost": _num(info.get("cost")),
                 "tool_calls": len(tools),
-                "tool_errors": sum(1 for p in tools if _d(p.get("state")).get("status") == "error"),
+                "tool_errors": sum(1 for p in tools if as_obj(p.get("state")).get("status") == "error"),
                 "finish": info.get("finish"),
                 "error": err.get("name") if err else None,
-                "error_message": str(_d(err.get("data")).get("message", ""))[:500] if err else None,
+                "error_message": str(as_obj(err.get("data")).get("message", ""))[:500] if err else None,
                 "summary": bool(info.get("summary")),
             }
         )
@@ -92,16 +90,16 @@ def totals(messages: Sequence[Mapping[str, Any]], turns: list[JsonObj]) -> JsonO
     """A session's own totals (children excluded), from its messages and per-turn entries."""
     tokens = {k: sum(t["tokens"][k] for t in turns) for k in TOKEN_KINDS}
     created = [
-        _num(_d(_d(m.get("info")).get("time")).get("created"))
+        _num(as_obj(as_obj(m.get("info")).get("time")).get("created"))
         for m in messages
-        if _d(_d(m.get("info")).get("time")).get("created") is not None
+        if as_obj(as_obj(m.get("info")).get("time")).get("created") is not None
     ]
     done = [t["completed"] for t in turns if t["completed"] is not None]
     first = min(created) if created else None
     last = max([*done, *created]) if created or done else None
     return {
         "messages": len(messages),
-        "user_messages": sum(1 for m in messages if _d(m.get("info")).get("role") == "user"),
+        "user_messages": sum(1 for m in messages if as_obj(m.get("info")).get("role") == "user"),
         "turns": len(turns),
         "in_flight_turns": sum(1 for t in turns if t["in_flight"]),
         "errored_turns": sum(1 for t in turns if t["error"]),

@@ -18,6 +18,7 @@ import orjson
 
 from archiver.claude.prices import Usage, price_source, priced
 from archiver.metrics import rollup
+from archiver.shape import as_obj
 
 __all__ = [
     "OCTEL_PRICED",
@@ -42,10 +43,6 @@ _ALIASES = {
 }
 
 JsonObj = dict[str, Any]
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
 
 
 def provider_of(provider: str) -> str:
@@ -73,7 +70,7 @@ def price_turns(turns: Iterable[JsonObj]) -> set[str]:
     the names (``provider/model``) of the models nobody could price."""
     unpriced: set[str] = set()
     for t in turns:
-        usage = _usage(_d(t.get("tokens")))
+        usage = _usage(as_obj(t.get("tokens")))
         model, provider = t.get("model"), t.get("provider")
         if t.get("cost"):
             t["cost_source"] = "server"
@@ -96,8 +93,8 @@ def message_cost(info: Mapping[str, Any]) -> float:
     cost = info.get("cost")
     if isinstance(cost, int | float) and not isinstance(cost, bool) and cost == cost and cost:
         return float(cost)
-    tok, created = _d(info.get("tokens")), _d(info.get("time")).get("created")
-    cache = _d(tok.get("cache"))
+    tok, created = as_obj(info.get("tokens")), as_obj(info.get("time")).get("created")
+    cache = as_obj(tok.get("cache"))
     turn: JsonObj = {
         "tokens": {"cache_read": cache.get("read"), "cache_write": cache.get("write")}
         | {k: tok.get(k) for k in ("input", "output", "reasoning")},
@@ -117,7 +114,7 @@ def opencode_cost_check(turns: Iterable[Mapping[str, Any]], unpriced: Iterable[s
     computed = server = 0.0
     ours = False
     for t in turns:
-        tok = _d(t.get("tokens"))
+        tok = as_obj(t.get("tokens"))
         name = f"{t.get('provider')}/{t.get('model')}"
         row = models.setdefault(name, dict.fromkeys(("input", "output", "cache_read", "cache_write"), 0))
         row.setdefault("cost", 0.0)
@@ -161,7 +158,7 @@ def reprice_documents(docs: Iterable[JsonObj]) -> list[JsonObj]:
     docs = [
         d
         for d in docs
-        if _d(d.get("source")).get("kind", "opencode") == "opencode"
+        if as_obj(d.get("source")).get("kind", "opencode") == "opencode"
         and int(d.get("schema_version") or 0) >= 3
     ]
     before = {str(d["session_id"]): orjson.dumps(d) for d in docs}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.claude.outcome import error_kind_of
+from archiver.shape import as_num, as_obj
 from detectors.findings import dominant_of
 
 __all__ = ["SOURCE_KINDS", "SessionRecord", "record_from_doc", "source_label"]
@@ -65,42 +66,34 @@ class SessionRecord:
     unpriced_models: str | None = None
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
-
-
-def _num(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-
 def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str) -> SessionRecord:
     """The index row of an archive document in the newest layout (its searchable text is read
     from the stored document later, by the search catch-up)."""
-    session = _d(doc.get("session"))
-    tot = _d(doc.get("totals"))
-    tokens = _d(tot.get("tokens"))
-    sub = _d(doc.get("subtree"))
-    stime = _d(session.get("time"))
-    findings = tuple(_d(f) for f in doc.get("findings") or [])
+    session = as_obj(doc.get("session"))
+    tot = as_obj(doc.get("totals"))
+    tokens = as_obj(tot.get("tokens"))
+    sub = as_obj(doc.get("subtree"))
+    stime = as_obj(session.get("time"))
+    findings = tuple(as_obj(f) for f in doc.get("findings") or [])
     # the pattern named is the one the live board and `octel why` name too (`dominant_of`);
     # healthy findings name none
     worst = dominant_of(findings)
-    errors = [_d(e) for e in doc.get("walk_errors") or []]
+    errors = [as_obj(e) for e in doc.get("walk_errors") or []]
     own_errors = [e for e in errors if e.get("session_id") in (doc.get("session_id"), None)]
-    turns = [_d(t) for t in doc.get("per_turn") or []]
+    turns = [as_obj(t) for t in doc.get("per_turn") or []]
     last_error = next((str(t["error"]) for t in reversed(turns) if t.get("error")), None)
-    duration = _num(tot.get("duration_ms"))
+    duration = as_num(tot.get("duration_ms"))
     turn_count = int(tot.get("turns") or len(turns))
     # Nothing ran, so nothing can be healthy: a session without a turn is "empty".
     verdict = str(worst.get("verdict")) if worst else ("healthy" if turn_count or findings else "empty")
-    source = _d(doc.get("source"))
-    check = _d(doc.get("cost_check"))
-    results = [_d(r) for r in _d(doc.get("claude")).get("results") or []]
+    source = as_obj(doc.get("source"))
+    check = as_obj(doc.get("cost_check"))
+    results = [as_obj(r) for r in as_obj(doc.get("claude")).get("results") or []]
     if results and results[-1].get("is_error") is True:
         # a Claude Code run that ended badly says how (error_max_turns, api_error, ...)
         last_error = error_kind_of(results[-1])
-    elif _d(doc.get("claude")).get("stop"):
-        last_error = str(_d(doc.get("claude"))["stop"])
+    elif as_obj(doc.get("claude")).get("stop"):
+        last_error = str(as_obj(doc.get("claude"))["stop"])
     return SessionRecord(
         session_id=str(doc["session_id"]),
         root_session_id=str(doc.get("root_session_id") or doc["session_id"]),
@@ -110,10 +103,11 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         agent=doc.get("agent"),
         model=doc.get("model"),
         title=doc.get("title") or session.get("title"),
-        directory=session.get("directory") or _d(session.get("location")).get("directory"),  # V2: location
+        directory=session.get("directory")
+        or as_obj(session.get("location")).get("directory"),  # V2: location
         opencode_version=source.get("opencode_version") or source.get("claude_version"),
-        created_ms=_num(stime.get("created")) or _num(tot.get("first_created")),
-        updated_ms=_num(stime.get("updated")) or _num(tot.get("last_activity")),
+        created_ms=as_num(stime.get("created")) or as_num(tot.get("first_created")),
+        updated_ms=as_num(stime.get("updated")) or as_num(tot.get("last_activity")),
         archived_at=str(doc.get("archived_at") or ""),
         duration_s=duration / 1000.0 if duration is not None else None,
         turn_count=turn_count,
@@ -138,7 +132,7 @@ def record_from_doc(doc: Mapping[str, Any], archive_path: str, content_hash: str
         content_hash=content_hash,
         findings=findings,
         source=str(source.get("kind") or "opencode"),
-        reported_cost_usd=_num(check.get("reported_usd")),
+        reported_cost_usd=as_num(check.get("reported_usd")),
         cost_mismatch=bool(check.get("mismatch")),
         unpriced_models=",".join(str(m) for m in check.get("unpriced_models") or []) or None,
     )

@@ -18,6 +18,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from archiver.shape import as_obj
+
 __all__ = ["Recorder"]
 
 _CHANGES = (
@@ -30,10 +32,6 @@ _CHANGES = (
     "session.created",
 )
 _MAX_DEPTH = 64  # deeper parent chains are taken for a cycle in the links
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
 
 
 @dataclass
@@ -160,9 +158,9 @@ class Recorder:
 
     def on_event(self, event: Mapping[str, Any], now: float) -> None:
         kind = str(event.get("type") or "")
-        props = _d(event.get("properties"))
+        props = as_obj(event.get("properties"))
         sid = props.get("sessionID")
-        info = _d(props.get("info"))
+        info = as_obj(props.get("info"))
         if not isinstance(sid, str):
             sid = info.get("id") if kind.startswith("session.") else None
         if not isinstance(sid, str) or not sid:
@@ -176,7 +174,7 @@ class Recorder:
             heapq.heappush(self._expiry, (now, sid))
             return
         if kind == "session.status":
-            self._status(sid, _d(props.get("status")), now)
+            self._status(sid, as_obj(props.get("status")), now)
         elif kind == "session.idle":
             self._status(sid, {"type": "idle"}, now)
         elif kind.startswith("permission."):
@@ -188,7 +186,7 @@ class Recorder:
     def on_status_poll(self, status: Mapping[str, Any], now: float) -> None:
         """A ``GET /session/status`` answer: listed sessions are busy/retry, the rest idle."""
         for sid, st in status.items():
-            self._status(sid, _d(st), now)
+            self._status(sid, as_obj(st), now)
         for sid in [s for s in self.busy_since if s not in status]:
             self._status(sid, {"type": "idle"}, now)
 

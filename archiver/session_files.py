@@ -16,6 +16,7 @@ from typing import Any
 
 from archiver.convert_log import is_event, sessions_from_events
 from archiver.convert_v2 import is_v2_message, oldest_first
+from archiver.shape import as_obj
 from archiver.walk import SessionSnapshot, TreeSnapshot
 
 __all__ = ["Export", "export_of", "is_session_file", "is_v2_frames", "log_trees", "trees_of"]
@@ -24,16 +25,12 @@ JsonObj = dict[str, Any]
 Export = tuple[SessionSnapshot, int]  # the session, and its OpenCode generation (1 or 2)
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def export_of(doc: object) -> Export | None:
     """The one session of an export (either generation), or None if ``doc`` is none."""
-    d = _d(doc)
+    d = as_obj(doc)
     if "schema_version" in d:
         return None  # an archive
-    body = _d(d.get("data")) if isinstance(d.get("data"), Mapping) else d
+    body = as_obj(d.get("data")) if isinstance(d.get("data"), Mapping) else d
     info, messages = body.get("info"), body.get("messages")
     if not isinstance(info, Mapping) or not isinstance(messages, list) or not isinstance(info.get("id"), str):
         return None
@@ -84,7 +81,7 @@ def trees_of(sessions: Sequence[SessionSnapshot], generation: int, origin: str) 
             s.depth = depth
             members.append(s)
             queue += [(k, depth + 1) for k in kids.get(s.session_id, [])]
-        version = _d(root.session).get("version")
+        version = as_obj(root.session).get("version")
         out.append(
             TreeSnapshot(
                 root.session_id,

@@ -20,6 +20,7 @@ from typing import Any
 
 from archiver.claude.lines import read_lines
 from archiver.claude.messages import BOOKKEEPING, Prior, build_messages
+from archiver.shape import as_obj
 
 __all__ = ["QUESTION_TOOLS", "AgentSeen", "ClaudeState", "ClaudeTail", "derive", "totals"]
 
@@ -34,12 +35,8 @@ _PATTERN_KEYS = ("command", "file_path", "path", "pattern", "url", "question")
 _PATTERN = 300
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def _ts(info: Mapping[str, Any]) -> float | None:
-    created = _d(info.get("time")).get("created")
+    created = as_obj(info.get("time")).get("created")
     return created / 1000.0 if isinstance(created, int | float) and not isinstance(created, bool) else None
 
 
@@ -76,7 +73,7 @@ class ClaudeTail:
         # it is handed back to the reader, with what came after it, and rebuilt with them
         start = _last_assistant(self.messages)
         head = self.messages[start:] if start is not None else []
-        ids = {str(_d(m.get("info")).get("id")) for m in head}
+        ids = {str(as_obj(m.get("info")).get("id")) for m in head}
         prior = Prior(head, {k: v for k, v in self.usage.items() if k in ids})
         built = build_messages(objs, self.session_id, prior)
         first = start if start is not None else len(self.messages)
@@ -90,7 +87,7 @@ class ClaudeTail:
 
 def _last_assistant(messages: Sequence[Mapping[str, Any]]) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
-        if _d(messages[i].get("info")).get("role") == "assistant":
+        if as_obj(messages[i].get("info")).get("role") == "assistant":
             return i
     return None
 
@@ -100,12 +97,12 @@ def totals(messages: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], float
     tokens = {"input": 0, "output": 0, "reasoning": 0, "cache_read": 0, "cache_write": 0}
     cost, turns = 0.0, 0
     for m in messages:
-        info = _d(m.get("info"))
+        info = as_obj(m.get("info"))
         if info.get("role") != "assistant":
             continue
         turns += 1
-        t = _d(info.get("tokens"))
-        cache = _d(t.get("cache"))
+        t = as_obj(info.get("tokens"))
+        cache = as_obj(t.get("cache"))
         tokens["input"] += int(t.get("input") or 0)
         tokens["output"] += int(t.get("output") or 0)
         tokens["cache_read"] += int(cache.get("read") or 0)
@@ -143,13 +140,13 @@ class ClaudeState:
 def _patterns(inp: Mapping[str, Any]) -> tuple[str, ...]:
     out = [str(inp[k])[:_PATTERN] for k in _PATTERN_KEYS if isinstance(inp.get(k), str) and inp[k]]
     for q in inp.get("questions") or [] if isinstance(inp.get("questions"), list) else []:
-        if isinstance(_d(q).get("question"), str):
-            out.append(str(_d(q)["question"])[:_PATTERN])
+        if isinstance(as_obj(q).get("question"), str):
+            out.append(str(as_obj(q)["question"])[:_PATTERN])
     return tuple(out[:3])
 
 
 def _moved_on(info: Mapping[str, Any], m: Mapping[str, Any]) -> bool:
-    claude = _d(info.get("claude"))
+    claude = as_obj(info.get("claude"))
     if info.get("role") == "system":
         return claude.get("subtype") == "api_error"
     if info.get("role") != "user" or claude.get("isMeta"):
@@ -162,11 +159,11 @@ def _pending(messages: Sequence[Mapping[str, Any]]) -> list[tuple[JsonObj, float
     start = _last_assistant(messages)
     if start is None:
         return []
-    mid = _d(messages[start].get("info")).get("id")
+    mid = as_obj(messages[start].get("info")).get("id")
     calls: list[tuple[JsonObj, float | None]] = []
     done: set[str] = set()
     for m in messages[start:]:
-        info = _d(m.get("info"))
+        info = as_obj(m.get("info"))
         if _moved_on(info, m):
             return []  # a new prompt (or a model call failing) after the calls: they were left
         for p in m.get("parts") or []:
@@ -180,12 +177,12 @@ def _pending(messages: Sequence[Mapping[str, Any]]) -> list[tuple[JsonObj, float
 def _last_talk(messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The newest user or assistant message, or an API error the CLI is retrying after it."""
     for m in reversed(messages):
-        info = _d(m.get("info"))
+        info = as_obj(m.get("info"))
         role = info.get("role")
         if role in ("user", "assistant"):
-            return _d(m)
-        if role == "system" and _d(info.get("claude")).get("subtype") == "api_error":
-            return _d(m)
+            return as_obj(m)
+        if role == "system" and as_obj(info.get("claude")).get("subtype") == "api_error":
+            return as_obj(m)
     return None
 
 
@@ -199,7 +196,7 @@ def derive(messages: Sequence[Mapping[str, Any]], agent: AgentSeen | None = None
     if pending:
         call, at = pending[0]
         name = str(call.get("name") or "tool")
-        pats = _patterns(_d(call.get("input")))
+        pats = _patterns(as_obj(call.get("input")))
         waiting = agent is not None and agent.status == "waiting"
         if waiting or name in QUESTION_TOOLS:
             what = "question" if name in QUESTION_TOOLS else name
@@ -224,12 +221,12 @@ def derive(messages: Sequence[Mapping[str, Any]], agent: AgentSeen | None = None
     last = _last_talk(messages)
     if last is None:
         return ClaudeState("busy" if agent is not None and agent.status == "busy" else "idle", None)
-    info = _d(last.get("info"))
+    info = as_obj(last.get("info"))
     at = _ts(info)
     if info.get("role") == "system":
-        part = _d((last.get("parts") or [{}])[0])
+        part = as_obj((last.get("parts") or [{}])[0])
         n = part.get("retryAttempt", 0)
-        err = _d(part.get("error"))
+        err = as_obj(part.get("error"))
         text = str(err.get("formatted") or err.get("message") or part.get("error") or "the API failed")
         attempt = n if isinstance(n, int) and not isinstance(n, bool) else 0
         return ClaudeState("retrying", at, text[:300], attempt=attempt)
@@ -237,9 +234,11 @@ def derive(messages: Sequence[Mapping[str, Any]], agent: AgentSeen | None = None
         if _text(last).startswith(_INTERRUPTED):
             return ClaudeState("interrupted", at, "interrupted by the user")
         return ClaudeState("busy", at)
-    err = _d(info.get("error"))
+    err = as_obj(info.get("error"))
     if err:
-        return ClaudeState("errored", at, str(_d(err.get("data")).get("message") or err.get("name"))[:300])
+        return ClaudeState(
+            "errored", at, str(as_obj(err.get("data")).get("message") or err.get("name"))[:300]
+        )
     if info.get("finish") in _DONE or (agent is not None and agent.status == "idle"):
         return ClaudeState("idle", at)
     return ClaudeState("busy", at)  # an answer still being written

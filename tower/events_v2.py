@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from archiver.shape import as_obj, as_text
 from tower.live import ABORTED
 from tower.messages_v2 import error_v1, pid, v1_message, v1_session
 from tower.messages_v2_back import IDLE
@@ -37,14 +38,6 @@ __all__ = ["IDLE", "MAX_KEPT", "V2Decoder", "v1_message", "v1_session"]
 JsonObj = dict[str, Any]
 MAX_KEPT = 4096  # messages and tool calls kept at once for building up
 _IDS = ("sessionID", "assistantMessageID")
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-def _s(v: object) -> str:
-    return v if isinstance(v, str) else ""
 
 
 def _n(v: object) -> float | None:
@@ -80,9 +73,9 @@ class V2Decoder:
             return []
 
     def _decode(self, frame: object) -> list[JsonObj]:
-        fr = _d(frame)
-        kind, data, eid = _s(fr.get("type")), _d(fr.get("data")), _s(fr.get("id"))
-        sid = _s(data.get("sessionID")) or _s(_d(fr.get("durable")).get("aggregateID"))
+        fr = as_obj(frame)
+        kind, data, eid = as_text(fr.get("type")), as_obj(fr.get("data")), as_text(fr.get("id"))
+        sid = as_text(data.get("sessionID")) or as_text(as_obj(fr.get("durable")).get("aggregateID"))
         out: list[JsonObj] = []
 
         def ev(type_: str, **props: Any) -> None:
@@ -117,33 +110,33 @@ class V2Decoder:
         elif kind.startswith("session.execution."):
             self._execution(kind.rsplit(".", 1)[1], sid, data, ev, fr.get("created"), eid)
         elif kind == "session.retry.scheduled":
-            err = _d(data.get("error"))
+            err = as_obj(data.get("error"))
             status = {
                 "type": "retry",
                 "attempt": _n(data.get("attempt")) or 0,
-                "message": _s(err.get("message")) or _s(err.get("type")),
+                "message": as_text(err.get("message")) or as_text(err.get("type")),
                 "next": data.get("at"),
             }
             ev("session.status", sessionID=sid, status=status)
-            step = self.messages.get(_s(data.get("assistantMessageID")))
+            step = self.messages.get(as_text(data.get("assistantMessageID")))
             if step is not None:  # the step keeps its retry, as the stored message does
                 step["retry"] = {k: data[k] for k in ("attempt", "at", "error") if k in data}
                 self._message(step, sid, ev, all_parts=False)
         elif kind == "session.status":
-            st = dict(_d(data.get("status")))
+            st = dict(as_obj(data.get("status")))
             if st.get("type") == "retry" and "message" not in st:
                 st["message"] = ""
             ev("session.status", sessionID=sid, status=st)
         elif kind == "session.idle":
             ev("session.idle", sessionID=sid)
         elif kind == "permission.asked":
-            src = _d(data.get("source"))
+            src = as_obj(data.get("source"))
             ev(
                 "permission.asked",
                 **data,
-                permission=_s(data.get("action")) or "permission",
+                permission=as_text(data.get("action")) or "permission",
                 patterns=data.get("resources") if isinstance(data.get("resources"), list) else [],
-                tool={"messageID": _s(src.get("messageID")), "callID": _s(src.get("id"))},
+                tool={"messageID": as_text(src.get("messageID")), "callID": as_text(src.get("id"))},
             )
         elif kind == "permission.replied":
             ev("permission.replied", **data)
@@ -155,10 +148,10 @@ class V2Decoder:
             elif kind.endswith((".ended", ".failed")):
                 ev("session.compacted", sessionID=sid)
         elif kind == "session.inbox.enqueued":
-            item = _d(data.get("item"))
-            iid = _s(data.get("inboxID"))
+            item = as_obj(data.get("item"))
+            iid = as_text(data.get("inboxID"))
             if item.get("type") == "user" and iid:
-                text = _s(_d(item.get("payload")).get("text"))
+                text = as_text(as_obj(item.get("payload")).get("text"))
                 msg: JsonObj = {
                     "id": iid,
                     "type": "user",
@@ -167,7 +160,7 @@ class V2Decoder:
                 }
                 self._message(self.inbox.keep(iid, msg), sid, ev, all_parts=True)
         elif kind == "session.inbox.delivered":
-            msg = self.inbox.pop(_s(data.get("inboxID")), None)
+            msg = self.inbox.pop(as_text(data.get("inboxID")), None)
             if msg is not None and fr.get("created") is not None:  # the message dates from delivery
                 msg["time"]["created"] = fr["created"]
                 self._message(msg, sid, ev, all_parts=True)
@@ -200,7 +193,7 @@ class V2Decoder:
         if what == "failed":
             ev("session.error", sessionID=sid, error=error_v1(data.get("error")))
         elif what == "interrupted":
-            why = f"interrupted ({_s(data.get('reason')) or 'user'})"
+            why = f"interrupted ({as_text(data.get('reason')) or 'user'})"
             ev("session.error", sessionID=sid, error={"name": ABORTED, "data": {"message": why}})
         elif what != "succeeded":
             return
@@ -213,7 +206,7 @@ class V2Decoder:
             ev(IDLE, sessionID=sid, message=marker)
         rec = self.sessions.get(sid)
         if rec is not None:  # the record says how it ended, as V2's own does (outcome, time.idle)
-            t = {**_d(rec.get("time")), **({"idle": created} if created is not None else {})}
+            t = {**as_obj(rec.get("time")), **({"idle": created} if created is not None else {})}
             ev(
                 "session.updated",
                 sessionID=sid,
@@ -221,12 +214,14 @@ class V2Decoder:
             )
 
     def _form(self, kind: str, data: Mapping[str, Any], ev: Any) -> None:
-        form = _d(data.get("form")) if kind == "form.created" else data
-        fid, fsid = _s(form.get("id")), _s(form.get("sessionID"))
+        form = as_obj(data.get("form")) if kind == "form.created" else data
+        fid, fsid = as_text(form.get("id")), as_text(form.get("sessionID"))
         if not fid or not fsid or fsid == "global":
             return  # a form of no session (an MCP elicitation): nobody's live row
         if kind == "form.created":
-            title = _s(form.get("title")) or _s(_d(form.get("metadata")).get("kind")) or "question"
+            title = (
+                as_text(form.get("title")) or as_text(as_obj(form.get("metadata")).get("kind")) or "question"
+            )
             ev("permission.asked", id=fid, sessionID=fsid, permission="form", patterns=[title], form=True)
         elif kind in ("form.replied", "form.cancelled"):
             reply = "answered" if kind == "form.replied" else "cancelled"
@@ -239,13 +234,13 @@ class V2Decoder:
         if m is None:
             return
         ev("message.updated", sessionID=sid, info=m["info"])
-        want = pid(_s(msg.get("id")), index)
+        want = pid(as_text(msg.get("id")), index)
         for part in m["parts"]:
             if all_parts or part["id"] == want:
                 ev("message.part.updated", sessionID=sid, part=part)
 
     def _step(self, kind: str, sid: str, data: Mapping[str, Any], created: Any, ev: Any) -> None:
-        mid = _s(data.get("assistantMessageID"))
+        mid = as_text(data.get("assistantMessageID"))
         if not mid:
             self.ignored += 1
             return
@@ -286,7 +281,10 @@ class V2Decoder:
         ):
             what = kind.split(".")[1]
             at = self._slot(
-                mid, f"{what}#{data.get('ordinal')}", content, {"type": what, "text": _s(data.get("text"))}
+                mid,
+                f"{what}#{data.get('ordinal')}",
+                content,
+                {"type": what, "text": as_text(data.get("text"))},
             )
             item = content[at]
             item.update(
@@ -296,9 +294,11 @@ class V2Decoder:
                 t = item.setdefault("time", {})
                 t["completed" if kind.endswith("ended") else "created"] = created
         elif kind in ("session.tool.input.started", "session.tool.called"):
-            at = self._slot(mid, _s(data.get("id")), content, {"type": "tool", "id": _s(data.get("id"))})
+            at = self._slot(
+                mid, as_text(data.get("id")), content, {"type": "tool", "id": as_text(data.get("id"))}
+            )
             item = content[at]
-            item.setdefault("name", _s(data.get("name")) or "tool")
+            item.setdefault("name", as_text(data.get("name")) or "tool")
             item.setdefault("time", {"created": created})
             item["state"] = {
                 "status": "running" if kind.endswith("called") else "streaming",
@@ -306,10 +306,13 @@ class V2Decoder:
             }
         elif kind in ("session.tool.success", "session.tool.failed", "session.tool.progress"):
             at = self._slot(
-                mid, _s(data.get("id")), content, {"type": "tool", "id": _s(data.get("id")), "name": "tool"}
+                mid,
+                as_text(data.get("id")),
+                content,
+                {"type": "tool", "id": as_text(data.get("id")), "name": "tool"},
             )
             item = content[at]
-            state: JsonObj = dict(_d(item.get("state")))
+            state: JsonObj = dict(as_obj(item.get("state")))
             if "metadata" in data:
                 state["metadata"] = data["metadata"]
             if kind.endswith("success"):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from archiver.cut import cut
+from archiver.shape import as_obj
 
 __all__ = [
     "ABORTED",
@@ -143,10 +144,6 @@ def derive(f: Facts) -> LiveState:
     return LiveState("idle", f.status_since)
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def _s(v: object, cap: int = _TEXT) -> str:
     return cut(v, cap) if isinstance(v, str) else ""  # never the head of a secret: redacted later
 
@@ -197,10 +194,10 @@ def _part(f: Facts, part: Mapping[str, Any], now: float) -> None:
     pid = _s(part.get("id"), 200)
     kind = part.get("type")
     if kind == "tool" and pid:
-        state = _d(part.get("state"))
+        state = as_obj(part.get("state"))
         status = state.get("status")
         if status in ("pending", "running") and pid not in f.finished_parts:
-            start = _ms(_d(state.get("time")).get("start")) or now
+            start = _ms(as_obj(state.get("time")).get("start")) or now
             f.tools[pid] = ToolRun(pid, _s(part.get("tool"), 100) or "tool", start)
         elif status in ("completed", "error"):
             f.tools.pop(pid, None)
@@ -222,7 +219,7 @@ def _ask(f: Facts, p: Mapping[str, Any], now: float) -> None:
         _s(p.get("permission"), 100) or _s(p.get("action"), 100) or "permission",
         tuple(_s(x) for x in (pats if isinstance(pats, list) else []) if isinstance(x, str))[:20],
         asked_at,
-        _s(_d(p.get("tool")).get("callID"), 200) or _s(_d(p.get("source")).get("callID"), 200),
+        _s(as_obj(p.get("tool")).get("callID"), 200) or _s(as_obj(p.get("source")).get("callID"), 200),
     )
 
 
@@ -239,7 +236,7 @@ def apply(f: Facts, event: Mapping[str, Any], now: float) -> bool:
 
 def _apply(f: Facts, event: Mapping[str, Any], now: float) -> bool:
     kind = event.get("type")
-    p = _d(event.get("properties")) or _d(event.get("data"))
+    p = as_obj(event.get("properties")) or as_obj(event.get("data"))
     eid = _s(event.get("id"), 200)
     if kind == "session.deleted":
         f.deleted_at = f.deleted_at or now
@@ -248,7 +245,7 @@ def _apply(f: Facts, event: Mapping[str, Any], now: float) -> bool:
         if eid and f.last_status_event and eid <= f.last_status_event:
             return False  # stale or repeated
         f.last_status_event = eid or f.last_status_event
-        set_status(f, _d(p.get("status")) if kind == "session.status" else {"type": "idle"}, now)
+        set_status(f, as_obj(p.get("status")) if kind == "session.status" else {"type": "idle"}, now)
         return True
     if kind in ("permission.asked", "permission.v2.asked"):
         _ask(f, p, now)
@@ -261,11 +258,11 @@ def _apply(f: Facts, event: Mapping[str, Any], now: float) -> bool:
     if kind in ("message.part.updated", "message.part.delta"):
         f.last_activity_at = now
         if kind == "message.part.updated":
-            _part(f, _d(p.get("part")), now)
+            _part(f, as_obj(p.get("part")), now)
         return True
     if kind == "message.updated":
         f.last_activity_at = now
-        if _d(p.get("info")).get("summary") is True and f.compacting_since is None:
+        if as_obj(p.get("info")).get("summary") is True and f.compacting_since is None:
             f.compacting_since = now
         return True
     if kind == "session.compacting":  # the tower's name for V2's session.compaction.started
@@ -275,9 +272,9 @@ def _apply(f: Facts, event: Mapping[str, Any], now: float) -> bool:
         f.compacting_since = None
         return True
     if kind == "session.error":
-        err = _d(p.get("error"))
+        err = as_obj(p.get("error"))
         f.error = _s(err.get("name"), 200) or "error"
-        msg = _s(_d(err.get("data")).get("message"), 300)
+        msg = _s(as_obj(err.get("data")).get("message"), 300)
         f.error += f": {msg}" if msg else ""
         f.error_at = now
         return True

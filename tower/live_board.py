@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.pricing import message_cost
+from archiver.shape import as_obj
 from detectors.findings import VERDICTS
 from detectors.model import StatusType
 from tower.live import Facts, LiveState, apply, derive, set_status
@@ -75,17 +76,13 @@ class _Session:
     prompts: set[str] = field(default_factory=set)  # user messages seen
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def _i(v: object) -> int:
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v == v else 0
 
 
 def _usage(info: Mapping[str, Any]) -> tuple[int, int, int, int, int, float]:
-    t = _d(info.get("tokens"))
-    cache = _d(t.get("cache"))
+    t = as_obj(info.get("tokens"))
+    cache = as_obj(t.get("cache"))
     c = message_cost(info)  # a cost the server did not record is priced as the archive prices it
     return (
         _i(t.get("input")),
@@ -127,8 +124,8 @@ class LiveBoard:
     # -- inputs -----------------------------------------------------------------------------
     def on_event(self, event: Mapping[str, Any], now: float) -> None:
         kind = event.get("type")
-        p = _d(event.get("properties")) or _d(event.get("data"))
-        info = _d(p.get("info"))
+        p = as_obj(event.get("properties")) or as_obj(event.get("data"))
+        info = as_obj(p.get("info"))
         sid = p.get("sessionID")
         if not isinstance(sid, str) and isinstance(kind, str) and kind.startswith("session."):
             sid = info.get("id")
@@ -144,7 +141,7 @@ class LiveBoard:
         self._changed.add(sid)
         if kind in ("session.created", "session.updated") and info.get("id") == sid:
             s.info.update({k: info.get(k) for k in ("title", "parentID", "directory", "agent") if k in info})
-            model = _d(info.get("model"))
+            model = as_obj(info.get("model"))
             if model.get("id"):
                 s.info["model"] = f"{model.get('providerID', '')}/{model['id']}".lstrip("/")
         elif kind == "message.updated":
@@ -156,7 +153,7 @@ class LiveBoard:
                 if f.status == "idle":
                     self._starting[sid] = now
         elif kind == "message.part.updated":
-            s.probe.part(_d(p.get("part")))
+            s.probe.part(as_obj(p.get("part")))
         elif kind in ("permission.asked", "permission.v2.asked"):
             ask = f.asks.get(str(p.get("id")))
             if ask is not None:
@@ -194,7 +191,7 @@ class LiveBoard:
         """``GET /session/status``: listed sessions are busy or retrying, the rest idle."""
         for sid, st in status.items():
             if isinstance(sid, str):
-                self._poll_status(sid, _d(st), now)
+                self._poll_status(sid, as_obj(st), now)
         for sid in [x for x in self.active if x not in status]:
             self._poll_status(sid, {"type": "idle"}, now)
         for sid, s in self.sessions.items():

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from archiver.convert import message_from_opencode
+from archiver.shape import as_obj
 from detectors import Probe
 from detectors.model import PermissionEvent, StatusSample, StatusType
 from detectors.thresholds import Thresholds
@@ -28,10 +29,6 @@ _MAX_BUFFERED = 64  # messages waiting to complete; past this the oldest is fed 
 # of the probe, so its findings are refreshed at most this often. A completed message, a status
 # or a permission event is scored at once.
 PEEK_S = 1.0
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
 
 
 class SessionProbe:
@@ -117,7 +114,7 @@ class SessionProbe:
 
     def _complete(self, info: Mapping[str, Any], later: bool) -> bool:
         if info.get("role") == "assistant":
-            return "completed" in _d(info.get("time")) or bool(info.get("error"))
+            return "completed" in as_obj(info.get("time")) or bool(info.get("error"))
         return later
 
     def _drain(self) -> None:

@@ -10,19 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from archiver.shape import as_obj, as_text
 from tower.messages_v2_back import keep_extras
 
 __all__ = ["error_v1", "pid", "v1_message", "v1_session"]
 
 JsonObj = dict[str, Any]
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-def _s(v: object) -> str:
-    return v if isinstance(v, str) else ""
 
 
 def _n(v: object) -> float | None:
@@ -33,8 +26,10 @@ def _text(content: object) -> str:
     """V2 tool output is ``content[]`` of text and file items: the text, files by name."""
     out = []
     for item in content if isinstance(content, list) else []:
-        it = _d(item)
-        out.append(_s(it.get("text")) if it.get("type") == "text" else _s(it.get("name") or it.get("uri")))
+        it = as_obj(item)
+        out.append(
+            as_text(it.get("text")) if it.get("type") == "text" else as_text(it.get("name") or it.get("uri"))
+        )
     return "\n".join(x for x in out if x)
 
 
@@ -44,8 +39,8 @@ def _count(v: object) -> int | float:
 
 
 def _tokens(t: object) -> JsonObj:
-    t = _d(t)
-    cache = _d(t.get("cache"))
+    t = as_obj(t)
+    cache = as_obj(t.get("cache"))
     return {
         "input": _count(t.get("input")),
         "output": _count(t.get("output")),
@@ -56,25 +51,25 @@ def _tokens(t: object) -> JsonObj:
 
 def error_v1(e: object) -> JsonObj:
     """A V2 error ``{type, message}`` as 1.x names one ``{name, data: {message}}``."""
-    e = _d(e)
-    return {"name": _s(e.get("type")) or "error", "data": {"message": _s(e.get("message"))}}
+    e = as_obj(e)
+    return {"name": as_text(e.get("type")) or "error", "data": {"message": as_text(e.get("message"))}}
 
 
 def v1_session(info: Mapping[str, Any]) -> JsonObj:
     """A V2 session (or ``session.created``'s data) as 1.x session info: ``directory`` from
     ``location``, the rest kept."""
     out = {k: v for k, v in info.items() if k != "sessionID"}
-    out["id"] = _s(info.get("id")) or _s(info.get("sessionID"))
-    loc = _d(info.get("location"))
+    out["id"] = as_text(info.get("id")) or as_text(info.get("sessionID"))
+    loc = as_obj(info.get("location"))
     if "directory" not in out and isinstance(loc.get("directory"), str):
         out["directory"] = loc["directory"]
     return out
 
 
 def _tool_part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj:
-    state = _d(item.get("state"))
-    status = _s(state.get("status"))
-    t = _d(item.get("time"))
+    state = as_obj(item.get("state"))
+    status = as_text(state.get("status"))
+    t = as_obj(item.get("time"))
     st: JsonObj = {
         "status": {"streaming": "pending", "error": "error", "completed": "completed"}.get(status, "running"),
         "input": state.get("input") if isinstance(state.get("input"), Mapping) else {},
@@ -85,14 +80,14 @@ def _tool_part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj
     if status == "completed":
         st["output"] = _text(state.get("content"))
     elif status == "error":
-        st["error"] = _s(_d(state.get("error")).get("message")) or "error"
+        st["error"] = as_text(as_obj(state.get("error")).get("message")) or "error"
     return {
         "id": pid,
         "sessionID": sid,
         "messageID": mid,
         "type": "tool",
-        "callID": _s(item.get("id")),
-        "tool": _s(item.get("name")) or "tool",
+        "callID": as_text(item.get("id")),
+        "tool": as_text(item.get("name")) or "tool",
         "state": st,
     }
 
@@ -102,7 +97,13 @@ def _part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj | No
     if kind == "tool":
         return _tool_part(item, pid, mid, sid)
     if kind in ("text", "reasoning"):
-        return {"id": pid, "sessionID": sid, "messageID": mid, "type": kind, "text": _s(item.get("text"))}
+        return {
+            "id": pid,
+            "sessionID": sid,
+            "messageID": mid,
+            "type": kind,
+            "text": as_text(item.get("text")),
+        }
     return None
 
 
@@ -111,21 +112,21 @@ def pid(mid: str, i: int) -> str:
 
 
 def _v1_info(msg: Mapping[str, Any], sid: str) -> JsonObj:
-    kind = _s(msg.get("type"))
-    t = _d(msg.get("time"))
+    kind = as_text(msg.get("type"))
+    t = as_obj(msg.get("time"))
     info: JsonObj = {
-        "id": _s(msg.get("id")),
+        "id": as_text(msg.get("id")),
         "sessionID": sid,
         "role": "assistant" if kind in ("assistant", "compaction") else "user",
         "time": {"created": t.get("created"), **({"completed": t["completed"]} if "completed" in t else {})},
     }
     if kind in ("assistant", "compaction"):
-        model = _d(msg.get("model"))
+        model = as_obj(msg.get("model"))
         info.update(
-            modelID=_s(model.get("id")),
-            providerID=_s(model.get("providerID")),
-            mode=_s(msg.get("agent")),
-            agent=_s(msg.get("agent")),
+            modelID=as_text(model.get("id")),
+            providerID=as_text(model.get("providerID")),
+            mode=as_text(msg.get("agent")),
+            agent=as_text(msg.get("agent")),
             cost=_n(msg.get("cost")) or 0.0,
             tokens=_tokens(msg.get("tokens")),
         )
@@ -142,8 +143,8 @@ def v1_message(msg: Mapping[str, Any], sid: str) -> JsonObj | None:
     """One V2 message (``content[]``) as a 1.x ``{info, parts}``; None for a kind 1.x has no
     message for (idle markers, switches). What the 1.x shape cannot say is kept on the info and
     parts (``tower.messages_v2_back``), so the mirror can give the V2 message back."""
-    kind = _s(msg.get("type"))
-    mid = _s(msg.get("id"))
+    kind = as_text(msg.get("type"))
+    mid = as_text(msg.get("id"))
     if not mid or kind not in ("user", "assistant", "synthetic", "compaction", "shell"):
         return None
     info = _v1_info(msg, sid)
@@ -156,10 +157,10 @@ def v1_message(msg: Mapping[str, Any], sid: str) -> JsonObj | None:
                 items.append(item)
     else:
         if kind == "shell":
-            out = _d(msg.get("output"))
-            text = f"$ {_s(msg.get('command'))}\n{_s(out.get('output'))}"
+            out = as_obj(msg.get("output"))
+            text = f"$ {as_text(msg.get('command'))}\n{as_text(out.get('output'))}"
         else:
-            text = _s(msg.get("text")) or _s(msg.get("summary"))
+            text = as_text(msg.get("text")) or as_text(msg.get("summary"))
         parts.append({"id": pid(mid, 0), "sessionID": sid, "messageID": mid, "type": "text", "text": text})
         items.append({"type": "text", "text": text})
     return keep_extras(msg, {"info": info, "parts": parts}, items)

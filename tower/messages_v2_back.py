@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from archiver.shape import as_obj, as_text
+
 __all__ = ["DROP", "EXTRA", "IDLE", "idle_info", "keep_extras", "v2_message", "v2_session"]
 
 JsonObj = dict[str, Any]
@@ -26,14 +28,6 @@ DROP = "v2drop"  # and the keys reading it back adds that the original did not h
 # as an info of role "idle" that no 1.x reader takes for a message it knows
 IDLE = "session.v2.idle"
 _STATUS = {"pending": "streaming", "running": "running", "completed": "completed", "error": "error"}
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-def _s(v: object) -> str:
-    return v if isinstance(v, str) else ""
 
 
 def _same(a: object, b: object) -> bool:
@@ -57,7 +51,7 @@ def _aside(obj: JsonObj, keep: JsonObj, drop: list[str]) -> None:
 
 
 def _apply(back: JsonObj, obj: Mapping[str, Any]) -> JsonObj:
-    out = {**back, **_d(obj.get(EXTRA))}
+    out = {**back, **as_obj(obj.get(EXTRA))}
     for k in obj.get(DROP) or ():
         out.pop(k, None)
     return out
@@ -65,12 +59,12 @@ def _apply(back: JsonObj, obj: Mapping[str, Any]) -> JsonObj:
 
 def _item(part: Mapping[str, Any]) -> JsonObj:
     """One 1.x part as the V2 content item it came from, before its extras."""
-    kind = _s(part.get("type"))
+    kind = as_text(part.get("type"))
     if kind != "tool":
         return {"type": kind, "text": part.get("text")}
-    st = _d(part.get("state"))
-    t = _d(st.get("time"))
-    state: JsonObj = {"status": _STATUS.get(_s(st.get("status")), "running"), "input": st.get("input")}
+    st = as_obj(part.get("state"))
+    t = as_obj(st.get("time"))
+    state: JsonObj = {"status": _STATUS.get(as_text(st.get("status")), "running"), "input": st.get("input")}
     if "metadata" in st:
         state["metadata"] = st["metadata"]
     if state["status"] == "completed":
@@ -91,7 +85,7 @@ def _guess(info: Mapping[str, Any]) -> str:
 def _message(info: Mapping[str, Any], content: list[JsonObj], texts: list[str], kind: str) -> JsonObj:
     """The V2 message of type ``kind`` a 1.x info came from, before its extras."""
     role = info.get("role")
-    out: JsonObj = {"id": info.get("id"), "type": kind, "time": dict(_d(info.get("time")))}
+    out: JsonObj = {"id": info.get("id"), "type": kind, "time": dict(as_obj(info.get("time")))}
     if role == "assistant":
         out.update(
             agent=info.get("agent"),
@@ -102,8 +96,8 @@ def _message(info: Mapping[str, Any], content: list[JsonObj], texts: list[str], 
         if "finish" in info:
             out["finish"] = info["finish"]
         if "error" in info:
-            err = _d(info.get("error"))
-            out["error"] = {"type": err.get("name"), "message": _d(err.get("data")).get("message")}
+            err = as_obj(info.get("error"))
+            out["error"] = {"type": err.get("name"), "message": as_obj(err.get("data")).get("message")}
     if kind == "assistant":
         out["content"] = content
     elif kind == "compaction":
@@ -120,8 +114,8 @@ def keep_extras(msg: Mapping[str, Any], m: JsonObj, items: list[Mapping[str, Any
     for part, item in zip(m["parts"], items, strict=True):
         _aside(part, *_extras(item, _item(part)))
         content.append(dict(item))
-    kind = _s(msg.get("type"))
-    back = _message(m["info"], content, [_s(p.get("text")) for p in m["parts"]], kind)
+    kind = as_text(msg.get("type"))
+    back = _message(m["info"], content, [as_text(p.get("text")) for p in m["parts"]], kind)
     keep, drop = _extras(msg, back)
     if kind != _guess(m["info"]):
         keep["type"] = kind
@@ -131,24 +125,24 @@ def keep_extras(msg: Mapping[str, Any], m: JsonObj, items: list[Mapping[str, Any
 
 def idle_info(msg: Mapping[str, Any]) -> JsonObj:
     """How the mirror keeps a V2 idle marker: the whole message aside, under role ``idle``."""
-    return {"id": msg.get("id"), "role": "idle", "time": dict(_d(msg.get("time"))), EXTRA: dict(msg)}
+    return {"id": msg.get("id"), "role": "idle", "time": dict(as_obj(msg.get("time"))), EXTRA: dict(msg)}
 
 
 def v2_message(m: Mapping[str, Any]) -> JsonObj:
     """A 1.x ``{info, parts}`` (as the mirror keeps it) as the V2 message it was made from."""
-    info, parts = _d(m.get("info")), [_d(p) for p in m.get("parts") or ()]
+    info, parts = as_obj(m.get("info")), [as_obj(p) for p in m.get("parts") or ()]
     if info.get("role") == "idle" and isinstance(info.get(EXTRA), Mapping):
         return dict(info[EXTRA])
     content = [_apply(_item(p), p) for p in parts]
-    kind = _s(_d(info.get(EXTRA)).get("type")) or _guess(info)
-    return _apply(_message(info, content, [_s(p.get("text")) for p in parts], kind), info)
+    kind = as_text(as_obj(info.get(EXTRA)).get("type")) or _guess(info)
+    return _apply(_message(info, content, [as_text(p.get("text")) for p in parts], kind), info)
 
 
 def v2_session(rec: Mapping[str, Any]) -> JsonObj:
     """A session record the tower holds (``v1_session``) as V2 gave it: without the
     ``directory`` that was added from ``location``."""
     out = dict(rec)
-    loc = _d(rec.get("location"))
+    loc = as_obj(rec.get("location"))
     if "directory" in out and out.get("directory") == loc.get("directory"):
         del out["directory"]
     return out

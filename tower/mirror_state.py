@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from archiver.errors import WalkError
+from archiver.shape import as_obj
 from tower.messages_v2_back import IDLE, idle_info
 
 __all__ = ["SessionMirror", "event_key", "message_of", "session_of"]
@@ -30,10 +31,6 @@ __all__ = ["SessionMirror", "event_key", "message_of", "session_of"]
 
 def _missing(kind: str, what: str, sid: str, message: str) -> WalkError:
     return WalkError(kind, what, sid, message, "/event")
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
 
 
 def event_key(event: Mapping[str, Any], seq: int) -> str:
@@ -45,15 +42,15 @@ def event_key(event: Mapping[str, Any], seq: int) -> str:
 
 def session_of(event: Mapping[str, Any]) -> str | None:
     """The session an event is about, wherever this event type names it."""
-    p = _d(event.get("properties"))
+    p = as_obj(event.get("properties"))
     sid = p.get("sessionID")
     if isinstance(sid, str) and sid:
         return sid
-    for inner in (_d(p.get("info")), _d(p.get("part"))):
+    for inner in (as_obj(p.get("info")), as_obj(p.get("part"))):
         s = inner.get("sessionID") if "sessionID" in inner else None
         if isinstance(s, str) and s:
             return s
-    info = _d(p.get("info"))
+    info = as_obj(p.get("info"))
     kind = event.get("type")
     if isinstance(kind, str) and kind.startswith("session.") and isinstance(info.get("id"), str):
         return str(info["id"])
@@ -62,11 +59,11 @@ def session_of(event: Mapping[str, Any]) -> str | None:
 
 def message_of(event: Mapping[str, Any]) -> str | None:
     """The message an event changes (its info, a part, a piece of a part, a removal)."""
-    p = _d(event.get("properties"))
+    p = as_obj(event.get("properties"))
     kind = event.get("type")
-    mid = _d(p.get("info")).get("id") if kind == "message.updated" else None
+    mid = as_obj(p.get("info")).get("id") if kind == "message.updated" else None
     if kind == "message.part.updated":
-        mid = _d(p.get("part")).get("messageID")
+        mid = as_obj(p.get("part")).get("messageID")
     elif kind in ("message.part.delta", "message.removed", "message.part.removed"):
         mid = p.get("messageID")
     return mid if isinstance(mid, str) and mid else None
@@ -102,24 +99,24 @@ class SessionMirror:
     # -- folding ----------------------------------------------------------------------------
     def apply(self, event: Mapping[str, Any], key: str, now: float = 0.0) -> None:
         kind = event.get("type")
-        p = _d(event.get("properties"))
+        p = as_obj(event.get("properties"))
         if kind not in ("session.deleted", "mirror.gap", "mirror.filled"):  # no change an archive misses
             self.last_event_at = max(self.last_event_at, now)
         if kind in ("session.created", "session.updated", "session.deleted"):
-            info = _d(p.get("info"))
+            info = as_obj(p.get("info"))
             if info.get("id") == self.session_id:
                 self.session = self._newer(self.session, key, info)
             self.created_seen |= kind == "session.created"
             self.deleted |= kind == "session.deleted"
         elif kind == "message.updated":
-            info = _d(p.get("info"))
+            info = as_obj(p.get("info"))
             mid = info.get("id")
             if isinstance(mid, str) and not self._gone(mid, key):
                 self.infos[mid] = self._newer(self.infos.get(mid), key, info)
         elif kind == "message.part.updated":
-            self._part(_d(p.get("part")), key)
+            self._part(as_obj(p.get("part")), key)
         elif kind == IDLE:  # an OpenCode 2 idle marker, read back only by a V2 snapshot
-            marker = _d(p.get("message"))
+            marker = as_obj(p.get("message"))
             mid = marker.get("id")
             if isinstance(mid, str) and not self._gone(mid, key):
                 self.infos[mid] = self._newer(self.infos.get(mid), key, idle_info(marker))

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from archiver.convert import MAX_OUTPUT, MAX_TEXT, Converted, canonical_json
+from archiver.shape import as_obj
 from detectors.model import Message, Part, PermissionEvent, Reasoning, Retry, Text, ToolCall
 
 __all__ = ["from_claude"]
@@ -38,15 +39,11 @@ _REFUSED = ("The user doesn't want to proceed", "Permission for this action was 
 _OUTPUT_LIMIT = "MessageOutputLengthError"  # OpenCode's name for the same stop
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
-
-
 def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(_d(c).get("text", "")) for c in content if _d(c).get("type") == "text")
+        return "\n".join(str(as_obj(c).get("text", "")) for c in content if as_obj(c).get("type") == "text")
     return ""
 
 
@@ -84,7 +81,7 @@ def _parts(
 ) -> list[Part]:
     out: list[Part] = []
     for i, p in enumerate(m.get("parts") or []):
-        pid = str(p.get("id") or p.get("uuid") or f"{_d(m.get('info')).get('id')}:{i}")
+        pid = str(p.get("id") or p.get("uuid") or f"{as_obj(m.get('info')).get('id')}:{i}")
         kind = p.get("type")
         if kind == "text":
             out.append(Text(pid, str(p.get("text") or "")[:MAX_TEXT], synthetic))
@@ -96,11 +93,11 @@ def _parts(
 
 
 def _system(info: Mapping[str, Any], part: Mapping[str, Any], index: int) -> Message | None:
-    sub = _d(info.get("claude")).get("subtype")
+    sub = as_obj(info.get("claude")).get("subtype")
     mid = str(info.get("id"))
     if sub in ("api_error", "api_retry"):
         attempt = part.get("retryAttempt", part.get("attempt", 0))
-        err = _d(part.get("error"))
+        err = as_obj(part.get("error"))
         text = str(err.get("formatted") or err.get("message") or part.get("error") or "")
         n = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0
         return Message(mid, "system", index, (Retry(mid, n, text[:MAX_OUTPUT]),))
@@ -116,13 +113,13 @@ def _denied_ids(
 ) -> frozenset[str]:
     """Calls the CLI denied: its `permission_denied` lines (stream-json) and the result's list."""
     out = {
-        str(_d(p).get("tool_use_id"))
+        str(as_obj(p).get("tool_use_id"))
         for m in messages
-        if _d(_d(m.get("info")).get("claude")).get("subtype") == "permission_denied"
+        if as_obj(as_obj(m.get("info")).get("claude")).get("subtype") == "permission_denied"
         for p in m.get("parts") or []
-        if _d(p).get("tool_use_id")
+        if as_obj(p).get("tool_use_id")
     }
-    out |= {str(_d(d).get("tool_use_id")) for r in results for d in r.get("permission_denials") or []}
+    out |= {str(as_obj(d).get("tool_use_id")) for r in results for d in r.get("permission_denials") or []}
     return frozenset(out - {"", "None"})
 
 
@@ -130,10 +127,10 @@ def _denials(results: Iterable[Mapping[str, Any]], shown: set[str]) -> list[Perm
     out: list[PermissionEvent] = []
     for r in results:
         for d in r.get("permission_denials") or []:
-            call = str(_d(d).get("tool_use_id") or "")
+            call = str(as_obj(d).get("tool_use_id") or "")
             if call in shown:
                 continue  # the denied call is in the messages: counted there
-            tool = str(_d(d).get("tool_name") or "").lower()
+            tool = str(as_obj(d).get("tool_name") or "").lower()
             out.append(PermissionEvent("asked", call, tool, call_id=call))
             out.append(PermissionEvent("replied", call, tool, reply="reject", call_id=call))
     return out
@@ -148,26 +145,26 @@ def from_claude(
     denied = _denied_ids(messages, results)
     out: list[Message] = []
     for m in messages:
-        info = _d(m.get("info"))
+        info = as_obj(m.get("info"))
         if info.get("replayed"):
             continue
         role = info.get("role")
         index = len(out)
         if role == "system":
             parts = m.get("parts") or [{}]
-            msg = _system(info, _d(parts[0]), index)
+            msg = _system(info, as_obj(parts[0]), index)
             if msg is not None:
                 out.append(msg)
             continue
         if role not in ("user", "assistant"):
             continue
-        err = _d(info.get("error"))
-        tokens = _d(info.get("tokens"))
+        err = as_obj(info.get("error"))
+        tokens = as_obj(info.get("tokens"))
         finish = _FINISH.get(str(info.get("finish")), str(info.get("finish"))) if info.get("finish") else None
         name = str(err.get("name")) if err else None
-        if err and _d(err.get("data")).get("kind") == "max_output_tokens":
+        if err and as_obj(err.get("data")).get("kind") == "max_output_tokens":
             name, finish = _OUTPUT_LIMIT, "length"  # the CLI gave up on answers cut by the limit
-        synthetic = role == "user" and _d(info.get("claude")).get("isSynthetic") is True
+        synthetic = role == "user" and as_obj(info.get("claude")).get("isSynthetic") is True
         parts = tuple(_parts(m, done, denied, synthetic))
         out.append(
             Message(
@@ -177,7 +174,7 @@ def from_claude(
                 parts=parts,
                 finish=finish,
                 error=name,
-                error_message=str(_d(err.get("data")).get("message") or "")[:MAX_OUTPUT] if err else "",
+                error_message=str(as_obj(err.get("data")).get("message") or "")[:MAX_OUTPUT] if err else "",
                 output_tokens=int(tokens.get("output") or 0),
                 agent=str(info.get("agent") or ""),
             )

@@ -27,6 +27,7 @@ import orjson
 
 from archiver.claude.prices import Usage, cost_of
 from archiver.cut import cut
+from archiver.shape import as_obj
 
 __all__ = ["BOOKKEEPING", "CONVERSATION", "Built", "Prior", "build_messages", "iso_ms", "usage_of"]
 
@@ -57,10 +58,6 @@ BOOKKEEPING = frozenset(
 _ENVELOPE = ("uuid", "parentUuid", "isSidechain", "agentId", "requestId", "cwd", "gitBranch", "version")
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
-
-
 def _n(v: object) -> int:
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
 
@@ -78,7 +75,7 @@ def iso_ms(text: object) -> float | None:
 def usage_of(raw: Mapping[str, Any]) -> Usage:
     """One API usage object; cache writes split 5-minute / 1-hour when the line says so."""
     write = _n(raw.get("cache_creation_input_tokens"))
-    split = _d(raw.get("cache_creation"))
+    split = as_obj(raw.get("cache_creation"))
     hour = _n(split.get("ephemeral_1h_input_tokens"))
     return Usage(
         input=_n(raw.get("input_tokens")),
@@ -103,13 +100,13 @@ def _content(message: Mapping[str, Any]) -> list[JsonObj]:
         parts = [dict(c) for c in blocks if isinstance(c, Mapping)]
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else []:  # an OpenAI-style gateway's answer
-        fn = _d(_d(call).get("function"))
+        fn = as_obj(as_obj(call).get("function"))
         args = fn.get("arguments")
         try:
             inp = orjson.loads(args) if isinstance(args, str) else args
         except orjson.JSONDecodeError:
             inp = {"arguments": args}
-        parts.append({"type": "tool_use", "id": _d(call).get("id"), "name": fn.get("name"), "input": inp})
+        parts.append({"type": "tool_use", "id": as_obj(call).get("id"), "name": fn.get("name"), "input": inp})
     return parts
 
 
@@ -180,12 +177,12 @@ def _synthetic_error(line: Mapping[str, Any], parts: list[JsonObj]) -> JsonObj |
 
 
 def _assistant(line: Mapping[str, Any], session_id: str, turns: dict[str, _Turn], out: Built) -> None:
-    message = _d(line.get("message"))
+    message = as_obj(line.get("message"))
     mid = str(message.get("id") or line.get("uuid") or f"line-{len(out.messages)}")
     ts = iso_ms(line.get("timestamp"))
     parts = [p | {"uuid": line.get("uuid")} for p in _content(message)]
     has_usage = isinstance(message.get("usage"), Mapping)
-    usage = usage_of(_d(message.get("usage")))
+    usage = usage_of(as_obj(message.get("usage")))
     final = bool(message.get("stop_reason")) and has_usage
     line_cost = line.get("costUSD") if isinstance(line.get("costUSD"), int | float) else None
     seen = turns.get(mid)
@@ -245,7 +242,7 @@ def _other(line: Mapping[str, Any], session_id: str, kind: str, out: Built) -> N
     ts = iso_ms(line.get("timestamp"))
     uid = str(line.get("uuid") or f"line-{len(out.messages)}")
     if kind == "user":
-        message = _d(line.get("message"))
+        message = as_obj(line.get("message"))
         info = _info(line, session_id, "user", uid, ts)
         for key in ("toolUseResult", "isMeta", "isCompactSummary", "promptId", "isSynthetic"):
             if key in line:
@@ -255,7 +252,7 @@ def _other(line: Mapping[str, Any], session_id: str, kind: str, out: Built) -> N
         return
     # system and attachment lines: kept whole as the one part of a system message
     info = _info(line, session_id, "system", uid, ts)
-    info["claude"]["subtype"] = line.get("subtype") or _d(line.get("attachment")).get("type")
+    info["claude"]["subtype"] = line.get("subtype") or as_obj(line.get("attachment")).get("type")
     part = {k: v for k, v in line.items() if k not in _ENVELOPE and k not in ("sessionId", "userType")}
     out.messages.append({"info": info, "parts": [part]})
 

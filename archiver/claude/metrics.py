@@ -17,18 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from archiver.claude.prices import price_source
+from archiver.shape import as_num, as_obj
 
 __all__ = ["cost_check", "per_turn"]
 
 JsonObj = dict[str, Any]
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
-
-
-def _num(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def per_turn(messages: Sequence[Mapping[str, Any]]) -> list[JsonObj]:
@@ -42,18 +35,18 @@ def per_turn(messages: Sequence[Mapping[str, Any]]) -> list[JsonObj]:
     out: list[JsonObj] = []
     before: float | None = None  # when the message before it was written: the request went out then
     for index, m in enumerate(messages):
-        info = _d(m.get("info"))
-        t = _d(info.get("time"))
-        written, completed = _num(t.get("created")), _num(t.get("completed"))
+        info = as_obj(m.get("info"))
+        t = as_obj(info.get("time"))
+        written, completed = as_num(t.get("created")), as_num(t.get("completed"))
         if info.get("role") != "assistant":
             before = completed if completed is not None else before
             continue
         created = before if before is not None and written is not None and before <= written else written
         before = completed if completed is not None else before
         calls = [str(p.get("id")) for p in m.get("parts") or [] if p.get("type") == "tool_use"]
-        tok = _d(info.get("tokens"))
-        cache = _d(tok.get("cache"))
-        err = _d(info.get("error"))
+        tok = as_obj(info.get("tokens"))
+        cache = as_obj(tok.get("cache"))
+        err = as_obj(info.get("error"))
         out.append(
             {
                 "message_id": info.get("id"),
@@ -78,7 +71,7 @@ def per_turn(messages: Sequence[Mapping[str, Any]]) -> list[JsonObj]:
                 "tool_errors": sum(1 for c in calls if c in failed),
                 "finish": info.get("finish"),
                 "error": err.get("name") if err else None,
-                "error_message": str(_d(err.get("data")).get("message", ""))[:500] if err else None,
+                "error_message": str(as_obj(err.get("data")).get("message", ""))[:500] if err else None,
                 "summary": False,
             }
         )
@@ -90,9 +83,9 @@ def _reported(
 ) -> tuple[float | None, str | None, Mapping[str, Any]]:
     if results:
         last = results[-1]  # every result repeats the run's running total; the last is the whole
-        return _num(last.get("total_cost_usd")), "result", _d(last.get("modelUsage"))
+        return as_num(last.get("total_cost_usd")), "result", as_obj(last.get("modelUsage"))
     if cost_state:
-        return _num(cost_state.get("totalCostUSD")), "cost-state", _d(cost_state.get("modelUsage"))
+        return as_num(cost_state.get("totalCostUSD")), "cost-state", as_obj(cost_state.get("modelUsage"))
     return None, None, {}
 
 
@@ -108,7 +101,7 @@ def cost_check(
     models: dict[str, JsonObj] = {}
     computed = 0.0
     for t in turns:
-        tok = _d(t.get("tokens"))
+        tok = as_obj(t.get("tokens"))
         row = models.setdefault(
             str(t.get("model")), {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0, "cost": 0.0}
         )
@@ -119,11 +112,11 @@ def cost_check(
     reported, source, usage = _reported(results, cost_state)
     reported_models = {
         str(name): {
-            "input": int(_d(u).get("inputTokens") or 0),
-            "output": int(_d(u).get("outputTokens") or 0),
-            "cache_read": int(_d(u).get("cacheReadInputTokens") or 0),
-            "cache_write": int(_d(u).get("cacheCreationInputTokens") or 0),
-            "cost": _num(_d(u).get("costUSD")),
+            "input": int(as_obj(u).get("inputTokens") or 0),
+            "output": int(as_obj(u).get("outputTokens") or 0),
+            "cache_read": int(as_obj(u).get("cacheReadInputTokens") or 0),
+            "cache_write": int(as_obj(u).get("cacheCreationInputTokens") or 0),
+            "cost": as_num(as_obj(u).get("costUSD")),
         }
         for name, u in usage.items()
     }

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.errors import WalkError
+from archiver.shape import as_obj
 
 __all__ = [
     "FINGERPRINT_BYTES",
@@ -126,13 +127,11 @@ def resume_entry(
 def named_entry(entry: Mapping[str, Any], name: Namer) -> JsonObj:
     """``entry`` (``resume_entry``) as it is kept: each path, session and message id by its
     ``name``."""
-    files = {name(n): [name(str(f[0])), *f[1:]] for n, f in _d(entry.get("files")).items()}
-    usage = {name(s): {name(m): c for m, c in _d(u).items()} for s, u in _d(entry.get("usage")).items()}
+    files = {name(n): [name(str(f[0])), *f[1:]] for n, f in as_obj(entry.get("files")).items()}
+    usage = {
+        name(s): {name(m): c for m, c in as_obj(u).items()} for s, u in as_obj(entry.get("usage")).items()
+    }
     return {"files": files, "usage": usage}
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
 
 
 def _cost_state(check: Mapping[str, Any]) -> JsonObj | None:
@@ -141,13 +140,13 @@ def _cost_state(check: Mapping[str, Any]) -> JsonObj | None:
         return None
     models = {
         name: {
-            "inputTokens": _d(m).get("input"),
-            "outputTokens": _d(m).get("output"),
-            "cacheReadInputTokens": _d(m).get("cache_read"),
-            "cacheCreationInputTokens": _d(m).get("cache_write"),
-            "costUSD": _d(m).get("cost"),
+            "inputTokens": as_obj(m).get("input"),
+            "outputTokens": as_obj(m).get("output"),
+            "cacheReadInputTokens": as_obj(m).get("cache_read"),
+            "cacheCreationInputTokens": as_obj(m).get("cache_write"),
+            "costUSD": as_obj(m).get("cost"),
         }
-        for name, m in _d(check.get("reported_models")).items()
+        for name, m in as_obj(check.get("reported_models")).items()
     }
     return {"totalCostUSD": check.get("reported_usd"), "modelUsage": models}
 
@@ -157,8 +156,8 @@ def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any], name
     with ``name``); raises ``CannotResume`` when a session the state names has no document."""
     by_id = {str(d.get("session_id")): d for d in docs}
     named = {name(sid): sid for sid in by_id}
-    lines = {str(f[0]): int(f[2]) for f in _d(entry.get("files")).values()}
-    usage = _d(entry.get("usage"))
+    lines = {str(f[0]): int(f[2]) for f in as_obj(entry.get("files")).values()}
+    usage = as_obj(entry.get("usage"))
     missing = set(usage) - set(named)
     if missing or not docs:
         raise CannotResume(f"no archived document for {sorted(missing)[:3]}")
@@ -166,12 +165,12 @@ def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any], name
     if len(roots) != 1:
         raise CannotResume("no single root document")
     root = roots[0]
-    claude = _d(root.get("claude"))
+    claude = as_obj(root.get("claude"))
     prior = TreePrior(
         sessions={},
-        skipped=Counter(_d(claude.get("skipped_lines"))),
-        unknown_types=Counter(_d(claude.get("unknown_types"))),
-        cost_state=_cost_state(_d(root.get("cost_check"))),
+        skipped=Counter(as_obj(claude.get("skipped_lines"))),
+        unknown_types=Counter(as_obj(claude.get("unknown_types"))),
+        cost_state=_cost_state(as_obj(root.get("cost_check"))),
         errors=[
             WalkError(
                 "malformed",
@@ -180,18 +179,18 @@ def tree_prior(docs: Sequence[Mapping[str, Any]], entry: Mapping[str, Any], name
                 str(e.get("message") or ""),
                 str(e.get("path") or ""),
             )
-            for e in map(_d, root.get("walk_errors") or [])
+            for e in map(as_obj, root.get("walk_errors") or [])
             if e.get("error_kind") == "malformed" and e.get("what") == "line"
         ],
     )
     for kept, sid in named.items():
         d = by_id[sid]
-        prior.redaction[sid] = dict(_d(d.get("redaction")))
+        prior.redaction[sid] = dict(as_obj(d.get("redaction")))
         if kept in usage:
             messages = [dict(m) for m in d.get("messages") or []]
-            record = dict(_d(d.get("session")))
+            record = dict(as_obj(d.get("session")))
             # back to the ids the archived messages hold: only those are looked up when merging
-            counted, ids = _d(usage[kept]), (str(_d(m.get("info")).get("id")) for m in messages)
+            counted, ids = as_obj(usage[kept]), (str(as_obj(m.get("info")).get("id")) for m in messages)
             used = {mid: counted[k] for mid in ids if (k := name(mid)) in counted}
             prior.sessions[sid] = SessionPrior(messages, used, record, lines.get(kept, 0))
     return prior

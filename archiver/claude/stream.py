@@ -11,7 +11,6 @@ system messages; ``init`` and task events are bookkeeping.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -19,15 +18,12 @@ import orjson
 from archiver.claude.lines import read_lines
 from archiver.claude.messages import build_messages
 from archiver.claude.tree import ClaudeSession, ClaudeTree, absorb, finish_tree, first_prompt, place_subagents
+from archiver.shape import as_obj
 
 __all__ = ["is_stream_json", "tree_from_stream"]
 
 JsonObj = dict[str, Any]
 _KEPT_SYSTEM = frozenset({"api_retry", "api_error", "compact_boundary"})
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
 
 
 def is_stream_json(data: bytes) -> bool:
@@ -93,7 +89,7 @@ def tree_from_stream(data: bytes, *, name: str = "stream-json") -> ClaudeTree:
         pending.append((s, {"toolUseId": call}))
     place_subagents(tree, pending)
     for s in tree.sessions:
-        stamps = [_d(m["info"]["time"]).get("created") for m in s.messages]
+        stamps = [as_obj(m["info"]["time"]).get("created") for m in s.messages]
         known = [t for t in stamps if t is not None]
         s.record.setdefault(
             "time", {"created": min(known) if known else None, "updated": max(known) if known else None}

@@ -23,6 +23,7 @@ from archiver.claude.model import ClaudeSession, ClaudeTree, JsonObj, SubagentFi
 from archiver.claude.resume import CannotResume, SessionPrior, TreePrior
 from archiver.claude.workflow import JournalFile, attach_runs
 from archiver.errors import WalkError
+from archiver.shape import as_obj
 
 __all__ = [
     "ClaudeSession",
@@ -39,13 +40,9 @@ __all__ = [
 _SKIP = frozenset(t.encode() for t in BOOKKEEPING - {"cost-state"})
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if type(v) is dict or isinstance(v, Mapping) else {}  # dict first: the ABC check is slow
-
-
 def first_prompt(messages: Sequence[Mapping[str, Any]]) -> str | None:
     for m in messages:
-        if _d(m.get("info")).get("role") != "user":
+        if as_obj(m.get("info")).get("role") != "user":
             continue
         for p in m.get("parts") or []:
             if p.get("type") == "text" and str(p.get("text", "")).strip():
@@ -60,10 +57,12 @@ def _record(
     title: str | None,
     prior: SessionPrior | None = None,
 ) -> JsonObj:
-    stamps = [t for m in messages for t in (_d(_d(m["info"]).get("time")).get("created"),) if t is not None]
+    stamps = [
+        t for m in messages for t in (as_obj(as_obj(m["info"]).get("time")).get("created"),) if t is not None
+    ]
     # the envelope of the file's first message, which an earlier read saw when it had one
     had = prior is not None and any(
-        _d(m.get("info")).get("role") in ("user", "assistant") for m in prior.messages
+        as_obj(m.get("info")).get("role") in ("user", "assistant") for m in prior.messages
     )
     first = (
         {"cwd": prior.record.get("directory"), **prior.record}
@@ -94,12 +93,12 @@ def _calls(sessions: Iterable[ClaudeSession]) -> tuple[dict[str, str], dict[str,
     by_prompt: dict[str, str] = {}
     for s in sessions:
         for m in s.messages:
-            launched = _d(_d(_d(m.get("info")).get("claude")).get("toolUseResult"))
+            launched = as_obj(as_obj(as_obj(m.get("info")).get("claude")).get("toolUseResult"))
             agent = launched.get("agentId") or launched.get("runId")
             for p in m.get("parts") or []:
                 if p.get("type") == "tool_use" and p.get("id"):
                     owner[str(p["id"])] = s.session_id
-                    prompt = _d(p.get("input")).get("prompt")
+                    prompt = as_obj(p.get("input")).get("prompt")
                     if p.get("name") in ("Agent", "Task") and isinstance(prompt, str):
                         by_prompt.setdefault(prompt.strip(), str(p["id"]))
                 if p.get("type") == "tool_result" and agent and p.get("tool_use_id"):

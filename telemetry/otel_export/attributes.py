@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from archiver.metrics import TOKEN_KINDS
+from archiver.shape import as_obj
 from telemetry.otel_export.claude_tools import is_claude
 from telemetry.otel_export.fields import Key, KeyGroup
 from telemetry.otel_export.wire import varint
@@ -90,17 +91,11 @@ _TOOL_ERROR = _ERROR.s("tool_error")
 _ARGUMENTS, _RESULT = Key("gen_ai.tool.call.arguments"), Key("gen_ai.tool.call.result")
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    if type(v) is dict:  # the common case, checked first: an ABC check costs more
-        return v
-    return v if isinstance(v, Mapping) else {}
-
-
 def _first_assistant(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     for m in doc.get("messages") or []:
-        info = (m if type(m) is dict else _d(m)).get("info")
+        info = (m if type(m) is dict else as_obj(m)).get("info")
         if type(info) is not dict:
-            info = _d(info)
+            info = as_obj(info)
         if info.get("role") == "assistant":
             return info
     return {}
@@ -114,8 +109,8 @@ def agent_attributes(doc: Mapping[str, Any], root: str) -> tuple[str, bytes]:
     # Claude Code's main thread has no agent name of its own; its subagents have their type
     fallback = "main" if is_claude(doc) else "agent"
     agent = str(doc.get("agent") or first.get("agent") or first.get("mode") or fallback)
-    tot = _d(doc.get("totals"))
-    tokens = _d(tot.get("tokens"))
+    tot = as_obj(doc.get("totals"))
+    tokens = as_obj(tot.get("tokens"))
     sid = str(doc["session_id"])
     a = [
         _AGENT_OP,
@@ -178,7 +173,7 @@ def chat_attributes(
     """A turn's chat span attributes; ``head`` is the session's (`session_heads`), ``message_id``
     and ``response_id`` the message's `message_fields`."""
     tokens = turn.get("tokens")
-    get = (tokens if type(tokens) is dict else _d(tokens)).get
+    get = (tokens if type(tokens) is dict else as_obj(tokens)).get
     # the order TOKEN_KINDS names them: input, output, reasoning, cache_read, cache_write
     i, o, r = int(get("input") or 0), int(get("output") or 0), int(get("reasoning") or 0)
     cr, cw = int(get("cache_read") or 0), int(get("cache_write") or 0)

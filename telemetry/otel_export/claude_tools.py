@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from archiver.shape import as_obj
+
 __all__ = ["SOURCE_KIND", "is_claude", "launching_call", "tool_parts"]
 
 SOURCE_KIND = "claude_code"
@@ -23,19 +25,15 @@ SOURCE_KIND = "claude_code"
 JsonObj = dict[str, Any]
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    if type(v) is dict:  # the common case, checked first: an ABC check costs more
-        return v
-    return v if isinstance(v, Mapping) else {}
-
-
 def is_claude(doc: Mapping[str, Any]) -> bool:
-    return _d(doc.get("source")).get("kind") == SOURCE_KIND
+    return as_obj(doc.get("source")).get("kind") == SOURCE_KIND
 
 
 def launching_call(doc: Mapping[str, Any]) -> str | None:
     """The tool_use id of the Agent/Task call that launched this subagent, when known."""
-    got = _d(doc.get("claude")).get("tool_use_id") or _d(_d(doc.get("session")).get("meta")).get("toolUseId")
+    got = as_obj(doc.get("claude")).get("tool_use_id") or as_obj(as_obj(doc.get("session")).get("meta")).get(
+        "toolUseId"
+    )
     return str(got) if got else None
 
 
@@ -43,7 +41,7 @@ def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(_d(c).get("text") or "") for c in content if _d(c).get("type") == "text")
+        return "\n".join(str(as_obj(c).get("text") or "") for c in content if as_obj(c).get("type") == "text")
     return ""
 
 
@@ -52,11 +50,11 @@ def _results(messages: Sequence[Mapping[str, Any]]) -> dict[str, tuple[bool, str
     out: dict[str, tuple[bool, str, object]] = {}
     for m in messages:
         parts = m.get("parts") or []
-        if not any(_d(p).get("type") == "tool_result" for p in parts):
+        if not any(as_obj(p).get("type") == "tool_result" for p in parts):
             continue
-        when = _d(_d(m.get("info")).get("time")).get("created")
+        when = as_obj(as_obj(m.get("info")).get("time")).get("created")
         for p in parts:
-            p = _d(p)
+            p = as_obj(p)
             if p.get("type") == "tool_result" and p.get("tool_use_id"):
                 out[str(p["tool_use_id"])] = (p.get("is_error") is True, _text(p.get("content")), when)
     return out
@@ -67,14 +65,14 @@ def tool_parts(messages: Sequence[Mapping[str, Any]]) -> dict[str, list[JsonObj]
     results = _results(messages)
     out: dict[str, list[JsonObj]] = {}
     for m in messages:
-        info = _d(m.get("info"))
+        info = as_obj(m.get("info"))
         if info.get("role") != "assistant":
             continue
-        t = _d(info.get("time"))
+        t = as_obj(info.get("time"))
         written = t.get("completed") if t.get("completed") is not None else t.get("created")
         calls = []
         for p in m.get("parts") or []:
-            p = _d(p)
+            p = as_obj(p)
             if p.get("type") != "tool_use" or not p.get("id"):
                 continue
             got = results.get(str(p["id"]))

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from archiver.shape import as_obj
 from detectors import REGISTRY
 from telemetry.otel_export.fields import Key
 from telemetry.otel_export.spans import SpanEvent
@@ -40,12 +41,6 @@ class CycleFacts:
     terminal_state: str | None = None
     worker_outcome: str | None = None
     error_kind: str | None = None
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    if type(v) is dict:  # the common case, checked first: an ABC check costs more
-        return v
-    return v if isinstance(v, Mapping) else {}
 
 
 def cycle_id_attribute(cycle_id: str) -> bytes:
@@ -92,7 +87,9 @@ def finding_event(f: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], f
     at = fallback_ns
     where = ""
     if isinstance(start, int) and 0 <= start < len(messages):
-        at = ms_to_ns(_d(_d(_d(messages[start]).get("info")).get("time")).get("created"), fallback_ns)
+        at = ms_to_ns(
+            as_obj(as_obj(as_obj(messages[start]).get("info")).get("time")).get("created"), fallback_ns
+        )
         where = f", from message {start}"
     explanation = f"{detector} {verdict} (score {score:.2f}): {_summary(detector)}{where}."
     attrs: dict[str, Any] = {

@@ -24,6 +24,7 @@ from archiver.claude.metrics import per_turn as claude_per_turn
 from archiver.convert_v2 import metrics_view
 from archiver.document import SCHEMA_VERSION_V2
 from archiver.metrics import per_turn
+from archiver.shape import as_obj
 from telemetry.otel_export.attributes import (
     agent_attributes,
     chat_attributes,
@@ -83,12 +84,6 @@ class _Node:
 _MAPPING = (dict, Mapping)  # isinstance: a dict first (the common case), then any Mapping
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    if type(v) is dict:  # the common case, checked first: an ABC check costs more
-        return v
-    return v if isinstance(v, Mapping) else {}
-
-
 def _turns(doc: JsonObj, messages: list[JsonObj], claude: bool) -> dict[str, JsonObj]:
     """The per-turn entries by message id: the archive's own, else computed again."""
     stored = doc.get("per_turn")
@@ -138,11 +133,11 @@ class _Builder:
         for m in messages:
             info = m.get("info")
             if type(info) is not dict:
-                info = _d(info)
+                info = as_obj(info)
             role = info.get("role")
             if role == "user":
                 for p in m.get("parts") or []:
-                    if (p if type(p) is dict else _d(p)).get("type") == "text":
+                    if (p if type(p) is dict else as_obj(p)).get("type") == "text":
                         prompt = m  # a Claude Code tool result is a user message, not a prompt
                         break
                 continue
@@ -195,10 +190,10 @@ class _Builder:
                 continue
             state = p.get("state")
             if type(state) is not dict:
-                state = _d(state)
+                state = as_obj(state)
             times = state.get("time")
             if type(times) is not dict:
-                times = _d(times)
+                times = as_obj(times)
             t = times.get("start")
             t0 = t * 1_000_000 if type(t) is int and t >= 0 else ms_to_ns(t, start)
             t = times.get("end")
@@ -213,7 +208,7 @@ class _Builder:
             if call:
                 calls[(sid, str(call))] = tkey
             if tool_name == "task":
-                child = _d(state.get("metadata")).get("sessionId")
+                child = as_obj(state.get("metadata")).get("sessionId")
                 if isinstance(child, str) and child:
                     launched = launched or {}
                     launched.setdefault(child, tkey)

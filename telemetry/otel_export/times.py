@@ -6,18 +6,14 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from archiver.shape import as_obj
+
 __all__ = ["doc_window", "ms_to_ns"]
 
 
 def _num(v: object) -> float | None:
     t = type(v)  # exact types: a bool is no time, and this runs for every span
     return float(v) if (t is float or t is int) and v >= 0 else None  # type: ignore[operator, arg-type]
-
-
-def _d(v: object) -> Mapping[str, Any]:
-    if type(v) is dict:  # the common case, checked first: an ABC check costs more
-        return v
-    return v if isinstance(v, Mapping) else {}
 
 
 def ms_to_ns(ms: object, fallback: int) -> int:
@@ -42,8 +38,8 @@ def _iso_ms(text: object) -> float | None:
 
 def doc_window(doc: Mapping[str, Any]) -> tuple[int, int]:
     """(start, end) of a session: its record's times, else its messages', else when archived."""
-    session, tot = _d(doc.get("session")), _d(doc.get("totals"))
-    stime = _d(session.get("time"))
+    session, tot = as_obj(doc.get("session")), as_obj(doc.get("totals"))
+    stime = as_obj(session.get("time"))
     starts = [v for v in (_num(stime.get("created")), _num(tot.get("first_created"))) if v is not None]
     ends = [v for v in (_num(stime.get("updated")), _num(tot.get("last_activity"))) if v is not None]
     if starts or ends:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from archiver.shape import as_obj, text_or_none
 from archiver.store import ArchiveStore
 from telemetry.queries.finding_text import describe_all
 from telemetry.queries.models import SessionDetail, TurnRow
@@ -34,28 +35,20 @@ def iso_ms(v: object) -> str | None:
         return None
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def _n(v: object, default: float = 0) -> Any:
     return v if isinstance(v, int | float) and not isinstance(v, bool) else default
 
 
-def _s(v: object) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 def turn_view(t: Mapping[str, Any]) -> TurnRow:
     """One per-turn entry of an archive, with ISO times and flat token columns."""
-    tokens = _d(t.get("tokens"))
+    tokens = as_obj(t.get("tokens"))
     ms = t.get("duration_ms")
     error = t.get("error_message") or t.get("error")
     return TurnRow(
         index=_n(t.get("index")),
-        message_id=_s(t.get("message_id")),
-        agent=_s(t.get("agent")),
-        model=_s(t.get("model")),
+        message_id=text_or_none(t.get("message_id")),
+        agent=text_or_none(t.get("agent")),
+        model=text_or_none(t.get("model")),
         created_at=iso_ms(t.get("created")),
         completed_at=iso_ms(t.get("completed")),
         duration_s=ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else None,
@@ -68,7 +61,7 @@ def turn_view(t: Mapping[str, Any]) -> TurnRow:
         cost_usd=_n(t.get("cost"), 0.0),
         tool_calls=_n(t.get("tool_calls")),
         tool_errors=_n(t.get("tool_errors")),
-        finish=_s(t.get("finish")),
+        finish=text_or_none(t.get("finish")),
         error=str(error) if error else None,
     )
 

@@ -7,26 +7,15 @@ from typing import Any
 
 from archiver.convert_v2 import is_v2_message, metrics_view
 from archiver.pricing import OCTEL_PRICED
+from archiver.shape import as_num, as_obj, text_or_none
 from telemetry.queries.models import MessagePage, MessageView, Tokens
 from telemetry.queries.session_detail import iso_ms
 
 __all__ = ["message_page", "message_position", "message_view"]
 
 
-def _d(v: object) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
 def _l(v: object) -> list[Any]:
     return v if isinstance(v, list) else []
-
-
-def _s(v: object) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-def _f(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _i(v: object) -> int:
@@ -37,7 +26,7 @@ def _error_text(err: Mapping[str, Any]) -> str | None:
     if not err:
         return None
     text = str(err.get("name") or "error")
-    detail = _d(err.get("data")).get("message")
+    detail = as_obj(err.get("data")).get("message")
     return f"{text}: {detail}" if detail else text
 
 
@@ -48,27 +37,27 @@ def message_view(index: int, m: Mapping[str, Any], cost: float | None = None) ->
         view = metrics_view([m])[0]
         parts = view["parts"] or [{"type": "raw", "value": dict(m)}]
         m = {"info": view["info"], "parts": parts}
-    info = _d(m.get("info"))
+    info = as_obj(m.get("info"))
     if not info and "parts" not in m:  # a message in another layout: show it as one raw part
         return MessageView(
             index=index,
-            id=_s(m.get("id")),
-            role=_s(m.get("role") or m.get("type")),
+            id=text_or_none(m.get("id")),
+            role=text_or_none(m.get("role") or m.get("type")),
             parts=[{"type": "raw", "value": dict(m)}],
         )
-    t = _d(info.get("time"))
+    t = as_obj(info.get("time"))
     created, completed = t.get("created"), t.get("completed")
     assistant = info.get("role") == "assistant"
-    tokens = _d(info.get("tokens"))
-    cache = _d(tokens.get("cache"))
+    tokens = as_obj(info.get("tokens"))
+    cache = as_obj(tokens.get("cache"))
     duration = None
     if isinstance(created, int | float) and isinstance(completed, int | float):
         duration = (completed - created) / 1000
     return MessageView(
         index=index,
-        id=_s(info.get("id")),
-        role=_s(info.get("role")),
-        agent=_s(info.get("agent") or info.get("mode")),
+        id=text_or_none(info.get("id")),
+        role=text_or_none(info.get("role")),
+        agent=text_or_none(info.get("agent") or info.get("mode")),
         created_at=iso_ms(created),
         completed_at=iso_ms(completed),
         duration_s=duration,
@@ -82,9 +71,9 @@ def message_view(index: int, m: Mapping[str, Any], cost: float | None = None) ->
         )
         if assistant
         else None,
-        cost_usd=(cost if cost is not None else _f(info.get("cost"))) if assistant else None,
-        finish=_s(info.get("finish")),
-        error=_error_text(_d(info.get("error"))),
+        cost_usd=(cost if cost is not None else as_num(info.get("cost"))) if assistant else None,
+        finish=text_or_none(info.get("finish")),
+        error=_error_text(as_obj(info.get("error"))),
         parts=[dict(p) for p in _l(m.get("parts")) if isinstance(p, Mapping)],
     )
 
@@ -94,7 +83,7 @@ def message_position(messages: list[Any], at: str) -> int | None:
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             continue
-        if _d(m.get("info")).get("id") == at or m.get("id") == at:
+        if as_obj(m.get("info")).get("id") == at or m.get("id") == at:
             return i
         for p in _l(m.get("parts")):
             if isinstance(p, Mapping) and at in (p.get("id"), p.get("callID")):
@@ -107,8 +96,8 @@ def message_page(session_id: str, doc: Mapping[str, Any], offset: int, limit: in
     msgs = _l(doc.get("messages"))
     page = msgs[offset : offset + limit]
     redaction = doc.get("redaction")
-    turns = [_d(t) for t in _l(doc.get("per_turn"))]
-    priced = {t.get("index"): _f(t.get("cost")) for t in turns if t.get("cost_source") in OCTEL_PRICED}
+    turns = [as_obj(t) for t in _l(doc.get("per_turn"))]
+    priced = {t.get("index"): as_num(t.get("cost")) for t in turns if t.get("cost_source") in OCTEL_PRICED}
     return MessagePage(
         session_id=session_id,
         total=len(msgs),
