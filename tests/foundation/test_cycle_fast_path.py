@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from store_templates import migrate_by_copy
 
-from telemetry.services.ingest_inputs import CycleBegin
+from telemetry.services.ingest.ingest_inputs import CycleBegin
 from telemetry.settings import Settings
 from web.app import create_app
 from web.cycle_fast_path import validated

@@ -16,8 +16,9 @@ from sqlmodel import Session, select
 from store_templates import migrate_by_copy
 
 from telemetry.queries.cycles import cycle_dict
-from telemetry.services import cycle_rows, ingest
-from telemetry.services.group_commit import GroupCommit
+from telemetry.services.ingest import cycle_rows
+from telemetry.services.ingest import ingest
+from telemetry.services.ingest.group_commit import GroupCommit
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle

@@ -36,7 +36,7 @@ from sqlalchemy.engine import Engine
 from store_templates import migrate_by_copy
 
 from archiver.redact import Redactor
-from telemetry.services import ingest
+from telemetry.services.ingest import ingest
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.timeutil import utcnow

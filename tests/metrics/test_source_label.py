@@ -17,8 +17,8 @@ from archiver.claude.layout import find_sessions
 from archiver.claude.loading import load_tree
 from archiver.record import SOURCE_KINDS, SessionRecord, source_label
 from archiver.redact import Redactor
-from telemetry.services.claude_import import archive_claude
-from telemetry.services.indexing import index_records
+from telemetry.services.claude.importer import archive_claude
+from telemetry.services.index.indexing import index_records
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
 from web.app import create_app
