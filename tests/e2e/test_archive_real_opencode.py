@@ -12,6 +12,7 @@ from driver import run_prompt
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlmodel import select
+from store_templates import migrate_by_copy
 
 from archiver.archive import ArchiveResult, archive_tree
 from archiver.client import OpenCodeClient
@@ -140,6 +141,7 @@ def test_a_real_tree_archived_into_the_database_store(
     settings = Settings(
         data_dir=tmp_path / "data", database_url=store_url, archive_store="database", _env_file=None
     )  # type: ignore[call-arg]
+    migrate_by_copy(store_url)  # a copy of the migrated template: `upgrade` finds it at head
     engine = make_engine(store_url)
     upgrade(engine)
     try:

@@ -108,8 +108,9 @@ def test_a_tree_deleted_while_the_dead_watchers_lease_runs_is_archived(
     engine = make_engine(db_url)
     upgrade(engine)
     log = tmp_path / "watch.log"
-    # a lease long enough for a whole tree to begin, end and be deleted before it runs out
-    first = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", lease=40.0)
+    # a lease long enough for a whole tree to begin, end and be deleted before it runs out (a
+    # tree of one prompt to the fake model takes a few seconds; the holder is checked after it)
+    first = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", lease=25.0)
     second = None
     http = httpx.Client(base_url=opencode.url, timeout=15)
 
@@ -117,7 +118,7 @@ def test_a_tree_deleted_while_the_dead_watchers_lease_runs_is_archived(
         wait_for(lambda: f":{first.pid}:" in _holder(engine), timeout=60)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
-        second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", lease=40.0)
+        second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", lease=25.0)
         wait_for(lambda: "standing by" in log.read_text(), timeout=60)
         # begun, finished and deleted while the dead watcher's lease still runs
         root = run_prompt(http, "Hi.", session={"title": "gone in the gap"})["root"]

@@ -20,6 +20,7 @@ from driver import start, wait_for
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlmodel import col, select
+from store_templates import migrate_by_copy
 
 from telemetry.store.action_models import WatchLease
 from telemetry.store.db import make_engine, session_scope
@@ -72,6 +73,7 @@ def test_one_watcher_follows_and_the_other_takes_over_after_kill_9(
     opencode: OpenCode, fake_llm: FakeLLM, pg_url: str, tmp_path: Path
 ) -> None:
     fake_llm.load({"title": "Tree", "turns": [], "default": {"text": "Hello."}})
+    migrate_by_copy(pg_url)  # a copy of the migrated template: `upgrade` finds it at head
     engine = make_engine(pg_url)
     upgrade(engine)
     logs = [tmp_path / "a.log", tmp_path / "b.log"]

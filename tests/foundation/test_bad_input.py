@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import func, select
+from store_templates import migrate_by_copy
 from typer.testing import CliRunner
 
 from cli import app
@@ -22,6 +23,7 @@ from web.app_state import app_state
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
+    migrate_by_copy(settings.db_url)  # at head already: the app's upgrade is the one-query check
     with TestClient(create_app(settings)) as c:
         yield c
 

@@ -16,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from store_templates import migrate_by_copy
 
 from telemetry.services.ingest.ingest_inputs import CycleBegin
 from telemetry.settings import Settings
@@ -87,6 +88,7 @@ def _app(tmp: Path, name: str) -> TestClient:
     s = Settings(
         data_dir=tmp / name, ingest_token=TOKEN, redact_values=SECRET, redact_key_file=key, _env_file=None
     )
+    migrate_by_copy(s.db_url)  # at head already: the app's upgrade is the one-query check
     return TestClient(create_app(s), raise_server_exceptions=False)
 
 

@@ -13,6 +13,7 @@ import pytest
 from commit_hold import hold_commit
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
+from store_templates import migrate_by_copy
 
 from telemetry.queries.cycles import cycle_dict
 from telemetry.services.ingest import cycle_rows, ingest
@@ -124,6 +125,7 @@ def test_a_cycle_stored_meanwhile_by_a_writer_without_its_lock_is_not_lost(pg_ur
     from telemetry.store.db import make_engine
     from telemetry.store.migrate import upgrade
 
+    migrate_by_copy(pg_url)  # a copy of the migrated template: `upgrade` finds it at head
     engine = make_engine(pg_url)
     upgrade(engine)
     g = GroupCommit(
@@ -179,6 +181,7 @@ def test_a_batch_reads_its_rows_by_index_however_young_the_table_was(pg_url: str
         "FROM generate_series(CAST(:a AS int), CAST(:b AS int)) AS i"
     )
     scans = text("SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'cycle'")
+    migrate_by_copy(pg_url)  # a copy of the migrated template: `upgrade` finds it at head
     engine = make_engine(pg_url)
     upgrade(engine)
     try:

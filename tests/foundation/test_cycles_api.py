@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from store_templates import migrate_by_copy
 
 from telemetry.settings import Settings
 from telemetry.timeutil import utcnow
@@ -18,6 +19,7 @@ from web.app import create_app
 
 @pytest.fixture
 def client(settings: Settings, auth: dict[str, str]) -> Iterator[TestClient]:
+    migrate_by_copy(settings.db_url)  # at head already: the app's upgrade is the one-query check
     with TestClient(create_app(settings)) as c:
         now = utcnow()
         for i in range(30):

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from liveserver import live_octel
+from store_templates import migrate_by_copy
 
 from telemetry.settings import Settings
 from web.app import create_app, exposure_warning
@@ -27,7 +28,9 @@ def _settings(tmp_path: Path, **kw: Any) -> Settings:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(_settings(tmp_path))) as c:
+    settings = _settings(tmp_path)
+    migrate_by_copy(settings.db_url)  # at head already: the app's upgrade is the one-query check
+    with TestClient(create_app(settings)) as c:
         yield c
 
 

@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
+from store_templates import migrate_by_copy
 
 from telemetry.queries.health import daemon_state, local_liveness
 from telemetry.settings import Settings
@@ -26,6 +27,7 @@ HOST = socket.gethostname()
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
+    migrate_by_copy(settings.db_url)  # at head already: the app's upgrade is the one-query check
     with TestClient(create_app(settings)) as c:
         yield c
 

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from sqlmodel import select
+from store_templates import migrate_by_copy
 
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
@@ -155,6 +156,7 @@ def _requests(draw: st.DrawFn) -> tuple[str, bytes]:
 @pytest.fixture
 def octel(settings: Settings) -> Iterator[TestClient]:
     s = settings.model_copy(update={"redact_values": CONFIGURED})
+    migrate_by_copy(s.db_url)  # at head already: the app's upgrade is the one-query check
     with TestClient(create_app(s), raise_server_exceptions=False) as c:
         yield c
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlmodel import func, select
+from store_templates import migrate_by_copy
 
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
@@ -27,6 +28,7 @@ YEAR_MAX_WEST = "9999-12-31T23:59:59-14:00"  # after year 9999 once in UTC
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
+    migrate_by_copy(settings.db_url)  # at head already: the app's own upgrade is the one-query check
     with TestClient(create_app(settings)) as c:
         yield c
 

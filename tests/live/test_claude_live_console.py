@@ -14,6 +14,7 @@ import pytest
 from claude_lines import assistant, jsonl, tool_use, usage, user
 from liveserver import live_octel
 from realparts import require
+from store_templates import migrate_by_copy
 
 from archiver.redact import Redactor
 from telemetry.store.db import make_engine, session_scope
@@ -36,6 +37,7 @@ def _seed(url: str) -> None:
     call[0]["message"]["stop_reason"] = "tool_use"
     board.feed(SID, "t.jsonl", jsonl([user(SID, "clean the build"), *call]), 1.0)
     board.on_agents({SID: AgentSeen(SID, "waiting", "permission prompt")})
+    migrate_by_copy(url)  # a copy of the migrated template: `upgrade` finds it at head
     engine = make_engine(url)
     upgrade(engine)
     red = Redactor(b"k" * 32, [])

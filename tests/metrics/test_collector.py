@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from metrics_helpers import bump, claude_result, parse, seed_session, value
 from prometheus_client import generate_latest
 from sqlalchemy import create_engine
+from store_templates import migrate_by_copy
 
 from telemetry.metrics.catalogue import CATALOGUE
 from telemetry.settings import Settings
@@ -25,6 +26,7 @@ from web.metrics import StoreCollector, app_metrics
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
+    migrate_by_copy(settings.db_url)  # at head already: the app's upgrade is the one-query check
     with TestClient(create_app(settings)) as c:
         yield c
 

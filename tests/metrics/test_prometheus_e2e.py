@@ -33,6 +33,7 @@ from metrics_helpers import (
 )
 from realparts import free_port, require, which
 from sqlalchemy.engine import Engine
+from store_templates import migrate_by_copy
 
 from archiver.redact import Redactor
 from telemetry.services.ingest import ingest
@@ -109,6 +110,7 @@ def _finish(db: Any, cid: str, state: str, secs: float) -> None:
 
 def _seed_before_start(url: str, live_pid: int) -> None:
     """Every series exists before the first scrape, so later growth shows as a rate."""
+    migrate_by_copy(url)  # a copy of the migrated template: `upgrade` finds it at head
     engine = make_engine(url)
     upgrade(engine)
     stale = utcnow() - timedelta(seconds=1200)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from metrics_helpers import parse, value
 from session_records import session_record
+from store_templates import migrate_by_copy
 
 from archiver.claude.layout import find_sessions
 from archiver.claude.loading import load_tree
@@ -28,6 +29,7 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude"
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
+    migrate_by_copy(settings.db_url)  # at head already: the app's upgrade is the one-query check
     with TestClient(create_app(settings)) as c:
         yield c
 

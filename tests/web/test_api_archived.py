@@ -9,17 +9,24 @@ from __future__ import annotations
 import gzip
 import os
 import string
+import subprocess
+import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pgserver
 import pytest
-from console_seed import Store
+from console_seed import Store, build_store
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_templates import migrate_by_copy
 
 from archiver.files import archive_name
+from telemetry.settings import Settings
 from web.api_archived import resolve_name, valid_name
+from web.app import create_app
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-ARCHIVES"
 
@@ -50,8 +57,7 @@ def test_detail_reads_the_named_archive(client: TestClient, store: Store) -> Non
     assert client.get("/api/sessions/archived/detail", params={"file": gz.name}).json() == doc
 
 
-@pytest.fixture
-def outside(store: Store) -> Path:
+def _plant_outside(store: Store) -> Path:
     """A secret next to the archive folder, and symlinks inside the folder pointing at it."""
     secret = store.settings.archives.parent / "secret.json"
     secret.write_text(f'{{"secret": "{SECRET}"}}')
@@ -60,6 +66,42 @@ def outside(store: Store) -> Path:
     os.symlink("../secret.json", store.settings.archives / "relative-link.json")
     (store.settings.archives / "folder.json").mkdir()
     return secret
+
+
+@pytest.fixture
+def outside(store: Store) -> Path:
+    return _plant_outside(store)
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def attacked(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[TestClient, Path]]:
+    """One seeded store with the secret planted, on each backend, and a client on it, for the
+    attacks: none of them writes, so they share it instead of seeding a store each."""
+    root = tmp_path_factory.mktemp("attacked")
+    url = (
+        pgserver.create_database(request.getfixturevalue("pg_server"))
+        if request.param == "postgres"
+        else f"sqlite:///{root / 'octel.db'}"
+    )
+    config = Settings(
+        data_dir=root / "data",
+        database_url=url,
+        ingest_token="test-token-0123456789",  # type: ignore[arg-type]
+        search_catchup_seconds=0,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        migrate_by_copy(config.db_url)
+        store = build_store(config, child.pid)
+        secret = _plant_outside(store)
+        with TestClient(create_app(store.settings)) as c:
+            yield c, secret
+    finally:
+        child.kill()
+        child.wait()
 
 
 ATTACKS = [
@@ -92,7 +134,8 @@ ATTACKS = [
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_traversal_attempts_are_404(client: TestClient, outside: Path, attack: str) -> None:
+def test_traversal_attempts_are_404(attacked: tuple[TestClient, Path], attack: str) -> None:
+    client, outside = attacked
     raw = attack.replace("{outside}", str(outside).replace("/", "%2F"))
     r = client.get(f"/api/sessions/archived/detail?file={raw}")
     # a NUL anywhere in a query is refused before any route: 422 naming the parameter
