@@ -26,13 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_import_rows import import_claude
 from claude_lines import FIXTURES
 from realparts import require
-from sqlmodel import select
-from typer.testing import CliRunner
 
-from cli import app
-from telemetry.store.db import make_engine, session_scope
 from telemetry.store.models import SessionIndex
 
 pytestmark = pytest.mark.ccusage
@@ -97,16 +94,7 @@ def _config(src: Path, dest: Path, model: str | None = None) -> Path:
 
 
 def _octel(cfg: Path, data: Path) -> list[SessionIndex]:
-    r = CliRunner().invoke(app, ["--data-dir", str(data), "import", "claude", str(cfg), "--json"])
-    assert r.exit_code == 0, r.output
-    engine = make_engine(f"sqlite:///{data / 'octel.db'}")
-    try:
-        with session_scope(engine, write=False) as db:
-            rows = list(db.exec(select(SessionIndex)))
-            db.expunge_all()
-    finally:
-        engine.dispose()
-    return rows
+    return import_claude(cfg, data)[1]
 
 
 def _read(binary: Path, cfg: Path, home: Path) -> list[dict[str, Any]]:

@@ -24,16 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_import_rows import import_claude
 from claude_lines import FIXTURES
-from sqlmodel import select
 from test_ccusage import KINDS as CCUSAGE_KINDS
 from test_ccusage import _ccusage
-from typer.testing import CliRunner
 
 from archiver.redact import Redactor, load_key
-from cli import app
-from telemetry.store.db import make_engine, session_scope
-from telemetry.store.models import SessionIndex
 
 CORPUS = FIXTURES.parents[1] / "corpus" / "claude_published"
 SETS = ("tuning", "heldout")
@@ -118,19 +114,9 @@ def _price(obj: dict[str, Any]) -> float | None:
 
 class Imported:
     def __init__(self, name: str, data: Path) -> None:
-        r = CliRunner().invoke(
-            app, ["--data-dir", str(data), "import", "claude", str(CORPUS / name), "--json"]
-        )
-        assert r.exit_code == 0, r.output
-        self.report = json.loads(r.output)
+        self.report, rows = import_claude(CORPUS / name, data)
         self.data = data
-        engine = make_engine(f"sqlite:///{data / 'octel.db'}")
-        try:
-            with session_scope(engine, write=False) as db:
-                self.rows = {row.session_id: row for row in db.exec(select(SessionIndex))}
-                db.expunge_all()
-        finally:
-            engine.dispose()
+        self.rows = {row.session_id: row for row in rows}
 
 
 @pytest.fixture(scope="module", params=SETS)

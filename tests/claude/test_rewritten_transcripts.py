@@ -12,15 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from claude_import_rows import import_claude
 from hypothesis import given
 from hypothesis import strategies as st
-from sqlmodel import select
 from typer.testing import CliRunner
 
 from archiver.claude.sniff import as_lines, kind_of
 from cli import app
-from telemetry.store.db import make_engine, session_scope
-from telemetry.store.models import SessionIndex
 
 CORPUS = Path(__file__).parents[1] / "corpus" / "claude_published" / "tuning" / "projects"
 ORIGINAL = next((CORPUS / "-published-uzaxirr-raze").glob("*.jsonl"))
@@ -40,17 +38,9 @@ def _array(objs: list[dict[str, Any]]) -> str:
 
 
 def _import(cfg: Path, data: Path) -> tuple[dict[str, Any], dict[str, tuple[int, ...]], float]:
-    r = CliRunner().invoke(app, ["--data-dir", str(data), "import", "claude", str(cfg), "--json"])
-    assert r.exit_code == 0, r.output
-    engine = make_engine(f"sqlite:///{data / 'octel.db'}")
-    try:
-        with session_scope(engine, write=False) as db:
-            rows = list(db.exec(select(SessionIndex)))
-            tokens = {row.session_id: tuple(getattr(row, f"tokens_{k}") for k in KINDS) for row in rows}
-            cost = sum(row.cost_usd for row in rows)
-    finally:
-        engine.dispose()
-    return json.loads(r.output), tokens, cost
+    report, rows = import_claude(cfg, data)
+    tokens = {row.session_id: tuple(getattr(row, f"tokens_{k}") for k in KINDS) for row in rows}
+    return report, tokens, sum(row.cost_usd for row in rows)
 
 
 def _config(tmp_path: Path, name: str, text: str) -> Path:
