@@ -10,8 +10,8 @@ from rich.markup import escape
 from cli.app import app, console, fail, settings_of
 from cli.output import Output, emit, output_options
 from cli.tables import archives_of, read_store
-from telemetry.queries.live import why_live
 from telemetry.queries.why import why
+from telemetry.queries.why_live import why_live
 from telemetry.queries.why_models import WhyAnswer
 from telemetry.timeutil import utcnow
 
@@ -45,12 +45,11 @@ def why_cmd(
     with read_store(ctx) as db:
         live = why_live(db, ident, utcnow())
         # a session still running is explained by what it does now, not by an older archive
-        running = live is not None and live["code"] == "running"
+        running = live is not None and live.code == "running"
         long_s = settings_of(ctx).long_worker_seconds
-        got = live if running else why(db, ident, archives_of(ctx, db), long_s) or live
-    if got is None:
+        answer = live if running else why(db, ident, archives_of(ctx, db), long_s) or live
+    if answer is None:
         fail(f"no session or cycle {ident!r}")
-    answer = WhyAnswer.model_validate(got)
     emit(output, answer, answer.evidence, lambda: _print(ident, answer))
 
 

@@ -36,7 +36,6 @@ __all__ = [
     "live_tree",
     "mark_archived",
     "opencode_text",
-    "why_live",
 ]
 
 # Sorting a board: what needs a person first (an ask nobody answers), then what may be stuck.
@@ -324,35 +323,3 @@ def live_tree(db: Session, session_id: str, now: datetime) -> list[tuple[int, Li
         children = sorted(kids.get(r.session_id, []), key=lambda c: c.session_id, reverse=True)
         stack += [(depth + 1, c) for c in children]
     return out
-
-
-def why_live(db: Session, session_id: str, now: datetime) -> dict[str, Any] | None:
-    """`octel why` for a session that is live: the state as the verdict, in the shape of the
-    archived answer (`code`, `verdict`, `summary`, `evidence`) plus the live row."""
-    r = get_live(db, session_id, now)
-    if r is None:
-        return None
-    evidence = [{"source": "live", "detail": r.explanation}]
-    for f in r.findings:
-        if f.get("verdict") != "healthy":
-            evidence.append(
-                {
-                    "source": "finding",
-                    "detail": f"detector {f.get('detector')}: {f.get('verdict')} (live): {f.get('sentence')}",
-                }
-            )
-    if r.last_activity_at is not None:
-        evidence.append({"source": "live", "detail": f"last activity {age_text(r.inactive_s)} ago"})
-    return {
-        "id": session_id,
-        "kind": "session",
-        "session_id": session_id,
-        "cycle_id": r.cycle_id,
-        "code": "running"
-        if r.state not in ("idle", "interrupted", "errored", "deleted", "unknown")
-        else r.state,
-        "verdict": r.state.replace("_", " "),
-        "summary": r.explanation,
-        "evidence": evidence,
-        "live": r.model_dump(mode="json"),
-    }

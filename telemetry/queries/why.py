@@ -28,6 +28,7 @@ from telemetry.queries.cycles import cycle_dict
 from telemetry.queries.live import get_live
 from telemetry.queries.sessions import get_session
 from telemetry.queries.turns import open_archive, turns_of
+from telemetry.queries.why_models import WhyAnswer
 from telemetry.settings import Settings
 from telemetry.store.archive_docs import reading_in
 from telemetry.store.models import Cycle
@@ -162,7 +163,7 @@ def _budget(c: _Case, b: Mapping[str, Any]) -> None:
         c.note("action", f"{detail}; octel watch {did}", "over_budget", 0)
 
 
-def decide(s: Signals) -> dict[str, Any]:
+def decide(s: Signals) -> WhyAnswer:
     """One verdict (`code`, `verdict`, `summary`) and the evidence, decisive items first."""
     c = _Case()
     sess, cyc = s.session or {}, s.cycle or {}
@@ -248,7 +249,7 @@ def decide(s: Signals) -> dict[str, Any]:
     decisive = sorted({i for r, k, i in c.candidates if k == code})
     ordered = [c.evidence[i] for i in decisive] + [e for i, e in enumerate(c.evidence) if i not in decisive]
     first = c.evidence[decisive[0]]["detail"]
-    return {
+    answer: dict[str, Any] = {
         "id": s.ident,
         "kind": s.kind,
         "session_id": sess.get("session_id"),
@@ -258,6 +259,7 @@ def decide(s: Signals) -> dict[str, Any]:
         "summary": f"{_verdict(code)}: {first}",
         "evidence": ordered,
     }
+    return WhyAnswer.model_validate(answer)
 
 
 def _latest_cycle_for(db: Session, session_id: str, cycle_id: str | None) -> Cycle | None:
@@ -271,7 +273,7 @@ def _latest_cycle_for(db: Session, session_id: str, cycle_id: str | None) -> Cyc
 
 def why(
     db: Session, ident: str, store: ArchiveStore | Path, threshold_s: float = DEFAULT_LONG_WORKER_S
-) -> dict[str, Any] | None:
+) -> WhyAnswer | None:
     """The verdict for a session id or a cycle id; None when neither is known. An open cycle is
     weighed with the fleet's word on its daemon (`threshold_s`: the long-worker heartbeat age)
     and its session's live row."""

@@ -105,7 +105,7 @@ def test_archive_writes_rows_not_files_and_every_reader_finds_them(
         detail = session_detail(db, "ses_root", store)
         assert detail is not None and detail.archive.available and detail.per_turn
         answer = why(db, "ses_root", store)
-        assert answer is not None and "per-turn evidence is missing" not in str(answer)
+        assert answer is not None and "per-turn evidence is missing" not in answer.model_dump_json()
         loaded = load_tree(db, store, "ses_root")
         assert len(loaded.docs) == 3 and not loaded.problems
     # the CLI, with only the database to read from

@@ -86,8 +86,8 @@ def test_why_on_the_labelled_corpus(octel: Octel, label_file: Path) -> None:
     with session_scope(octel.engine, write=False) as db:
         got = why(db, sid, octel.data_dir / "archives")
     assert got is not None
-    assert got["code"] == SPECIAL.get(name, CATEGORY[label["label"]]), got
-    assert got["evidence"], got
+    assert got.code == SPECIAL.get(name, CATEGORY[label["label"]]), got
+    assert got.evidence, got
 
 
 def test_why_command_table_and_json(octel: Octel) -> None:
@@ -119,18 +119,18 @@ def test_stuck_finding_outranks_the_timeout_that_ended_it() -> None:
         findings=[{"detector": "doom_loop", "verdict": "stuck", "score": 0.9, "start_index": 3}],
     )
     got = decide(s)
-    assert got["code"] == "loop_detected"
-    assert got["evidence"][0]["source"] == "finding"
-    assert any("worker_timeout" in e["detail"] for e in got["evidence"])
+    assert got.code == "loop_detected"
+    assert got.evidence[0].source == "finding"
+    assert any("worker_timeout" in e.detail for e in got.evidence)
 
 
 def test_retries_that_end_in_an_error_read_as_retries_and_clean_ends_as_completed() -> None:
     turns_err = [{"tokens": {"output": 5}, "error": "APIError", "error_message": "overloaded"}]
     turns_ok = [{"tokens": {"output": 5}, "finish": "stop"}]
     status = [{"type": "retry", "attempt": 3}]
-    assert decide(Signals("session", "s", turns=turns_err, status_history=status))["code"] == "retries"
-    assert decide(Signals("session", "s", turns=turns_err))["code"] == "error"
-    assert decide(Signals("session", "s", turns=turns_ok, status_history=status))["code"] == "completed"
+    assert decide(Signals("session", "s", turns=turns_err, status_history=status)).code == "retries"
+    assert decide(Signals("session", "s", turns=turns_err)).code == "error"
+    assert decide(Signals("session", "s", turns=turns_ok, status_history=status)).code == "completed"
 
 
 _finding = st.fixed_dictionaries(
@@ -179,13 +179,13 @@ def test_decide_always_gives_one_known_verdict_with_its_evidence_first(
     perms = [{"kind": "asked", "request_id": a, "permission": "bash"} for a in asks]
     perms += [{"kind": "replied", "request_id": r} for r in replies]
     got = decide(Signals("session", "s", {"session_id": "s"}, findings, cyc, turns, status, perms))
-    assert got["code"] in VERDICTS and got["verdict"] == VERDICTS[got["code"]]
-    assert got["evidence"] and got["summary"].endswith(got["evidence"][0]["detail"])
+    assert got.code in VERDICTS and got.verdict == VERDICTS[got.code]
+    assert got.evidence and got.summary.endswith(got.evidence[0].detail)
     stuck = [f for f in findings if f["verdict"] == "stuck" and f["detector"] in DETECTORS]
     if stuck:
         # the one rank of every headline: the cause before its symptoms, then the score
         top = min(stuck, key=lambda f: rank_key(f["detector"], f["verdict"], f["score"]))
-        assert got["code"] == CATEGORY[top["detector"]]
+        assert got.code == CATEGORY[top["detector"]]
 
 
 def test_why_json_shape(seeded: Octel, golden: Callable[[str, Any], None]) -> None:

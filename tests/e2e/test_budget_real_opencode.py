@@ -117,5 +117,5 @@ def test_a_loop_is_aborted_when_its_tree_passes_its_budget(
         wait_for(archived, timeout=30)
         with session_scope(engine, write=False) as db:
             got = why(db, root, archive_store(watched.settings, engine))
-        assert got is not None and got["code"] == "over_budget", got
-        assert "budget tree * $0.005 exceeded" in got["summary"] and "aborted it" in got["summary"]
+        assert got is not None and got.code == "over_budget", got
+        assert "budget tree * $0.005 exceeded" in got.summary and "aborted it" in got.summary

@@ -133,11 +133,11 @@ def test_why_names_the_budget_that_stopped_the_session(engine: Engine) -> None:
     assert found is not None and found["outcome"] == "done"
     last = {"finish": "stop", "tokens": {"output": 5}, "tool_calls": 1}
     got = decide(Signals("session", "ses_r", session={"session_id": "ses_r"}, turns=[last], budget=found))
-    assert got["code"] == "over_budget" and got["verdict"] == "over budget"
+    assert got.code == "over_budget" and got.verdict == "over budget"
     said = "over budget: budget tree * $5.00 exceeded: spent $5.0213; octel watch aborted it"
-    assert got["summary"] == said
+    assert got.summary == said
     skipped = decide(Signals("session", "ses_r", turns=[last], budget=found | {"outcome": "skipped"}))
-    assert skipped["code"] == "completed"  # a budget that did not stop it does not explain the stop
+    assert skipped.code == "completed"  # a budget that did not stop it does not explain the stop
 
 
 TOML = """

@@ -18,8 +18,9 @@ from sqlmodel import select
 from archiver.claude.layout import find_sessions
 from archiver.claude.loading import load_tree
 from archiver.redact import Redactor
-from telemetry.queries.live import LiveChange, LiveSessionOut, list_live, why_live
+from telemetry.queries.live import LiveChange, LiveSessionOut, list_live
 from telemetry.queries.live_messages import live_message_page
+from telemetry.queries.why_live import why_live
 from telemetry.store.action_models import WatchAction
 from telemetry.store.db import session_scope
 from telemetry.timeutil import utcnow
@@ -111,7 +112,7 @@ def test_a_growing_transcript_is_live_redacted_and_alerts_its_budget(engine: Eng
     with session_scope(engine, write=False) as db:
         why = why_live(db, SID, utcnow())
         page = live_message_page(db, r.server, SID, None, 50)
-    assert why is not None and why["live"]["source"] == "claude_code"
+    assert why is not None and why.live is not None and why.live.source == "claude_code"
     # the messages so far, as the console's live timeline reads them: redacted, each once
     assert [m.role for m in page.items] == ["user", "assistant", "user", "assistant"]
     assert SECRET not in page.model_dump_json() and "Deployed." in page.model_dump_json()

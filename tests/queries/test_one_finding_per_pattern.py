@@ -41,7 +41,7 @@ def test_the_archive_finding_supersedes_the_live_one(engine: Engine) -> None:
     said = [f["sentence"] for f in describe_all(got["findings"], None)]
     assert any("113 times" in s for s in said) and not any("11 times" in s for s in said)
     verdict = decide(Signals(kind="session", ident="ses_a", findings=got["findings"]))
-    assert not any("11 times" in e["detail"] for e in verdict["evidence"])
+    assert not any("11 times" in e.detail for e in verdict.evidence)
 
 
 _FINDING = st.fixed_dictionaries(

@@ -116,10 +116,9 @@ def test_why_on_both_stores(engine: Engine, tmp_path: Path) -> None:
         cycle("cyc-x", "review", session_id="ses_err", ended_at=T0, terminal_state="aborted"),
     )
     with session_scope(engine, write=False) as db:
-        assert why(db, "ses_child_a", tmp_path)["code"] == "loop_detected"  # type: ignore[index]
-        assert why(db, "cyc-2", tmp_path)["code"] == "timed_out"  # type: ignore[index]
-        assert why(db, "cyc-x", tmp_path)["code"] == "aborted"  # type: ignore[index]
-        assert why(db, "nope", tmp_path) is None
+        got = {i: why(db, i, tmp_path) for i in ("ses_child_a", "cyc-2", "cyc-x", "nope")}
+    codes = {i: a.code if a is not None else None for i, a in got.items()}
+    assert codes == {"ses_child_a": "loop_detected", "cyc-2": "timed_out", "cyc-x": "aborted", "nope": None}
 
 
 @pytest.fixture(scope="module")
