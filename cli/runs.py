@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -166,7 +166,7 @@ def runs_list(
             page = list_runs(db, RunFilter(agent, task, errors, t0, t1, limit, cursor))
         except CursorError as e:
             fail(str(e), 2)
-    emit(output, RunPage.model_validate(page), page["items"], lambda: _runs_table(page))
+    emit(output, page, page.items, lambda: _runs_table(page))
 
 
 # Decisive columns first; the rest go when the terminal is narrow, the highest rank first.
@@ -184,25 +184,24 @@ _RUN_COLS = (
 )
 
 
-def _runs_table(page: dict[str, Any]) -> None:
+def _runs_table(page: RunPage) -> None:
     from cli.app import console
 
     rows = []
-    for r in page["items"]:
-        tk = r["tokens"]
-        subtype = dash(r["subtype"])
+    for r in page.items:
+        subtype = dash(r.subtype)
         rows.append(
             (
-                when(r["created_at"]),
-                dash(r["task"]),
-                dash(r["agent"]),
-                dash(r["model"]),
-                f"[red]{subtype}[/]" if r["is_error"] else subtype,
-                dash(r["exit_code"]),
-                dash(r["num_turns"]),
-                seconds(r["duration_ms"] / 1000 if r["duration_ms"] is not None else None),
-                num(sum(tk.values())),
-                money(r["cost_usd"]),
+                when(r.created_at),
+                dash(r.task),
+                dash(r.agent),
+                dash(r.model),
+                f"[red]{subtype}[/]" if r.is_error else subtype,
+                dash(r.exit_code),
+                dash(r.num_turns),
+                seconds(r.duration_ms / 1000 if r.duration_ms is not None else None),
+                num(r.tokens.total),
+                money(r.cost_usd),
             )
         )
-    print_page(fitted_table(console, "claude runs", _RUN_COLS, rows), page["next_cursor"])
+    print_page(fitted_table(console, "claude runs", _RUN_COLS, rows), page.next_cursor)

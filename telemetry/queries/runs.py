@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import and_, or_
 from sqlmodel import Session, col, select
 
+from telemetry.queries.fleet_models import RunPage, RunRecord
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.models import AgentRun
 from telemetry.timeutil import as_utc
@@ -52,8 +53,8 @@ def run_dict(r: AgentRun) -> dict[str, Any]:
     }
 
 
-def list_runs(db: Session, f: RunFilter) -> dict[str, Any]:
-    """`{items, next_cursor}`, newest first; filters and the page run in the database."""
+def list_runs(db: Session, f: RunFilter) -> RunPage:
+    """A page of runs and the cursor of the next, newest first; filters and the page run in the database."""
     stmt = select(AgentRun)
     if f.agent is not None:
         stmt = stmt.where(AgentRun.agent == f.agent)
@@ -74,4 +75,4 @@ def list_runs(db: Session, f: RunFilter) -> dict[str, Any]:
     more = len(rows) > limit
     rows = rows[:limit]
     nxt = encode_cursor(rows[-1].created_at, rows[-1].id or 0) if more and rows else None
-    return {"items": [run_dict(r) for r in rows], "next_cursor": nxt}
+    return RunPage(items=[RunRecord.model_validate(run_dict(r)) for r in rows], next_cursor=nxt)

@@ -99,13 +99,13 @@ def test_runs_paging_on_both_stores(engine: Engine) -> None:
         seen, cursor = [], None
         while True:
             page = list_runs(db, RunFilter(limit=3, cursor=cursor))
-            seen += [r["run_key"] for r in page["items"]]
-            cursor = page["next_cursor"]
+            seen += [r.run_key for r in page.items]
+            cursor = page.next_cursor
             if cursor is None:
                 break
-        errors = list_runs(db, RunFilter(errors_only=True, agent="b"))["items"]
+        errors = list_runs(db, RunFilter(errors_only=True, agent="b")).items
     assert len(seen) == len(set(seen)) == 20
-    assert {r["run_key"] for r in errors} == {"r0", "r10"}
+    assert {r.run_key for r in errors} == {"r0", "r10"}
 
 
 def test_why_on_both_stores(engine: Engine, tmp_path: Path) -> None:
