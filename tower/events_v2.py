@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from archiver.shape import as_obj, as_text
+from tower.forms_v2 import form_event
 from tower.live import ABORTED
 from tower.messages_v2 import error_v1, pid, v1_message, v1_session
 from tower.messages_v2_back import IDLE
@@ -141,7 +142,8 @@ class V2Decoder:
         elif kind == "permission.replied":
             ev("permission.replied", **data)
         elif kind.startswith("form."):
-            self._form(kind, data, ev)
+            if (got := form_event(kind, data)) is not None:
+                ev(got[0], **got[1])
         elif kind.startswith("session.compaction."):
             if kind.endswith(".started"):
                 ev("session.compacting", sessionID=sid)
@@ -212,20 +214,6 @@ class V2Decoder:
                 sessionID=sid,
                 info=v1_session(self._known(sid, {**rec, "outcome": what, "time": t})),
             )
-
-    def _form(self, kind: str, data: Mapping[str, Any], ev: Any) -> None:
-        form = as_obj(data.get("form")) if kind == "form.created" else data
-        fid, fsid = as_text(form.get("id")), as_text(form.get("sessionID"))
-        if not fid or not fsid or fsid == "global":
-            return  # a form of no session (an MCP elicitation): nobody's live row
-        if kind == "form.created":
-            title = (
-                as_text(form.get("title")) or as_text(as_obj(form.get("metadata")).get("kind")) or "question"
-            )
-            ev("permission.asked", id=fid, sessionID=fsid, permission="form", patterns=[title], form=True)
-        elif kind in ("form.replied", "form.cancelled"):
-            reply = "answered" if kind == "form.replied" else "cancelled"
-            ev("permission.replied", sessionID=fsid, requestID=fid, reply=reply)
 
     def _message(
         self, msg: Mapping[str, Any], sid: str, ev: Any, *, all_parts: bool, index: int = -1

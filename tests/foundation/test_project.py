@@ -24,6 +24,21 @@ def test_every_setting_is_documented_in_the_readme() -> None:
         assert row in readme, f"README configuration table lacks or misstates {name}:\n{row}"
 
 
+def test_the_readme_lists_the_settings_in_declaration_order() -> None:
+    readme = (ROOT / "README.md").read_text().splitlines()
+    listed = [line.split("`")[1] for line in readme if line.startswith("| `OCTEL_")]
+    assert listed == [name for name, _, _ in settings_doc()]
+
+
+def test_settings_split_across_modules_is_one_class() -> None:
+    from telemetry.settings_core import CoreSettings
+
+    core = list(CoreSettings.model_fields)
+    assert list(Settings.model_fields)[: len(core)] == core  # the core settings come first
+    s = Settings(data_dir="~/octel", budgets_file="~/budgets.toml", _env_file=None)  # type: ignore[call-arg]
+    assert s.data_dir == Path.home() / "octel" and s.budgets_file == Path.home() / "budgets.toml"
+
+
 def test_readme_starts_with_the_two_setup_commands() -> None:
     lines = (ROOT / "README.md").read_text().splitlines()
     block = lines[lines.index("```sh") + 1 : lines.index("```sh") + 3]
