@@ -9,5 +9,5 @@ __all__ = ["RawJson"]
 RawJson = dict[str, Any]
 """A JSON object exactly as an outside source sent it: an OpenCode server's session, message,
 part or event, a Claude Code transcript line or CLI result, an archive document read back, an
-HTTP body before it is validated. Nothing is promised about its keys; readers go through
-`archiver.shape` (``as_obj``, ``as_text``, ``as_num``)."""
+HTTP body before it is validated, the OpenAPI document FastAPI generates. Nothing is promised
+about its keys; readers go through `archiver.shape` (``as_obj``, ``as_text``, ``as_num``)."""
