@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
 
 import typer
 from typer.core import TyperGroup
@@ -189,6 +189,14 @@ def _version(shown: bool) -> None:
         raise typer.Exit()
 
 
+class _Overrides(TypedDict, total=False):
+    """The settings the global options give, over the environment's."""
+
+    data_dir: Path
+    database_url: str
+    archive_dir: Path
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
@@ -203,7 +211,7 @@ def _root(
 
     from telemetry.settings import Settings
 
-    overrides: dict[str, Any] = {}
+    overrides: _Overrides = {}
     if data_dir is not None:
         overrides["data_dir"] = data_dir
     if database_url is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import typer
 from rich.markup import escape
@@ -32,7 +32,7 @@ from cli.tables import archives_of, read_store
 from detectors import REGISTRY, Finding, Thresholds, dominant, score, worst_verdict
 from detectors.baselines import BaselineScore
 from detectors.evaluation import Evaluation, evaluate
-from detectors.findings import rank_key
+from detectors.findings import Verdict, rank_key
 from detectors.model import ToolCall
 from telemetry.queries.finding_text import Locator, describe
 from telemetry.queries.sessions import get_session
@@ -42,7 +42,24 @@ __all__ = ["CorpusError", "detect", "load_corpus"]
 _COLOUR = {"stuck": "red", "suspect": "yellow", "healthy": "green"}
 
 
-def _file_result(path: Path, session: str | None, th: Thresholds, show_all: bool) -> dict[str, Any]:
+class Judged(TypedDict, total=False):
+    """One session's result, as `--json` prints it: no verdict (and a `reason`) when there was
+    nothing to judge; a file of several sessions adds `sessions` and `tree_verdict`."""
+
+    source: str
+    session_id: str
+    parent_session_id: str | None
+    depth: int
+    messages: int
+    verdict: Verdict | None
+    reason: str
+    pattern: str | None
+    findings: list[dict[str, Any]]  # each `describe()`d finding
+    sessions: list[Judged]
+    tree_verdict: Verdict | None
+
+
+def _file_result(path: Path, session: str | None, th: Thresholds, show_all: bool) -> Judged:
     """The chosen session's result (the root unless `session` names another); a file holding
     several sessions also gets `sessions`, each judged on its own, parents before children,
     and `tree_verdict`, the worst of them."""
@@ -50,19 +67,18 @@ def _file_result(path: Path, session: str | None, th: Thresholds, show_all: bool
     out = _result(str(path), chosen, th, show_all)
     if session is None and every:
         depth: dict[str, int] = {}
-        rows = []
+        rows: list[Judged] = []
         for s in every:
             depth[s.session_id] = depth[s.parent_id] + 1 if s.parent_id in depth else 0
             r = _result(s.session_id, s.stream, th, show_all)
             r.pop("source")
-            rows.append(
-                {
-                    "session_id": s.session_id,
-                    "parent_session_id": s.parent_id,
-                    "depth": depth[s.session_id],
-                    **r,
-                }
-            )
+            row: Judged = {
+                "session_id": s.session_id,
+                "parent_session_id": s.parent_id,
+                "depth": depth[s.session_id],
+            }
+            row.update(r)
+            rows.append(row)
         out["sessions"] = rows
         out["tree_verdict"] = (
             worst_verdict(Finding.from_dict(f) for r in rows for f in r["findings"])
@@ -72,7 +88,7 @@ def _file_result(path: Path, session: str | None, th: Thresholds, show_all: bool
     return out
 
 
-def _result_or_skip(path: Path, session: str | None, th: Thresholds, show_all: bool) -> dict[str, Any]:
+def _result_or_skip(path: Path, session: str | None, th: Thresholds, show_all: bool) -> Judged:
     """A file of a folder; one that is not a session is reported and skipped, not fatal."""
     try:
         return _file_result(path, session, th, show_all)
@@ -111,7 +127,7 @@ def _locator(stream: Converted) -> Locator:
 NO_MESSAGES = "no messages in it: nothing to judge"
 
 
-def _result(source: str, stream: Converted, th: Thresholds, include_healthy: bool) -> dict[str, Any]:
+def _result(source: str, stream: Converted, th: Thresholds, include_healthy: bool) -> Judged:
     if not stream.messages:  # no verdict at all: "healthy" would claim a run was seen and judged
         return {"source": source, "messages": 0, "verdict": None, "reason": NO_MESSAGES, "findings": []}
     found = score(
@@ -136,7 +152,7 @@ def _result(source: str, stream: Converted, th: Thresholds, include_healthy: boo
     }
 
 
-def _print_results(results: list[dict[str, Any]]) -> None:
+def _print_results(results: list[Judged]) -> None:
     for r in results:
         if "sessions" in r:  # several sessions in one file: each judged, as a tree
             n = len(r["sessions"])
@@ -147,7 +163,7 @@ def _print_results(results: list[dict[str, Any]]) -> None:
         _print_one(r)
 
 
-def _print_one(r: dict[str, Any]) -> None:
+def _print_one(r: Judged) -> None:
     if r["verdict"] is None:
         console.print(f"[bold]{escape(r['source'])}[/]: no verdict ({r['reason']})", highlight=False)
         return
@@ -252,7 +268,7 @@ def detect(
     emit(output, results if path.is_dir() else results[0], rows, lambda: _print_results(results))
 
 
-def _pools(path: Path, evals: dict[str, Evaluation]) -> dict[str, dict[str, Any]]:
+def _pools(path: Path, evals: dict[str, Evaluation]) -> dict[str, dict[str, object]]:
     """The tuning sets and the held-out sets (`"held_out": true` in about.json), each pooled."""
     out_of = [n for n in evals if held_out(path / n)]
     tuned = [n for n in evals if n not in out_of]

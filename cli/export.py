@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -78,7 +78,19 @@ def export_otel(
         raise typer.Exit(1)
 
 
-def _summary(results: list[TreeExport], service: str) -> dict[str, Any]:
+class _Summary(TypedDict):
+    """What `octel export` prints with --json."""
+
+    endpoint: str
+    service_name: str
+    trees: int
+    spans: int
+    exported: int
+    dropped: int
+    results: list[dict[str, Any]]  # each tree's `TreeExport.to_dict()`
+
+
+def _summary(results: list[TreeExport], service: str) -> _Summary:
     return {
         "endpoint": endpoint(),
         "service_name": service,
@@ -90,7 +102,7 @@ def _summary(results: list[TreeExport], service: str) -> dict[str, Any]:
     }
 
 
-def _render(s: dict[str, Any]) -> None:
+def _render(s: _Summary) -> None:
     console.print(
         f"{s['trees']} trees, {s['spans']} spans to {s['endpoint']} ({s['service_name']}): "
         f"{s['exported']} exported, {s['dropped']} dropped",

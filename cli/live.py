@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cli.app import console, fail
 from cli.fit import Col, fitted_table
@@ -17,6 +17,7 @@ from telemetry.queries.live import (
     opencode_text,
 )
 from telemetry.timeutil import utcnow
+from tower.raw_json import RawJson
 
 # A live session's page, its messages and rich are imported where they are shown: the live list
 # in JSON needs none of them.
@@ -114,8 +115,8 @@ def _said(m: MessageView) -> str:
         if p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip():
             said.append(p["text"].strip())
         elif p.get("type") == "tool":
-            st: dict[str, Any] = p["state"] if isinstance(p.get("state"), dict) else {}
-            inp: dict[str, Any] = st["input"] if isinstance(st.get("input"), dict) else {}
+            st: RawJson = p["state"] if isinstance(p.get("state"), dict) else {}
+            inp: RawJson = st["input"] if isinstance(st.get("input"), dict) else {}
             what = inp.get("command") or inp.get("filePath") or inp.get("description") or ""
             said.append(f"[{p.get('tool')}{' ' + str(what) if what else ''}: {st.get('status', '?')}]")
     text = " ".join(" ".join(said).split())

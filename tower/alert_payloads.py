@@ -15,7 +15,7 @@ import hashlib
 import hmac
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from tower.alert import Alert
 
@@ -35,6 +35,61 @@ SIGNATURE_HEADER = "X-Octel-Signature"
 TIMESTAMP_HEADER = "X-Octel-Timestamp"
 _LAPSE_REPEATS = 3  # a firing alert not refreshed for this many repeat intervals ends by itself
 _ICON = {"firing": ":rotating_light:", "resolved": ":white_check_mark:"}
+
+
+class _Annotations(TypedDict):
+    summary: str
+    console: str
+
+
+class AmAlert(TypedDict):
+    """One alert of Alertmanager's ``POST /api/v2/alerts`` body."""
+
+    labels: dict[str, str]
+    annotations: _Annotations
+    startsAt: str
+    endsAt: str
+    generatorURL: NotRequired[str]
+
+
+class WebhookAlert(TypedDict):
+    key: str
+    kind: str
+    severity: str
+    state: str
+    summary: str
+    session_id: str | None
+    cycle_id: str | None
+    labels: dict[str, str]
+    url: str
+
+
+class WebhookPayload(TypedDict):
+    """The generic webhook body: one tree's alerts."""
+
+    version: int
+    source: str
+    status: Literal["firing", "resolved"]
+    tree_id: str | None
+    sent_at: str
+    alerts: list[WebhookAlert]
+
+
+class _Text(TypedDict):
+    type: str
+    text: str
+
+
+class _Block(TypedDict):
+    type: str
+    text: _Text
+
+
+class SlackPayload(TypedDict):
+    """Slack's incoming-webhook body."""
+
+    text: str
+    blocks: list[_Block]
 
 
 def rfc3339(t: float) -> str:
@@ -60,14 +115,14 @@ def _labels(a: Alert) -> dict[str, str]:
 
 def alertmanager_alerts(
     alerts: Iterable[Alert], base: str, now: float, repeat_s: float, started: dict[str, float] | None = None
-) -> list[dict[str, Any]]:
+) -> list[AmAlert]:
     """The body of ``POST /api/v2/alerts``; ``started`` holds when each key first fired."""
-    out = []
+    out: list[AmAlert] = []
     for a in alerts:
         link = console_link(base, a.path)
         begin = (started or {}).get(a.key, now)
         end = now if a.state == "resolved" else now + _LAPSE_REPEATS * repeat_s
-        item: dict[str, Any] = {
+        item: AmAlert = {
             "labels": _labels(a),
             "annotations": {"summary": a.summary, "console": link},
             "startsAt": rfc3339(min(begin, now)),
@@ -87,7 +142,7 @@ def group_by_tree(alerts: Iterable[Alert]) -> list[tuple[str | None, list[Alert]
     return list(groups.items())
 
 
-def _one(a: Alert, base: str) -> dict[str, Any]:
+def _one(a: Alert, base: str) -> WebhookAlert:
     return {
         "key": a.key,
         "kind": a.kind,
@@ -101,7 +156,7 @@ def _one(a: Alert, base: str) -> dict[str, Any]:
     }
 
 
-def webhook_payload(tree_id: str | None, alerts: Sequence[Alert], base: str, now: float) -> dict[str, Any]:
+def webhook_payload(tree_id: str | None, alerts: Sequence[Alert], base: str, now: float) -> WebhookPayload:
     """Generic JSON: one tree's alerts; ``status`` is firing while any of them fires."""
     firing = any(a.state == "firing" for a in alerts)
     return {
@@ -120,11 +175,11 @@ def _line(a: Alert, base: str) -> str:
     return f"{_ICON[a.state]} *{a.state}* [{a.severity}] {a.summary} ({shown})"
 
 
-def slack_payload(tree_id: str | None, alerts: Sequence[Alert], base: str) -> dict[str, Any]:
+def slack_payload(tree_id: str | None, alerts: Sequence[Alert], base: str) -> SlackPayload:
     """Slack's incoming-webhook shape: ``text`` (what notifications show) and ``blocks``."""
     head = f"octel: {len(alerts)} alert(s)" + (f" in tree {tree_id}" if tree_id else "")
     lines = [_line(a, base) for a in alerts]
-    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": head}}]
+    blocks: list[_Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": head}}]
     blocks += [{"type": "section", "text": {"type": "mrkdwn", "text": line}} for line in lines]
     return {"text": "\n".join([head, *lines]), "blocks": blocks}
 

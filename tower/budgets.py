@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 from tower.actions import QUIET, Intent, SessionView, run_key
 
@@ -40,6 +40,18 @@ Action = Literal["abort", "notify"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
 Level = Literal["warning", "breach"]
 _DAILY = ("driver_day", "fleet_day")
+
+
+class BudgetEvidence(TypedDict):
+    """What an intent raised by a budget says about it (the audit row's evidence)."""
+
+    budget: str
+    scope: Scope
+    match: str
+    subject: str
+    unit: Unit
+    used: float
+    limit: float
 
 
 @dataclass(frozen=True)
@@ -146,7 +158,7 @@ def budget_intents(
                 key = f"notify:{v.session_id}:{run_key(v)}:budget:{b.name}"
             if key in done or any(i.key == key for i in out):
                 continue
-            ev: dict[str, Any] = {
+            ev: BudgetEvidence = {
                 "budget": b.name,
                 "scope": b.scope,
                 "match": b.match,

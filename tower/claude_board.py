@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -68,6 +68,14 @@ def parse_agents(text: str | bytes) -> dict[str, AgentSeen]:
     return out
 
 
+class _Shown(TypedDict, total=False):
+    """What a row shows of its session, read from its transcript."""
+
+    title: str
+    model: str
+    directory: str
+
+
 @dataclass
 class _Seen:
     tail: ClaudeTail
@@ -78,7 +86,7 @@ class _Seen:
     findings: tuple[Mapping[str, Any], ...] = ()
     kept_from: int = 0  # the oldest message position kept in the store
     state: ClaudeState | None = None
-    info: dict[str, Any] = field(default_factory=dict)
+    info: _Shown = field(default_factory=lambda: _Shown())
 
 
 class ClaudeBoard:
@@ -168,7 +176,7 @@ class ClaudeBoard:
             )
         return out
 
-    def _info(self, s: _Seen) -> dict[str, Any]:
+    def _info(self, s: _Seen) -> _Shown:
         msgs = s.tail.messages
         if "title" not in s.info and (prompt := first_prompt(msgs)):
             s.info["title"] = cut(prompt, _TITLE, "…")

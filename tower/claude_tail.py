@@ -21,10 +21,10 @@ from typing import Any
 from archiver.claude.lines import read_lines
 from archiver.claude.messages import BOOKKEEPING, Prior, build_messages
 from archiver.shape import as_obj
+from tower.raw_json import RawJson
 
 __all__ = ["QUESTION_TOOLS", "AgentSeen", "ClaudeState", "ClaudeTail", "derive", "totals"]
 
-JsonObj = dict[str, Any]
 # bookkeeping lines no state or count needs: counted unparsed, as the archive does
 _SKIP = frozenset(t.encode() for t in BOOKKEEPING - {"cost-state"})
 # tools that put a question to the person at the prompt: waiting on them is needing input
@@ -48,7 +48,7 @@ class ClaudeTail:
     path: str
     offset: int = 0  # bytes read, up to the end of the last whole line
     lines: int = 0
-    messages: list[JsonObj] = field(default_factory=list)
+    messages: list[RawJson] = field(default_factory=list)
     usage: dict[str, list[Any]] = field(default_factory=dict)
     grew_at: float | None = None  # when the file last gave new lines
     bad_lines: int = 0
@@ -154,13 +154,13 @@ def _moved_on(info: Mapping[str, Any], m: Mapping[str, Any]) -> bool:
     return any(p.get("type") == "text" for p in m.get("parts") or [])
 
 
-def _pending(messages: Sequence[Mapping[str, Any]]) -> list[tuple[JsonObj, float | None]]:
+def _pending(messages: Sequence[Mapping[str, Any]]) -> list[tuple[RawJson, float | None]]:
     """The tool calls of the newest answer that have no result yet, with their times."""
     start = _last_assistant(messages)
     if start is None:
         return []
     mid = as_obj(messages[start].get("info")).get("id")
-    calls: list[tuple[JsonObj, float | None]] = []
+    calls: list[tuple[RawJson, float | None]] = []
     done: set[str] = set()
     for m in messages[start:]:
         info = as_obj(m.get("info"))

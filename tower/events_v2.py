@@ -33,10 +33,10 @@ from tower.forms_v2 import form_event
 from tower.live import ABORTED
 from tower.messages_v2 import error_v1, pid, v1_message, v1_session
 from tower.messages_v2_back import IDLE
+from tower.raw_json import RawJson
 
 __all__ = ["IDLE", "MAX_KEPT", "V2Decoder", "v1_message", "v1_session"]
 
-JsonObj = dict[str, Any]
 MAX_KEPT = 4096  # messages and tool calls kept at once for building up
 _IDS = ("sessionID", "assistantMessageID")
 
@@ -65,7 +65,7 @@ class V2Decoder:
         self.inbox: _Bounded = _Bounded()  # inbox id -> the user message not delivered yet
         self.ignored = 0
 
-    def decode(self, frame: object) -> list[JsonObj]:
+    def decode(self, frame: object) -> list[RawJson]:
         """The 1.x events one frame means (none for unknown or malformed frames)."""
         try:
             return self._decode(frame)
@@ -73,11 +73,11 @@ class V2Decoder:
             self.ignored += 1  # a shape no version documented: skipped, never fatal
             return []
 
-    def _decode(self, frame: object) -> list[JsonObj]:
+    def _decode(self, frame: object) -> list[RawJson]:
         fr = as_obj(frame)
         kind, data, eid = as_text(fr.get("type")), as_obj(fr.get("data")), as_text(fr.get("id"))
         sid = as_text(data.get("sessionID")) or as_text(as_obj(fr.get("durable")).get("aggregateID"))
-        out: list[JsonObj] = []
+        out: list[RawJson] = []
 
         def ev(type_: str, **props: Any) -> None:
             # one frame may mean several events: each keeps a distinct id after the frame's
@@ -154,7 +154,7 @@ class V2Decoder:
             iid = as_text(data.get("inboxID"))
             if item.get("type") == "user" and iid:
                 text = as_text(as_obj(item.get("payload")).get("text"))
-                msg: JsonObj = {
+                msg: RawJson = {
                     "id": iid,
                     "type": "user",
                     "text": text,
@@ -182,7 +182,7 @@ class V2Decoder:
             todo += kids
         return out
 
-    def _known(self, sid: str, info: JsonObj) -> JsonObj:
+    def _known(self, sid: str, info: RawJson) -> RawJson:
         # a record seen whole stays whole: an update says only what changed
         return self.sessions.keep(sid, info) if sid in self.sessions else info
 
@@ -300,7 +300,7 @@ class V2Decoder:
                 {"type": "tool", "id": as_text(data.get("id")), "name": "tool"},
             )
             item = content[at]
-            state: JsonObj = dict(as_obj(item.get("state")))
+            state: RawJson = dict(as_obj(item.get("state")))
             if "metadata" in data:
                 state["metadata"] = data["metadata"]
             if kind.endswith("success"):
@@ -320,7 +320,7 @@ class V2Decoder:
             return  # tool.input.ended, …: nothing the message holds
         self._message(msg, sid, ev, all_parts=False, index=at)
 
-    def _slot(self, mid: str, key: str, content: list[Any], item: JsonObj) -> int:
+    def _slot(self, mid: str, key: str, content: list[Any], item: RawJson) -> int:
         """The index of the content item ``key`` names in message ``mid`` (added when new)."""
         at = self.calls.get(f"{mid} {key}")
         if not isinstance(at, int) or at >= len(content):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from archiver.pricing import message_cost
 from archiver.shape import as_obj
@@ -61,6 +61,19 @@ class LiveRow:
 
 
 _TOKENS = ("input", "output", "reasoning", "cache_read", "cache_write")
+_Kept = Literal["title", "parentID", "directory", "agent"]
+_KEPT: tuple[_Kept, ...] = ("title", "parentID", "directory", "agent")
+
+
+class _Shown(TypedDict, total=False):
+    """What a row shows of its session: the server's own fields as it sent them, and the model
+    as ``provider/model``."""
+
+    title: Any
+    parentID: Any
+    directory: Any
+    agent: Any
+    model: str
 
 
 @dataclass
@@ -68,7 +81,7 @@ class _Session:
     first_seen: float
     facts: Facts = field(default_factory=Facts)
     probe: SessionProbe = field(default_factory=SessionProbe)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: _Shown = field(default_factory=lambda: _Shown())
     usage: dict[str, tuple[int, int, int, int, int, float]] = field(default_factory=dict)
     totals: list[float] = field(default_factory=lambda: [0, 0, 0, 0, 0, 0.0])
     shown: tuple[str, float] | None = None  # state and since, as last reported
@@ -140,7 +153,9 @@ class LiveBoard:
             return
         self._changed.add(sid)
         if kind in ("session.created", "session.updated") and info.get("id") == sid:
-            s.info.update({k: info.get(k) for k in ("title", "parentID", "directory", "agent") if k in info})
+            for k in _KEPT:
+                if k in info:
+                    s.info[k] = info.get(k)
             model = as_obj(info.get("model"))
             if model.get("id"):
                 s.info["model"] = f"{model.get('providerID', '')}/{model['id']}".lstrip("/")

@@ -23,6 +23,7 @@ import orjson
 
 from tower.mirror import Mirror
 from tower.mirror_state import SessionMirror
+from tower.raw_json import RawJson
 
 __all__ = ["MAX_MESSAGES", "MAX_MESSAGE_BYTES", "LiveMessage", "LiveMessages", "MessageBatch", "bound_body"]
 
@@ -40,7 +41,7 @@ class LiveMessage:
     position: int  # 0 for the session's first message seen, in the order they came
     role: str | None
     completed: bool
-    body: dict[str, Any]  # {"info": …, "parts": […]}, as the server's export gives it
+    body: RawJson  # {"info": …, "parts": […]}, as the server's export gives it
 
 
 @dataclass
@@ -183,12 +184,12 @@ def _cut(obj: Any, limit: int) -> tuple[Any, int]:
     return obj, 0
 
 
-def bound_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+def bound_body(body: Mapping[str, Any]) -> tuple[RawJson, bool]:
     """The message cut to at most ``MAX_MESSAGE_BYTES`` of JSON: long strings first, then the
     oldest parts; says whether anything was cut."""
     if len(orjson.dumps(body)) <= MAX_MESSAGE_BYTES:
         return dict(body), False
-    out: dict[str, Any] = dict(body)
+    out: RawJson = dict(body)
     for limit in _CUTS:
         out, _ = _cut(body, limit)
         if len(orjson.dumps(out)) <= MAX_MESSAGE_BYTES:

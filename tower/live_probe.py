@@ -13,7 +13,7 @@ Messages are dropped once fed: the probe keeps what the detectors need, nothing 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from archiver.convert import message_from_opencode
 from archiver.shape import as_obj
@@ -21,6 +21,7 @@ from detectors import Probe
 from detectors.model import PermissionEvent, StatusSample, StatusType
 from detectors.thresholds import Thresholds
 from tower.live import Ask
+from tower.raw_json import RawJson
 
 __all__ = ["SessionProbe"]
 
@@ -31,10 +32,17 @@ _MAX_BUFFERED = 64  # messages waiting to complete; past this the oldest is fed 
 PEEK_S = 1.0
 
 
+class _Pending(TypedDict):
+    """A message not fed yet: its info and its parts by id, as they arrived."""
+
+    info: Mapping[str, Any]
+    parts: dict[str, Mapping[str, Any]]
+
+
 class SessionProbe:
     def __init__(self, thresholds: Thresholds | None = None) -> None:
         self.probe = Probe(thresholds=thresholds)
-        self._msgs: dict[str, dict[str, Any]] = {}  # not fed yet: id -> {info, parts}
+        self._msgs: dict[str, _Pending] = {}  # not fed yet, by message id
         self._fed: set[str] = set()
         self._index = 0
         self._status: StatusType = "idle"
@@ -108,7 +116,7 @@ class SessionProbe:
         return message_from_opencode(self._item(e), self._index)
 
     @staticmethod
-    def _item(e: Mapping[str, Any]) -> dict[str, Any]:
+    def _item(e: _Pending) -> RawJson:
         parts = e["parts"]
         return {"info": e["info"], "parts": [parts[k] for k in sorted(parts)]}
 

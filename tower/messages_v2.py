@@ -12,10 +12,9 @@ from typing import Any
 
 from archiver.shape import as_obj, as_text
 from tower.messages_v2_back import keep_extras
+from tower.raw_json import RawJson
 
 __all__ = ["error_v1", "pid", "v1_message", "v1_session"]
-
-JsonObj = dict[str, Any]
 
 
 def _n(v: object) -> float | None:
@@ -38,7 +37,7 @@ def _count(v: object) -> int | float:
     return v if isinstance(v, int | float) and not isinstance(v, bool) and v == v else 0
 
 
-def _tokens(t: object) -> JsonObj:
+def _tokens(t: object) -> RawJson:
     t = as_obj(t)
     cache = as_obj(t.get("cache"))
     return {
@@ -49,13 +48,13 @@ def _tokens(t: object) -> JsonObj:
     }
 
 
-def error_v1(e: object) -> JsonObj:
+def error_v1(e: object) -> RawJson:
     """A V2 error ``{type, message}`` as 1.x names one ``{name, data: {message}}``."""
     e = as_obj(e)
     return {"name": as_text(e.get("type")) or "error", "data": {"message": as_text(e.get("message"))}}
 
 
-def v1_session(info: Mapping[str, Any]) -> JsonObj:
+def v1_session(info: Mapping[str, Any]) -> RawJson:
     """A V2 session (or ``session.created``'s data) as 1.x session info: ``directory`` from
     ``location``, the rest kept."""
     out = {k: v for k, v in info.items() if k != "sessionID"}
@@ -66,11 +65,11 @@ def v1_session(info: Mapping[str, Any]) -> JsonObj:
     return out
 
 
-def _tool_part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj:
+def _tool_part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> RawJson:
     state = as_obj(item.get("state"))
     status = as_text(state.get("status"))
     t = as_obj(item.get("time"))
-    st: JsonObj = {
+    st: RawJson = {
         "status": {"streaming": "pending", "error": "error", "completed": "completed"}.get(status, "running"),
         "input": state.get("input") if isinstance(state.get("input"), Mapping) else {},
         "time": {"start": t.get("created"), **({"end": t["completed"]} if "completed" in t else {})},
@@ -92,7 +91,7 @@ def _tool_part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj
     }
 
 
-def _part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> JsonObj | None:
+def _part(item: Mapping[str, Any], pid: str, mid: str, sid: str) -> RawJson | None:
     kind = item.get("type")
     if kind == "tool":
         return _tool_part(item, pid, mid, sid)
@@ -111,10 +110,10 @@ def pid(mid: str, i: int) -> str:
     return f"prt_{mid.removeprefix('msg_')}_{i:04d}"  # sorts in content order within a message
 
 
-def _v1_info(msg: Mapping[str, Any], sid: str) -> JsonObj:
+def _v1_info(msg: Mapping[str, Any], sid: str) -> RawJson:
     kind = as_text(msg.get("type"))
     t = as_obj(msg.get("time"))
-    info: JsonObj = {
+    info: RawJson = {
         "id": as_text(msg.get("id")),
         "sessionID": sid,
         "role": "assistant" if kind in ("assistant", "compaction") else "user",
@@ -139,7 +138,7 @@ def _v1_info(msg: Mapping[str, Any], sid: str) -> JsonObj:
     return info
 
 
-def v1_message(msg: Mapping[str, Any], sid: str) -> JsonObj | None:
+def v1_message(msg: Mapping[str, Any], sid: str) -> RawJson | None:
     """One V2 message (``content[]``) as a 1.x ``{info, parts}``; None for a kind 1.x has no
     message for (idle markers, switches). What the 1.x shape cannot say is kept on the info and
     parts (``tower.messages_v2_back``), so the mirror can give the V2 message back."""
@@ -148,7 +147,7 @@ def v1_message(msg: Mapping[str, Any], sid: str) -> JsonObj | None:
     if not mid or kind not in ("user", "assistant", "synthetic", "compaction", "shell"):
         return None
     info = _v1_info(msg, sid)
-    parts: list[JsonObj] = []
+    parts: list[RawJson] = []
     items: list[Mapping[str, Any]] = []  # the content item each part was made from
     if kind == "assistant":
         for i, item in enumerate(c for c in (msg.get("content") or ()) if isinstance(c, Mapping)):

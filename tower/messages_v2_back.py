@@ -18,10 +18,10 @@ from typing import Any
 import orjson
 
 from archiver.shape import as_obj, as_text
+from tower.raw_json import RawJson
 
 __all__ = ["DROP", "EXTRA", "IDLE", "idle_info", "keep_extras", "v2_message", "v2_session"]
 
-JsonObj = dict[str, Any]
 EXTRA = "v2"  # where a 1.x info or part keeps what of its V2 original it cannot say
 DROP = "v2drop"  # and the keys reading it back adds that the original did not have
 # the tower's own event for V2's idle marker (an execution's outcome): only the mirror keeps it,
@@ -38,33 +38,33 @@ def _same(a: object, b: object) -> bool:
         return False
 
 
-def _extras(orig: Mapping[str, Any], back: Mapping[str, Any]) -> tuple[JsonObj, list[str]]:
+def _extras(orig: Mapping[str, Any], back: Mapping[str, Any]) -> tuple[RawJson, list[str]]:
     keep = {k: v for k, v in orig.items() if k not in back or not _same(back[k], v)}
     return keep, [k for k in back if k not in orig]
 
 
-def _aside(obj: JsonObj, keep: JsonObj, drop: list[str]) -> None:
+def _aside(obj: RawJson, keep: RawJson, drop: list[str]) -> None:
     if keep:
         obj[EXTRA] = keep
     if drop:
         obj[DROP] = drop
 
 
-def _apply(back: JsonObj, obj: Mapping[str, Any]) -> JsonObj:
+def _apply(back: RawJson, obj: Mapping[str, Any]) -> RawJson:
     out = {**back, **as_obj(obj.get(EXTRA))}
     for k in obj.get(DROP) or ():
         out.pop(k, None)
     return out
 
 
-def _item(part: Mapping[str, Any]) -> JsonObj:
+def _item(part: Mapping[str, Any]) -> RawJson:
     """One 1.x part as the V2 content item it came from, before its extras."""
     kind = as_text(part.get("type"))
     if kind != "tool":
         return {"type": kind, "text": part.get("text")}
     st = as_obj(part.get("state"))
     t = as_obj(st.get("time"))
-    state: JsonObj = {"status": _STATUS.get(as_text(st.get("status")), "running"), "input": st.get("input")}
+    state: RawJson = {"status": _STATUS.get(as_text(st.get("status")), "running"), "input": st.get("input")}
     if "metadata" in st:
         state["metadata"] = st["metadata"]
     if state["status"] == "completed":
@@ -82,10 +82,10 @@ def _guess(info: Mapping[str, Any]) -> str:
     return "compaction" if info.get("summary") else "assistant"
 
 
-def _message(info: Mapping[str, Any], content: list[JsonObj], texts: list[str], kind: str) -> JsonObj:
+def _message(info: Mapping[str, Any], content: list[RawJson], texts: list[str], kind: str) -> RawJson:
     """The V2 message of type ``kind`` a 1.x info came from, before its extras."""
     role = info.get("role")
-    out: JsonObj = {"id": info.get("id"), "type": kind, "time": dict(as_obj(info.get("time")))}
+    out: RawJson = {"id": info.get("id"), "type": kind, "time": dict(as_obj(info.get("time")))}
     if role == "assistant":
         out.update(
             agent=info.get("agent"),
@@ -107,7 +107,7 @@ def _message(info: Mapping[str, Any], content: list[JsonObj], texts: list[str], 
     return out
 
 
-def keep_extras(msg: Mapping[str, Any], m: JsonObj, items: list[Mapping[str, Any]]) -> JsonObj:
+def keep_extras(msg: Mapping[str, Any], m: RawJson, items: list[Mapping[str, Any]]) -> RawJson:
     """``m`` (``{info, parts}`` made from ``msg``; ``items`` the content item of each part)
     with what reading it back would miss kept on its info and parts."""
     content = []
@@ -123,12 +123,12 @@ def keep_extras(msg: Mapping[str, Any], m: JsonObj, items: list[Mapping[str, Any
     return m
 
 
-def idle_info(msg: Mapping[str, Any]) -> JsonObj:
+def idle_info(msg: Mapping[str, Any]) -> RawJson:
     """How the mirror keeps a V2 idle marker: the whole message aside, under role ``idle``."""
     return {"id": msg.get("id"), "role": "idle", "time": dict(as_obj(msg.get("time"))), EXTRA: dict(msg)}
 
 
-def v2_message(m: Mapping[str, Any]) -> JsonObj:
+def v2_message(m: Mapping[str, Any]) -> RawJson:
     """A 1.x ``{info, parts}`` (as the mirror keeps it) as the V2 message it was made from."""
     info, parts = as_obj(m.get("info")), [as_obj(p) for p in m.get("parts") or ()]
     if info.get("role") == "idle" and isinstance(info.get(EXTRA), Mapping):
@@ -138,7 +138,7 @@ def v2_message(m: Mapping[str, Any]) -> JsonObj:
     return _apply(_message(info, content, [as_text(p.get("text")) for p in parts], kind), info)
 
 
-def v2_session(rec: Mapping[str, Any]) -> JsonObj:
+def v2_session(rec: Mapping[str, Any]) -> RawJson:
     """A session record the tower holds (``v1_session``) as V2 gave it: without the
     ``directory`` that was added from ``location``."""
     out = dict(rec)

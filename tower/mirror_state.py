@@ -25,6 +25,7 @@ import orjson
 from archiver.errors import WalkError
 from archiver.shape import as_obj
 from tower.messages_v2_back import IDLE, idle_info
+from tower.raw_json import RawJson
 
 __all__ = ["SessionMirror", "event_key", "message_of", "session_of"]
 
@@ -200,7 +201,7 @@ class SessionMirror:
             self.size -= len(self.infos.pop(oid))
 
     # -- reading ----------------------------------------------------------------------------
-    def record(self) -> dict[str, Any] | None:
+    def record(self) -> RawJson | None:
         rec = _json(self.session) if self.session else None
         return rec if isinstance(rec, dict) else None
 
@@ -209,12 +210,12 @@ class SessionMirror:
         parent = rec.get("parentID") if rec else None
         return parent if isinstance(parent, str) else None
 
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[RawJson]:
         """Every message seen whole, oldest first (ids ascend), with its parts in id order, as
         the server's export gives them."""
         return [m for mid in sorted(self.infos) if (m := self.message(mid)) is not None]
 
-    def message(self, mid: str) -> dict[str, Any] | None:
+    def message(self, mid: str) -> RawJson | None:
         """One message as the server's export gives it (None until its info was seen), read
         through the index of its parts: the cost follows this message, not the session."""
         info = self.infos.get(mid)

@@ -24,6 +24,7 @@ from archiver.store import ArchiveMissing, ArchiveStore
 from telemetry.archive_store import archive_store
 from telemetry.queries.models import ArchivedItem, ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
+from tower.raw_json import RawJson
 from web.app_state import app_state
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError
@@ -72,7 +73,7 @@ class ArchiveCache:
 
     def __init__(self, max_bytes: int, archive_max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._archive_max = archive_max_bytes  # no single document is read past it (ArchiveTooLarge)
-        self._docs: LRUCache[Any, tuple[int, dict[str, Any]]] = LRUCache(
+        self._docs: LRUCache[Any, tuple[int, RawJson]] = LRUCache(
             maxsize=max_bytes, getsizeof=lambda entry: entry[0]
         )
         self._lock = threading.Lock()  # sync routes run in a thread pool
@@ -81,7 +82,7 @@ class ArchiveCache:
     def bytes_held(self) -> int:
         return int(self._docs.currsize)
 
-    def read(self, store: ArchiveStore, name: str) -> dict[str, Any]:
+    def read(self, store: ArchiveStore, name: str) -> RawJson:
         st = store.stat(name)
         if st is None:
             store.read(name)  # says why: outside the folder, or not there
@@ -138,10 +139,10 @@ def archived(db: ReadDbDep, limit: Annotated[int, Query(ge=1, le=ARCHIVED_LIMIT)
     return ArchivedPage(items=items, count=len(items), limit=limit, truncated=page.next_cursor is not None)
 
 
-@router.get("/archived/detail", response_model=dict[str, Any])
+@router.get("/archived/detail", response_model=RawJson)
 def archived_detail(
     request: Request, settings: SettingsDep, file: Annotated[str, Query(description="an archive file name")]
-) -> dict[str, Any]:
+) -> RawJson:
     """The archive document named `file` (its file name in the archive folder)."""
     if not valid_name(file):
         raise _not_found(file)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -36,6 +36,19 @@ class ErrorDetail(BaseModel):
     code: str
     message: str
     fields: list[ErrorField]
+
+
+class _ErrorDetailBody(TypedDict):
+    code: str
+    message: str
+    fields: list[dict[str, str]]
+
+
+class ErrorBody(TypedDict):
+    """`ErrorEnvelope` as the handlers write it, before it is encoded."""
+
+    error: _ErrorDetailBody
+    status: NotRequired[str]  # `/api/health` during a store outage says it too
 
 
 class ErrorEnvelope(BaseModel):
@@ -83,7 +96,7 @@ class ApiError(Exception):
         )
 
 
-def error_body(code: str, message: str, fields: list[dict[str, str]] | None = None) -> dict[str, Any]:
+def error_body(code: str, message: str, fields: list[dict[str, str]] | None = None) -> ErrorBody:
     return {"error": {"code": code, "message": message, "fields": fields or []}}
 
 

@@ -19,7 +19,14 @@ from sqlmodel import Session
 
 from archiver.claude.result import ClaudeResultError
 from telemetry.queries.cycles import cycle_dict
-from telemetry.queries.ingest_models import CycleBegun, CycleFinished, HeartbeatStored, RunStored
+from telemetry.queries.ingest_models import (
+    CycleBegun,
+    CycleFinished,
+    DaemonBeat,
+    HeartbeatStored,
+    RunStored,
+    StoredRun,
+)
 from telemetry.services.claude.runs import archive_run
 from telemetry.services.ingest import ingest
 from telemetry.store.db import session_scope
@@ -117,46 +124,45 @@ async def finish(p: ingest.CycleFinish, request: Request) -> Response:
 
 
 @router.post("/heartbeat", response_model=HeartbeatStored)
-def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
-    def run(db: Session) -> dict[str, Any]:
+def heartbeat(p: ingest.HeartbeatIn, engine: EngineDep, redactor: RedactorDep) -> HeartbeatStored:
+    def run(db: Session) -> DaemonBeat:
         d = ingest.heartbeat(db, p, utcnow(), redactor=redactor)
-        return {
-            "driver": d.driver,
-            "host": d.host,
-            "pid": d.pid,
-            "last_heartbeat_at": d.last_heartbeat_at.isoformat(),
-            "in_flight_cycle_id": d.in_flight_cycle_id,
-        }
+        return DaemonBeat(
+            driver=d.driver,
+            host=d.host,
+            pid=d.pid,
+            last_heartbeat_at=d.last_heartbeat_at.isoformat(),
+            in_flight_cycle_id=d.in_flight_cycle_id,
+        )
 
-    return {"daemon": _write(engine, run)}
+    return HeartbeatStored(daemon=_write(engine, run))
 
 
 @router.post("/agent-runs", status_code=201, response_model=RunStored, responses=_retry(RunStored))
 def agent_run(
     p: ingest.AgentRunIn, engine: EngineDep, redactor: RedactorDep, settings: SettingsDep, response: Response
-) -> dict[str, Any]:
+) -> RunStored:
     """Store one Claude Code CLI run; given stream-json, archive its conversation too."""
 
-    def run(db: Session) -> tuple[dict[str, Any], bool]:
+    def run(db: Session) -> tuple[StoredRun, str | None, bool]:
         r, created = ingest.add_agent_run(db, p, utcnow(), redactor=redactor)
-        return {
-            "run_key": r.run_key,
-            "task": r.task,
-            "agent": r.agent,
-            "model": r.model,
-            "subtype": r.subtype,
-            "is_error": r.is_error,
-            "cost_usd": r.cost_usd,
-            "session_id": r.session_id,
-        }, created
+        stored = StoredRun(
+            run_key=r.run_key,
+            task=r.task,
+            agent=r.agent,
+            model=r.model,
+            subtype=r.subtype,
+            is_error=r.is_error,
+            cost_usd=r.cost_usd,
+        )
+        return stored, r.session_id, created
 
-    row, created = _write(engine, run)
+    row, session_id, created = _write(engine, run)
     response.status_code = 201 if created else 200
     kept = None
     if isinstance(p.result, str):  # stream-json: keep the conversation, as `octel runs add` does
         got = archive_run(
-            p.result, row.pop("session_id"), claude_dir=None, settings=settings, engine=engine, label=p.task
+            p.result, session_id, claude_dir=None, settings=settings, engine=engine, label=p.task
         )
         kept = got.to_dict() if got is not None else None
-    row.pop("session_id", None)
-    return {"run": row, "created": created, "archive": kept}
+    return RunStored(run=row, created=created, archive=kept)

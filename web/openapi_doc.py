@@ -8,9 +8,10 @@ to the schema, and a NUL the schema allowed was a 422 it did not document.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import FastAPI
+
+from tower.raw_json import RawJson
 
 __all__ = ["NO_NUL", "say_no_nul"]
 
@@ -20,9 +21,9 @@ NO_NUL = "^[^\\u0000]*$"
 def say_no_nul(app: FastAPI) -> None:
     """Wrap ``app.openapi`` so each string path or query parameter with no pattern, enum or
     format of its own carries `NO_NUL`."""
-    build: Callable[[], dict[str, Any]] = app.openapi
+    build: Callable[[], RawJson] = app.openapi
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> RawJson:
         if app.openapi_schema is not None:
             return app.openapi_schema
         doc = build()
@@ -37,7 +38,7 @@ def say_no_nul(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _mark(schema: dict[str, Any]) -> None:
+def _mark(schema: RawJson) -> None:
     for alt in schema.get("anyOf", [schema]):
         if alt.get("type") == "string" and not {"pattern", "enum", "format", "const"} & set(alt):
             alt["pattern"] = NO_NUL

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import Scope
 
+from tower.raw_json import RawJson
 from web.app_state import app_state
 
 __all__ = ["query_refusal"]
@@ -35,7 +36,7 @@ class _Route(NamedTuple):
     reads: bool  # the path has a GET
 
 
-def _routes(openapi: dict[str, Any]) -> list[_Route]:
+def _routes(openapi: RawJson) -> list[_Route]:
     out: list[_Route] = []
     for path, operations in openapi.get("paths", {}).items():
         params = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -25,7 +25,7 @@ router = APIRouter(prefix="/api", tags=["status"])
 
 
 @router.get("/health", response_model=Health)
-def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> dict[str, Any]:
+def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> Health:
     """Every daemon and every driver with a cycle in flight; `status` is the worst state."""
     now = utcnow()
     globs = settings.heartbeat_globs
@@ -34,12 +34,12 @@ def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> d
             refresh_heartbeat_files(db, globs, now, redactor=redactor)
     with session_scope(engine, write=False) as db:
         fleet = fleet_health(db, now, settings.long_worker_seconds, cached_liveness(), PER_DRIVER)
-    return {
-        "status": fleet.pop("status"),
-        "now": now.isoformat(),
-        "long_worker_seconds": settings.long_worker_seconds,
+    return Health(
+        status=fleet.pop("status"),
+        now=now.isoformat(),
+        long_worker_seconds=settings.long_worker_seconds,
         **fleet,
-    }
+    )
 
 
 @router.get("/cycles", response_model=CyclePage)
