@@ -22,10 +22,9 @@ from archiver.client_families import Adapter, ApiAdapter, ClassicAdapter, has_ac
 from archiver.client_v2 import Generation, V2Adapter, probe
 from archiver.errors import FetchError
 from archiver.http import JsonHttp
+from archiver.shape import RawJson as JsonObj
 
 __all__ = ["ApiAdapter", "ClassicAdapter", "Messages", "OpenCodeClient", "has_activity"]
-
-JsonObj = dict[str, Any]
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from archiver.errors import FetchError
 from archiver.http import JsonHttp
+from archiver.shape import RawJson as JsonObj
 
 __all__ = [
     "Adapter",
@@ -20,8 +21,6 @@ __all__ = [
     "need_list",
     "need_obj",
 ]
-
-JsonObj = dict[str, Any]
 
 
 def need_list(body: Any, path: str) -> list[JsonObj]:

@@ -14,10 +14,10 @@ from typing import Any
 
 from archiver.errors import FetchError
 from archiver.http import JsonHttp
+from archiver.shape import RawJson as JsonObj
 
 __all__ = ["Generation", "V2Adapter", "probe"]
 
-JsonObj = dict[str, Any]
 _MAX_PAGE = 200  # V2 refuses a message page above 200
 
 

@@ -23,6 +23,7 @@ from archiver.convert_events import as_list as _l
 from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
 from archiver.convert_fast import canonical_json
+from archiver.shape import RawJson as JsonObj
 from detectors.commands import hit_timeout
 from detectors.model import (
     Compaction,
@@ -48,7 +49,6 @@ __all__ = [
     "tool_call",
 ]
 
-JsonObj = dict[str, Any]
 
 # V2's tool names in the detectors' vocabulary (which is 1.x's)
 TOOL_NAMES = {"shell": "bash", "subagent": "task"}

@@ -17,6 +17,7 @@ from archiver import convert, convert_v2
 from archiver.errors import WalkError
 from archiver.metrics import per_turn, rollup, totals
 from archiver.pricing import opencode_cost_check, price_turns
+from archiver.shape import RawJson as JsonObj
 from archiver.walk import TreeSnapshot
 
 __all__ = [
@@ -32,8 +33,6 @@ SCHEMA_VERSION = 3
 SCHEMA_VERSION_V2 = 4  # sessions of an OpenCode 2 server
 ARCHIVER_VERSION = "octel-archiver/3.0"
 _SUBAGENT = re.compile(r"^(?P<title>.*?)\s*\(@(?P<agent>[^()\s]+) subagent\)\s*$", re.S)
-
-JsonObj = dict[str, Any]
 
 
 def parse_agent(title: str | None, fallback: str | None = None) -> tuple[str | None, str | None]:

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_obj
 
 __all__ = ["TOKEN_KINDS", "cache_hit_ratio", "per_turn", "rollup", "totals"]
 
 # The token kinds everywhere in octel (archives, the index, costs, metrics labels), said once.
 TOKEN_KINDS = ("input", "output", "reasoning", "cache_read", "cache_write")
-
-JsonObj = dict[str, Any]
 
 
 def cache_hit_ratio(cache_read: float, input_tokens: float) -> float | None:

@@ -18,6 +18,7 @@ import orjson
 
 from archiver.claude.prices import Usage, price_source, priced
 from archiver.metrics import rollup
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_obj
 
 __all__ = [
@@ -41,8 +42,6 @@ _ALIASES = {
     "fireworks-ai": "fireworks",
     "github-models": "github-copilot",
 }
-
-JsonObj = dict[str, Any]
 
 
 def provider_of(provider: str) -> str:

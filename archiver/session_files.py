@@ -12,7 +12,6 @@ of a folder are linked into trees by their ``parentID`` (``trees_of``), parents 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from archiver.convert_log import is_event, sessions_from_events
 from archiver.convert_v2 import is_v2_message, oldest_first
@@ -21,7 +20,6 @@ from archiver.walk import SessionSnapshot, TreeSnapshot
 
 __all__ = ["Export", "export_of", "is_session_file", "is_v2_frames", "log_trees", "trees_of"]
 
-JsonObj = dict[str, Any]
 Export = tuple[SessionSnapshot, int]  # the session, and its OpenCode generation (1 or 2)
 
 

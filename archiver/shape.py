@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["as_num", "as_obj", "as_text", "text_or_none"]
+__all__ = ["RawJson", "as_num", "as_obj", "as_text", "text_or_none"]
+
+RawJson = dict[str, Any]
+"""A JSON object exactly as an outside source sent it: an OpenCode server's session, message,
+part or event, a Claude Code transcript line or CLI result, an archive document read back, an
+HTTP body before it is validated, the OpenAPI document FastAPI generates. Nothing is promised
+about its keys; readers go through the functions below."""
 
 
 def as_obj(v: object) -> Mapping[str, Any]:

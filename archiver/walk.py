@@ -14,11 +14,10 @@ from typing import Any
 
 from archiver.client import OpenCodeClient
 from archiver.errors import FetchError, WalkError
+from archiver.shape import RawJson as JsonObj
 from archiver.tree import Node, TreePlan
 
 __all__ = ["SessionSnapshot", "TreeSnapshot", "walk_tree"]
-
-JsonObj = dict[str, Any]
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from archiver.shape import RawJson
 from cli.app import console, fail
 from cli.fit import Col, fitted_table
 from cli.output import Output, emit
@@ -17,7 +18,6 @@ from telemetry.queries.live import (
     opencode_text,
 )
 from telemetry.timeutil import utcnow
-from tower.raw_json import RawJson
 
 # A live session's page, its messages and rich are imported where they are shown: the live list
 # in JSON needs none of them.

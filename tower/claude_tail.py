@@ -20,8 +20,7 @@ from typing import Any
 
 from archiver.claude.lines import read_lines
 from archiver.claude.messages import BOOKKEEPING, Prior, build_messages
-from archiver.shape import as_obj
-from tower.raw_json import RawJson
+from archiver.shape import RawJson, as_obj
 
 __all__ = ["QUESTION_TOOLS", "AgentSeen", "ClaudeState", "ClaudeTail", "derive", "totals"]
 

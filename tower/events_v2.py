@@ -28,12 +28,11 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from archiver.shape import as_obj, as_text
+from archiver.shape import RawJson, as_obj, as_text
 from tower.forms_v2 import form_event
 from tower.live import ABORTED
 from tower.messages_v2 import error_v1, pid, v1_message, v1_session
 from tower.messages_v2_back import IDLE
-from tower.raw_json import RawJson
 
 __all__ = ["IDLE", "MAX_KEPT", "V2Decoder", "v1_message", "v1_session"]
 

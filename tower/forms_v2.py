@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_obj, as_text
 
 __all__ = ["form_event"]
-
-JsonObj = dict[str, Any]
 
 
 def form_event(kind: str, data: Mapping[str, Any]) -> tuple[str, JsonObj] | None:

@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
+from archiver.shape import RawJson
 from tower.mirror import Mirror
 from tower.mirror_state import SessionMirror
-from tower.raw_json import RawJson
 
 __all__ = ["MAX_MESSAGES", "MAX_MESSAGE_BYTES", "LiveMessage", "LiveMessages", "MessageBatch", "bound_body"]
 

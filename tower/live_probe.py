@@ -16,12 +16,11 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from archiver.convert import message_from_opencode
-from archiver.shape import as_obj
+from archiver.shape import RawJson, as_obj
 from detectors import Probe
 from detectors.model import PermissionEvent, StatusSample, StatusType
 from detectors.thresholds import Thresholds
 from tower.live import Ask
-from tower.raw_json import RawJson
 
 __all__ = ["SessionProbe"]
 

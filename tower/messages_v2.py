@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from archiver.shape import as_obj, as_text
+from archiver.shape import RawJson, as_obj, as_text
 from tower.messages_v2_back import keep_extras
-from tower.raw_json import RawJson
 
 __all__ = ["error_v1", "pid", "v1_message", "v1_session"]
 

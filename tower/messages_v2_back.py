@@ -17,8 +17,7 @@ from typing import Any
 
 import orjson
 
-from archiver.shape import as_obj, as_text
-from tower.raw_json import RawJson
+from archiver.shape import RawJson, as_obj, as_text
 
 __all__ = ["DROP", "EXTRA", "IDLE", "idle_info", "keep_extras", "v2_message", "v2_session"]
 

@@ -23,9 +23,8 @@ from typing import Any
 import orjson
 
 from archiver.errors import WalkError
-from archiver.shape import as_obj
+from archiver.shape import RawJson, as_obj
 from tower.messages_v2_back import IDLE, idle_info
-from tower.raw_json import RawJson
 
 __all__ = ["SessionMirror", "event_key", "message_of", "session_of"]
 

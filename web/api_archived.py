@@ -20,11 +20,11 @@ from cachetools import LRUCache
 from fastapi import APIRouter, Query, Request
 
 from archiver.files import DEFAULT_MAX_BYTES, parse_archive
+from archiver.shape import RawJson
 from archiver.store import ArchiveMissing, ArchiveStore
 from telemetry.archive_store import archive_store
 from telemetry.queries.models import ArchivedItem, ArchivedPage
 from telemetry.queries.sessions import SessionFilter, list_sessions
-from tower.raw_json import RawJson
 from web.app_state import app_state
 from web.deps import ReadDbDep, SettingsDep
 from web.errors import ApiError

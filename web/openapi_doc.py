@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 
-from tower.raw_json import RawJson
+from archiver.shape import RawJson
 
 __all__ = ["NO_NUL", "say_no_nul"]
 

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import Scope
 
-from tower.raw_json import RawJson
+from archiver.shape import RawJson
 from web.app_state import app_state
 
 __all__ = ["query_refusal"]

@@ -20,13 +20,12 @@ from archiver.cut import cut
 from archiver.document import ARCHIVER_VERSION, SCHEMA_VERSION
 from archiver.metrics import rollup, totals
 from archiver.redact import Redactor
+from archiver.shape import RawJson as JsonObj
 
 __all__ = ["SOURCE_KIND", "build_claude_documents", "score_claude"]
 
 SOURCE_KIND = "claude_code"
 _TITLE = 200
-
-JsonObj = dict[str, Any]
 
 
 def score_claude(

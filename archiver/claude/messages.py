@@ -27,11 +27,11 @@ import orjson
 
 from archiver.claude.prices import Usage, cost_of
 from archiver.cut import cut
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_obj
 
 __all__ = ["BOOKKEEPING", "CONVERSATION", "Built", "Prior", "build_messages", "iso_ms", "usage_of"]
 
-JsonObj = dict[str, Any]
 
 CONVERSATION = frozenset({"user", "assistant", "system", "attachment"})
 BOOKKEEPING = frozenset(

@@ -17,11 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from archiver.claude.prices import price_source
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_num, as_obj
 
 __all__ = ["cost_check", "per_turn"]
-
-JsonObj = dict[str, Any]
 
 
 def per_turn(messages: Sequence[Mapping[str, Any]]) -> list[JsonObj]:

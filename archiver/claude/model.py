@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.errors import WalkError
+from archiver.shape import RawJson as JsonObj
 
 __all__ = ["ClaudeSession", "ClaudeTree", "JsonObj", "SubagentFile"]
-
-JsonObj = dict[str, Any]
 
 
 @dataclass(frozen=True)

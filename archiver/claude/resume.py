@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.errors import WalkError
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_obj
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "tree_prior",
 ]
 
-JsonObj = dict[str, Any]
 # how much of a file's start, and of the bytes before where its read stopped, is hashed
 FINGERPRINT_BYTES = 4096
 # the name kept for a path or an id: its digest, keyed so that a guessed path cannot be checked

@@ -11,18 +11,16 @@ system messages; ``init`` and task events are bookkeeping.
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 from archiver.claude.lines import read_lines
 from archiver.claude.messages import build_messages
 from archiver.claude.tree import ClaudeSession, ClaudeTree, absorb, finish_tree, first_prompt, place_subagents
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_obj
 
 __all__ = ["is_stream_json", "tree_from_stream"]
 
-JsonObj = dict[str, Any]
 _KEPT_SYSTEM = frozenset({"api_retry", "api_error", "compact_boundary"})
 
 

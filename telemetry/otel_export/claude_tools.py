@@ -16,13 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from archiver.shape import RawJson as JsonObj
 from archiver.shape import as_obj
 
 __all__ = ["SOURCE_KIND", "is_claude", "launching_call", "tool_parts"]
 
 SOURCE_KIND = "claude_code"
-
-JsonObj = dict[str, Any]
 
 
 def is_claude(doc: Mapping[str, Any]) -> bool:

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-JsonObj = dict[str, Any]
+from archiver.shape import RawJson as JsonObj
 
 # ASSUMED: /api/info answers its object bare ({version, pid, urls, paths}), as the contract's
 # route table and the generated client show it, not inside {data} (the contract's general rule).

@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
-from typing import Any
 
 from fake_http import ASSUMED_INFO_BARE, V2Routes, handler
 
+from archiver.shape import RawJson as JsonObj
+
 __all__ = ["ASSUMED_INFO_BARE", "FakeOpenCode2", "serve"]
 
-JsonObj = dict[str, Any]
 VERSION = "2.1.2"
 _SES_TOP = 10**12  # session ids sort descending: newer sessions have smaller ids
 

@@ -16,17 +16,15 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from archiver.convert_read import parse_json_text
 from archiver.document import build_documents
 from archiver.session_files import export_of, is_session_file, is_v2_frames, log_trees, trees_of
+from archiver.shape import RawJson as JsonObj
 from archiver.walk import SessionSnapshot, TreeSnapshot
 from tower.capture_v2 import capture_trees
 
 __all__ = ["Exports", "docs_of_trees", "file_stamp", "read_session_file"]
-
-JsonObj = dict[str, Any]
 
 
 @dataclass
