@@ -1,11 +1,12 @@
-"""`fleet_rows` then `bounded`, with the store doing the counting and the picking.
+"""The whole fleet's health with each driver's newest open cycles kept, the store doing the
+counting and the picking.
 
 A fleet's open cycles grow with history (a dead dispatcher leaves them), and building a row for each
 only to drop all but the newest few per driver made `/api/health` grow with them. Here the store
 counts the cycle-only rows by driver, host and pid (the pid is what liveness asks of them, so each
 group shares one state) and picks each driver's newest `per_driver` by the in-flight partial index;
-Python builds only the rows it returns. The answer is `fleet_rows` then `bounded`'s, row for row
-(tests/queries/test_health_bounded.py holds them equal).
+Python builds only the rows it returns. The answer is `fleet_rows` cut down to those, row for row
+(tests/queries/test_health_bounded.py holds them equal to the plain way, `health_oracle`).
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def _attach(
 
 def _newest(rows: Iterable[Any], n: int) -> list[Any]:
     """A driver's `n` newest cycle-only rows of its ranked ones, ties at the edge broken as
-    `bounded` breaks them (by the row order: host, then the cycle's age and id)."""
+    the whole fleet's rows have them (by the row order: host, then the cycle's age and id)."""
     by_row = sorted(rows, key=lambda r: (r.host or "?", r.id))
     return sorted(by_row, key=lambda r: r.started_at, reverse=True)[:n]
 

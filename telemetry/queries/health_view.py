@@ -2,25 +2,24 @@
 
 A fleet keeps every cycle a dead dispatcher left open, and health listed each as a row: 2,020 open
 cycles made an 830 kB answer that the Overview polled. Daemons are as many as the fleet runs;
-cycles that never beat grow with history. So the answer can keep each daemon and only the newest
+cycles that never beat grow with history. So `/api/health` keeps each daemon and only the newest
 `PER_DRIVER` cycle-only rows of each driver, counting the rest per driver with a link to the
-cycles list (`bounded`, pure); the status and counts still cover every row. `/api/health` has
-the store count and pick them instead (`health_bounded`), so its cost does not grow with them.
+cycles list; the status and counts still cover every row. The store counts and picks them
+(`health_bounded`), so its cost does not grow with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
 
 from sqlmodel import Session
 
-from telemetry.queries.health import STATES, DaemonHealth, Liveness, State, fleet_rows, local_liveness
+from telemetry.queries.health import STATES, Liveness, State, fleet_rows, local_liveness
 from telemetry.queries.health_bounded import bounded_fleet
 
-__all__ = ["PER_DRIVER", "bounded", "fleet_health"]
+__all__ = ["PER_DRIVER", "fleet_health"]
 
 PER_DRIVER = 3
 
@@ -36,7 +35,8 @@ def fleet_health(
 
     `status` is the worst state present (ok when nothing is known); `cycles_in_flight` counts
     open cycles whose daemon is not down, `cycles_orphaned` those whose daemon is down. With
-    `per_driver`, cycle-only rows are bounded (`bounded`) and `more_open_cycles` counts the rest.
+    `per_driver`, only each driver's newest cycle-only rows are kept and `more_open_cycles` counts
+    the rest.
     """
     if per_driver is not None:
         some = bounded_fleet(db, now, threshold_s, liveness, per_driver)
@@ -61,38 +61,3 @@ def _answer(counts: dict[State, int], in_flight: int, orphaned: int) -> dict[str
         "cycles_in_flight": in_flight,
         "cycles_orphaned": orphaned,
     }
-
-
-def bounded(rows: Sequence[DaemonHealth], per_driver: int) -> tuple[list[DaemonHealth], list[dict[str, Any]]]:
-    """(rows shown, one summary per driver with cycle-only rows left out).
-
-    A row whose `source` is `cycle` is a driver known only from an open cycle; of those, the
-    newest `per_driver` per driver are kept (by the cycle's start). The order of `rows` is kept.
-    """
-    by_driver: dict[str, list[int]] = {}
-    for i, r in enumerate(rows):
-        if r.source == "cycle":
-            by_driver.setdefault(r.driver, []).append(i)
-    dropped: set[int] = set()
-    more: list[dict[str, Any]] = []
-    for driver, idx in sorted(by_driver.items()):
-        if len(idx) <= per_driver:
-            continue
-        newest_first = sorted(idx, key=lambda i: _started(rows[i]), reverse=True)
-        left = newest_first[per_driver:]
-        dropped.update(left)
-        orphaned = sum(1 for i in left if rows[i].state == "down")
-        more.append(
-            {
-                "driver": driver,
-                "cycles": len(left),
-                "orphaned": orphaned,
-                "in_flight": len(left) - orphaned,
-                "cycles_url": f"/api/cycles?driver={quote(driver, safe='')}&in_flight=true",
-            }
-        )
-    return [r for i, r in enumerate(rows) if i not in dropped], more
-
-
-def _started(row: DaemonHealth) -> str:
-    return str((row.in_flight_cycle or {}).get("started_at") or "")

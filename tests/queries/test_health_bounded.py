@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from health_oracle import bounded
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, delete, event, insert, text
@@ -13,7 +14,7 @@ from sqlmodel import Session
 from store_templates import migrate_by_copy
 
 from telemetry.queries.health import STATES, Liveness, fleet_rows
-from telemetry.queries.health_view import bounded, fleet_health
+from telemetry.queries.health_view import fleet_health
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import Cycle, Daemon

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from health_oracle import bounded
 from hypothesis import given
 from hypothesis import strategies as st
 
 from telemetry.queries.health import DaemonHealth
-from telemetry.queries.health_view import bounded
 
 
 def _row(driver: str, source: str, state: str, day: int | None) -> DaemonHealth:
