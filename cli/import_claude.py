@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from archiver.claude.layout import SessionFiles, default_config_dir, find_sessions
+from archiver.claude.layout import Found, default_config_dir, found_sessions
 from archiver.claude.prices import use_price_file
-from archiver.errors import WalkError
 from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
 from telemetry.services.claude.state import ClaudeImportReport, unchanged_report
 
@@ -18,8 +17,6 @@ if TYPE_CHECKING:
     from telemetry.settings import Settings
 
 __all__ = ["import_claude_cmd"]
-
-Found = tuple[list[SessionFiles], list[WalkError]]  # the sessions found, what was skipped
 
 import_app = command_group("import", "Bring existing data into the store.")
 
@@ -50,8 +47,7 @@ def import_claude_cmd(
     use_price_file(settings.price_file)  # the state file names the prices it was priced at
     # nothing changed since the last import into this store: say so without loading the
     # archive writer or opening the store (a re-run is the common case under `watch`, cron)
-    skipped: list[WalkError] = []
-    found = find_sessions(folder, skipped), skipped  # looked for once, in this run
+    found = found_sessions(folder)  # looked for once, in this run
     report = (
         None
         if reprice

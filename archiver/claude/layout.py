@@ -27,10 +27,12 @@ from archiver.claude.sniff import Kind, kind_of
 from archiver.errors import WalkError
 
 __all__ = [
+    "Found",
     "SessionFiles",
     "agent_id_of",
     "default_config_dir",
     "find_sessions",
+    "found_sessions",
     "is_claude_file",
     "meta_of",
     "owner_of",
@@ -158,6 +160,15 @@ def find_sessions(config_dir: Path, skipped: list[WalkError] | None = None) -> l
         except OSError as exc:
             skipped.append(WalkError("unreadable", "folder", None, str(exc), str(folder)))
     return out
+
+
+Found = tuple[list[SessionFiles], list[WalkError]]  # the sessions found, and what was skipped
+
+
+def found_sessions(config_dir: Path) -> Found:
+    """``find_sessions`` and what it skipped: what a run looks for once and hands on."""
+    skipped: list[WalkError] = []
+    return find_sessions(config_dir, skipped), skipped
 
 
 def _unknown_layout(folder: Path, skipped: list[WalkError]) -> None:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archiver.claude.layout import SessionFiles, find_sessions
+from archiver.claude.layout import Found, SessionFiles, found_sessions
 from archiver.claude.pool import Preparing, workers_for
 from archiver.errors import WalkError
 from archiver.redact import Redactor
@@ -59,7 +59,7 @@ def start_early(
     settings: Settings,
     label: str | None,
     reprice: bool = False,
-    found: tuple[list[SessionFiles], list[WalkError]] | None = None,
+    found: Found | None = None,
 ) -> EarlyStart | None:
     """Workers already preparing the first sessions to read whole, or None (not SQLite, or
     too few sessions for workers). ``found``: ``find_sessions``' answer (and what it
@@ -73,7 +73,7 @@ def start_early(
         if reprice
         else load_state(settings.data_dir / STATE_FILE, store_identity(settings.db_url, name), rows)
     )
-    sessions, skipped = found if found is not None else _found(config_dir)
+    sessions, skipped = found if found is not None else found_sessions(config_dir)
     report = ClaudeImportReport(str(config_dir))
     todo = plan(report, sessions, state, days=cleanup_days(config_dir), now=time.time(), name=name)
     whole = [f for f, key, _ in todo.todo if resume_of(state.get(key)) is None]
@@ -85,8 +85,3 @@ def start_early(
     first = whole[:_EARLY]
     pool.start(first)
     return EarlyStart(pool, redactor, sessions, skipped, {key_of(f, name) for f in first})
-
-
-def _found(config_dir: Path) -> tuple[list[SessionFiles], list[WalkError]]:
-    skipped: list[WalkError] = []
-    return find_sessions(config_dir, skipped), skipped

@@ -30,12 +30,11 @@ from sqlalchemy.engine import Engine
 
 from archiver.batch import Prepared
 from archiver.claude.archive import prepare_claude_tree
-from archiver.claude.layout import SessionFiles, find_sessions
+from archiver.claude.layout import Found, SessionFiles, found_sessions
 from archiver.claude.pool import Preparing, Target, prepared_trees, sync_written, workers_for
 from archiver.claude.prices import use_price_file
 from archiver.claude.resume import named_entry
 from archiver.claude.tree import ClaudeTree
-from archiver.errors import WalkError
 from archiver.redact import Redactor
 from archiver.store import FolderStore
 from telemetry.archive_store import archive_store
@@ -128,7 +127,7 @@ def import_claude(
     now: float | None = None,
     early: EarlyStart | None = None,
     reprice: bool = False,
-    found: tuple[list[SessionFiles], list[WalkError]] | None = None,
+    found: Found | None = None,
 ) -> ClaudeImportReport:
     """Archive every session under ``config_dir`` whose files changed since the last import.
     With ``quiet_seconds``, a session written to more recently than that is left for later.
@@ -146,8 +145,7 @@ def import_claude(
     state = {} if reprice else load_state(state_path, store_id, _rows(engine))
     if early is not None:
         found = early.sessions, early.skipped
-    skipped: list[WalkError] = found[1] if found is not None else []
-    sessions = found[0] if found is not None else find_sessions(config_dir, skipped)
+    sessions, skipped = found if found is not None else found_sessions(config_dir)
     report.problems.extend(e.to_dict() for e in skipped)
     days = cleanup_days(config_dir)
     batch: list[tuple[str, list[list[Any]], str, Prepared]] = []  # the one being prepared

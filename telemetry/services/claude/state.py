@@ -34,10 +34,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from archiver.claude.archive import is_empty
-from archiver.claude.layout import SessionFiles, find_sessions
+from archiver.claude.layout import Found, SessionFiles, find_sessions
 from archiver.claude.prices import price_key
 from archiver.claude.resume import Namer, state_namer
-from archiver.errors import WalkError
 from archiver.redact import RedactKeyError, load_key
 
 if TYPE_CHECKING:  # the archive writer is not loaded for an unchanged folder
@@ -240,7 +239,7 @@ def unchanged_report(
     data_dir: Path,
     db_url: str,
     key_file: Path,
-    found: tuple[list[SessionFiles], list[WalkError]] | None = None,
+    found: Found | None = None,
 ) -> ClaudeImportReport | None:
     """The report of an import that has nothing to do (every session's files as the state of
     this store remembers them), found without opening the store; None when there is work
