@@ -75,8 +75,6 @@ def _parts() -> Parts:
         ),
         # a word of prose followed by more words (`token: estimated from the usage`)
         not_prose=rb"(?![a-z]{2,40} +[a-z]{2})",
-        # a type naming what a field holds (`token: string;`, `token_account: Pubkey,`,
-        # `secret: Uint8Array | undefined`): code, not a secret. Lower case, as `not_number`
         # a value that stands for one in an example or a test (`OWM_API_KEY=your_key_here`,
         # `API_KEY = "test-key"`): what a user is to fill in, not a secret. Lower case
         not_example=(
@@ -84,6 +82,8 @@ def _parts() -> Parts:
             rb"|(?:x{3,}|changeme|placeholder|dummy|example|sample|fake|test)(?:[_-]?(?:api[_-]?)?"
             rb"(?:key|token|secret|password|value))?(?:[\s\"\\,;)\]}]|$))"
         ),
+        # a type naming what a field holds (`token: string;`, `token_account: Pubkey,`,
+        # `secret: Uint8Array | undefined`): code, not a secret. Lower case, as `not_number`
         not_type=(
             rb"(?!(?:string|boolean|number|integer|double|object|unknown|pubkey|buffer|uint8array"
             rb"|bytes|secretstr|option|optional)(?:[\s\"\\,;)\]}>|?=]|$))"

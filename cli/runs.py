@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from cli.app import app, fail, open_redactor, open_store, print_json, settings_of
+from cli.app import app, console, fail, open_redactor, open_store, print_json, settings_of
 from cli.fit import Col, fitted_table
 from cli.output import JsonOpt, Output, emit, output_options
 from cli.tables import dash, money, num, print_page, read_store, seconds, when, window
@@ -20,8 +20,8 @@ from telemetry.queries.fleet_models import RunPage
 from telemetry.queries.paging import CursorError
 from telemetry.queries.runs import RunFilter, list_runs
 
-# What only `runs add` uses (the ingest, the Claude archiver, rich) is imported by it: `runs
-# list` pays for its query alone.
+# What only `runs add` uses (the ingest, the Claude archiver) is imported by it: `runs list`
+# pays for its query alone (`console` makes rich only when it first prints).
 
 __all__ = ["runs_app"]
 
@@ -74,7 +74,6 @@ def runs_add(
 
     from archiver.claude.layout import default_config_dir
     from archiver.claude.result import ClaudeResultError
-    from cli.app import console
     from telemetry.queries.fleet_models import RunAdded
     from telemetry.queries.runs import run_dict
     from telemetry.services.claude.runs import archive_run
@@ -185,7 +184,6 @@ _RUN_COLS = (
 
 
 def _runs_table(page: RunPage) -> None:
-    from cli.app import console
 
     rows = []
     for r in page.items:
