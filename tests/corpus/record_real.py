@@ -6,6 +6,7 @@
     python tests/corpus/record_real.py --third         # the third held-out set -> real/third
     python tests/corpus/record_real.py --replica       # the fresh scripts drawn again -> real/replica
     python tests/corpus/record_real.py --fourth        # the fourth held-out set (thrash) -> real/fourth
+    python tests/corpus/record_real.py --fifth         # the fifth held-out set (lag) -> real/fifth
 
 Runs go `--workers` at a time on one server (about 10 minutes on two cores). Each recorded run
 is written as compact JSON with a `NAME.label.json` beside it: the label, other detectors that
@@ -20,7 +21,8 @@ the first held-out set had been looked at) into `fresh/`, and writes `fresh/MANI
 (`sha256sum -c` format) so that any later change to a frozen file shows. `--third` does the same
 for the third held-out set (`real_third.py`) into `third/`, and `--replica` for the fresh set's
 scripts drawn again under new names (`real_replica.py`) into `replica/`, and `--fourth` for the
-thrash and its healthy twins (`real_fourth.py`) into `fourth/`.
+thrash and its healthy twins (`real_fourth.py`) into `fourth/`, and `--fifth` for the thrash, the
+stretch without progress and the healthy runs that grind longest (`real_fifth.py`) into `fifth/`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ for _p in (_HERE, _HERE.parent, _HERE.parent / "e2e"):
         sys.path.insert(0, str(_p))
 
 from opencode_harness import find_or_install, opencode_server  # noqa: E402
+from real_fifth import fifth_runs  # noqa: E402
 from real_fourth import fourth_runs  # noqa: E402
 from real_fresh import fresh_stuck_runs  # noqa: E402
 from real_fresh_ok import fresh_healthy_runs  # noqa: E402
@@ -53,12 +56,14 @@ from real_stuck import stuck_runs  # noqa: E402
 from real_third import third_runs  # noqa: E402
 
 __all__ = [
+    "FIFTH",
     "FOURTH",
     "FRESH",
     "OUT",
     "REPLICA",
     "THIRD",
     "all_runs",
+    "fifth",
     "fourth",
     "fresh_runs",
     "label_of",
@@ -74,6 +79,7 @@ FRESH = "fresh"
 THIRD = "third"
 REPLICA = "replica"
 FOURTH = "fourth"
+FIFTH = "fifth"
 
 
 def all_runs(project: str) -> list[dict[str, Any]]:
@@ -105,6 +111,14 @@ def fourth(project: str) -> list[dict[str, Any]]:
     return runs
 
 
+def fifth(project: str) -> list[dict[str, Any]]:
+    runs = fifth_runs(project)
+    earlier = all_runs(project) + fresh_runs(project) + third(project) + replica(project) + fourth(project)
+    names = [r["name"] for r in runs] + [r["name"] for r in earlier]
+    assert len(set(names)) == len(names), "run names must be unique"
+    return runs
+
+
 def replica(project: str) -> list[dict[str, Any]]:
     runs = replica_runs(project)
     names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project) + fresh_runs(project)]
@@ -113,7 +127,7 @@ def replica(project: str) -> list[dict[str, Any]]:
 
 
 def _held(project: str, which: str) -> list[dict[str, Any]]:
-    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica, FOURTH: fourth}
+    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica, FOURTH: fourth, FIFTH: fifth}
     return sets.get(which, all_runs)(project)
 
 
@@ -195,13 +209,14 @@ def main() -> None:
     ap.add_argument("--third", action="store_true", help="the third held-out set, into OUT/third")
     ap.add_argument("--replica", action="store_true", help="the fresh scripts drawn again, into OUT/replica")
     ap.add_argument("--fourth", action="store_true", help="the fourth held-out set (thrash), into OUT/fourth")
+    ap.add_argument("--fifth", action="store_true", help="the fifth held-out set (lag), into OUT/fifth")
     args = ap.parse_args()
     # stopped from outside: still stop the server (the harness does it on the way out)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     t = time.monotonic()
     k, n = (int(x) for x in args.part.split("/"))
     which = FRESH if args.fresh else THIRD if args.third else REPLICA if args.replica else ""
-    which = FOURTH if args.fourth else which
+    which = FOURTH if args.fourth else FIFTH if args.fifth else which
     only = args.only or [r["name"] for r in _held("", which)[k - 1 :: n]]
     try:
         runs = record(args.out, only, args.workers, args.redo, which)
