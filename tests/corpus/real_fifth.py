@@ -29,9 +29,9 @@ _CHECK_SH = f"#!/bin/sh\n{CHECK}\n"
 _BIG = "".join(f"def g{k}(x):\n    return x * {k}\n" for k in range(90))
 _WORDS = [
     "split", "strip", "parse", "comma", "sep", "join", "list", "return", "def ", "import",
-    "TODO", "FIXME", "class ", "self", "assert", "raise", "open(", "json", "path", "config",
+    "TODO", "FIXME", "class ", "self", "assert", "raise", "open", "json", "path", "config",
     "test", "main", "args", "print", "lambda", "yield", "with ", "except", "None", "True",
-    "False", "format", "encode", "decode", "lines", "map(", "filter", "sorted", "dict", "set(",
+    "False", "format", "encode", "decode", "lines", "mapping", "filter", "sorted", "dict", "setdefault",
 ]  # fmt: skip
 _FIX = ("return s.split(',')", "return [x.strip() for x in s.split(',')]")
 

@@ -21,6 +21,7 @@ FRESH = CORPUS / "real" / "fresh"
 THIRD = CORPUS / "real" / "third"
 REPLICA = CORPUS / "real" / "replica"
 FOURTH = CORPUS / "real" / "fourth"
+FIFTH = CORPUS / "real" / "fifth"
 CLAUDE = CORPUS / "claude"
 for _p in (CORPUS, CORPUS.parent, CORPUS.parent / "e2e", CORPUS.parent / "claude"):
     sys.path.insert(0, str(_p))
@@ -30,7 +31,9 @@ import record_real  # noqa: E402
 
 
 @pytest.mark.parametrize(
-    "folder", [FRESH, THIRD, REPLICA, FOURTH], ids=["fresh", "third", "replica", "fourth"]
+    "folder",
+    [FRESH, THIRD, REPLICA, FOURTH, FIFTH],
+    ids=["fresh", "third", "replica", "fourth", "fifth"],
 )
 def test_the_held_out_sets_are_frozen(folder: Path) -> None:
     lines = (folder / "MANIFEST.sha256").read_text().splitlines()
@@ -65,6 +68,13 @@ def test_the_fourth_set_is_the_thrash_and_its_healthy_twins() -> None:
     assert labels == {"doom_loop": 4, "healthy": 5}
     names = {p.name.removesuffix(".label.json") for p in FOURTH.glob("*.label.json")}
     assert names == {r["name"] for r in record_real.fourth("/p")}
+
+
+def test_the_fifth_set_is_the_thrash_no_progress_and_long_grinds() -> None:
+    labels = Counter(json.loads(p.read_text())["label"] for p in FIFTH.glob("*.label.json"))
+    assert labels == {"doom_loop": 5, "no_progress": 5, "healthy": 9}
+    names = {p.name.removesuffix(".label.json") for p in FIFTH.glob("*.label.json")}
+    assert names == {r["name"] for r in record_real.fifth("/p")}
 
 
 def test_the_fresh_set_covers_every_pattern_with_new_runs() -> None:
