@@ -7,6 +7,7 @@
     python tests/corpus/record_real.py --replica       # the fresh scripts drawn again -> real/replica
     python tests/corpus/record_real.py --fourth        # the fourth held-out set (thrash) -> real/fourth
     python tests/corpus/record_real.py --fifth         # the fifth held-out set (lag) -> real/fifth
+    python tests/corpus/record_real.py --lag-dev       # development runs for the lag -> real/dev
 
 Runs go `--workers` at a time on one server (about 10 minutes on two cores). Each recorded run
 is written as compact JSON with a `NAME.label.json` beside it: the label, other detectors that
@@ -23,6 +24,8 @@ for the third held-out set (`real_third.py`) into `third/`, and `--replica` for 
 scripts drawn again under new names (`real_replica.py`) into `replica/`, and `--fourth` for the
 thrash and its healthy twins (`real_fourth.py`) into `fourth/`, and `--fifth` for the thrash, the
 stretch without progress and the healthy runs that grind longest (`real_fifth.py`) into `fifth/`.
+`--lag-dev` records the development runs of those patterns (`real_lag_dev.py`, written after the
+fifth set was frozen) into `dev/` whole, unsplit.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from real_fourth import fourth_runs  # noqa: E402
 from real_fresh import fresh_stuck_runs  # noqa: E402
 from real_fresh_ok import fresh_healthy_runs  # noqa: E402
 from real_healthy import healthy_runs  # noqa: E402
+from real_lag_dev import lag_dev_runs  # noqa: E402
 from real_recorder import RoutingLLM, record_all  # noqa: E402
 from real_replica import replica_runs  # noqa: E402
 from real_stuck import stuck_runs  # noqa: E402
@@ -59,6 +63,7 @@ __all__ = [
     "FIFTH",
     "FOURTH",
     "FRESH",
+    "LAG_DEV",
     "OUT",
     "REPLICA",
     "THIRD",
@@ -67,6 +72,7 @@ __all__ = [
     "fourth",
     "fresh_runs",
     "label_of",
+    "lag_dev",
     "manifest",
     "record",
     "replica",
@@ -80,6 +86,7 @@ THIRD = "third"
 REPLICA = "replica"
 FOURTH = "fourth"
 FIFTH = "fifth"
+LAG_DEV = "lag-dev"  # recorded into dev/
 
 
 def all_runs(project: str) -> list[dict[str, Any]]:
@@ -119,6 +126,14 @@ def fifth(project: str) -> list[dict[str, Any]]:
     return runs
 
 
+def lag_dev(project: str) -> list[dict[str, Any]]:
+    runs = lag_dev_runs(project)
+    earlier = all_runs(project) + fresh_runs(project) + third(project) + replica(project) + fifth(project)
+    names = [r["name"] for r in runs] + [r["name"] for r in earlier + fourth(project)]
+    assert len(set(names)) == len(names), "run names must be unique"
+    return runs
+
+
 def replica(project: str) -> list[dict[str, Any]]:
     runs = replica_runs(project)
     names = [r["name"] for r in runs] + [r["name"] for r in all_runs(project) + fresh_runs(project)]
@@ -127,7 +142,7 @@ def replica(project: str) -> list[dict[str, Any]]:
 
 
 def _held(project: str, which: str) -> list[dict[str, Any]]:
-    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica, FOURTH: fourth, FIFTH: fifth}
+    sets = {FRESH: fresh_runs, THIRD: third, REPLICA: replica, FOURTH: fourth, FIFTH: fifth, LAG_DEV: lag_dev}
     return sets.get(which, all_runs)(project)
 
 
@@ -187,7 +202,8 @@ def record(
         with tempfile.TemporaryDirectory() as tmp, opencode_server(binary, Path(tmp), llm.url) as oc:
             which = (FRESH if fresh is True else fresh) or ""
             runs = _held(str(oc.project), which)
-            where = {r["name"]: which for r in runs} if which else split(runs)
+            folder = "dev" if which == LAG_DEV else which
+            where = {r["name"]: folder for r in runs} if which else split(runs)
             if only:
                 runs = [r for r in runs if r["name"] in set(only)]
             if not redo:
@@ -210,17 +226,18 @@ def main() -> None:
     ap.add_argument("--replica", action="store_true", help="the fresh scripts drawn again, into OUT/replica")
     ap.add_argument("--fourth", action="store_true", help="the fourth held-out set (thrash), into OUT/fourth")
     ap.add_argument("--fifth", action="store_true", help="the fifth held-out set (lag), into OUT/fifth")
+    ap.add_argument("--lag-dev", action="store_true", help="development runs for the lag, into OUT/dev")
     args = ap.parse_args()
     # stopped from outside: still stop the server (the harness does it on the way out)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     t = time.monotonic()
     k, n = (int(x) for x in args.part.split("/"))
     which = FRESH if args.fresh else THIRD if args.third else REPLICA if args.replica else ""
-    which = FOURTH if args.fourth else FIFTH if args.fifth else which
+    which = FOURTH if args.fourth else FIFTH if args.fifth else LAG_DEV if args.lag_dev else which
     only = args.only or [r["name"] for r in _held("", which)[k - 1 :: n]]
     try:
         runs = record(args.out, only, args.workers, args.redo, which)
-        if which:
+        if which and which != LAG_DEV:
             (args.out / which / "MANIFEST.sha256").write_text(manifest(args.out / which))
     except BaseException:
         os._exit(1)  # the server is stopped by now; do not wait for runs still being driven
