@@ -174,13 +174,14 @@ class NoProgress(Detector):
         self._new = 0  # calls that brought a fact not seen before
         self._lists: set[frozenset[str]] = set()  # todo lists written (their items)
         self._replans = 0  # rewrites of a todo list already written, items unchanged
+        self._idle_replans = 0  # such rewrites with nothing new found since that list was first written
         self._best = Episode()
 
     def feed(self, turn: Turn) -> None:
         if turn.file_change:
             self._seen.clear()
             self._steps = self._calls = self._repeats = self._stale = 0
-            self._same = self._new = self._replans = 0
+            self._same = self._new = self._replans = self._idle_replans = 0
             self._lists.clear()
             self._after_wait = False
             return
@@ -200,6 +201,8 @@ class NoProgress(Detector):
             else:
                 new += 1
                 self._new += not polling
+                if not polling:
+                    self._idle_replans = 0  # something found: the rewrites before it were not idle
             self._seen[fact] = self._calls
             self._calls += not polling
         if polling:
@@ -219,6 +222,9 @@ class NoProgress(Detector):
             return
         if items in self._lists:
             self._replans += 1
+            self._idle_replans += 1
+        else:
+            self._idle_replans = 0
         self._lists.add(items)
 
     def _poll(self, turn: Turn, new: int) -> None:
@@ -284,6 +290,16 @@ class NoProgress(Detector):
                 "new_facts": self._new,
             }
             self._best.offer("stuck", 1.0, self._steps, self._start, lambda: ev2)
+        elif self._idle_replans >= th.no_progress_replan_idle_stuck:
+            # the same list written again and again with not one call between finding anything
+            ev3 = {
+                "signal": "replanning",
+                "steps": self._steps,
+                "rewrites": self._replans,
+                "idle_rewrites": self._idle_replans,
+                "new_facts": self._new,
+            }
+            self._best.offer("stuck", 1.0, self._steps, self._start, lambda: ev3)
 
     def finding(self) -> Finding:
         f = self._best.finding(self.name)

@@ -117,6 +117,9 @@ class Thresholds:
     no_progress_replan_stuck: int = _t(
         3, "rewrites of the same todo list, more than the new facts found meanwhile, before stuck"
     )
+    no_progress_replan_idle_stuck: int = _t(
+        2, "rewrites of the same todo list in a row, nothing found since it was written, before stuck"
+    )
     announce_stop_stuck: int = _t(
         2, 'turns ending on an announcement ("let me …") with nothing done, before stuck'
     )

@@ -6,7 +6,7 @@ from detstreams import Stream, bash, call, edit, read
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors import Finding, score
+from detectors import Finding, Probe, Thresholds, score
 from detectors.model import ToolCall
 
 
@@ -165,6 +165,69 @@ def test_a_todo_list_kept_up_to_date_while_looking_around_is_healthy() -> None:
     for k in range(1, 4):  # each rewrite follows new reads: the list tracks real findings
         s.step(read(f"src/{k}.py")).step(read(f"tests/{k}.py")).step(_todos(items, k))
     assert finding(s, "no_progress").verdict == "healthy"
+
+
+def test_the_same_todo_list_written_three_times_with_nothing_between_is_stuck() -> None:
+    items = ["read parser", "write test", "fix split"]
+    s = Stream().user().step(read("notes.md")).step(_todos(items, 0)).step(_todos(items[::-1], 1))
+    assert finding(s, "no_progress").verdict == "healthy"  # written, then marked: a plan kept
+    s.step(_todos(items, 2))
+    f = finding(s, "no_progress")
+    assert f.verdict == "stuck" and f.evidence["signal"] == "replanning"
+    assert f.evidence["idle_rewrites"] == 2 and f.evidence["new_facts"] == 1
+
+
+def test_a_todo_list_marked_after_each_look_up_is_not_idle_replanning() -> None:
+    items = ["read parser", "read tests", "fix split"]
+    s = Stream().user().step(_todos(items, 0)).step(_todos(items, 0))  # written, then marked
+    for k in (1, 2):
+        s.step(read(f"src/{k}.py")).step(read(f"tests/{k}.py")).step(_todos(items, k))
+    assert finding(s, "no_progress").verdict == "healthy"
+
+
+def _plan_stream(steps: list[int]) -> Stream:
+    """0: the same todo list again; 1: a look-up never made before; 2: a look-up made before."""
+    s = Stream().user()
+    for k, kind in enumerate(steps):
+        s.step(_todos(["a", "b"], k % 3) if kind == 0 else read(f"f{k if kind == 1 else 0}.py"))
+    return s
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=30), st.integers(1, 4))
+def test_idle_replanning_is_stuck_exactly_when_the_list_comes_back_with_nothing_found(
+    steps: list[int], idle: int
+) -> None:
+    # Stuck by this signal iff at some point the same list was written again `idle` times with
+    # no look-up between that found anything new (a repeated look-up finds nothing).
+    run = best = 0
+    written, looked = False, set()
+    for k, kind in enumerate(steps):
+        if kind == 0:
+            run = run + 1 if written else 0
+            written = True
+            best = max(best, run)
+        elif (path := k if kind == 1 else 0) not in looked:
+            looked.add(path)
+            run = 0
+    others_off = {n: 99 for n in ("no_progress_replan_stuck", "no_progress_same_stuck")}
+    others_off |= {n: 99 for n in ("no_progress_min_steps", "no_progress_long_steps")}
+    th = Thresholds(no_progress_replan_idle_stuck=idle, **others_off)
+    s = _plan_stream(steps)
+    f = next(f for f in score(s.messages, include_healthy=True, thresholds=th) if f.detector == "no_progress")
+    idle_stuck = f.verdict == "stuck" and f.evidence.get("idle_rewrites") is not None
+    assert idle_stuck == (best >= idle)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=30))
+def test_replanning_fed_step_by_step_equals_the_batch(steps: list[int]) -> None:
+    s = _plan_stream(steps)
+    probe = Probe()
+    for m in s.messages:
+        probe.feed(m)
+        probe.findings(include_healthy=True)  # asking on the way must not change the answer
+    assert probe.findings(include_healthy=True) == score(s.messages, include_healthy=True)
 
 
 @settings(max_examples=100, deadline=None)
