@@ -1,6 +1,7 @@
-"""The later held-out sets (`tests/corpus/real/fresh/`, `real/third/`, `real/replica/`, each
-frozen by its manifest) and the runs recorded from the real Claude Code CLI (`tests/corpus/claude/`): their
-shape, that nothing in the frozen sets changed, and what the detectors reach on them."""
+"""The later held-out sets (`tests/corpus/real/fresh/`, `real/third/`, `real/replica/`,
+`real/fourth/`, `real/fifth/`, each frozen by its manifest) and the runs recorded from the real
+Claude Code CLI (`tests/corpus/claude/`): their shape, that nothing in the frozen sets changed,
+and what the detectors reach on them."""
 
 from __future__ import annotations
 
@@ -112,8 +113,8 @@ def _check(ev: Evaluation, recall: float, named: float, lag: float) -> None:
 
 @pytest.mark.parametrize(
     "folder",
-    [FRESH, THIRD, REPLICA, FOURTH, CLAUDE / "dev", CLAUDE / "heldout"],
-    ids=["fresh", "third", "replica", "fourth", "claude-dev", "claude-heldout"],
+    [FRESH, THIRD, REPLICA, FOURTH, FIFTH, CLAUDE / "dev", CLAUDE / "heldout"],
+    ids=["fresh", "third", "replica", "fourth", "fifth", "claude-dev", "claude-heldout"],
 )
 def test_what_the_detectors_reach(folder: Path) -> None:
     recall, named, lag = TARGETS[folder.relative_to(CORPUS).as_posix()]
@@ -122,10 +123,11 @@ def test_what_the_detectors_reach(folder: Path) -> None:
 
 # What the detectors reach (docs/detectors.md has the tables); a change that loses ground fails.
 TARGETS = {
-    "real/fresh": (0.98, 0.94, 1.9),
-    "real/third": (1.0, 0.85, 9.5),  # no_progress runs only: their lag is that detector's
-    "real/replica": (0.98, 0.94, 1.8),
+    "real/fresh": (0.98, 0.94, 1.85),
+    "real/third": (1.0, 0.85, 8.9),  # no_progress runs only: their lag is that detector's
+    "real/replica": (0.98, 0.94, 1.75),
     "real/fourth": (1.0, 1.0, 8.5),  # thrash runs only: five failures, an edit after each
+    "real/fifth": (1.0, 0.9, 8.4),  # thrash and no_progress only: the slow patterns' lag
     "claude/dev": (1.0, 1.0, 1.65),
     "claude/heldout": (1.0, 1.0, 1.65),
 }
