@@ -10,8 +10,8 @@ import typer
 
 from cli.app import app, console, fail, settings_of
 from cli.fit import Col, fitted_table
+from cli.options import CursorOpt, LimitOpt, SinceOpt, UntilOpt
 from cli.output import Output, emit, output_options
-from cli.queries import CursorOpt, LimitOpt, SinceOpt, UntilOpt
 from cli.tables import dash, money, num, print_page, ratio, read_store, seconds, when, window
 from telemetry.queries.costs import COST_WINDOW, GROUP_KEYS
 from telemetry.queries.costs_answer import costs_answer, groupings

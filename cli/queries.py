@@ -8,11 +8,11 @@ import typer
 
 from cli.app import app, fail, settings_of
 from cli.fit import Col, fitted_table
+from cli.options import CursorOpt, LimitOpt, SinceOpt, UntilOpt
 from cli.output import Output, emit, output_options
 from cli.tables import archives_of, dash, money, num, print_page, read_store, seconds, when, window
 from telemetry.queries.paging import CursorError
 from telemetry.queries.sessions import (
-    MAX_LIMIT,
     SESSION_VERDICTS,
     SessionFilter,
     list_sessions,
@@ -24,7 +24,7 @@ from telemetry.queries.sessions import (
 if TYPE_CHECKING:
     from telemetry.queries.models import SessionPage, TreeNode
 
-__all__ = ["CursorOpt", "LimitOpt", "SinceOpt", "UntilOpt", "sessions_app"]
+__all__ = ["sessions_app"]
 
 sessions_app = typer.Typer(
     rich_markup_mode=None,
@@ -32,11 +32,6 @@ sessions_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(sessions_app, name="sessions")
-
-SinceOpt = Annotated[str | None, typer.Option(help="Only since this long ago (24h, 7d) or an ISO time.")]
-UntilOpt = Annotated[str | None, typer.Option(help="Only before this long ago or an ISO time.")]
-LimitOpt = Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="Rows per page.")]
-CursorOpt = Annotated[str | None, typer.Option(help="Continue after the page that printed this cursor.")]
 
 
 # Decisive columns first; the rest go when the terminal is narrow, the highest rank first.

@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from cli.app import app, console, err_console, fail, open_redactor, open_store, print_json, settings_of
+from cli.options import CursorOpt, SinceOpt
 from cli.output import Output, emit, output_options
-from cli.queries import CursorOpt, SinceOpt
 from cli.serve import db_app
 from cli.tables import print_page, window
 from telemetry.queries.content_search import SearchError, SearchRequest, search

@@ -148,3 +148,26 @@ def test_help_lists_commands_in_the_order_of_use() -> None:
     r = subprocess.run([sys.executable, "-m", "cli", "--help"], capture_output=True, text=True, check=True)
     listed = [line.split()[0] for line in r.stdout.split("Commands:")[1].splitlines() if line.strip()]
     assert listed == list(ORDER)
+
+
+def test_every_command_module_imports_on_its_own() -> None:
+    """A library user may import any `cli` module first (`import cli.queries`): none may depend
+    on another having been imported before it (a circular import would fail here)."""
+    names = sorted(
+        p.stem for p in Path(cli.__file__).parent.glob("*.py") if p.stem not in {"__init__", "__main__"}
+    )
+    code = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        f"for name in {names!r}:\n"
+        "    for m in [m for m in sys.modules if m == 'cli' or m.startswith('cli.')]:\n"
+        "        del sys.modules[m]\n"
+        "    try:\n"
+        "        importlib.import_module('cli.' + name)\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'cli.{name}: {type(exc).__name__}: {exc}')\n"
+        "print('\\n'.join(failed))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert len(names) > 20
+    assert r.stdout.strip() == ""
