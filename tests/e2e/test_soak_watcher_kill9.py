@@ -21,6 +21,7 @@ from dispatcher import run_and_delete_at_idle
 from driver import wait_for
 from fakellm import FakeLLM
 from opencode_harness import OpenCode
+from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 from watch_process import ROOT, holder, stop_watch, watch_process
 
@@ -28,6 +29,7 @@ from archiver.files import read_archive
 from archiver.validate import check_archive
 from telemetry.settings import Settings
 from telemetry.store.db import make_engine, session_scope
+from telemetry.store.live_models import LiveSession
 from telemetry.store.lost_models import LostTree
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex
@@ -58,7 +60,8 @@ NESTED = {
 class Dispatcher:
     """One tree after another until stopped, each root deleted the instant it goes idle; every
     third delegates to a subagent. Remembers each root and when it went busy and was deleted.
-    While ``go`` is clear it starts no new tree (those under way go on)."""
+    While ``go`` is clear it starts no new tree (the one under way, ``current``, goes on) and
+    says so by setting ``paused``."""
 
     def __init__(self, url: str, llm: FakeLLM) -> None:
         self.url, self.llm = url, llm
@@ -67,13 +70,16 @@ class Dispatcher:
         self.deleted: dict[str, float] = {}  # root: time.monotonic() once the server dropped it
         self.nested: set[str] = set()
         self.errors: list[str] = []
-        self.stop, self.go = threading.Event(), threading.Event()
+        self.stop, self.go, self.paused = threading.Event(), threading.Event(), threading.Event()
         self.go.set()
+        self.current: str | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self.stop.is_set():
-            if not self.go.wait(0.2):
+            if not self.go.is_set():
+                self.paused.set()
+                self.go.wait(0.2)
                 continue
             n = len(self.roots)
             script = NESTED if n % 3 == 2 else PLAIN
@@ -84,6 +90,7 @@ class Dispatcher:
                 seen.append(root)
                 self.roots.append(root)
                 self.busy[root] = time.monotonic()
+                self.current = root
 
             try:
                 # titled: OpenCode's title agent would rename the session after it went idle
@@ -92,6 +99,8 @@ class Dispatcher:
                 self.errors.append(f"{type(exc).__name__}: {exc}")
                 self.stop.wait(0.5)
                 continue
+            finally:
+                self.current = None
             if not seen:
                 self.roots.append(run["root"])
             if script is NESTED:
@@ -119,6 +128,14 @@ def _archived(engine_url: str, data: Path) -> dict[str, list[SessionIndex]]:
     return out
 
 
+def _on_board(engine: Engine, root: str | None) -> bool:
+    """The first watcher wrote ``root`` down as a live row."""
+    if root is None:
+        return False
+    with session_scope(engine, write=False) as db:
+        return db.exec(select(LiveSession).where(col(LiveSession.session_id) == root)).first() is not None
+
+
 def _lost(db_url: str, data: Path) -> list[dict[str, object]]:
     env = {**os.environ, "OCTEL_DATABASE_URL": db_url, "OCTEL_DATA_DIR": str(data)}
     cmd = [sys.executable, "-m", "cli", "lost", "--json", "--limit", "500"]
@@ -144,9 +161,12 @@ def test_no_tree_is_missing_after_a_kill_9_of_the_watcher_mid_soak(
         driver.thread.start()
         began = time.monotonic()
         wait_for(lambda: driver.done_after(began) >= 5, timeout=60)  # trees under the first
-        # a tree born and deleted while no watcher process runs at all is seen by nobody: no new
-        # tree starts until the second stands by (the one under way goes on through the kill)
+        # a tree born and deleted while no watcher has written it down is seen by nobody: no new
+        # tree starts until the second is up, and the one under way goes on through the kill
+        # once it is on the first one's live board (the store is all the second learns from)
+        driver.paused.clear()
         driver.go.clear()
+        wait_for(lambda: driver.paused.is_set() or _on_board(engine, driver.current), 30, 0.05)
         os.kill(a.pid, signal.SIGKILL)
         killed_at = time.monotonic()
         a.wait(10)
