@@ -210,6 +210,7 @@ async def watch_server(
                 holder=holder,
                 run=run,
                 log=log,
+                redactor=redactor,
             )
     finally:
         if own_http:

@@ -29,6 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
 from archiver.errors import FetchError
+from archiver.redact import Redactor
 from detectors import REGISTRY
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
@@ -37,6 +38,7 @@ from telemetry.timeutil import as_utc, parse_duration
 from telemetry.tower.acting import act_loop
 from telemetry.tower.acting import pause as _pause
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
+from telemetry.tower.takeover_lost import record_unseen, unseen_trees
 from tower.actions import Rules, parse_on_stuck
 from tower.watch import WatchConfig, Watcher
 
@@ -75,15 +77,16 @@ def holder_name() -> str:
 
 async def _seed_takeover(
     watcher: Watcher, engine: Engine, claim: Claim, now: float, log: Log, *, existing: bool = False
-) -> None:
+) -> list[dict[str, Any]] | None:
     """A takeover: a tree whose every session the store holds as the server has it now counts
     as archived; so does a tree no archive holds that was quiet since before the previous
     watcher began (it was there before, not ours to archive), unless ``existing`` (the user
     asked for trees already there). Any other tree is archived once quiet: it changed after
     its archive, or finished while nobody followed the server, even when this watcher, standing
-    by, had counted it as already there."""
+    by, had counted it as already there. Returns the server's sessions (None: not listed)."""
+    got: list[dict[str, Any]] | None = None
     try:
-        listed = await watcher.client.list_sessions()
+        listed = got = await watcher.client.list_sessions()
     except FetchError as exc:
         log(f"takeover: sessions not listed ({exc}); archiving every tree that changes")
         listed = []
@@ -116,6 +119,35 @@ async def _seed_takeover(
         if have is not None and updated is not None and updated <= have + 1:
             watcher.mirror.archived(root, now)
     watcher._resync = True  # the next step reads the server's list again
+    return got
+
+
+async def _unseen(
+    watcher: Watcher, engine: Engine, claim: Claim, listed: list[dict[str, Any]], redactor: Redactor, log: Log
+) -> None:
+    """Record lost each tree only the dead holder's live rows name, once the server says 404
+    (``telemetry.tower.takeover_lost``)."""
+    m = watcher.mirror
+    known = {s.get("id") for s in listed} | set(m.parents) | set(m.live) | m.spilled
+    known |= set(watcher.rec.parents)
+    server = watcher.client.base_url
+    try:
+        trees = unseen_trees(engine, server, {k for k in known if isinstance(k, str)}, claim.previous_start)
+    except SQLAlchemyError as exc:
+        log(f"takeover: live rows not read ({type(exc).__name__}); trees deleted meanwhile not checked")
+        return
+    gone = {}
+    for root, sids in trees.items():
+        try:
+            await watcher.client.session(root)
+        except FetchError as exc:
+            if exc.error_kind == "not_found":
+                gone[root] = sids
+    if gone:
+        try:
+            record_unseen(engine, server, gone, redactor=redactor, log=log)
+        except SQLAlchemyError as exc:
+            log(f"takeover: {len(gone)} trees deleted meanwhile not recorded lost ({type(exc).__name__})")
 
 
 def _mirrored_deleted(watcher: Watcher) -> dict[str, float | None]:
@@ -151,11 +183,13 @@ async def follow(
     holder: str,
     run: Callable[[Watcher, asyncio.Event], Coroutine[Any, Any, None]],
     log: Log = lambda _m: None,
+    redactor: Redactor | None = None,
 ) -> Watcher | None:
     """Follow ``server`` whenever this watcher holds its lease, until ``stop``; returns the
     last watcher that ran. While another holds it, a watcher stands by: it reads the server's
     events into its mirror from the first second (``Watcher.following`` False), and the term
-    that begins when the lease runs out goes on with that watcher."""
+    that begins when the lease runs out goes on with that watcher. With ``redactor``, a takeover
+    records lost the trees the dead holder followed that the server deleted meanwhile."""
     last: Watcher | None = None
     waiting_on: str | None = None
     step = lease_seconds / 3
@@ -189,7 +223,9 @@ async def follow(
                 watcher = last = make(cfg)
             if claim.taken_from is not None:
                 existing = config.archive_existing
-                await _seed_takeover(watcher, engine, claim, time.time(), log, existing=existing)
+                listed = await _seed_takeover(watcher, engine, claim, time.time(), log, existing=existing)
+                if listed is not None and redactor is not None:  # trees deleted while nobody followed
+                    await _unseen(watcher, engine, claim, listed, redactor, log)
             watcher.following = True
             await _term(
                 watcher,

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -19,8 +17,8 @@ from fakellm import FakeLLM
 from opencode_harness import OpenCode
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
+from watch_process import holder, stop_watch, watch_process
 
-from telemetry.store.action_models import WatchLease
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex
@@ -28,39 +26,6 @@ from telemetry.store.models import SessionIndex
 pytestmark = [pytest.mark.opencode]
 
 LEASE_S = 6.0
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _watch(
-    url: str, db_url: str, data: Path, log: Path, *extra: str, lease: float = LEASE_S
-) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "OCTEL_DATABASE_URL": db_url,
-        "OCTEL_DATA_DIR": str(data),
-        "OCTEL_WATCH_LEASE_SECONDS": str(lease),
-        "COLUMNS": "300",
-    }
-    cmd = [sys.executable, "-m", "cli", "watch", "--server", url, "--poll-interval", "0.5", *extra]
-    with log.open("ab") as out:
-        return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out)
-
-
-def _stop(p: subprocess.Popen[bytes]) -> None:
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(5)
-
-
-def _holder(engine: Engine) -> str:
-    """Who holds the server's lease now ("" when nobody ever did)."""
-    with session_scope(engine, write=False) as db:
-        row = db.exec(select(WatchLease)).first()
-        return row.holder if row else ""
 
 
 def _archived(engine: Engine, root: str) -> bool:
@@ -80,15 +45,19 @@ def test_a_tree_left_unarchived_by_a_killed_watcher_is_archived_by_the_next(
     http = httpx.Client(base_url=opencode.url, timeout=15)
     root = run_prompt(http, "Hi.", session={"title": "left behind"})["root"]
     # a settle far longer than the test: the first watcher never archives the tree
-    first = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", "--archive-existing")
+    first = watch_process(
+        opencode.url, db_url, tmp_path / "data", log, "--settle", "600", "--archive-existing", lease=LEASE_S
+    )
     second = None
 
     try:
-        wait_for(lambda: f":{first.pid}:" in _holder(engine), timeout=60)
+        wait_for(lambda: f":{first.pid}:" in holder(engine), timeout=60)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
         assert not _archived(engine, root)
-        second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", "--archive-existing")
+        second = watch_process(
+            opencode.url, db_url, tmp_path / "data", log, "--settle", "1", "--archive-existing", lease=LEASE_S
+        )
         wait_for(lambda: _archived(engine, root), timeout=90)
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{log.read_text()[-3000:]}") from None
@@ -96,7 +65,7 @@ def test_a_tree_left_unarchived_by_a_killed_watcher_is_archived_by_the_next(
         http.close()
         for p in (first, second):
             if p is not None:
-                _stop(p)
+                stop_watch(p)
         engine.dispose()
 
 
@@ -110,20 +79,20 @@ def test_a_tree_deleted_while_the_dead_watchers_lease_runs_is_archived(
     log = tmp_path / "watch.log"
     # a lease long enough for a whole tree to begin, end and be deleted before it runs out (a
     # tree of one prompt to the fake model takes a few seconds; the holder is checked after it)
-    first = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", lease=25.0)
+    first = watch_process(opencode.url, db_url, tmp_path / "data", log, "--settle", "600", lease=25.0)
     second = None
     http = httpx.Client(base_url=opencode.url, timeout=15)
 
     try:
-        wait_for(lambda: f":{first.pid}:" in _holder(engine), timeout=60)
+        wait_for(lambda: f":{first.pid}:" in holder(engine), timeout=60)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
-        second = _watch(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", lease=25.0)
+        second = watch_process(opencode.url, db_url, tmp_path / "data", log, "--settle", "1", lease=25.0)
         wait_for(lambda: "standing by" in log.read_text(), timeout=60)
         # begun, finished and deleted while the dead watcher's lease still runs
         root = run_prompt(http, "Hi.", session={"title": "gone in the gap"})["root"]
         http.delete(f"/session/{root}")
-        assert f":{first.pid}:" in _holder(engine)  # still the dead one's lease
+        assert f":{first.pid}:" in holder(engine)  # still the dead one's lease
         wait_for(lambda: _archived(engine, root), timeout=90)
         assert "from the mirror" in log.read_text()
     except AssertionError as exc:
@@ -132,5 +101,5 @@ def test_a_tree_deleted_while_the_dead_watchers_lease_runs_is_archived(
         http.close()
         for p in (first, second):
             if p is not None:
-                _stop(p)
+                stop_watch(p)
         engine.dispose()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -21,45 +20,16 @@ from opencode_harness import OpenCode
 from realparts import free_port
 from sqlalchemy.engine import Engine
 from sqlmodel import select
+from watch_process import holder, stop_watch, watch_process
 
-from telemetry.store.action_models import WatchAction, WatchLease
+from telemetry.store.action_models import WatchAction
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 
 pytestmark = [pytest.mark.opencode]
 
 LEASE_S = 6.0
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _watch(url: str, db_url: str, data: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "OCTEL_DATABASE_URL": db_url,
-        "OCTEL_DATA_DIR": str(data),
-        "OCTEL_WATCH_LEASE_SECONDS": str(LEASE_S),
-        "COLUMNS": "300",
-    }
-    cmd = [sys.executable, "-m", "cli", "watch", "--server", url, "--poll-interval", "0.5"]
-    cmd += ["--abort-retries-after", "2", "--settle", "600"]
-    with log.open("ab") as out:
-        return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out)
-
-
-def _stop(p: subprocess.Popen[bytes]) -> None:
-    if p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(5)
-
-
-def _holder(engine: Engine) -> str:
-    with session_scope(engine, write=False) as db:
-        row = db.exec(select(WatchLease)).first()
-        return row.holder if row else ""
+FLAGS = ("--abort-retries-after", "2", "--settle", "600")
 
 
 def _rows(engine: Engine, root: str) -> list[WatchAction]:
@@ -81,9 +51,9 @@ def test_an_abort_whose_watcher_died_mid_request_is_on_record_and_not_sent_again
     root = ""
     with HoldingProxy(opencode.url, free_port()).running() as proxy:
         try:
-            procs.append(_watch(proxy.url, db_url, tmp_path / "data", logs[0]))
-            wait_for(lambda: f":{procs[0].pid}:" in _holder(engine), timeout=60)
-            procs.append(_watch(proxy.url, db_url, tmp_path / "data", logs[1]))
+            procs.append(watch_process(proxy.url, db_url, tmp_path / "data", logs[0], *FLAGS, lease=LEASE_S))
+            wait_for(lambda: f":{procs[0].pid}:" in holder(engine), timeout=60)
+            procs.append(watch_process(proxy.url, db_url, tmp_path / "data", logs[1], *FLAGS, lease=LEASE_S))
             wait_for(lambda: "standing by" in logs[1].read_text(), timeout=60)
             root = start(http, "Say something.", {"title": "retrying"})
             assert proxy.held.wait(90), "no abort was sent"
@@ -94,7 +64,7 @@ def test_an_abort_whose_watcher_died_mid_request_is_on_record_and_not_sent_again
             assert (row.rule, row.action, row.outcome) == ("abort_retries_after", "abort", "sending")
             assert f":{procs[0].pid}:" in str(row.watcher) and row.intent_key
             assert http.get("/session/status").json()[root]["type"] == "retry"  # the abort never reached it
-            wait_for(lambda: f":{procs[1].pid}:" in _holder(engine), timeout=LEASE_S * 4, step=0.2)
+            wait_for(lambda: f":{procs[1].pid}:" in holder(engine), timeout=LEASE_S * 4, step=0.2)
             (row,) = wait_for(lambda: [r for r in _rows(engine, root) if r.outcome == "unknown"], timeout=30)
             assert row.detail.startswith("watcher died while sending")
             assert "still shows it due; not sent again" in row.detail
@@ -110,7 +80,7 @@ def test_an_abort_whose_watcher_died_mid_request_is_on_record_and_not_sent_again
             raise AssertionError(f"{exc}\n{said}") from None
         finally:
             for p in procs:
-                _stop(p)
+                stop_watch(p)
             if root:
                 http.post(f"/session/{root}/abort")
             http.close()
