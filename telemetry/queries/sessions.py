@@ -38,7 +38,7 @@ __all__ = [
     "get_session",
     "list_sessions",
     "one_per_pattern",
-    "session_dict",
+    "session_record",
     "session_tree",
 ]
 
@@ -69,48 +69,50 @@ def _iso(dt: datetime | None) -> str | None:
     return as_utc(dt).isoformat() if dt is not None else None
 
 
-def session_dict(s: SessionIndex) -> dict[str, Any]:
-    """One index row as JSON-ready data (the shape every session query returns)."""
+def session_record(s: SessionIndex) -> SessionRecord:
+    """One index row as the record every session query returns."""
     tokens = stored_tokens(s)
-    return {
-        "session_id": s.session_id,
-        "root_session_id": s.root_session_id,
-        "parent_session_id": s.parent_session_id,
-        "depth": s.depth,
-        "label": s.label,
-        "cycle_id": s.cycle_id,
-        "agent": s.agent,
-        "model": s.model,
-        "title": s.title,
-        "directory": s.directory,
-        "opencode_version": s.opencode_version,
-        "opencode_generation": opencode_generation(s.source, s.schema_version, s.opencode_version),
-        "created_at": _iso(s.created_at),
-        "updated_at": _iso(s.updated_at),
-        "archived_at": _iso(s.archived_at),
-        "duration_s": s.duration_s,
-        "turn_count": s.turn_count,
-        "message_count": s.message_count,
-        "in_flight": s.in_flight,
-        "tokens": tokens,
-        "tokens_total": sum(tokens.values()),
-        "cache_hit_ratio": cache_hit_ratio(s.tokens_cache_read, s.tokens_input),
-        "cost_usd": s.cost_usd,
-        "subtree_tokens": s.subtree_tokens,
-        "subtree_cost_usd": s.subtree_cost_usd,
-        "subtree_session_count": s.subtree_session_count,
-        "verdict": s.verdict,
-        "worst_detector": s.worst_detector,
-        "finding_count": s.finding_count,
-        "walk_error_count": s.walk_error_count,
-        "error_kind": s.error_kind,
-        "archive_path": s.archive_path,
-        "schema_version": s.schema_version,
-        "source": s.source,
-        "reported_cost_usd": s.reported_cost_usd,
-        "cost_mismatch": s.cost_mismatch,
-        "unpriced_models": s.unpriced_models.split(",") if s.unpriced_models else [],
-    }
+    return SessionRecord.model_validate(
+        {
+            "session_id": s.session_id,
+            "root_session_id": s.root_session_id,
+            "parent_session_id": s.parent_session_id,
+            "depth": s.depth,
+            "label": s.label,
+            "cycle_id": s.cycle_id,
+            "agent": s.agent,
+            "model": s.model,
+            "title": s.title,
+            "directory": s.directory,
+            "opencode_version": s.opencode_version,
+            "opencode_generation": opencode_generation(s.source, s.schema_version, s.opencode_version),
+            "created_at": _iso(s.created_at),
+            "updated_at": _iso(s.updated_at),
+            "archived_at": _iso(s.archived_at),
+            "duration_s": s.duration_s,
+            "turn_count": s.turn_count,
+            "message_count": s.message_count,
+            "in_flight": s.in_flight,
+            "tokens": tokens,
+            "tokens_total": sum(tokens.values()),
+            "cache_hit_ratio": cache_hit_ratio(s.tokens_cache_read, s.tokens_input),
+            "cost_usd": s.cost_usd,
+            "subtree_tokens": s.subtree_tokens,
+            "subtree_cost_usd": s.subtree_cost_usd,
+            "subtree_session_count": s.subtree_session_count,
+            "verdict": s.verdict,
+            "worst_detector": s.worst_detector,
+            "finding_count": s.finding_count,
+            "walk_error_count": s.walk_error_count,
+            "error_kind": s.error_kind,
+            "archive_path": s.archive_path,
+            "schema_version": s.schema_version,
+            "source": s.source,
+            "reported_cost_usd": s.reported_cost_usd,
+            "cost_mismatch": s.cost_mismatch,
+            "unpriced_models": s.unpriced_models.split(",") if s.unpriced_models else [],
+        }
+    )
 
 
 def one_per_pattern(findings: Sequence[Finding]) -> list[Finding]:
@@ -166,7 +168,7 @@ def list_sessions(db: Session, f: SessionFilter) -> SessionPage:
     more = len(rows) > limit
     rows = rows[:limit]
     nxt = encode_cursor(rows[-1].archived_at, rows[-1].id or 0) if more and rows else None
-    return SessionPage(items=[SessionRecord.model_validate(session_dict(r)) for r in rows], next_cursor=nxt)
+    return SessionPage(items=[session_record(r) for r in rows], next_cursor=nxt)
 
 
 def _find(db: Session, session_id: str) -> SessionIndex | None:
@@ -251,11 +253,11 @@ def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
     ).all()
     rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == s.root_session_id)).all()
     cycle = linked_cycle(db, s.session_id, s.root_session_id, s.cycle_id, s.label)
-    record = session_dict(s)
+    record = session_record(s)
     if cycle is not None:
-        record["cycle_id"] = cycle.cycle_id
+        record = record.model_copy(update={"cycle_id": cycle.cycle_id})
     return {
-        "session": record,
+        "session": record.model_dump(),
         "cycle": cycle_dict(cycle) if cycle is not None else None,
         "parent_session_id": s.parent_session_id,
         "root_session_id": s.root_session_id,
