@@ -26,15 +26,16 @@ from telemetry.timeutil import as_utc
 
 # The list reads the index alone: the other tables are defined when a session's findings are.
 if TYPE_CHECKING:
-    from telemetry.queries.models import TreeNode
+    from telemetry.queries.models import FindingRecord, LinkedCycle, TreeNode
     from telemetry.store.models import Finding
 
 __all__ = [
     "MAX_LIMIT",
     "SESSION_VERDICTS",
     "SessionFilter",
+    "StoredSession",
     "archive_path_of",
-    "finding_dict",
+    "finding_record",
     "get_session",
     "list_sessions",
     "one_per_pattern",
@@ -63,6 +64,19 @@ class SessionFilter:
     limit: int = 50
     cursor: str | None = None
     source: str | None = None  # opencode or claude_code
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """What the store holds of one session (`get_session`): the parts of its detail page
+    that need no archive."""
+
+    session: SessionRecord
+    cycle: LinkedCycle | None
+    parent_session_id: str | None
+    root_session_id: str
+    findings: list[FindingRecord]
+    tree: TreeNode
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -122,16 +136,21 @@ def one_per_pattern(findings: Sequence[Finding]) -> list[Finding]:
     return [f for f in findings if f.source != "live" or f.detector not in archived]
 
 
-def finding_dict(f: Finding) -> dict[str, Any]:
-    return {
-        "detector": f.detector,
-        "verdict": f.verdict,
-        "score": f.score,
-        "start_index": f.start_index,
-        "evidence": f.evidence,
-        "source": f.source,
-        "detected_at": _iso(f.detected_at),
-    }
+def finding_record(f: Finding) -> FindingRecord:
+    """A stored finding as the answers show it (no sentence yet: `finding_text` adds it)."""
+    from telemetry.queries.models import FindingRecord
+
+    return FindingRecord.model_validate(
+        {
+            "detector": f.detector,
+            "verdict": f.verdict,
+            "score": f.score,
+            "start_index": f.start_index,
+            "evidence": f.evidence,
+            "source": f.source,
+            "detected_at": _iso(f.detected_at),
+        }
+    )
 
 
 def _filters(f: SessionFilter) -> list[Any]:
@@ -181,66 +200,64 @@ def archive_path_of(db: Session, session_id: str) -> str | None:
     return db.exec(stmt).first()
 
 
-def _node(s: SessionIndex) -> dict[str, Any]:
-    tokens = stored_tokens(s)
-    return {
-        "session_id": s.session_id,
-        "parent_session_id": s.parent_session_id,
-        "depth": s.depth,
-        "agent": s.agent,
-        "model": s.model,
-        "title": s.title,
-        "verdict": s.verdict,
-        "in_flight": s.in_flight,
-        "turn_count": s.turn_count,
-        "cost_usd": s.cost_usd,
-        "tokens": tokens,
-        "tokens_total": sum(tokens.values()),
-    }
-
-
-def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> dict[str, Any]:
+def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> TreeNode:
     """Nest `rows` under `top` by parent links and roll cost and tokens up explicitly.
 
     Own numbers stay own (OpenCode's session cost excludes its children); the subtree numbers
     are sums over the indexed descendants. Parent links that loop are cut at the first repeat.
     """
+    from telemetry.queries.models import Tokens, TreeNode
+
     children: dict[str, list[SessionIndex]] = {}
     for r in rows:
         if r.parent_session_id is not None and r.session_id != top.session_id:
             children.setdefault(r.parent_session_id, []).append(r)
     seen: set[str] = set()
 
-    def build(s: SessionIndex) -> dict[str, Any]:
+    def build(s: SessionIndex) -> TreeNode:
         seen.add(s.session_id)
-        node = _node(s)
         kids = sorted(children.get(s.session_id, []), key=lambda c: (_iso(c.created_at) or "", c.session_id))
-        node["children"] = [build(c) for c in kids if c.session_id not in seen]
-        node["subtree_cost_usd"] = node["cost_usd"] + sum(c["subtree_cost_usd"] for c in node["children"])
-        kids_tokens = [c["subtree_tokens"] for c in node["children"]]
-        sub_tokens = {k: node["tokens"][k] + sum(t[k] for t in kids_tokens) for k in TOKEN_KINDS}
-        node["subtree_tokens"] = sub_tokens
-        node["subtree_tokens_total"] = sum(sub_tokens.values())
-        node["subtree_session_count"] = 1 + sum(c["subtree_session_count"] for c in node["children"])
-        return node
+        nodes = [build(c) for c in kids if c.session_id not in seen]
+        tokens = stored_tokens(s)
+        sub_tokens = {k: tokens[k] + sum(getattr(c.subtree_tokens, k) for c in nodes) for k in TOKEN_KINDS}
+        return TreeNode.model_validate(
+            {
+                "session_id": s.session_id,
+                "parent_session_id": s.parent_session_id,
+                "depth": s.depth,
+                "agent": s.agent,
+                "model": s.model,
+                "title": s.title,
+                "verdict": s.verdict,
+                "in_flight": s.in_flight,
+                "turn_count": s.turn_count,
+                "cost_usd": s.cost_usd,
+                "tokens": Tokens(**tokens),
+                "tokens_total": sum(tokens.values()),
+                "children": nodes,
+                "subtree_cost_usd": s.cost_usd + sum(c.subtree_cost_usd for c in nodes),
+                "subtree_tokens": Tokens(**sub_tokens),
+                "subtree_tokens_total": sum(sub_tokens.values()),
+                "subtree_session_count": 1 + sum(c.subtree_session_count for c in nodes),
+            }
+        )
 
     return build(top)
 
 
 def session_tree(db: Session, session_id: str) -> TreeNode | None:
     """The subtree rooted at a session, nested, with own and rolled-up cost and tokens."""
-    from telemetry.queries.models import TreeNode
-
     top = _find(db, session_id)
     if top is None:
         return None
     rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == top.root_session_id)).all()
-    return TreeNode.model_validate(_build_tree(top, rows))
+    return _build_tree(top, rows)
 
 
-def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
+def get_session(db: Session, session_id: str) -> StoredSession | None:
     """The index record, its findings, its subtree, its parent and root ids, and its cycle."""
     from telemetry.queries.cycles import cycle_dict, linked_cycle  # the list does not need them
+    from telemetry.queries.models import LinkedCycle
     from telemetry.store.models import Finding
 
     s = _find(db, session_id)
@@ -256,11 +273,11 @@ def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
     record = session_record(s)
     if cycle is not None:
         record = record.model_copy(update={"cycle_id": cycle.cycle_id})
-    return {
-        "session": record.model_dump(),
-        "cycle": cycle_dict(cycle) if cycle is not None else None,
-        "parent_session_id": s.parent_session_id,
-        "root_session_id": s.root_session_id,
-        "findings": [finding_dict(x) for x in one_per_pattern(findings)],
-        "tree": _build_tree(s, rows),
-    }
+    return StoredSession(
+        session=record,
+        cycle=LinkedCycle.model_validate(cycle_dict(cycle)) if cycle is not None else None,
+        parent_session_id=s.parent_session_id,
+        root_session_id=s.root_session_id,
+        findings=[finding_record(x) for x in one_per_pattern(findings)],
+        tree=_build_tree(s, rows),
+    )

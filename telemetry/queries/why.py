@@ -281,15 +281,15 @@ def why(
     cyc: Cycle | None
     if got is not None:
         kind = "session"
-        cyc = _latest_cycle_for(db, ident, got["session"]["cycle_id"])
+        cyc = _latest_cycle_for(db, ident, got.session.cycle_id)
     else:
         cyc = db.exec(select(Cycle).where(Cycle.cycle_id == ident)).first()
         if cyc is None:
             return None
         kind = "cycle"
         got = get_session(db, cyc.session_id) if cyc.session_id else None
-    sess = got["session"] if got else None
-    findings: list[Mapping[str, Any]] = list(got["findings"]) if got else []
+    sess = got.session.model_dump() if got else None
+    findings: list[Mapping[str, Any]] = [f.model_dump() for f in got.findings] if got else []
     turns: list[dict[str, Any]] | None = None
     status: list[Mapping[str, Any]] = []
     perms: list[Mapping[str, Any]] = []
