@@ -52,10 +52,8 @@ def open_cycle_fleet(
     out: dict[str, CycleFleet] = {}
     for d in fleet_rows(db, now, threshold_s, liveness).rows:
         c = d.in_flight_cycle
-        if c and c["cycle_id"]:
-            out[c["cycle_id"]] = CycleFleet(
-                c["cycle_id"], d.driver, c["started_at"], d.state, d.reason, d.liveness
-            )
+        if c and c.cycle_id:
+            out[c.cycle_id] = CycleFleet(c.cycle_id, d.driver, c.started_at, d.state, d.reason, d.liveness)
     return out
 
 
