@@ -288,7 +288,7 @@ def _stored_session(ctx: typer.Context, session_id: str) -> Converted:
         got = get_session(db, session_id)
         if got is None:
             fail(f"{session_id!r} is neither a file, a folder nor an archived session id")  # not found: 1
-        stored = got["session"]["archive_path"]
+        stored = got.session.archive_path
         store = archives_of(ctx, db)
         if store.stat(stored) is None:
             fail(f"the archive of session {session_id} is not there ({stored})")

@@ -17,7 +17,7 @@ from telemetry.queries.costs import COST_WINDOW, GROUP_KEYS
 from telemetry.queries.costs_answer import costs_answer, groupings
 from telemetry.queries.cycle_fleet import cycles_page, summary_answer
 from telemetry.queries.cycles import CycleFilter
-from telemetry.queries.fleet_models import CyclePage, CycleRecord, CyclesSummary
+from telemetry.queries.fleet_models import CostsAnswer, CyclePage, CycleRecord, CyclesSummary, TopSpend
 from telemetry.queries.paging import CursorError
 from telemetry.timeutil import utcnow
 
@@ -213,7 +213,7 @@ def costs(
     with read_store(ctx) as db:
         answer = costs_answer(db, keys, t0, t1, top=top, stack=stack.value, now=now)
     out = answer.model_dump(mode="json", exclude_unset=True)
-    emit(output, answer, _cost_rows(out), lambda: _costs_tables(out, top))
+    emit(output, answer, _cost_rows(out), lambda: _costs_tables(answer, top))
     if not repriced:
         raise typer.Exit(1)
 
@@ -256,20 +256,20 @@ _TOP_TREE_COLS = (
 )
 
 
-def _costs_tables(out: dict[str, Any], top: int) -> None:
-    tot = out["totals"]
+def _costs_tables(out: CostsAnswer, top: int) -> None:
+    tot = out.totals
     feet = {
         "source": "total",
-        "count": str(tot["count"]),
-        "input": num(tot["tokens"]["input"]),
-        "output": num(tot["tokens"]["output"]),
-        "reasoning": num(tot["tokens"]["reasoning"]),
-        "cache read": num(tot["tokens"]["cache_read"]),
-        "cache write": num(tot["tokens"]["cache_write"]),
-        "hit": ratio(tot["cache_hit_ratio"]),
-        "cost": money(tot["cost_usd"]),
+        "count": str(tot.count),
+        "input": num(tot.tokens.input),
+        "output": num(tot.tokens.output),
+        "reasoning": num(tot.tokens.reasoning),
+        "cache read": num(tot.tokens.cache_read),
+        "cache write": num(tot.tokens.cache_write),
+        "hit": ratio(tot.cache_hit_ratio),
+        "cost": money(tot.cost_usd),
     }
-    for key, merged in out["breakdowns"].items():
+    for key, merged in out.breakdowns.items():
         cols = [
             Col("source"),
             Col(key, flex=True),
@@ -277,33 +277,34 @@ def _costs_tables(out: dict[str, Any], top: int) -> None:
             Col("cost", right=True),
         ]
         rows = []
-        for r in (dict(s, key=m["key"]) for m in merged for s in m["sources"]):
-            tk = r["tokens"]
-            rows.append(
-                (
-                    r["source"],
-                    dash(r["key"]),
-                    str(r["count"]),
-                    num(tk["input"]),
-                    num(tk["output"]),
-                    num(tk["reasoning"]),
-                    num(tk["cache_read"]),
-                    num(tk["cache_write"]),
-                    ratio(r["cache_hit_ratio"]),
-                    money(r["cost_usd"]),
+        for m in merged:
+            for r in m.sources or []:
+                tk = r.tokens
+                rows.append(
+                    (
+                        dash(r.source),
+                        dash(m.key),
+                        str(r.count),
+                        num(tk.input),
+                        num(tk.output),
+                        num(tk.reasoning),
+                        num(tk.cache_read),
+                        num(tk.cache_write),
+                        ratio(r.cache_hit_ratio),
+                        money(r.cost_usd),
+                    )
                 )
-            )
         title = f"costs by {key}"
         console.print(fitted_table(console, title, cols, rows, [feet.get(c.header, "") for c in cols]))
-    if not out["breakdowns"]:
-        console.print(f"total {money(tot['cost_usd'])} over {tot['count']}")
-    live = out.get("live")
-    if live and live["count"]:
-        console.print(f"live now, not archived yet: {money(live['cost_usd'])} over {live['count']} sessions")
+    if not out.breakdowns:
+        console.print(f"total {money(tot.cost_usd)} over {tot.count}")
+    live = out.live
+    if live and live.count:
+        console.print(f"live now, not archived yet: {money(live.cost_usd)} over {live.count} sessions")
     if top:
         srows = [
-            (_spender(s), *(dash(s[k]) for k in ("agent", "model", "title")), money(s["cost_usd"]))
-            for s in out["top_sessions"]
+            (_spender(s), dash(s.agent), dash(s.model), dash(s.title), money(s.cost_usd))
+            for s in out.top_sessions
         ]
         console.print(
             fitted_table(console, "most expensive sessions and Claude runs", _TOP_SESSION_COLS, srows)
@@ -311,19 +312,19 @@ def _costs_tables(out: dict[str, Any], top: int) -> None:
         trows = [
             (
                 _spender(t),
-                dash(t["agent"]),
-                dash(t["title"]),
-                str(t["subtree_session_count"]),
-                money(t["cost_usd"]),
-                money(t["subtree_cost_usd"]),
+                dash(t.agent),
+                dash(t.title),
+                str(t.subtree_session_count),
+                money(t.cost_usd),
+                money(t.subtree_cost_usd),
             )
-            for t in out["top_trees"]
+            for t in out.top_trees
         ]
         console.print(fitted_table(console, "most expensive trees", _TOP_TREE_COLS, trows))
 
 
-def _spender(item: dict[str, Any]) -> str:
+def _spender(item: TopSpend) -> str:
     """A most-expensive row's name: the session id, or `claude run KEY` for a Claude CLI run."""
-    if item.get("source") == "claude":
-        return f"claude run {dash(item['run_key'])}"
-    return dash(item["session_id"])
+    if item.source == "claude":
+        return f"claude run {dash(item.run_key)}"
+    return dash(item.session_id)

@@ -75,7 +75,7 @@ def runs_add(
     from archiver.claude.layout import default_config_dir
     from archiver.claude.result import ClaudeResultError
     from telemetry.queries.fleet_models import RunAdded
-    from telemetry.queries.runs import run_dict
+    from telemetry.queries.runs import run_record
     from telemetry.services.claude.runs import archive_run
     from telemetry.services.ingest.ingest import AgentRunIn, add_agent_run
     from telemetry.store.db import session_scope
@@ -107,7 +107,7 @@ def runs_add(
         try:
             with session_scope(engine) as db:
                 row, created = add_agent_run(db, payload, now, redactor=redactor)
-                out = run_dict(row)
+                out = run_record(row)
         except ClaudeResultError as e:
             fail(f"not a Claude CLI result: {e}", 2)
         kept = None
@@ -115,7 +115,7 @@ def runs_add(
             folder = (claude_dir or default_config_dir()).expanduser()
             got = archive_run(
                 result,
-                out["session_id"],
+                out.session_id,
                 claude_dir=folder,
                 settings=settings_of(ctx),
                 engine=engine,
@@ -127,8 +127,8 @@ def runs_add(
         return
     state = "recorded" if created else "already recorded"
     console.print(
-        f"{state} run {out['run_key']}: {dash(out['subtype'])}, {dash(out['num_turns'])} turns, "
-        f"{money(out['cost_usd'])}, exit {dash(out['exit_code'])}",
+        f"{state} run {out.run_key}: {dash(out.subtype)}, {dash(out.num_turns)} turns, "
+        f"{money(out.cost_usd)}, exit {dash(out.exit_code)}",
         highlight=False,
         soft_wrap=True,
     )

@@ -86,7 +86,7 @@ class FleetAlerts:
 
     def look(self) -> list[Alert]:
         with session_scope(self.engine, write=False) as db:
-            daemons = fleet_health(db, utcnow(), self.threshold_s)["daemons"]
+            daemons = [d.model_dump() for d in fleet_health(db, utcnow(), self.threshold_s).daemons]
         out = self.conditions.look(fleet_alerts(daemons, self.threshold_s))
         for a in out:
             self.sink.emit(a)

@@ -16,7 +16,7 @@ from sqlmodel import col, select
 from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord
 from archiver.redact import Redactor
-from telemetry.queries.spend_read import FINE_KEYS, fold
+from telemetry.queries.spend_record import FINE_KEYS, SpendRecord, fold
 from telemetry.services.index.index_batch import index_batch
 from telemetry.services.index.indexing import index_records
 from telemetry.services.ingest.ingest import CycleBegin, CycleFinish, begin_cycle, finish_cycle
@@ -91,16 +91,17 @@ def apply_op(engine: Engine, op: tuple[Any, ...]) -> None:
             cycles_changed(db, links)
 
 
-def _as_map(records: list[dict[str, Any]]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    return {(r["source"], *(r[k] for k in FINE_KEYS)): r for r in fold(records, FINE_KEYS) if r["count"]}
+def _as_map(records: list[SpendRecord]) -> dict[tuple[Any, ...], SpendRecord]:
+    return {(r.source, *(r.key(k) for k in FINE_KEYS)): r for r in fold(records, FINE_KEYS) if r.count}
 
 
-def assert_same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
+def assert_same(got: list[SpendRecord], want: list[SpendRecord]) -> None:
     g, w = _as_map(got), _as_map(want)
     assert g.keys() == w.keys()
     for k, r in w.items():
-        assert [g[k][t] for t in (*TOKEN_KINDS, "count")] == [r[t] for t in (*TOKEN_KINDS, "count")], k
-        assert math.isclose(g[k]["cost_usd"], r["cost_usd"], rel_tol=1e-9, abs_tol=1e-9), k
+        sums = (*TOKEN_KINDS, "count")
+        assert [getattr(g[k], t) for t in sums] == [getattr(r, t) for t in sums], k
+        assert math.isclose(g[k].cost_usd, r.cost_usd, rel_tol=1e-9, abs_tol=1e-9), k
 
 
 def window(minutes: tuple[int | None, int | None]) -> tuple[datetime | None, datetime | None]:

@@ -33,13 +33,7 @@ def health(settings: SettingsDep, engine: EngineDep, redactor: RedactorDep) -> H
         with session_scope(engine) as db:
             refresh_heartbeat_files(db, globs, now, redactor=redactor)
     with session_scope(engine, write=False) as db:
-        fleet = fleet_health(db, now, settings.long_worker_seconds, cached_liveness(), PER_DRIVER)
-    return Health(
-        status=fleet.pop("status"),
-        now=now.isoformat(),
-        long_worker_seconds=settings.long_worker_seconds,
-        **fleet,
-    )
+        return fleet_health(db, now, settings.long_worker_seconds, cached_liveness(), PER_DRIVER)
 
 
 @router.get("/cycles", response_model=CyclePage)

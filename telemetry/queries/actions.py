@@ -4,7 +4,7 @@ model serves `GET /api/v1/actions` and `octel actions list --json`."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel
 from sqlalchemy import or_
@@ -13,7 +13,7 @@ from sqlmodel import Session, col, select
 from telemetry.store.action_models import WatchAction
 from telemetry.timeutil import as_utc
 
-__all__ = ["MAX_ACTIONS", "ActionOut", "ActionPage", "budget_action", "list_actions"]
+__all__ = ["MAX_ACTIONS", "ActionOut", "ActionPage", "BudgetAction", "budget_action", "list_actions"]
 
 MAX_ACTIONS = 1000
 
@@ -59,7 +59,19 @@ def list_actions(
     return ActionPage(items=[_out(r) for r in db.exec(q)])
 
 
-def budget_action(db: Session, ids: list[str]) -> dict[str, Any] | None:
+class BudgetAction(TypedDict):
+    """The budget action on a tree, as `octel why` weighs it: the budget's name, what was used
+    and its limit as the action's stored evidence says them, what was done and how it ended."""
+
+    budget: object
+    used: object
+    unit: object
+    limit: object
+    action: str
+    outcome: str
+
+
+def budget_action(db: Session, ids: list[str]) -> BudgetAction | None:
     """The budget action on these sessions or the trees they root, for `octel why`: the newest
     that acted (done, gone, notified), else the newest."""
     if not ids:
@@ -75,7 +87,11 @@ def budget_action(db: Session, ids: list[str]) -> dict[str, Any] | None:
         return None
     row = rows[-1]  # one that acted, if any, else the newest
     ev = row.evidence or {}
-    return {k: ev.get(k) for k in ("budget", "used", "unit", "limit")} | {
-        "action": row.action,
-        "outcome": row.outcome,
-    }
+    return BudgetAction(
+        budget=ev.get("budget"),
+        used=ev.get("used"),
+        unit=ev.get("unit"),
+        limit=ev.get("limit"),
+        action=row.action,
+        outcome=row.outcome,
+    )

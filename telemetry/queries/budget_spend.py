@@ -77,10 +77,10 @@ def _labels(db: Session, out: SpendSoFar) -> None:
 def _today(db: Session, out: SpendSoFar, midnight: datetime) -> None:
     (records,) = window_groupings(db, midnight, None, [["driver"]])
     for r in records:
-        tokens = sum(int(r[k] or 0) for k in TOKEN_KINDS)
-        out.add("fleet_day", "", float(r["cost_usd"] or 0.0), tokens)
-        if r.get("driver"):
-            out.add("driver_day", str(r["driver"]), float(r["cost_usd"] or 0.0), tokens)
+        tokens = sum(r.tokens().values())
+        out.add("fleet_day", "", r.cost_usd, tokens)
+        if r.driver:
+            out.add("driver_day", r.driver, r.cost_usd, tokens)
 
 
 def spend_so_far(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import ColumnElement, func, or_, text
 from sqlmodel import Session, col, select
@@ -28,7 +28,7 @@ from telemetry.store.models import SessionIndex
 from telemetry.store.search_models import SearchPart, SearchPending
 from telemetry.timeutil import as_utc, since_value
 
-__all__ = ["SearchError", "SearchRequest", "matches", "pending", "search"]
+__all__ = ["Behind", "SearchError", "SearchRequest", "matches", "pending", "search"]
 
 _BODY, _ID = col(SearchPart.body), col(SearchPart.id)
 # A prefix starts the text or follows one of these.
@@ -40,6 +40,13 @@ _PROBE = text(
 PROBE, PROBE_MAX = 500, 50_000
 _NO_BOUND = 2**63 - 1
 _SEPARATORS = " \n\t\r\"'`()[]{}<>/\\.,;:=|!?@#$&+-~"
+
+
+class Behind(TypedDict):
+    """How far the text index is behind the archive (fields of the search page)."""
+
+    pending_sessions: int
+    pending_since: datetime | None
 
 
 class SearchError(ValueError):
@@ -148,7 +155,7 @@ def _since(query: SearchQuery, since: datetime | None) -> datetime | None:
 def _hits(db: Session, query: SearchQuery, parts: Sequence[SearchPart]) -> list[SearchHit]:
     sids = sorted({p.session_id for p in parts})
     found = db.exec(select(SessionIndex).where(col(SessionIndex.session_id).in_(sids)))
-    rows: dict[str, Any] = {r.session_id: r for r in found}
+    rows: dict[str, SessionIndex | LiveSession] = {r.session_id: r for r in found}
     live_only = [s for s in sids if s not in rows]  # live, never archived: named by its live row
     if live_only:
         rows |= {
@@ -202,10 +209,10 @@ def _probed(db: Session, conds: Sequence[Any], fts: str, after: int | None, want
     return out
 
 
-def pending(db: Session) -> dict[str, Any]:
+def pending(db: Session) -> Behind:
     """How far the index is behind the archive: sessions queued, since when (`search_catchup`)."""
     n, since = db.exec(select(func.count(), func.min(col(SearchPending.queued_at)))).one()
-    return {"pending_sessions": int(n or 0), "pending_since": as_utc(since) if since is not None else None}
+    return Behind(pending_sessions=int(n or 0), pending_since=as_utc(since) if since is not None else None)
 
 
 def search(db: Session, req: SearchRequest) -> SearchPage:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlmodel import Session
 
 from telemetry.queries.costs import GROUP_KEYS, merge_sources, present, stacked_days
+from telemetry.queries.fleet_models import CostRow, CostTotals, DailySeries
 from telemetry.queries.spend_read import window_groupings
 
 __all__ = ["CostViews", "cost_views"]
 
-CostViews = tuple[dict[str, list[dict[str, Any]]], dict[str, Any], dict[str, Any]]
+CostViews = tuple[dict[str, list[CostRow]], CostTotals, DailySeries]
 
 
 def cost_views(
@@ -39,7 +39,7 @@ def cost_views(
     sets: list[list[str]] = [*([k] for k in keys), *([] if keys else [[]]), ["day", stack]]
     *by_key, daily_rows = window_groupings(db, since, until, sets)
     answers = [present(rows, ks, since, until) for rows, ks in zip(by_key, sets, strict=False)]
-    breakdowns = {k: merge_sources(a["rows"], k) for k, a in zip(keys, answers, strict=False)}
-    totals = answers[0]["totals"]
-    daily = stacked_days(present(daily_rows, ["day", stack], since, until)["rows"], stack, since, until)
+    breakdowns = {k: merge_sources(a.rows, k) for k, a in zip(keys, answers, strict=False)}
+    totals = answers[0].totals
+    daily = stacked_days(present(daily_rows, ["day", stack], since, until).rows, stack, since, until)
     return breakdowns, totals, daily

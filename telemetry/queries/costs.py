@@ -12,13 +12,16 @@ cache_read / (input + cache_read).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlmodel import Session
 
 from archiver.metrics import TOKEN_KINDS
+from telemetry.queries.fleet_models import CostRow, CostTotals, DailySeries
+from telemetry.queries.session_models import Tokens
 from telemetry.queries.spend_read import window_groupings
+from telemetry.queries.spend_record import SpendRecord
 from telemetry.queries.top_spend import most_expensive_sessions, most_expensive_trees, session_window
 from telemetry.timeutil import as_utc
 
@@ -26,6 +29,7 @@ __all__ = [
     "COST_WINDOW",
     "GROUP_KEYS",
     "TOKEN_KINDS",
+    "CostBreakdown",
     "cost_breakdown",
     "daily_series",
     "grouped_records",
@@ -42,6 +46,18 @@ GROUP_KEYS = ("agent", "model", "driver", "day")
 COST_WINDOW = "7d"
 
 
+@dataclass(frozen=True, slots=True)
+class CostBreakdown:
+    """Spend per `source` and each key of `by` over a window: rows most expensive first (only
+    the keys grouped on set), `totals` over every row."""
+
+    by: list[str]
+    since: str | None
+    until: str | None
+    rows: list[CostRow]
+    totals: CostTotals
+
+
 def _ratio(cache_read: float, inp: float) -> float | None:
     denom = inp + cache_read
     return round(cache_read / denom, 4) if denom else None
@@ -52,7 +68,7 @@ def cost_breakdown(
     by: Sequence[str],
     since: datetime | None = None,
     until: datetime | None = None,
-) -> dict[str, Any]:
+) -> CostBreakdown:
     """Tokens by kind, cost, count and cache-hit ratio per `source` and each key of `by`.
 
     `by` is any of agent, model, driver, day (ValueError otherwise). Rows come most expensive
@@ -64,7 +80,7 @@ def cost_breakdown(
 
 def grouped_records(
     db: Session, keys: Sequence[str], since: datetime | None, until: datetime | None
-) -> list[dict[str, Any]]:
+) -> list[SpendRecord]:
     """Token sums by kind, unrounded cost and count per `source` and `keys`, most expensive
     first: the window's whole days from the daily summary, the rest from its rows."""
     bad = [k for k in keys if k not in GROUP_KEYS]
@@ -73,72 +89,83 @@ def grouped_records(
     return window_groupings(db, since, until, [keys])[0]
 
 
+def _row(rec: SpendRecord, keys: Sequence[str]) -> CostRow:
+    """A record as a row holding only the group keys of `keys` (absent from its JSON else)."""
+    tokens = rec.tokens()
+    return CostRow.model_validate(
+        {"source": rec.source}
+        | {k: rec.key(k) for k in keys}
+        | {
+            "tokens": tokens,
+            "tokens_total": sum(tokens.values()),
+            "cost_usd": round(rec.cost_usd, 6),
+            "count": rec.count,
+            "cache_hit_ratio": _ratio(tokens["cache_read"], tokens["input"]),
+        }
+    )
+
+
 def present(
-    records: Sequence[dict[str, Any]], keys: Sequence[str], since: datetime | None, until: datetime | None
-) -> dict[str, Any]:
+    records: Sequence[SpendRecord], keys: Sequence[str], since: datetime | None, until: datetime | None
+) -> CostBreakdown:
     """The answer of `cost_breakdown` from grouped records: rounded costs, totals, ratios."""
-    rows = []
-    totals: dict[str, Any] = {k: 0 for k in TOKEN_KINDS} | {"cost_usd": 0.0, "count": 0}
-    for rec in records:
-        tokens = {k: rec[k] for k in TOKEN_KINDS}
-        row: dict[str, Any] = {"source": rec["source"]}
-        row.update({k: rec[k] for k in keys})
-        row.update(
-            {
-                "tokens": tokens,
-                "tokens_total": sum(tokens.values()),
-                "cost_usd": round(rec["cost_usd"], 6),
-                "count": rec["count"],
-                "cache_hit_ratio": _ratio(tokens["cache_read"], tokens["input"]),
-            }
-        )
-        rows.append(row)
-        for k in TOKEN_KINDS:
-            totals[k] += tokens[k]
-        totals["cost_usd"] += row["cost_usd"]
-        totals["count"] += row["count"]
-    total_tokens = {k: totals.pop(k) for k in TOKEN_KINDS}
-    return {
-        "by": list(keys),
-        "since": as_utc(since).isoformat() if since else None,
-        "until": as_utc(until).isoformat() if until else None,
-        "rows": rows,
-        "totals": {
-            "tokens": total_tokens,
-            "tokens_total": sum(total_tokens.values()),
-            "cost_usd": round(totals["cost_usd"], 6),
-            "count": totals["count"],
-            "cache_hit_ratio": _ratio(total_tokens["cache_read"], total_tokens["input"]),
-        },
-    }
+    rows = [_row(rec, keys) for rec in records]
+    tokens = {k: sum(getattr(r.tokens, k) for r in rows) for k in TOKEN_KINDS}
+    cost = 0.0
+    for r in rows:  # summed in order, as the rows' rounded costs always were
+        cost += r.cost_usd
+    return CostBreakdown(
+        by=list(keys),
+        since=as_utc(since).isoformat() if since else None,
+        until=as_utc(until).isoformat() if until else None,
+        rows=rows,
+        totals=CostTotals(
+            tokens=Tokens(**tokens),
+            tokens_total=sum(tokens.values()),
+            cost_usd=round(cost, 6),
+            count=sum(r.count for r in rows),
+            cache_hit_ratio=_ratio(tokens["cache_read"], tokens["input"]),
+        ),
+    )
 
 
-def merge_sources(rows: Sequence[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+@dataclass
+class _Merged:
+    """One key value's rows being summed (`merge_sources`)."""
+
+    key: str | None
+    tokens: dict[str, int]
+    cost_usd: float = 0.0
+    count: int = 0
+    sources: list[CostRow] = field(default_factory=list)
+
+
+def merge_sources(rows: Sequence[CostRow], key: str) -> list[CostRow]:
     """Rows of `cost_breakdown(by=[key])` folded to one row per key value, the per-source
     rows inside it (`sources`), most expensive first: a day spent by OpenCode and by Claude
     runs is one day."""
-    merged: dict[Any, dict[str, Any]] = {}
+    merged: dict[str | None, _Merged] = {}
     for r in rows:
-        m = merged.setdefault(
-            r[key],
-            {
-                "key": r[key],
-                "tokens": dict.fromkeys(TOKEN_KINDS, 0),
-                "cost_usd": 0.0,
-                "count": 0,
-                "sources": [],
-            },
-        )
+        value = getattr(r, key)
+        m = merged.setdefault(value, _Merged(value, dict.fromkeys(TOKEN_KINDS, 0)))
         for k in TOKEN_KINDS:
-            m["tokens"][k] += r["tokens"][k]
-        m["cost_usd"] = round(m["cost_usd"] + r["cost_usd"], 6)
-        m["count"] += r["count"]
-        m["sources"].append({k: v for k, v in r.items() if k != key})
-    out = list(merged.values())
-    for m in out:
-        m["tokens_total"] = sum(m["tokens"].values())
-        m["cache_hit_ratio"] = _ratio(m["tokens"]["cache_read"], m["tokens"]["input"])
-    out.sort(key=lambda m: (-m["cost_usd"], str(m["key"])))
+            m.tokens[k] += getattr(r.tokens, k)
+        m.cost_usd = round(m.cost_usd + r.cost_usd, 6)
+        m.count += r.count
+        m.sources.append(CostRow.model_validate(r.model_dump(exclude_unset=True, exclude={key})))
+    out = [
+        CostRow(
+            key=m.key,
+            tokens=Tokens(**m.tokens),
+            cost_usd=m.cost_usd,
+            count=m.count,
+            sources=m.sources,
+            tokens_total=sum(m.tokens.values()),
+            cache_hit_ratio=_ratio(m.tokens["cache_read"], m.tokens["input"]),
+        )
+        for m in merged.values()
+    ]
+    out.sort(key=lambda m: (-m.cost_usd, str(m.key)))
     return out
 
 
@@ -153,31 +180,36 @@ def _days_between(since: datetime | None, until: datetime | None) -> list[str]:
 
 def daily_series(
     db: Session, stack: str, since: datetime | None = None, until: datetime | None = None
-) -> dict[str, Any]:
+) -> DailySeries:
     """Spend per day stacked by `stack` (agent or model), sources together: every day of the
     window (of the days with a cost when the window is open), and per stack key its cost on
     each of those days (0 when none)."""
     if stack not in ("agent", "model"):
         raise ValueError(f"cannot stack by {stack!r}; choose agent or model")
-    return stacked_days(cost_breakdown(db, ["day", stack], since, until)["rows"], stack, since, until)
+    return stacked_days(cost_breakdown(db, ["day", stack], since, until).rows, stack, since, until)
 
 
 def stacked_days(
-    rows: Sequence[dict[str, Any]], stack: str, since: datetime | None, until: datetime | None
-) -> dict[str, Any]:
+    rows: Sequence[CostRow], stack: str, since: datetime | None, until: datetime | None
+) -> DailySeries:
     """`daily_series` from the rows of `cost_breakdown(by=["day", stack])`."""
-    days = sorted({r["day"] for r in rows if r["day"]} | set(_days_between(since, until)))
-    totals: dict[Any, float] = {}
-    cells: dict[tuple[Any, str], float] = {}
+    days = sorted({r.day for r in rows if r.day} | set(_days_between(since, until)))
+    totals: dict[str | None, float] = {}
+    cells: dict[tuple[str | None, str], float] = {}
     for r in rows:
-        if not r["day"]:
+        if not r.day:
             continue
-        totals[r[stack]] = totals.get(r[stack], 0.0) + r["cost_usd"]
-        cells[(r[stack], r["day"])] = cells.get((r[stack], r["day"]), 0.0) + r["cost_usd"]
+        k = getattr(r, stack)
+        totals[k] = totals.get(k, 0.0) + r.cost_usd
+        cells[(k, r.day)] = cells.get((k, r.day), 0.0) + r.cost_usd
     keys = sorted(totals, key=lambda k: (-totals[k], str(k)))
-    return {
-        "stack": stack,
-        "days": days,
-        "series": [{"key": k, "cost_usd": [round(cells.get((k, d), 0.0), 6) for d in days]} for k in keys],
-        "day_totals": [round(sum(cells.get((k, d), 0.0) for k in keys), 6) for d in days],
-    }
+    return DailySeries.model_validate(
+        {
+            "stack": stack,
+            "days": days,
+            "series": [
+                {"key": k, "cost_usd": [round(cells.get((k, d), 0.0), 6) for d in days]} for k in keys
+            ],
+            "day_totals": [round(sum(cells.get((k, d), 0.0) for k in keys), 6) for d in days],
+        }
+    )

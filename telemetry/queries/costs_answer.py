@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from sqlmodel import Session
 
@@ -53,15 +52,15 @@ def costs_answer(
     if start is not None and as_utc(end) <= as_utc(start):
         raise ValueError("the window ends before it starts")
     breakdowns, totals, daily = cost_views(db, groupings(by), stack, start, end)
-    answer: dict[str, Any] = {
-        "since": start.isoformat() if start else None,
-        "until": end.isoformat(),
-        "totals": totals,
-        "breakdowns": breakdowns,
-        "daily": daily,
-        "top_sessions": most_expensive_sessions(db, start, end, top) if top > 0 else [],
-        "top_trees": most_expensive_trees(db, start, end, top) if top > 0 else [],
-    }
+    answer = CostsAnswer(
+        since=start.isoformat() if start else None,
+        until=end.isoformat(),
+        totals=totals,
+        breakdowns=breakdowns,
+        daily=daily,
+        top_sessions=most_expensive_sessions(db, start, end, top) if top > 0 else [],
+        top_trees=most_expensive_trees(db, start, end, top) if top > 0 else [],
+    )
     if as_utc(end) >= now:  # what runs now is spent now: shown with a window that reaches the present only
-        answer["live"] = live_spend(db, top)
-    return CostsAnswer.model_validate(answer)
+        answer.live = live_spend(db, top)  # set, so present in the answer's JSON
+    return answer

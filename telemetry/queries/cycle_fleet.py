@@ -52,10 +52,8 @@ def open_cycle_fleet(
     out: dict[str, CycleFleet] = {}
     for d in fleet_rows(db, now, threshold_s, liveness).rows:
         c = d.in_flight_cycle
-        if c and c["cycle_id"]:
-            out[c["cycle_id"]] = CycleFleet(
-                c["cycle_id"], d.driver, c["started_at"], d.state, d.reason, d.liveness
-            )
+        if c and c.cycle_id:
+            out[c.cycle_id] = CycleFleet(c.cycle_id, d.driver, c.started_at, d.state, d.reason, d.liveness)
     return out
 
 
@@ -70,7 +68,7 @@ def cycles_page(
     db: Session, f: CycleFilter, now: datetime, threshold_s: float, liveness: LivenessOf = local_liveness
 ) -> CyclePage:
     """`list_cycles` with each open cycle's daemon state, orphaned and long-running marked."""
-    page = CyclePage.model_validate(list_cycles(db, f, now))
+    page = list_cycles(db, f, now)
     live = any(c.in_flight for c in page.items)
     fleet = open_cycle_fleet(db, now, threshold_s, liveness) if live else {}
     for c in page.items:  # every field set, so every output (JSON, CSV) has every column

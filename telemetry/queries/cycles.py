@@ -4,17 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from sqlalchemy import and_, bindparam, func, or_, text
 from sqlmodel import Session, col, select
 
+from telemetry.queries.fleet_models import CyclePage, DriverSummary
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.cycle_row import CycleRow
 from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
-__all__ = ["CycleFilter", "cycle_dict", "cycles_summary", "linked_cycle", "list_cycles", "session_titles"]
+__all__ = [
+    "CycleFields",
+    "CycleFilter",
+    "cycle_dict",
+    "cycles_summary",
+    "linked_cycle",
+    "list_cycles",
+    "session_titles",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,40 +38,64 @@ class CycleFilter:
     cycle_id: str | None = None  # this one cycle, by its exact id
 
 
-def cycle_dict(c: Cycle | CycleRow, now: datetime | None = None) -> dict[str, Any]:
+class CycleFields(TypedDict):
+    """A cycle's public fields as plain JSON: what the ingest routes answer with, encoded as is
+    (no model built on that path), and what a `CycleRecord` of the list is validated from."""
+
+    cycle_id: str
+    driver: str
+    host: str | None
+    pid: int | None
+    started_at: str
+    ended_at: str | None
+    in_flight: bool
+    duration_s: float | None
+    elapsed_s: float | None
+    candidates_count: int | None
+    claims_count: int | None
+    swept_count: int | None
+    processed_count: int | None
+    escalated_count: int | None
+    terminal_state: str | None
+    worker_outcome: str | None
+    error_kind: str | None
+    session_id: str | None
+    worker_wallclock_seconds: float | None
+    start_synthesised: bool
+    session_title: NotRequired[str | None]  # the list's: its session's title
+    orphaned: NotRequired[bool]  # an ingest answer's: false, for a cycle just written
+
+
+def cycle_dict(c: Cycle | CycleRow, now: datetime | None = None) -> CycleFields:
     """A cycle's public fields, from its ORM object or its plain row (`CycleRow`)."""
     started = as_utc(c.started_at)
     ended = as_utc(c.ended_at) if c.ended_at else None
-    d: dict[str, Any] = {
-        "cycle_id": c.cycle_id,
-        "driver": c.driver,
-        "host": c.host,
-        "pid": c.pid,
-        "started_at": started.isoformat(),
-        "ended_at": ended.isoformat() if ended else None,
-        "in_flight": ended is None,
-        "duration_s": round((ended - started).total_seconds(), 3) if ended else None,
-        "elapsed_s": round((now - started).total_seconds(), 3) if now and ended is None else None,
-    }
-    for k in (
-        "candidates_count",
-        "claims_count",
-        "swept_count",
-        "processed_count",
-        "escalated_count",
-        "terminal_state",
-        "worker_outcome",
-        "error_kind",
-        "session_id",
-        "worker_wallclock_seconds",
-        "start_synthesised",
-    ):
-        d[k] = getattr(c, k)
-    return d
+    return CycleFields(
+        cycle_id=c.cycle_id,
+        driver=c.driver,
+        host=c.host,
+        pid=c.pid,
+        started_at=started.isoformat(),
+        ended_at=ended.isoformat() if ended else None,
+        in_flight=ended is None,
+        duration_s=round((ended - started).total_seconds(), 3) if ended else None,
+        elapsed_s=round((now - started).total_seconds(), 3) if now and ended is None else None,
+        candidates_count=c.candidates_count,
+        claims_count=c.claims_count,
+        swept_count=c.swept_count,
+        processed_count=c.processed_count,
+        escalated_count=c.escalated_count,
+        terminal_state=c.terminal_state,
+        worker_outcome=c.worker_outcome,
+        error_kind=c.error_kind,
+        session_id=c.session_id,
+        worker_wallclock_seconds=c.worker_wallclock_seconds,
+        start_synthesised=c.start_synthesised,
+    )
 
 
-def list_cycles(db: Session, f: CycleFilter, now: datetime) -> dict[str, Any]:
-    """`{items, next_cursor}`, newest first; every filter and the page run in the database."""
+def list_cycles(db: Session, f: CycleFilter, now: datetime) -> CyclePage:
+    """A page of cycles, newest first; every filter and the page run in the database."""
     stmt = select(Cycle)
     if f.cycle_id:
         stmt = stmt.where(Cycle.cycle_id == f.cycle_id)
@@ -87,8 +120,8 @@ def list_cycles(db: Session, f: CycleFilter, now: datetime) -> dict[str, Any]:
     items = [cycle_dict(r, now) for r in rows]
     titles = session_titles(db, {i["session_id"] for i in items if i["session_id"]})
     for i in items:
-        i["session_title"] = titles.get(i["session_id"])
-    return {"items": items, "next_cursor": nxt}
+        i["session_title"] = titles.get(i["session_id"] or "")
+    return CyclePage.model_validate({"items": items, "next_cursor": nxt})
 
 
 def session_titles(db: Session, session_ids: set[str]) -> dict[str, str]:
@@ -129,7 +162,7 @@ _SUMMARY_SQLITE = text(
 ).bindparams(bindparam("since", type_=Cycle.__table__.c.started_at.type))  # type: ignore[attr-defined]
 
 
-def cycles_summary(db: Session, since: datetime) -> list[dict[str, Any]]:
+def cycles_summary(db: Session, since: datetime) -> list[DriverSummary]:
     """Per driver: cycles begun since `since`, by terminal_state by worker_outcome."""
     if db.get_bind().dialect.name == "sqlite":
         rows: Any = db.connection().execute(_SUMMARY_SQLITE, {"since": since}).all()
@@ -148,7 +181,7 @@ def cycles_summary(db: Session, since: datetime) -> list[dict[str, Any]]:
             continue
         s.by_state.setdefault(state, {})[outcome or ""] = n
     return [
-        {"driver": s.driver, "total": s.total, "in_flight": s.in_flight, "by_state": s.by_state}
+        DriverSummary(driver=s.driver, total=s.total, in_flight=s.in_flight, by_state=s.by_state)
         for s in sorted(out.values(), key=lambda s: s.driver)
     ]
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from telemetry.queries.fleet_models import DaemonState
+from telemetry.queries.fleet_models import DaemonRecord, DaemonState, FlightCycle
 from telemetry.store.models import Cycle, Daemon
 from telemetry.timeutil import as_utc
 
@@ -144,20 +144,29 @@ class DaemonHealth:
     source: str  # http, file, or cycle (known only from a cycle in flight: never beat)
     last_heartbeat_at: datetime | None
     heartbeat_age_s: float | None
-    in_flight_cycle: dict[str, Any] | None
+    in_flight_cycle: FlightCycle | None
     liveness: Liveness = "unknown"
 
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__slots__}
-        d["last_heartbeat_at"] = self.last_heartbeat_at.isoformat() if self.last_heartbeat_at else None
-        if self.in_flight_cycle is not None:
-            d["in_flight_cycle"] = {**self.in_flight_cycle, "orphaned": self.state == "down"}
-        return d
+    def record(self) -> DaemonRecord:
+        """The row as the health answer shows it: its cycle orphaned when the daemon is down."""
+        flight = self.in_flight_cycle
+        return DaemonRecord(
+            driver=self.driver,
+            host=self.host,
+            pid=self.pid,
+            state=self.state,
+            reason=self.reason,
+            source=self.source,
+            liveness=self.liveness,
+            last_heartbeat_at=self.last_heartbeat_at.isoformat() if self.last_heartbeat_at else None,
+            heartbeat_age_s=self.heartbeat_age_s,
+            in_flight_cycle=flight.model_copy(update={"orphaned": self.state == "down"}) if flight else None,
+        )
 
 
 def _in_flight(
     db: Session, d: Daemon, now: datetime, newest_open: Mapping[str, _OpenCycle] | None
-) -> dict[str, Any] | None:
+) -> FlightCycle | None:
     stmt = select(Cycle).where(Cycle.driver == d.driver)
     if d.in_flight_cycle_id:
         stmt = stmt.where(Cycle.cycle_id == d.in_flight_cycle_id)
@@ -173,13 +182,13 @@ def _in_flight(
         return None
     c = db.exec(stmt.limit(1)).first()
     if c is None:  # the daemon names a cycle octel has not heard of (yet)
-        return {
-            "cycle_id": d.in_flight_cycle_id,
-            "started_at": None,
-            "session_id": None,
-            "candidates_count": None,
-            "elapsed_s": None,
-        }
+        return FlightCycle(
+            cycle_id=d.in_flight_cycle_id,
+            started_at=None,
+            session_id=None,
+            candidates_count=None,
+            elapsed_s=None,
+        )
     return None if c.ended_at is not None else flight_of(c, now)
 
 
@@ -193,15 +202,15 @@ def _newest_open(rows: Iterable[_OpenCycle]) -> dict[str, _OpenCycle]:
     return out
 
 
-def flight_of(c: _OpenCycle, now: datetime) -> dict[str, Any]:
+def flight_of(c: _OpenCycle, now: datetime) -> FlightCycle:
     started = as_utc(c.started_at)
-    return {
-        "cycle_id": c.cycle_id,
-        "started_at": started.isoformat(),
-        "session_id": c.session_id,
-        "candidates_count": c.candidates_count,
-        "elapsed_s": round((now - started).total_seconds(), 3),
-    }
+    return FlightCycle(
+        cycle_id=c.cycle_id,
+        started_at=started.isoformat(),
+        session_id=c.session_id,
+        candidates_count=c.candidates_count,
+        elapsed_s=round((now - started).total_seconds(), 3),
+    )
 
 
 def daemon_health(
@@ -258,7 +267,7 @@ def fleet_rows(
     """Every daemon, plus a row for every open cycle no daemon claims, ordered by driver, host."""
     open_: list[Any] = list(db.execute(OPEN_CYCLES).all())
     daemons = daemon_health(db, now, threshold_s, liveness, _newest_open(open_))
-    claimed = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
+    claimed = {d.in_flight_cycle.cycle_id for d in daemons if d.in_flight_cycle}
     by_driver: dict[str, list[DaemonHealth]] = {}
     for d in daemons:
         by_driver.setdefault(d.driver, []).append(d)

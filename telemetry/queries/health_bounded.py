@@ -18,8 +18,10 @@ from typing import Any
 from urllib.parse import quote
 
 import sqlalchemy as sa
+from sqlalchemy import Row
 from sqlmodel import Session, col
 
+from telemetry.queries.fleet_models import OpenCyclesLeftOut
 from telemetry.queries.health import (
     OPEN_CYCLES,
     DaemonHealth,
@@ -45,7 +47,7 @@ class BoundedFleet:
     states: dict[State, int]  # rows by state
     cycles_in_flight: int
     cycles_orphaned: int
-    more_open_cycles: list[dict[str, Any]] = field(default_factory=list)
+    more_open_cycles: list[OpenCyclesLeftOut] = field(default_factory=list)
 
     def add(self, state: State, flight: bool, n: int = 1) -> None:
         self.states[state] = self.states.get(state, 0) + n
@@ -66,10 +68,10 @@ def _ranked(db: Session, per_driver: int) -> list[Any]:
     return list(db.execute(q.where(ranked.c.rank <= per_driver + 2 * daemons)).all())
 
 
-def _newest_open(ranked: Iterable[Any]) -> dict[str, Any]:
+def _newest_open(ranked: Iterable[Row[Any]]) -> dict[str, Row[Any]]:
     """Each driver's newest open cycle: the one a heartbeat file speaks for (files cannot name it).
     Of equal starts, the first by id (the order the open cycles are read in)."""
-    out: dict[str, Any] = {}
+    out: dict[str, Row[Any]] = {}
     for r in ranked:
         if r.rank == 1 and (r.driver not in out or r.id < out[r.driver].id):
             out[r.driver] = r
@@ -142,7 +144,9 @@ def bounded_fleet(
     ranked = _ranked(db, per_driver)
     daemons = daemon_health(db, now, threshold_s, liveness, _newest_open(ranked))
     out = BoundedFleet([], {}, 0, 0)
-    claimed = {d.in_flight_cycle["cycle_id"] for d in daemons if d.in_flight_cycle}
+    claimed = {
+        d.in_flight_cycle.cycle_id for d in daemons if d.in_flight_cycle and d.in_flight_cycle.cycle_id
+    }
     groups = _groups(db, claimed)
     attached = _attach(db, daemons, groups, claimed)
     extra: list[tuple[DaemonHealth, Any]] = []
@@ -207,11 +211,11 @@ def _cycle_only(
         left = cycles - len(rows)
         orphaned = dead - sum(r.state == "down" for r in rows)
         out.more_open_cycles.append(
-            {
-                "driver": driver,
-                "cycles": left,
-                "orphaned": orphaned,
-                "in_flight": left - orphaned,
-                "cycles_url": f"/api/cycles?driver={quote(driver, safe='')}&in_flight=true",
-            }
+            OpenCyclesLeftOut(
+                driver=driver,
+                cycles=left,
+                orphaned=orphaned,
+                in_flight=left - orphaned,
+                cycles_url=f"/api/cycles?driver={quote(driver, safe='')}&in_flight=true",
+            )
         )

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from sqlmodel import Session
 
-from telemetry.queries.health import STATES, Liveness, State, fleet_rows, local_liveness
+from telemetry.queries.fleet_models import Health
+from telemetry.queries.health import STATES, Liveness, fleet_rows, local_liveness
 from telemetry.queries.health_bounded import bounded_fleet
 
 __all__ = ["PER_DRIVER", "fleet_health"]
@@ -30,34 +30,35 @@ def fleet_health(
     threshold_s: float,
     liveness: Callable[[str, int | None], Liveness] = local_liveness,
     per_driver: int | None = None,
-) -> dict[str, Any]:
+) -> Health:
     """Every daemon, plus the open cycles no daemon claims; the worst state and counts.
 
     `status` is the worst state present (ok when nothing is known); `cycles_in_flight` counts
     open cycles whose daemon is not down, `cycles_orphaned` those whose daemon is down. With
     `per_driver`, only each driver's newest cycle-only rows are kept and `more_open_cycles` counts
-    the rest.
+    the rest (none left out without it). `threshold_s` is the long-worker heartbeat age.
     """
     if per_driver is not None:
         some = bounded_fleet(db, now, threshold_s, liveness, per_driver)
-        answer = _answer(
-            {s: some.states.get(s, 0) for s in STATES}, some.cycles_in_flight, some.cycles_orphaned
+        counts = {s: some.states.get(s, 0) for s in STATES}
+        rows, in_flight, orphaned, more = (
+            some.rows,
+            some.cycles_in_flight,
+            some.cycles_orphaned,
+            some.more_open_cycles,
         )
-        answer["more_open_cycles"] = some.more_open_cycles
-        answer["daemons"] = [d.to_dict() for d in some.rows]
-        return answer
-    fleet = fleet_rows(db, now, threshold_s, liveness)
-    counts = {s: sum(1 for d in fleet.rows if d.state == s) for s in STATES}
-    answer = _answer(dict(counts), fleet.cycles_in_flight, fleet.cycles_orphaned)
-    answer["daemons"] = [d.to_dict() for d in fleet.rows]
-    return answer
-
-
-def _answer(counts: dict[State, int], in_flight: int, orphaned: int) -> dict[str, Any]:
+    else:
+        fleet = fleet_rows(db, now, threshold_s, liveness)
+        counts = {s: sum(1 for d in fleet.rows if d.state == s) for s in STATES}
+        rows, in_flight, orphaned, more = fleet.rows, fleet.cycles_in_flight, fleet.cycles_orphaned, []
     worst = max((STATES.index(s) for s, n in counts.items() if n), default=0)
-    return {
-        "status": STATES[worst],
-        "counts": counts,
-        "cycles_in_flight": in_flight,
-        "cycles_orphaned": orphaned,
-    }
+    return Health(
+        status=STATES[worst],
+        now=now.isoformat(),
+        long_worker_seconds=threshold_s,
+        counts=dict(counts),
+        cycles_in_flight=in_flight,
+        cycles_orphaned=orphaned,
+        daemons=[d.record() for d in rows],
+        more_open_cycles=more,
+    )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from archiver.metrics import TOKEN_KINDS
+from archiver.shape import RawJson
 from detectors.findings import Verdict
 from telemetry.queries.session_models import SessionPage, SessionRecord, SessionVerdict, Tokens, stored_tokens
 
@@ -123,7 +124,7 @@ class ArchiveInfo(BaseModel):
     file: str
     available: bool
     error: str | None
-    walk_errors: list[dict[str, Any]]
+    walk_errors: list[RawJson]  # what the walk could not fetch, as the archive says
     redaction: dict[str, int] = Field(description="values replaced, by redaction rule")
 
 
@@ -164,7 +165,7 @@ class MessageView(BaseModel):
     cost_usd: float | None = None
     finish: str | None = None
     error: str | None = None
-    parts: list[dict[str, Any]]
+    parts: list[RawJson]  # the parts as the agent sent them (redacted)
 
 
 class MessagePage(BaseModel):

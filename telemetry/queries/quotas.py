@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from pydantic import BaseModel, Field
 from sqlmodel import Session
 
-from archiver.metrics import TOKEN_KINDS
 from telemetry.queries.live_spend import LiveUse, live_past_archive
 from telemetry.queries.spend_read import window_groupings
+from telemetry.queries.spend_record import SpendRecord
 from telemetry.timeutil import as_utc
 from tower.quotas import Quota, forecast, provider_of
 
@@ -50,20 +49,20 @@ class QuotasOut(BaseModel):
     quotas: list[QuotaOut]
 
 
-def _amount(q: Quota, rec: dict[str, Any]) -> float:
+def _amount(q: Quota, rec: SpendRecord) -> float:
     if q.unit == "usd":
-        return float(rec.get("cost_usd") or 0.0)
-    return float(sum(int(rec.get(k) or 0) for k in TOKEN_KINDS))
+        return rec.cost_usd
+    return float(sum(rec.tokens().values()))
 
 
 def _counts(q: Quota, model: str | None, driver: str | None) -> bool:
     return provider_of(model) == q.provider and (not q.drivers or driver in q.drivers)
 
 
-def _used(q: Quota, records: Sequence[dict[str, Any]], live: Sequence[LiveUse]) -> float:
+def _used(q: Quota, records: Sequence[SpendRecord], live: Sequence[LiveUse]) -> float:
     total = 0.0
     for r in records:
-        if _counts(q, r.get("model"), r.get("driver")):
+        if _counts(q, r.model, r.driver):
             total += _amount(q, r)
     for u in live:
         if _counts(q, u.row.model, u.row.driver):
@@ -77,9 +76,9 @@ def quota_windows(db: Session, quotas: Sequence[Quota], now: datetime) -> Quotas
     out = []
     live = live_past_archive(db) if quotas else []
     day_ago = now - timedelta(seconds=RECENT_S)
-    cache: dict[datetime, list[dict[str, Any]]] = {}
+    cache: dict[datetime, list[SpendRecord]] = {}
 
-    def records(since: datetime) -> list[dict[str, Any]]:
+    def records(since: datetime) -> list[SpendRecord]:
         if since not in cache:
             (cache[since],) = window_groupings(db, since, now, [["model", "driver"]])
         return cache[since]

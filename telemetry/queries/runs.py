@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import and_, or_
 from sqlmodel import Session, col, select
@@ -14,7 +13,7 @@ from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.models import AgentRun
 from telemetry.timeutil import as_utc
 
-__all__ = ["RunFilter", "list_runs", "run_dict"]
+__all__ = ["RunFilter", "list_runs", "run_record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,29 +27,32 @@ class RunFilter:
     cursor: str | None = None
 
 
-def run_dict(r: AgentRun) -> dict[str, Any]:
-    return {
-        "run_key": r.run_key,
-        "task": r.task,
-        "agent": r.agent,
-        "session_id": r.session_id,
-        "model": r.model,
-        "subtype": r.subtype,
-        "is_error": r.is_error,
-        "exit_code": r.exit_code,
-        "num_turns": r.num_turns,
-        "duration_ms": r.duration_ms,
-        "duration_api_ms": r.duration_api_ms,
-        "cost_usd": r.cost_usd,
-        "tokens": {
-            "input": r.input_tokens,
-            "output": r.output_tokens,
-            "reasoning": 0,  # the Claude CLI reports none: the same five kinds as sessions
-            "cache_read": r.cache_read_tokens,
-            "cache_write": r.cache_creation_tokens,
-        },
-        "created_at": as_utc(r.created_at).isoformat(),
-    }
+def run_record(r: AgentRun) -> RunRecord:
+    """A stored Claude CLI run as the answers show it."""
+    return RunRecord.model_validate(
+        {
+            "run_key": r.run_key,
+            "task": r.task,
+            "agent": r.agent,
+            "session_id": r.session_id,
+            "model": r.model,
+            "subtype": r.subtype,
+            "is_error": r.is_error,
+            "exit_code": r.exit_code,
+            "num_turns": r.num_turns,
+            "duration_ms": r.duration_ms,
+            "duration_api_ms": r.duration_api_ms,
+            "cost_usd": r.cost_usd,
+            "tokens": {
+                "input": r.input_tokens,
+                "output": r.output_tokens,
+                "reasoning": 0,  # the Claude CLI reports none: the same five kinds as sessions
+                "cache_read": r.cache_read_tokens,
+                "cache_write": r.cache_creation_tokens,
+            },
+            "created_at": as_utc(r.created_at).isoformat(),
+        }
+    )
 
 
 def list_runs(db: Session, f: RunFilter) -> RunPage:
@@ -75,4 +77,4 @@ def list_runs(db: Session, f: RunFilter) -> RunPage:
     more = len(rows) > limit
     rows = rows[:limit]
     nxt = encode_cursor(rows[-1].created_at, rows[-1].id or 0) if more and rows else None
-    return RunPage(items=[RunRecord.model_validate(run_dict(r)) for r in rows], next_cursor=nxt)
+    return RunPage(items=[run_record(r) for r in rows], next_cursor=nxt)

@@ -76,15 +76,21 @@ def session_detail(
     got = get_session(db, session_id)
     if got is None:
         return None
-    path = got["session"]["archive_path"]
+    path = got.session.archive_path
     doc, error = open_archive(reading_in(store, db), path, read)
     walk_errors = doc.get("walk_errors") if doc is not None else None
     redaction = doc.get("redaction") if doc is not None else None
     msgs = doc.get("messages") if doc is not None else None
     return SessionDetail.model_validate(
         {
-            **got,
-            "findings": describe_all(got["findings"], msgs if isinstance(msgs, list) else None),
+            "session": got.session,
+            "cycle": got.cycle,
+            "parent_session_id": got.parent_session_id,
+            "root_session_id": got.root_session_id,
+            "tree": got.tree,
+            "findings": describe_all(
+                [f.model_dump() for f in got.findings], msgs if isinstance(msgs, list) else None
+            ),
             "per_turn": [turn_view(t) for t in turns_of(doc)] if doc is not None else None,
             "archive": {
                 "file": path,

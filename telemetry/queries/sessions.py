@@ -26,19 +26,20 @@ from telemetry.timeutil import as_utc
 
 # The list reads the index alone: the other tables are defined when a session's findings are.
 if TYPE_CHECKING:
-    from telemetry.queries.models import TreeNode
+    from telemetry.queries.models import FindingRecord, LinkedCycle, TreeNode
     from telemetry.store.models import Finding
 
 __all__ = [
     "MAX_LIMIT",
     "SESSION_VERDICTS",
     "SessionFilter",
+    "StoredSession",
     "archive_path_of",
-    "finding_dict",
+    "finding_record",
     "get_session",
     "list_sessions",
     "one_per_pattern",
-    "session_dict",
+    "session_record",
     "session_tree",
 ]
 
@@ -65,52 +66,67 @@ class SessionFilter:
     source: str | None = None  # opencode or claude_code
 
 
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """What the store holds of one session (`get_session`): the parts of its detail page
+    that need no archive."""
+
+    session: SessionRecord
+    cycle: LinkedCycle | None
+    parent_session_id: str | None
+    root_session_id: str
+    findings: list[FindingRecord]
+    tree: TreeNode
+
+
 def _iso(dt: datetime | None) -> str | None:
     return as_utc(dt).isoformat() if dt is not None else None
 
 
-def session_dict(s: SessionIndex) -> dict[str, Any]:
-    """One index row as JSON-ready data (the shape every session query returns)."""
+def session_record(s: SessionIndex) -> SessionRecord:
+    """One index row as the record every session query returns."""
     tokens = stored_tokens(s)
-    return {
-        "session_id": s.session_id,
-        "root_session_id": s.root_session_id,
-        "parent_session_id": s.parent_session_id,
-        "depth": s.depth,
-        "label": s.label,
-        "cycle_id": s.cycle_id,
-        "agent": s.agent,
-        "model": s.model,
-        "title": s.title,
-        "directory": s.directory,
-        "opencode_version": s.opencode_version,
-        "opencode_generation": opencode_generation(s.source, s.schema_version, s.opencode_version),
-        "created_at": _iso(s.created_at),
-        "updated_at": _iso(s.updated_at),
-        "archived_at": _iso(s.archived_at),
-        "duration_s": s.duration_s,
-        "turn_count": s.turn_count,
-        "message_count": s.message_count,
-        "in_flight": s.in_flight,
-        "tokens": tokens,
-        "tokens_total": sum(tokens.values()),
-        "cache_hit_ratio": cache_hit_ratio(s.tokens_cache_read, s.tokens_input),
-        "cost_usd": s.cost_usd,
-        "subtree_tokens": s.subtree_tokens,
-        "subtree_cost_usd": s.subtree_cost_usd,
-        "subtree_session_count": s.subtree_session_count,
-        "verdict": s.verdict,
-        "worst_detector": s.worst_detector,
-        "finding_count": s.finding_count,
-        "walk_error_count": s.walk_error_count,
-        "error_kind": s.error_kind,
-        "archive_path": s.archive_path,
-        "schema_version": s.schema_version,
-        "source": s.source,
-        "reported_cost_usd": s.reported_cost_usd,
-        "cost_mismatch": s.cost_mismatch,
-        "unpriced_models": s.unpriced_models.split(",") if s.unpriced_models else [],
-    }
+    return SessionRecord.model_validate(
+        {
+            "session_id": s.session_id,
+            "root_session_id": s.root_session_id,
+            "parent_session_id": s.parent_session_id,
+            "depth": s.depth,
+            "label": s.label,
+            "cycle_id": s.cycle_id,
+            "agent": s.agent,
+            "model": s.model,
+            "title": s.title,
+            "directory": s.directory,
+            "opencode_version": s.opencode_version,
+            "opencode_generation": opencode_generation(s.source, s.schema_version, s.opencode_version),
+            "created_at": _iso(s.created_at),
+            "updated_at": _iso(s.updated_at),
+            "archived_at": _iso(s.archived_at),
+            "duration_s": s.duration_s,
+            "turn_count": s.turn_count,
+            "message_count": s.message_count,
+            "in_flight": s.in_flight,
+            "tokens": tokens,
+            "tokens_total": sum(tokens.values()),
+            "cache_hit_ratio": cache_hit_ratio(s.tokens_cache_read, s.tokens_input),
+            "cost_usd": s.cost_usd,
+            "subtree_tokens": s.subtree_tokens,
+            "subtree_cost_usd": s.subtree_cost_usd,
+            "subtree_session_count": s.subtree_session_count,
+            "verdict": s.verdict,
+            "worst_detector": s.worst_detector,
+            "finding_count": s.finding_count,
+            "walk_error_count": s.walk_error_count,
+            "error_kind": s.error_kind,
+            "archive_path": s.archive_path,
+            "schema_version": s.schema_version,
+            "source": s.source,
+            "reported_cost_usd": s.reported_cost_usd,
+            "cost_mismatch": s.cost_mismatch,
+            "unpriced_models": s.unpriced_models.split(",") if s.unpriced_models else [],
+        }
+    )
 
 
 def one_per_pattern(findings: Sequence[Finding]) -> list[Finding]:
@@ -120,16 +136,21 @@ def one_per_pattern(findings: Sequence[Finding]) -> list[Finding]:
     return [f for f in findings if f.source != "live" or f.detector not in archived]
 
 
-def finding_dict(f: Finding) -> dict[str, Any]:
-    return {
-        "detector": f.detector,
-        "verdict": f.verdict,
-        "score": f.score,
-        "start_index": f.start_index,
-        "evidence": f.evidence,
-        "source": f.source,
-        "detected_at": _iso(f.detected_at),
-    }
+def finding_record(f: Finding) -> FindingRecord:
+    """A stored finding as the answers show it (no sentence yet: `finding_text` adds it)."""
+    from telemetry.queries.models import FindingRecord
+
+    return FindingRecord.model_validate(
+        {
+            "detector": f.detector,
+            "verdict": f.verdict,
+            "score": f.score,
+            "start_index": f.start_index,
+            "evidence": f.evidence,
+            "source": f.source,
+            "detected_at": _iso(f.detected_at),
+        }
+    )
 
 
 def _filters(f: SessionFilter) -> list[Any]:
@@ -166,7 +187,7 @@ def list_sessions(db: Session, f: SessionFilter) -> SessionPage:
     more = len(rows) > limit
     rows = rows[:limit]
     nxt = encode_cursor(rows[-1].archived_at, rows[-1].id or 0) if more and rows else None
-    return SessionPage(items=[SessionRecord.model_validate(session_dict(r)) for r in rows], next_cursor=nxt)
+    return SessionPage(items=[session_record(r) for r in rows], next_cursor=nxt)
 
 
 def _find(db: Session, session_id: str) -> SessionIndex | None:
@@ -179,66 +200,64 @@ def archive_path_of(db: Session, session_id: str) -> str | None:
     return db.exec(stmt).first()
 
 
-def _node(s: SessionIndex) -> dict[str, Any]:
-    tokens = stored_tokens(s)
-    return {
-        "session_id": s.session_id,
-        "parent_session_id": s.parent_session_id,
-        "depth": s.depth,
-        "agent": s.agent,
-        "model": s.model,
-        "title": s.title,
-        "verdict": s.verdict,
-        "in_flight": s.in_flight,
-        "turn_count": s.turn_count,
-        "cost_usd": s.cost_usd,
-        "tokens": tokens,
-        "tokens_total": sum(tokens.values()),
-    }
-
-
-def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> dict[str, Any]:
+def _build_tree(top: SessionIndex, rows: Iterable[SessionIndex]) -> TreeNode:
     """Nest `rows` under `top` by parent links and roll cost and tokens up explicitly.
 
     Own numbers stay own (OpenCode's session cost excludes its children); the subtree numbers
     are sums over the indexed descendants. Parent links that loop are cut at the first repeat.
     """
+    from telemetry.queries.models import Tokens, TreeNode
+
     children: dict[str, list[SessionIndex]] = {}
     for r in rows:
         if r.parent_session_id is not None and r.session_id != top.session_id:
             children.setdefault(r.parent_session_id, []).append(r)
     seen: set[str] = set()
 
-    def build(s: SessionIndex) -> dict[str, Any]:
+    def build(s: SessionIndex) -> TreeNode:
         seen.add(s.session_id)
-        node = _node(s)
         kids = sorted(children.get(s.session_id, []), key=lambda c: (_iso(c.created_at) or "", c.session_id))
-        node["children"] = [build(c) for c in kids if c.session_id not in seen]
-        node["subtree_cost_usd"] = node["cost_usd"] + sum(c["subtree_cost_usd"] for c in node["children"])
-        kids_tokens = [c["subtree_tokens"] for c in node["children"]]
-        sub_tokens = {k: node["tokens"][k] + sum(t[k] for t in kids_tokens) for k in TOKEN_KINDS}
-        node["subtree_tokens"] = sub_tokens
-        node["subtree_tokens_total"] = sum(sub_tokens.values())
-        node["subtree_session_count"] = 1 + sum(c["subtree_session_count"] for c in node["children"])
-        return node
+        nodes = [build(c) for c in kids if c.session_id not in seen]
+        tokens = stored_tokens(s)
+        sub_tokens = {k: tokens[k] + sum(getattr(c.subtree_tokens, k) for c in nodes) for k in TOKEN_KINDS}
+        return TreeNode.model_validate(
+            {
+                "session_id": s.session_id,
+                "parent_session_id": s.parent_session_id,
+                "depth": s.depth,
+                "agent": s.agent,
+                "model": s.model,
+                "title": s.title,
+                "verdict": s.verdict,
+                "in_flight": s.in_flight,
+                "turn_count": s.turn_count,
+                "cost_usd": s.cost_usd,
+                "tokens": Tokens(**tokens),
+                "tokens_total": sum(tokens.values()),
+                "children": nodes,
+                "subtree_cost_usd": s.cost_usd + sum(c.subtree_cost_usd for c in nodes),
+                "subtree_tokens": Tokens(**sub_tokens),
+                "subtree_tokens_total": sum(sub_tokens.values()),
+                "subtree_session_count": 1 + sum(c.subtree_session_count for c in nodes),
+            }
+        )
 
     return build(top)
 
 
 def session_tree(db: Session, session_id: str) -> TreeNode | None:
     """The subtree rooted at a session, nested, with own and rolled-up cost and tokens."""
-    from telemetry.queries.models import TreeNode
-
     top = _find(db, session_id)
     if top is None:
         return None
     rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == top.root_session_id)).all()
-    return TreeNode.model_validate(_build_tree(top, rows))
+    return _build_tree(top, rows)
 
 
-def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
+def get_session(db: Session, session_id: str) -> StoredSession | None:
     """The index record, its findings, its subtree, its parent and root ids, and its cycle."""
     from telemetry.queries.cycles import cycle_dict, linked_cycle  # the list does not need them
+    from telemetry.queries.models import LinkedCycle
     from telemetry.store.models import Finding
 
     s = _find(db, session_id)
@@ -251,14 +270,14 @@ def get_session(db: Session, session_id: str) -> dict[str, Any] | None:
     ).all()
     rows = db.exec(select(SessionIndex).where(SessionIndex.root_session_id == s.root_session_id)).all()
     cycle = linked_cycle(db, s.session_id, s.root_session_id, s.cycle_id, s.label)
-    record = session_dict(s)
+    record = session_record(s)
     if cycle is not None:
-        record["cycle_id"] = cycle.cycle_id
-    return {
-        "session": record,
-        "cycle": cycle_dict(cycle) if cycle is not None else None,
-        "parent_session_id": s.parent_session_id,
-        "root_session_id": s.root_session_id,
-        "findings": [finding_dict(x) for x in one_per_pattern(findings)],
-        "tree": _build_tree(s, rows),
-    }
+        record = record.model_copy(update={"cycle_id": cycle.cycle_id})
+    return StoredSession(
+        session=record,
+        cycle=LinkedCycle.model_validate(cycle_dict(cycle)) if cycle is not None else None,
+        parent_session_id=s.parent_session_id,
+        root_session_id=s.root_session_id,
+        findings=[finding_record(x) for x in one_per_pattern(findings)],
+        tree=_build_tree(s, rows),
+    )

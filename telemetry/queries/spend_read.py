@@ -22,14 +22,14 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
 from archiver.metrics import TOKEN_KINDS
+from telemetry.queries.spend_record import FINE_KEYS, SpendRecord, fold
 from telemetry.queries.top_spend import session_window, time_window
 from telemetry.store.models import AgentRun, SessionIndex
 from telemetry.store.spend import SpendDay, correlated_driver, day_expr
 from telemetry.timeutil import as_utc, utcnow
 
-__all__ = ["FINE_KEYS", "fold", "recomputed_records", "window_groupings", "window_records"]
+__all__ = ["FINE_KEYS", "SpendRecord", "fold", "recomputed_records", "window_groupings", "window_records"]
 
-FINE_KEYS = ("agent", "model", "driver", "day")
 Driver = Literal["stored", "lookup"]
 
 
@@ -74,7 +74,7 @@ def _runs_part(dialect: str, since: Any, until: Any) -> Any:
     ).where(*time_window(col(r.created_at), since, until), ~archived)
 
 
-def _grouped(db: Session, parts: Sequence[Any]) -> list[dict[str, Any]]:
+def _grouped(db: Session, parts: Sequence[Any]) -> list[SpendRecord]:
     u = union_all(*parts).subquery("u")
     group = [u.c.source, *(u.c[k] for k in FINE_KEYS)]
     sums = [func.sum(u.c[f"t_{k}"]).label(k) for k in TOKEN_KINDS]
@@ -82,15 +82,26 @@ def _grouped(db: Session, parts: Sequence[Any]) -> list[dict[str, Any]]:
     return [_record(r) for r in db.connection().execute(stmt.group_by(*group)).mappings()]
 
 
-def _record(r: Any) -> dict[str, Any]:
-    return (
-        {"source": r["source"], **{k: r[k] for k in FINE_KEYS}}
-        | {k: int(r[k] or 0) for k in TOKEN_KINDS}
-        | {"cost_usd": float(r["cost_usd"] or 0.0), "count": int(r["count"])}
+def _record(r: Any) -> SpendRecord:
+    """A row of the database's groups (`source`, the fine keys, tokens by kind, `cost_usd`,
+    `count`) as a record."""
+    return SpendRecord(
+        source=r["source"],
+        agent=r["agent"],
+        model=r["model"],
+        driver=r["driver"],
+        day=r["day"],
+        input=int(r["input"] or 0),
+        output=int(r["output"] or 0),
+        reasoning=int(r["reasoning"] or 0),
+        cache_read=int(r["cache_read"] or 0),
+        cache_write=int(r["cache_write"] or 0),
+        cost_usd=float(r["cost_usd"] or 0.0),
+        count=int(r["count"]),
     )
 
 
-def recomputed_records(db: Session, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+def recomputed_records(db: Session, since: datetime | None, until: datetime | None) -> list[SpendRecord]:
     """The window's records from every session and run in it, drivers looked up in the cycles."""
     return _grouped(
         db,
@@ -119,7 +130,7 @@ def _midnight(day: Any) -> datetime:
     return datetime.combine(day, time(), UTC)
 
 
-def window_records(db: Session, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+def window_records(db: Session, since: datetime | None, until: datetime | None) -> list[SpendRecord]:
     """The window's records from the daily summary for its whole days, the index rows for the
     rest."""
     since = as_utc(since) if since is not None else None
@@ -160,9 +171,11 @@ def _summary_part(first: Any, end: Any) -> Any:
 # shape is built once (`_statement`) and run with the window's times as parameters: building
 # it took as long as running it.
 Shape = tuple[Any, ...]
+# A window's bind parameters: its times, and the summary's first and last day as ISO text.
+Params = dict[str, datetime | str | None]
 
 
-def _plan(since: datetime | None, until: datetime | None) -> tuple[Shape, dict[str, Any]]:
+def _plan(since: datetime | None, until: datetime | None) -> tuple[Shape, Params]:
     """What `window_records` reads, as the shape of one union and its parameters: the
     summary's whole days [lo, hi), the index rows of the partial days, the runs.
 
@@ -172,7 +185,7 @@ def _plan(since: datetime | None, until: datetime | None) -> tuple[Shape, dict[s
     before or after `since`, whichever are fewer, and almost nothing of today."""
     first = None if since is None else since.date() + timedelta(days=0 if since.time() == time() else 1)
     end = None if until is None else until.date()
-    values: dict[str, Any] = {"since": since, "until": until}
+    values: Params = {"since": since, "until": until}
     if first is not None and end is not None and first >= end:
         return ("inside", since is not None, until is not None), values
     now = utcnow()
@@ -232,7 +245,7 @@ def _pregrouped(parts: Sequence[Any]) -> Any:
 
 def window_groupings(
     db: Session, since: datetime | None, until: datetime | None, key_sets: Sequence[Sequence[str]]
-) -> list[list[dict[str, Any]]]:
+) -> list[list[SpendRecord]]:
     """The window's records summed down to (source, *keys) for each of `key_sets`, each list
     most expensive first: one statement, which reads the window once and groups it each way
     in the database (a few rows come back, not every group of every day)."""
@@ -244,11 +257,11 @@ def window_groupings(
         if bad:
             raise ValueError(f"cannot group by {bad[0]!r}; choose from {', '.join(FINE_KEYS)}")
     shape, values = _plan(since, until)
-    out: list[list[dict[str, Any]]] = [[] for _ in key_sets]
+    out: list[list[SpendRecord]] = [[] for _ in key_sets]
     if sets:
         for r in db.connection().execute(_statement(_dialect(db), shape, sets), values).mappings():
             rec = _record(r)
-            if rec["count"]:  # not a group whose sessions were all taken away with their hours
+            if rec.count:  # not a group whose sessions were all taken away with their hours
                 out[int(r["g"])].append(rec)
     return [fold(recs, keys) for recs, keys in zip(out, key_sets, strict=True)]
 
@@ -272,7 +285,7 @@ def _statement(dialect: str, shape: Shape, key_sets: tuple[tuple[str, ...], ...]
     return union_all(*members)
 
 
-def recomputed_window(db: Session, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+def recomputed_window(db: Session, since: datetime | None, until: datetime | None) -> list[SpendRecord]:
     """A window inside one day: its index rows (stored drivers) and runs."""
     return _grouped(
         db,
@@ -283,7 +296,7 @@ def recomputed_window(db: Session, since: datetime | None, until: datetime | Non
     )
 
 
-def _summary(db: Session, first: Any, end: Any) -> list[dict[str, Any]]:
+def _summary(db: Session, first: Any, end: Any) -> list[SpendRecord]:
     sd = SpendDay
     stmt = sa_select(
         col(sd.source),
@@ -297,23 +310,3 @@ def _summary(db: Session, first: Any, end: Any) -> list[dict[str, Any]]:
     if end is not None:
         stmt = stmt.where(col(sd.day) < end.isoformat())
     return [_record(r) for r in db.connection().execute(stmt).mappings()]
-
-
-def fold(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Records summed down to (source, *keys), most expensive first."""
-    out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for r in records:
-        group = (r["source"], *(r[k] for k in keys))
-        acc = out.get(group)
-        if acc is None:
-            out[group] = {"source": r["source"], **{k: r[k] for k in keys}} | {
-                k: r[k] for k in (*TOKEN_KINDS, "cost_usd", "count")
-            }
-            continue
-        for k in (*TOKEN_KINDS, "cost_usd", "count"):
-            acc[k] += r[k]
-
-    def order(r: dict[str, Any]) -> tuple[Any, ...]:
-        return (-r["cost_usd"], r["source"], *((r[k] is None, str(r[k])) for k in keys))
-
-    return sorted(out.values(), key=order)

@@ -9,13 +9,14 @@ archived, the `session_id` it was linked to.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import func, text
 from sqlalchemy.sql.elements import ColumnElement, TextClause
 from sqlmodel import Session, col, select
 
-from telemetry.queries.sessions import session_dict
+from telemetry.queries.fleet_models import TopSpend, TopTree
+from telemetry.queries.sessions import session_record
 from telemetry.store.models import TREE_ROOTS, AgentRun, SessionIndex
 from telemetry.timeutil import as_utc
 
@@ -23,6 +24,8 @@ __all__ = ["most_expensive_sessions", "most_expensive_trees", "session_window", 
 
 # the dearest roots of all time a window's dearest trees are looked for among first
 _CANDIDATES = 2000
+
+Top = TypeVar("Top", bound=TopSpend)
 
 
 def time_window(expr: Any, since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
@@ -46,7 +49,10 @@ def session_window(since: datetime | None, until: datetime | None) -> list[Colum
     return out
 
 
-def _runs(db: Session, since: datetime | None, until: datetime | None, limit: int) -> list[dict[str, Any]]:
+def _runs(
+    db: Session, since: datetime | None, until: datetime | None, limit: int, as_: type[Top]
+) -> list[Top]:
+    """The window's dearest Claude runs, each a tree of one, as items of the list `as_` is of."""
     r = AgentRun
     stmt = (
         select(r)
@@ -55,33 +61,33 @@ def _runs(db: Session, since: datetime | None, until: datetime | None, limit: in
         .limit(limit)
     )
     return [
-        {
-            "source": "claude",
-            "run_key": run.run_key,
-            "session_id": run.session_id,
-            "agent": run.agent,
-            "model": run.model,
-            "title": run.task,
-            "label": None,
-            "verdict": None,
-            "created_at": as_utc(run.created_at).isoformat(),
-            "cost_usd": run.cost_usd,
-            "subtree_cost_usd": run.cost_usd,
-            "subtree_session_count": 1,
-            "turn_count": run.num_turns,
-            "is_error": run.is_error,
-        }
+        as_(
+            source="claude",
+            run_key=run.run_key,
+            session_id=run.session_id,
+            agent=run.agent,
+            model=run.model,
+            title=run.task,
+            label=None,
+            verdict=None,
+            created_at=as_utc(run.created_at).isoformat(),
+            cost_usd=run.cost_usd,
+            subtree_cost_usd=run.cost_usd,
+            subtree_session_count=1,
+            turn_count=run.num_turns,
+            is_error=run.is_error,
+        )
         for run in db.exec(stmt).all()
     ]
 
 
-def _ranked(items: list[dict[str, Any]], field: str, limit: int) -> list[dict[str, Any]]:
-    return sorted(items, key=lambda x: -float(x[field] or 0.0))[:limit]
+def _ranked(items: list[Top], field: str, limit: int) -> list[Top]:
+    return sorted(items, key=lambda x: -float(getattr(x, field) or 0.0))[:limit]
 
 
 def most_expensive_sessions(
     db: Session, since: datetime | None = None, until: datetime | None = None, limit: int = 10
-) -> list[dict[str, Any]]:
+) -> list[TopSpend]:
     """Sessions and Claude runs by their own cost, highest first."""
     limit = max(1, limit)
     stmt = (
@@ -90,8 +96,9 @@ def most_expensive_sessions(
         .order_by(col(SessionIndex.cost_usd).desc(), col(SessionIndex.id).desc())
         .limit(limit)
     )
-    sessions = [session_dict(s) for s in db.exec(stmt).all()]  # `source` as the index says
-    return _ranked(sessions + _runs(db, since, until, limit), "cost_usd", limit)
+    # each with its index record's fields, `source` as the index says
+    sessions = [TopSpend.model_validate(session_record(s).model_dump()) for s in db.exec(stmt).all()]
+    return _ranked(sessions + _runs(db, since, until, limit, TopSpend), "cost_usd", limit)
 
 
 def _tree_roots(db: Session) -> list[TextClause]:
@@ -141,7 +148,7 @@ def _dearest_roots(db: Session, since: datetime | None, until: datetime | None, 
 
 def most_expensive_trees(
     db: Session, since: datetime | None = None, until: datetime | None = None, limit: int = 10
-) -> list[dict[str, Any]]:
+) -> list[TopTree]:
     """Root sessions created in the window by the cost of their whole indexed tree (every
     index row naming them as their root, kept on the root's row), and Claude runs, highest
     first."""
@@ -149,24 +156,26 @@ def most_expensive_trees(
     si = SessionIndex
     ids = _dearest_roots(db, since, until, limit)
     rows = db.exec(select(si).where(col(si.id).in_(ids))).all() if ids else []
-    out = []
+    out: list[TopTree] = []
     for s in sorted(rows, key=lambda r: (-r.tree_cost_usd, -(r.id or 0))):
         cost, n, tokens = s.tree_cost_usd, s.tree_session_count, s.tree_tokens
         out.append(
-            {
-                "source": s.source,
-                "session_id": s.session_id,
-                "agent": s.agent,
-                "model": s.model,
-                "title": s.title,
-                "label": s.label,
-                "verdict": s.verdict,
-                "created_at": as_utc(s.created_at).isoformat() if s.created_at else None,
-                "archived_at": as_utc(s.archived_at).isoformat(),
-                "cost_usd": s.cost_usd,
-                "subtree_cost_usd": round(float(cost or 0.0), 6),
-                "subtree_tokens": int(tokens or 0),
-                "subtree_session_count": int(n),
-            }
+            TopTree.model_validate(
+                {
+                    "source": s.source,
+                    "session_id": s.session_id,
+                    "agent": s.agent,
+                    "model": s.model,
+                    "title": s.title,
+                    "label": s.label,
+                    "verdict": s.verdict,
+                    "created_at": as_utc(s.created_at).isoformat() if s.created_at else None,
+                    "archived_at": as_utc(s.archived_at).isoformat(),
+                    "cost_usd": s.cost_usd,
+                    "subtree_cost_usd": round(float(cost or 0.0), 6),
+                    "subtree_tokens": int(tokens or 0),
+                    "subtree_session_count": int(n),
+                }
+            )
         )
-    return _ranked(out + _runs(db, since, until, limit), "subtree_cost_usd", limit)
+    return _ranked(out + _runs(db, since, until, limit, TopTree), "subtree_cost_usd", limit)

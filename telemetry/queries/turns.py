@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from archiver.files import parse_archive
 from archiver.metrics import per_turn
+from archiver.shape import RawJson
 from archiver.store import ArchiveMissing, ArchiveStore, as_store, locate
 
 __all__ = ["ArchiveRead", "DocReader", "archive_location", "open_archive", "read_doc", "turns_of"]
 
-ArchiveRead = tuple[dict[str, Any] | None, str | None]
-DocReader = Callable[[ArchiveStore, str], dict[str, Any]]
+# an archive document as read from its file (or why it could not be), its reader
+ArchiveRead = tuple[RawJson | None, str | None]
+DocReader = Callable[[ArchiveStore, str], RawJson]
 
 
 def archive_location(archive_dir: Path, archive_path: str) -> Path | None:
@@ -30,7 +31,7 @@ def archive_location(archive_dir: Path, archive_path: str) -> Path | None:
     return locate(archive_dir, archive_path)
 
 
-def read_doc(store: ArchiveStore, name: str) -> dict[str, Any]:
+def read_doc(store: ArchiveStore, name: str) -> RawJson:
     """The document named ``name`` in the newest layout, whatever version wrote it."""
     return parse_archive(store.read(name), name)
 
@@ -45,7 +46,7 @@ def open_archive(store: ArchiveStore | Path, archive_path: str, read: DocReader 
         return None, f"cannot read archive {archive_path}: {e}"
 
 
-def turns_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+def turns_of(doc: Mapping[str, object]) -> list[RawJson]:
     """Per-turn entries of an archive document, in order (computed when the document has none)."""
     for key in ("per_turn", "turns"):
         turns = doc.get(key)

@@ -18,6 +18,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from archiver.convert import permissions_from_opencode, status_from_opencode
+from archiver.shape import RawJson
 from archiver.store import ArchiveStore
 from detectors import REGISTRY
 from detectors.findings import rank_key
@@ -249,17 +250,18 @@ def decide(s: Signals) -> WhyAnswer:
     decisive = sorted({i for r, k, i in c.candidates if k == code})
     ordered = [c.evidence[i] for i in decisive] + [e for i, e in enumerate(c.evidence) if i not in decisive]
     first = c.evidence[decisive[0]]["detail"]
-    answer: dict[str, Any] = {
-        "id": s.ident,
-        "kind": s.kind,
-        "session_id": sess.get("session_id"),
-        "cycle_id": cyc.get("cycle_id") or sess.get("cycle_id"),
-        "code": code,
-        "verdict": _verdict(code),
-        "summary": f"{_verdict(code)}: {first}",
-        "evidence": ordered,
-    }
-    return WhyAnswer.model_validate(answer)
+    return WhyAnswer.model_validate(
+        {
+            "id": s.ident,
+            "kind": s.kind,
+            "session_id": sess.get("session_id"),
+            "cycle_id": cyc.get("cycle_id") or sess.get("cycle_id"),
+            "code": code,
+            "verdict": _verdict(code),
+            "summary": f"{_verdict(code)}: {first}",
+            "evidence": ordered,
+        }
+    )
 
 
 def _latest_cycle_for(db: Session, session_id: str, cycle_id: str | None) -> Cycle | None:
@@ -281,16 +283,16 @@ def why(
     cyc: Cycle | None
     if got is not None:
         kind = "session"
-        cyc = _latest_cycle_for(db, ident, got["session"]["cycle_id"])
+        cyc = _latest_cycle_for(db, ident, got.session.cycle_id)
     else:
         cyc = db.exec(select(Cycle).where(Cycle.cycle_id == ident)).first()
         if cyc is None:
             return None
         kind = "cycle"
         got = get_session(db, cyc.session_id) if cyc.session_id else None
-    sess = got["session"] if got else None
-    findings: list[Mapping[str, Any]] = list(got["findings"]) if got else []
-    turns: list[dict[str, Any]] | None = None
+    sess = got.session.model_dump() if got else None
+    findings: list[Mapping[str, Any]] = [f.model_dump() for f in got.findings] if got else []
+    turns: list[RawJson] | None = None  # the archive's per-turn entries
     status: list[Mapping[str, Any]] = []
     perms: list[Mapping[str, Any]] = []
     problem = None

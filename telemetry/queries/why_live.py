@@ -4,7 +4,6 @@ archived answer (`telemetry.queries.why`), with the live row itself."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlmodel import Session
 
@@ -31,17 +30,18 @@ def why_live(db: Session, session_id: str, now: datetime) -> WhyAnswer | None:
             )
     if r.last_activity_at is not None:
         evidence.append({"source": "live", "detail": f"last activity {age_text(r.inactive_s)} ago"})
-    answer: dict[str, Any] = {
-        "id": session_id,
-        "kind": "session",
-        "session_id": session_id,
-        "cycle_id": r.cycle_id,
-        "code": "running"
-        if r.state not in ("idle", "interrupted", "errored", "deleted", "unknown")
-        else r.state,
-        "verdict": r.state.replace("_", " "),
-        "summary": r.explanation,
-        "evidence": evidence,
-        "live": r.model_dump(mode="json"),
-    }
-    return WhyAnswer.model_validate(answer)
+    return WhyAnswer.model_validate(
+        {
+            "id": session_id,
+            "kind": "session",
+            "session_id": session_id,
+            "cycle_id": r.cycle_id,
+            "code": "running"
+            if r.state not in ("idle", "interrupted", "errored", "deleted", "unknown")
+            else r.state,
+            "verdict": r.state.replace("_", " "),
+            "summary": r.explanation,
+            "evidence": evidence,
+            "live": r.model_dump(mode="json"),
+        }
+    )

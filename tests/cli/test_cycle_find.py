@@ -69,17 +69,17 @@ def test_titles_are_the_archive_s_then_the_live_row_s(seeded: Octel) -> None:
     assert got["ses_live"] == "Still running now"
     assert "ses_untitled" not in got and "ses_unknown" not in got
     assert got["ses_long"] == LONG  # whole: the table that shows it cuts it to its width
-    by_id = {c["cycle_id"]: c["session_title"] for c in page["items"]}
+    by_id = {c.cycle_id: c.session_title for c in page.items}
     assert by_id["impl-0"] == "Fix the flaky test" and by_id["impl-3"] == "Still running now"
     assert by_id["impl-2"] is None and by_id["impl-4"] is None and by_id["impl-5"] is None
 
 
 def test_a_cycle_is_found_by_its_exact_id(seeded: Octel) -> None:
     with session_scope(seeded.engine, write=False) as db:
-        one = list_cycles(db, CycleFilter(cycle_id="impl-1"), T0)["items"]
-        none = list_cycles(db, CycleFilter(cycle_id="impl-"), T0)["items"]
-        other = list_cycles(db, CycleFilter(cycle_id="impl-1", driver="review"), T0)["items"]
-    assert [c["cycle_id"] for c in one] == ["impl-1"] and one[0]["session_title"] == LONG
+        one = list_cycles(db, CycleFilter(cycle_id="impl-1"), T0).items
+        none = list_cycles(db, CycleFilter(cycle_id="impl-"), T0).items
+        other = list_cycles(db, CycleFilter(cycle_id="impl-1", driver="review"), T0).items
+    assert [c.cycle_id for c in one] == ["impl-1"] and one[0].session_title == LONG
     assert none == [] and other == []  # exact, and the other filters still apply
 
 

@@ -43,4 +43,4 @@ def bounded(rows: Sequence[DaemonHealth], per_driver: int) -> tuple[list[DaemonH
 
 
 def _started(row: DaemonHealth) -> str:
-    return str((row.in_flight_cycle or {}).get("started_at") or "")
+    return str(row.in_flight_cycle.started_at or "") if row.in_flight_cycle else ""

@@ -17,12 +17,16 @@ from telemetry.queries.costs import (
     most_expensive_sessions,
     most_expensive_trees,
 )
+from telemetry.queries.fleet_models import CostRow, TopSpend
 from telemetry.store.db import session_scope
 
 
 def _breakdown(engine: Engine, by: list[str], **kw: Any) -> dict[str, Any]:
+    """The breakdown as its JSON: only the keys grouped on in each row."""
     with session_scope(engine, write=False) as db:
-        return cost_breakdown(db, by, **kw)
+        got = cost_breakdown(db, by, **kw)
+    rows = [r.model_dump(exclude_unset=True) for r in got.rows]
+    return {"by": got.by, "rows": rows, "totals": got.totals.model_dump()}
 
 
 def test_by_agent_covers_sessions_and_runs(engine: Engine) -> None:
@@ -97,8 +101,8 @@ def test_empty_store_and_bad_key(engine: Engine) -> None:
         _breakdown(engine, ["agent", "host"])
 
 
-def _ident(item: dict[str, Any]) -> str:
-    return str(item["session_id"] if item["source"] == "opencode" else item["run_key"])
+def _ident(item: TopSpend) -> str:
+    return str(item.session_id if item.source == "opencode" else item.run_key)
 
 
 def test_most_expensive_sessions_and_trees_include_claude_runs(engine: Engine) -> None:
@@ -108,11 +112,11 @@ def test_most_expensive_sessions_and_trees_include_claude_runs(engine: Engine) -
         trees = most_expensive_trees(db, limit=2)
         recent = most_expensive_trees(db, since=T0 + timedelta(hours=1))
     assert [_ident(s) for s in top] == ["ses_root", "run-turns", "ses_other"]
-    assert [s["source"] for s in top] == ["opencode", "claude", "opencode"]
-    assert top[1]["title"] == "triage #13"  # a run is named by its task
+    assert [s.source for s in top] == ["opencode", "claude", "opencode"]
+    assert top[1].title == "triage #13"  # a run is named by its task
     assert [_ident(t) for t in trees] == ["ses_root", "run-turns"]
-    assert trees[0]["subtree_cost_usd"] == pytest.approx(0.76)
-    assert trees[0]["subtree_session_count"] == 4
+    assert trees[0].subtree_cost_usd == pytest.approx(0.76)
+    assert trees[0].subtree_session_count == 4
     assert [_ident(t) for t in recent] == ["run-turns", "ses_other", "run-ok", "run-exec"]
 
 
@@ -120,7 +124,7 @@ def test_one_row_per_day_with_its_sources(engine: Engine) -> None:
     """OpenCode sessions and Claude runs on the same day are one day."""
     seed_fleet(engine)
     rows = _breakdown(engine, ["day"])["rows"]
-    days = merge_sources(rows, "day")
+    days = [d.model_dump(exclude_unset=True) for d in merge_sources([CostRow(**r) for r in rows], "day")]
     assert [d["key"] for d in days] == ["2026-11-01", "2026-10-30"]
     nov = days[0]
     assert {s["source"] for s in nov["sources"]} == {"opencode", "claude"}
@@ -131,7 +135,7 @@ def test_one_row_per_day_with_its_sources(engine: Engine) -> None:
 def test_daily_series_stacks_spend_by_agent(engine: Engine) -> None:
     seed_fleet(engine)
     with session_scope(engine, write=False) as db:
-        got = daily_series(db, "agent")
+        got = daily_series(db, "agent").model_dump()
         with pytest.raises(ValueError, match="cannot stack by 'day'"):
             daily_series(db, "day")
     assert got["days"] == ["2026-10-30", "2026-11-01"]
@@ -151,7 +155,7 @@ def test_the_costs_page_from_one_scan_equals_each_grouping_asked_alone(
     with session_scope(engine, write=False) as db:
         breakdowns, totals, daily = cost_views(db, groups, stack, since, until)
         alone = {g: cost_breakdown(db, [g], since, until) for g in groups}
-        assert breakdowns == {g: merge_sources(alone[g]["rows"], g) for g in groups}
+        assert breakdowns == {g: merge_sources(alone[g].rows, g) for g in groups}
         first = alone[groups[0]] if groups else cost_breakdown(db, [], since, until)
-        assert totals == first["totals"] and totals["count"] > 0
+        assert totals == first.totals and totals.count > 0
         assert daily == daily_series(db, stack, since, until)

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, delete, event, insert, text
 from sqlmodel import Session
 from store_templates import migrate_by_copy
 
+from telemetry.queries.fleet_models import Health
 from telemetry.queries.health import STATES, Liveness, fleet_rows
 from telemetry.queries.health_view import fleet_health
 from telemetry.store.db import make_engine, session_scope
@@ -31,6 +32,11 @@ def liveness(host: str, pid: int | None) -> Liveness:
     return "dead" if pid <= 3 else "alive" if pid <= 6 else "unknown"
 
 
+def _answer(got: Health) -> dict[str, Any]:
+    """The health answer as its JSON, less the time and threshold it was asked with."""
+    return got.model_dump(exclude={"now", "long_worker_seconds"})
+
+
 def _whole(db: Session, per_driver: int) -> dict[str, Any]:
     """The answer as every row of `fleet_rows`, then `bounded`, would give it."""
     fleet = fleet_rows(db, NOW, 600, liveness)
@@ -42,7 +48,7 @@ def _whole(db: Session, per_driver: int) -> dict[str, Any]:
         "cycles_in_flight": fleet.cycles_in_flight,
         "cycles_orphaned": fleet.cycles_orphaned,
         "more_open_cycles": more,
-        "daemons": [d.to_dict() for d in rows],
+        "daemons": [d.record().model_dump() for d in rows],
     }
 
 
@@ -108,7 +114,7 @@ def test_the_store_counts_and_picks_what_bounded_would_keep(
             )
     with session_scope(engine, write=False) as db:
         whole = _whole(db, per_driver)
-        got = fleet_health(db, NOW, 600, liveness, per_driver)
+        got = _answer(fleet_health(db, NOW, 600, liveness, per_driver))
     assert got == whole
     shown = sum(1 for d in got["daemons"] if d["source"] == "cycle")
     assert shown + sum(m["cycles"] for m in got["more_open_cycles"]) == sum(
@@ -144,7 +150,7 @@ def test_a_lone_daemon_takes_the_oldest_open_cycle_and_ties_go_by_host(engine: E
         )
     with session_scope(engine, write=False) as db:
         whole = _whole(db, 1)
-        got = fleet_health(db, NOW, 600, liveness, 1)
+        got = _answer(fleet_health(db, NOW, 600, liveness, 1))
     assert got == whole
     flights = [(d["host"], d["in_flight_cycle"]["cycle_id"]) for d in got["daemons"]]
     assert flights == [("h1", "c0"), ("h1", "c3")]
@@ -194,7 +200,7 @@ def test_on_sqlite_health_reads_the_open_cycles_never_the_history(sqlite_url: st
 
     event.listen(engine, "before_cursor_execute", capture)
     with session_scope(engine, write=False) as db:
-        got = fleet_health(db, NOW, 600, liveness, 3)
+        got = _answer(fleet_health(db, NOW, 600, liveness, 3))
     event.remove(engine, "before_cursor_execute", capture)
     assert sum(m["cycles"] for m in got["more_open_cycles"]) > 0
     with engine.connect() as conn:

@@ -8,11 +8,22 @@ from health_oracle import bounded
 from hypothesis import given
 from hypothesis import strategies as st
 
+from telemetry.queries.fleet_models import FlightCycle
 from telemetry.queries.health import DaemonHealth
 
 
 def _row(driver: str, source: str, state: str, day: int | None) -> DaemonHealth:
-    flight = None if day is None else {"cycle_id": "c", "started_at": f"2026-11-{day:02d}T00:00:00+00:00"}
+    flight = (
+        None
+        if day is None
+        else FlightCycle(
+            cycle_id="c",
+            started_at=f"2026-11-{day:02d}T00:00:00+00:00",
+            session_id=None,
+            candidates_count=None,
+            elapsed_s=None,
+        )
+    )
     return DaemonHealth(driver, "h", None, state, "why", source, None, None, flight)  # type: ignore[arg-type]
 
 
@@ -49,7 +60,7 @@ def test_daemons_stay_and_cycle_rows_are_the_newest_few_with_the_rest_counted(
         assert m["cycles_url"].startswith("/api/cycles?driver=") and " " not in m["cycles_url"]
 
         def day(r: DaemonHealth) -> str:
-            return str((r.in_flight_cycle or {}).get("started_at") or "")
+            return str(r.in_flight_cycle.started_at or "") if r.in_flight_cycle else ""
 
         newest_left = max(day(r) for r in out)
         assert all(day(r) >= newest_left for r in mine if any(r is s for s in shown))

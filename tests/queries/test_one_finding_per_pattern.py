@@ -35,12 +35,13 @@ def test_the_archive_finding_supersedes_the_live_one(engine: Engine) -> None:
     with session_scope(engine, write=False) as db:
         got = get_session(db, "ses_a")
     assert got is not None
-    found = [(f["detector"], f["source"]) for f in got["findings"]]
+    found = [(f.detector, f.source) for f in got.findings]
+    stored = [f.model_dump() for f in got.findings]
     # the live doom_loop is gone; a pattern only the live probe saw stays
     assert sorted(found) == [("doom_loop", "archive"), ("permission_deadlock", "live")]
-    said = [f["sentence"] for f in describe_all(got["findings"], None)]
+    said = [f["sentence"] for f in describe_all(stored, None)]
     assert any("113 times" in s for s in said) and not any("11 times" in s for s in said)
-    verdict = decide(Signals(kind="session", ident="ses_a", findings=got["findings"]))
+    verdict = decide(Signals(kind="session", ident="ses_a", findings=stored))
     assert not any("11 times" in e.detail for e in verdict.evidence)
 
 

@@ -188,13 +188,11 @@ def test_get_session_has_record_findings_tree_and_links(engine: Engine) -> None:
         got = get_session(db, "ses_child_a")
         assert get_session(db, "nope") is None
     assert got is not None
-    assert got["session"]["agent"] == "general"
-    assert (got["parent_session_id"], got["root_session_id"]) == ("ses_root", "ses_root")
-    assert [(f["detector"], f["verdict"], f["start_index"]) for f in got["findings"]] == [
-        ("doom_loop", "stuck", 4)
-    ]
-    assert got["tree"]["session_id"] == "ses_child_a"
-    assert got["tree"]["subtree_cost_usd"] == pytest.approx(0.21)
+    assert got.session.agent == "general"
+    assert (got.parent_session_id, got.root_session_id) == ("ses_root", "ses_root")
+    assert [(f.detector, f.verdict, f.start_index) for f in got.findings] == [("doom_loop", "stuck", 4)]
+    assert got.tree.session_id == "ses_child_a"
+    assert got.tree.subtree_cost_usd == pytest.approx(0.21)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -17,7 +17,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col
 
 from archiver.metrics import TOKEN_KINDS
-from telemetry.queries.spend_read import FINE_KEYS, fold, recomputed_records, window_groupings, window_records
+from telemetry.queries.spend_read import recomputed_records, window_groupings, window_records
+from telemetry.queries.spend_record import FINE_KEYS, SpendRecord, fold
 from telemetry.services.spend.spend_repair import check_spend, rebuild_spend
 from telemetry.store.db import session_scope
 from telemetry.store.models import SessionIndex
@@ -43,15 +44,16 @@ _OPS = st.one_of(
 _WINDOW = st.tuples(st.one_of(st.none(), _MINUTES), st.one_of(st.none(), _MINUTES))
 
 
-def assert_folded(got: list[dict[str, Any]], want: list[dict[str, Any]], keys: list[str]) -> None:
-    def key(r: dict[str, Any]) -> tuple[Any, ...]:
-        return (r["source"], *(r[k] for k in keys))
+def assert_folded(got: list[SpendRecord], want: list[SpendRecord], keys: list[str]) -> None:
+    def key(r: SpendRecord) -> tuple[Any, ...]:
+        return (r.source, *(r.key(k) for k in keys))
 
-    g, w = {key(r): r for r in got if r["count"]}, {key(r): r for r in want if r["count"]}
+    g, w = {key(r): r for r in got if r.count}, {key(r): r for r in want if r.count}
     assert g.keys() == w.keys()
     for k, r in w.items():
-        assert [g[k][t] for t in (*TOKEN_KINDS, "count")] == [r[t] for t in (*TOKEN_KINDS, "count")], k
-        assert math.isclose(g[k]["cost_usd"], r["cost_usd"], rel_tol=1e-9, abs_tol=1e-9), k
+        sums = (*TOKEN_KINDS, "count")
+        assert [getattr(g[k], t) for t in sums] == [getattr(r, t) for t in sums], k
+        assert math.isclose(g[k].cost_usd, r.cost_usd, rel_tol=1e-9, abs_tol=1e-9), k
 
 
 @settings(max_examples=80, deadline=None)
@@ -79,14 +81,14 @@ def test_a_cycle_that_arrives_after_its_session_moves_its_spend_to_its_driver(en
     )
     since, until = BASE, BASE + timedelta(days=1)
     with session_scope(engine, write=False) as db:
-        assert [r["driver"] for r in window_records(db, since, until)] == [None]
+        assert [r.driver for r in window_records(db, since, until)] == [None]
     apply_op(engine, ("finish", "c1", "s0"))  # the dispatcher names the session at its finish
     with session_scope(engine, write=False) as db:
-        assert [(r["driver"], r["count"]) for r in window_records(db, since, until)] == [("review", 1)]
+        assert [(r.driver, r.count) for r in window_records(db, since, until)] == [("review", 1)]
         assert check_spend(db, drivers=True).ok
     apply_op(engine, ("prune_cycle", "c1"))
     with session_scope(engine, write=False) as db:
-        assert [r["driver"] for r in window_records(db, since, until)] == [None]
+        assert [r.driver for r in window_records(db, since, until)] == [None]
 
 
 def test_the_check_finds_a_summary_that_drifted_and_the_repair_mends_it(engine: Engine) -> None:

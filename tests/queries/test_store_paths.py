@@ -140,8 +140,8 @@ def test_any_grouping_adds_up_to_the_same_totals(fleet: Engine, by: list[str], d
     with session_scope(fleet, write=False) as db:
         got = cost_breakdown(db, by, since)
         flat = cost_breakdown(db, [], since)
-    assert got["totals"]["count"] == flat["totals"]["count"] == sum(r["count"] for r in got["rows"])
-    assert got["totals"]["tokens"] == flat["totals"]["tokens"]
-    assert got["totals"]["cost_usd"] == pytest.approx(flat["totals"]["cost_usd"])
-    keys = [(r["source"], *(r[k] for k in by)) for r in got["rows"]]
+    assert got.totals.count == flat.totals.count == sum(r.count for r in got.rows)
+    assert got.totals.tokens == flat.totals.tokens
+    assert got.totals.cost_usd == pytest.approx(flat.totals.cost_usd)
+    keys = [(r.source, *(getattr(r, k) for k in by)) for r in got.rows]
     assert len(keys) == len(set(keys))  # one row per group

@@ -77,9 +77,7 @@ def summed_trees(db: Session, since: datetime | None, until: datetime | None, li
 
 def kept_trees(db: Session, since: datetime | None, until: datetime | None, limit: int) -> list[Any]:
     got = most_expensive_trees(db, since, until, limit)
-    return [
-        (t["session_id"], t["subtree_cost_usd"], t["subtree_session_count"], t["subtree_tokens"]) for t in got
-    ]
+    return [(t.session_id, t.subtree_cost_usd, t.subtree_session_count, t.subtree_tokens) for t in got]
 
 
 @settings(max_examples=80, deadline=None)
