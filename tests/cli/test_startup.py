@@ -148,3 +148,13 @@ def test_help_lists_commands_in_the_order_of_use() -> None:
     r = subprocess.run([sys.executable, "-m", "cli", "--help"], capture_output=True, text=True, check=True)
     listed = [line.split()[0] for line in r.stdout.split("Commands:")[1].splitlines() if line.strip()]
     assert listed == list(ORDER)
+
+
+def test_a_claude_import_piped_loads_no_http_client_nor_rich(tmp_path: Path) -> None:
+    """`octel import claude DIR --json` reads files: no HTTP client, no progress bar to load."""
+    run = sorted((Path(__file__).parents[1] / "fixtures" / "claude").iterdir())[0]
+    loaded = _imported_by("import", "claude", str(run / "json"), "--json", data=tmp_path)
+    assert "archiver" in loaded  # it did import
+    assert not loaded & {"httpx", "rich", "web", "fastapi"}, sorted(
+        loaded & {"httpx", "rich", "web", "fastapi"}
+    )
