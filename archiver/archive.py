@@ -18,11 +18,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from archiver.client import OpenCodeClient
 from archiver.document import build_documents
 from archiver.errors import ArchiveWriteError
 from archiver.files import (
@@ -37,6 +36,9 @@ from archiver.redact import Redactor
 from archiver.store import ArchiveStore, FolderStore, as_store
 from archiver.validate import check_archive
 from archiver.walk import TreeSnapshot, walk_tree
+
+if TYPE_CHECKING:  # an import of files (Claude Code) never loads the HTTP client
+    from archiver.client import OpenCodeClient
 
 __all__ = [
     "ArchiveResult",

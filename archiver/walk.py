@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from archiver.client import OpenCodeClient
 from archiver.errors import FetchError, WalkError
 from archiver.shape import RawJson as JsonObj
 from archiver.tree import Node, TreePlan
+
+if TYPE_CHECKING:  # the HTTP stack loads with the client, not with every reader of a snapshot
+    from archiver.client import OpenCodeClient
 
 __all__ = ["SessionSnapshot", "TreeSnapshot", "walk_tree"]
 

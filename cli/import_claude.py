@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -86,11 +88,21 @@ def _import_into(
     reprice: bool,
     found: Found,
 ) -> ClaudeImportReport:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from telemetry.services.claude.importer import import_claude
 
     with open_store(settings) as engine:
+        if not _bar_shown():  # piped or redirected: the bar would be disabled, rich not loaded
+            return import_claude(
+                folder,
+                settings=settings,
+                engine=engine,
+                label=label,
+                early=early,
+                reprice=reprice,
+                found=found,
+            )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         columns = (TextColumn("sessions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         # the bar goes to stderr, and only to a terminal, so --json and pipes stay clean
         with Progress(
@@ -110,12 +122,17 @@ def _import_into(
     return report
 
 
-def _print(report: ClaudeImportReport, folder: Path, as_json: bool) -> None:
-    from rich.markup import escape
+def _bar_shown() -> bool:
+    """Whether stderr may show a progress bar: a terminal, or rich told to treat it as one."""
+    return sys.stderr.isatty() or any(k in os.environ for k in ("FORCE_COLOR", "TTY_INTERACTIVE"))
 
+
+def _print(report: ClaudeImportReport, folder: Path, as_json: bool) -> None:
     if as_json:
         print_json(report.to_dict())
         return
+    from rich.markup import escape
+
     console.print(
         f"{report.sessions} sessions in {escape(str(folder))}: {report.archived} archived "
         f"({report.files_written} files, {report.indexed_new} new, {report.indexed_updated} updated), "

@@ -3,6 +3,7 @@ edge of the readers; ``layout`` finds the files, ``tree`` builds the tree from t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,9 @@ def read_capped(path: Path, offset: int = 0, max_line: int | None = None) -> byt
     lines = 1
     with path.open("rb") as fh:
         fh.seek(offset)
+        size = os.fstat(fh.fileno()).st_size - offset
+        if size <= limit:  # no line in it can pass the limit: one read, no chunks to join
+            return fh.read(max(size, 0))  # what the file held when it was opened (it may be growing)
         while chunk := fh.read(chunk_size):
             last = chunk.rfind(b"\n")
             if last == -1:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from claude_lines import assistant, jsonl, user, write
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from archiver.claude import loading
@@ -52,6 +54,28 @@ def test_lines_under_the_limit_read_whole(tmp_path: Path, monkeypatch: pytest.Mo
     assert loading.read_capped(tmp_path / "f", 10, max_line=4096) == data[10:]
     with pytest.raises(loading.LineTooLong):
         loading.read_capped(tmp_path / "f", max_line=3300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+    limit=st.integers(1, 120),
+    offset=st.integers(0, 200),
+)
+def test_a_file_reads_as_its_bytes_unless_a_line_passes_the_limit(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], limit: int, offset: int
+) -> None:
+    """Whole in one read or in chunks, what is read is the file's bytes from ``offset``;
+    refused exactly when a line of them is longer than the limit."""
+    data = b"".join(line + b"\n" for line in lines)
+    path = tmp_path_factory.mktemp("capped") / "f"
+    path.write_bytes(data)
+    tail = data[offset:]
+    if any(len(line) > limit for line in tail.split(b"\n")):
+        with pytest.raises(loading.LineTooLong):
+            loading.read_capped(path, offset, max_line=limit)
+    else:
+        assert loading.read_capped(path, offset, max_line=limit) == tail
 
 
 def test_a_file_with_no_conversation_is_reported_not_archived(tmp_path: Path) -> None:

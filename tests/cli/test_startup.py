@@ -171,3 +171,13 @@ def test_every_command_module_imports_on_its_own() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert len(names) > 20
     assert r.stdout.strip() == ""
+
+
+def test_a_claude_import_piped_loads_no_http_client_nor_rich(tmp_path: Path) -> None:
+    """`octel import claude DIR --json` reads files: no HTTP client, no progress bar to load."""
+    run = sorted((Path(__file__).parents[1] / "fixtures" / "claude").iterdir())[0]
+    loaded = _imported_by("import", "claude", str(run / "json"), "--json", data=tmp_path)
+    assert "archiver" in loaded  # it did import
+    assert not loaded & {"httpx", "rich", "web", "fastapi"}, sorted(
+        loaded & {"httpx", "rich", "web", "fastapi"}
+    )
