@@ -24,7 +24,7 @@ import orjson
 
 from archiver.client import OpenCodeClient
 from archiver.document import build_documents
-from archiver.errors import ArchiveWriteError
+from archiver.errors import ArchiveWriteError, WalkErrorDoc
 from archiver.files import (
     DEFAULT_MAX_BYTES,
     content_hash,
@@ -68,7 +68,7 @@ class ArchiveResult:
     # names of the documents written (read back and valid), in the store below
     written: list[str] = field(default_factory=list)
     records: list[SessionRecord] = field(default_factory=list)
-    walk_errors: list[dict[str, Any]] = field(default_factory=list)
+    walk_errors: list[WalkErrorDoc] = field(default_factory=list)
     write_errors: list[str] = field(default_factory=list)
     redaction: dict[str, int] = field(default_factory=dict)
     sessions_found: int = 0

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from archiver.claude.runs import RunSummary
 from archiver.errors import WalkError
 from archiver.shape import RawJson as JsonObj
 
@@ -56,7 +57,7 @@ class ClaudeTree:
     # read of what the file gains starts, and what it merges into (no text)
     reads: dict[str, tuple[str, int, int, dict[str, list[Any]]]] = field(default_factory=dict)
     # the summary file of each Workflow run (``runs.read_runs``), kept on the root's archive
-    workflow_runs: list[JsonObj] = field(default_factory=list)
+    workflow_runs: list[RunSummary] = field(default_factory=list)
     # file name -> the fingerprint of what ``reads`` consumed of it, taken from the very bytes
     # that were parsed when the file was read whole (``layout.resume_state``)
     fingerprints: dict[str, str] = field(default_factory=dict)
