@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -59,6 +59,24 @@ _RECORD_KEYS = frozenset(
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class ArchiveResultDoc(TypedDict):
+    """An ``ArchiveResult`` as ``octel archive`` and the API print it."""
+
+    root_session_id: str
+    archived_at: str
+    complete: bool
+    sessions: int
+    messages: int
+    files: list[str]
+    kept: list[str]
+    walk_errors: list[WalkErrorDoc]
+    write_errors: list[str]
+    redaction: dict[str, int]
+    deleted: bool
+    delete_error: str | None
+    requests: int
 
 
 @dataclass
@@ -102,7 +120,7 @@ class ArchiveResult:
             and len(self.written) == self.sessions_found
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ArchiveResultDoc:
         return {
             "root_session_id": self.root_session_id,
             "archived_at": self.archived_at,
