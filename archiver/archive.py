@@ -18,12 +18,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 
 from archiver.document import build_documents
-from archiver.errors import ArchiveWriteError
+from archiver.errors import ArchiveWriteError, WalkErrorDoc
 from archiver.files import (
     DEFAULT_MAX_BYTES,
     content_hash,
@@ -63,6 +63,24 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+class ArchiveResultDoc(TypedDict):
+    """An ``ArchiveResult`` as ``octel archive`` and the API print it."""
+
+    root_session_id: str
+    archived_at: str
+    complete: bool
+    sessions: int
+    messages: int
+    files: list[str]
+    kept: list[str]
+    walk_errors: list[WalkErrorDoc]
+    write_errors: list[str]
+    redaction: dict[str, int]
+    deleted: bool
+    delete_error: str | None
+    requests: int
+
+
 @dataclass
 class ArchiveResult:
     root_session_id: str
@@ -70,7 +88,7 @@ class ArchiveResult:
     # names of the documents written (read back and valid), in the store below
     written: list[str] = field(default_factory=list)
     records: list[SessionRecord] = field(default_factory=list)
-    walk_errors: list[dict[str, Any]] = field(default_factory=list)
+    walk_errors: list[WalkErrorDoc] = field(default_factory=list)
     write_errors: list[str] = field(default_factory=list)
     redaction: dict[str, int] = field(default_factory=dict)
     sessions_found: int = 0
@@ -104,7 +122,7 @@ class ArchiveResult:
             and len(self.written) == self.sessions_found
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ArchiveResultDoc:
         return {
             "root_session_id": self.root_session_id,
             "archived_at": self.archived_at,

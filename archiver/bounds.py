@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from archiver.shape import RawJson
+
 __all__ = [
     "INT32_MAX",
     "INT64_MAX",
@@ -76,4 +78,4 @@ def check_json(value: Any, max_depth: int = MAX_DEPTH) -> Any:
     return value
 
 
-JsonObject = Annotated[dict[str, Any], AfterValidator(check_json)]
+JsonObject = Annotated[RawJson, AfterValidator(check_json)]

@@ -204,7 +204,7 @@ class OpenCodeClient:
                 raise
         return self.is_v2
 
-    async def status(self) -> dict[str, Any]:
+    async def status(self) -> JsonObj:
         """``{session id: {type: busy|retry}}`` of every running session (V2: ``running``, all
         its ``/api/session/active`` says)."""
         if await self.speaks_v2():

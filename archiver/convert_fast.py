@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from archiver.shape import RawJson
 from detectors.commands import hit_timeout
 from detectors.model import (
     Compaction,
@@ -115,7 +116,7 @@ def _part(p: Any) -> Part | None:
     raise _Unexpected  # retry parts and unknown kinds: the general converter's business
 
 
-def _tool(pid: str, p: dict[str, Any]) -> ToolCall:
+def _tool(pid: str, p: RawJson) -> ToolCall:
     state = p.get("state")
     if type(state) is not dict:
         raise _Unexpected

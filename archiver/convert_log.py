@@ -25,6 +25,7 @@ from archiver.convert_events import as_map as _d
 from archiver.convert_events import as_str as _s
 from archiver.convert_events import unwrap_event
 from archiver.convert_v2 import TOOL_NAMES
+from archiver.shape import RawJson
 
 __all__ = ["RUN_LOG_TYPES", "SessionLog", "is_event", "sessions_from_events"]
 
@@ -50,14 +51,14 @@ class SessionLog:
 
     id: str
     parent: str | None = None
-    infos: dict[str, dict[str, Any]] = field(default_factory=dict)
+    infos: dict[str, RawJson] = field(default_factory=dict)
     parts: dict[str, dict[str, Mapping[str, Any]]] = field(default_factory=dict)
     error: Mapping[str, Any] | None = None  # a run log's `error` line, for its last step
 
-    def items(self) -> list[dict[str, Any]]:
+    def items(self) -> list[RawJson]:
         """Messages oldest first (OpenCode ids sort by creation time) as `{info, parts}`."""
         ids = sorted(set(self.infos) | set(self.parts), key=lambda m: (self._created(m), m))
-        out: list[dict[str, Any]] = []
+        out: list[RawJson] = []
         for mid in ids:
             info = self.infos.get(mid)
             parts = list(self.parts.get(mid, {}).values())
@@ -73,8 +74,8 @@ class SessionLog:
         return t if t is not None else float("inf")
 
 
-def _step_info(mid: str, sid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
-    info: dict[str, Any] = {"id": mid, "sessionID": sid, "role": "assistant", "time": {}}
+def _step_info(mid: str, sid: str, parts: list[Mapping[str, Any]]) -> RawJson:
+    info: RawJson = {"id": mid, "sessionID": sid, "role": "assistant", "time": {}}
     for p in parts:
         if p.get("type") == "step-finish":
             info["finish"] = _s(p.get("reason")) or None

@@ -23,8 +23,9 @@ carries an ``error_kind`` from ``ERROR_KINDS``:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
-__all__ = ["ERROR_KINDS", "ArchiveWriteError", "FetchError", "WalkError"]
+__all__ = ["ERROR_KINDS", "ArchiveWriteError", "FetchError", "WalkError", "WalkErrorDoc"]
 
 ERROR_KINDS = frozenset(
     {
@@ -70,6 +71,17 @@ class ArchiveWriteError(Exception):
         self.reason = reason
 
 
+class WalkErrorDoc(TypedDict):
+    """A ``WalkError`` as an archive document and a result keep it."""
+
+    error_kind: str
+    what: str
+    session_id: str | None
+    message: str
+    path: str
+    status: int | None
+
+
 @dataclass(frozen=True)
 class WalkError:
     """Something the walk could not fetch or had to leave out."""
@@ -81,7 +93,7 @@ class WalkError:
     path: str = ""
     status: int | None = None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> WalkErrorDoc:
         return {
             "error_kind": self.error_kind,
             "what": self.what,

@@ -29,6 +29,7 @@ import orjson
 
 from archiver.errors import ArchiveWriteError
 from archiver.fsutil import fsync_dir
+from archiver.shape import RawJson
 from archiver.versions import upgrade
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ def _gunzip(raw: bytes, name: str, max_bytes: int) -> bytes:
     return b"".join(out)
 
 
-def parse_archive(plain: bytes, name: str = "archive") -> dict[str, Any]:
+def parse_archive(plain: bytes, name: str = "archive") -> RawJson:
     """The document in the JSON bytes ``plain`` in the newest layout."""
     doc = orjson.loads(plain)
     if not isinstance(doc, dict):
@@ -284,6 +285,6 @@ def parse_archive(plain: bytes, name: str = "archive") -> dict[str, Any]:
     return upgrade(doc)
 
 
-def read_archive(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+def read_archive(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> RawJson:
     """The document in ``path`` in the newest layout, whatever version wrote it."""
     return parse_archive(read_plain(path, max_bytes), path.name)

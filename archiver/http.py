@@ -16,6 +16,7 @@ import orjson
 
 from archiver.cut import cut
 from archiver.errors import FetchError
+from archiver.shape import RawJson
 
 __all__ = ["JsonHttp", "Reply"]
 
@@ -42,7 +43,7 @@ def _is_object_not_found(body: Any) -> bool:
     return isinstance(body, dict) and "NotFound" in str(body.get("name") or body.get("_tag") or "")
 
 
-def _not_found_message(body: dict[str, Any]) -> str:
+def _not_found_message(body: RawJson) -> str:
     data = body.get("data")
     return str((data if isinstance(data, dict) else body).get("message", "not found"))
 
@@ -118,7 +119,7 @@ class JsonHttp:
                 held = False
                 entry.release()
 
-        async def trace(event: str, info: dict[str, Any]) -> None:
+        async def trace(event: str, info: RawJson) -> None:
             self._traced = True
             release()
 

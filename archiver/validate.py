@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from archiver.cut import cut
+from archiver.shape import RawJson
 
 __all__ = ["SCHEMAS", "ArchiveInvalid", "check_archive", "schema_of"]
 
@@ -31,12 +32,12 @@ class ArchiveInvalid(ValueError):
 
 
 @functools.lru_cache(maxsize=8)
-def schema_of(version: int) -> dict[str, Any]:
+def schema_of(version: int) -> RawJson:
     """The JSON Schema of archive version ``version``."""
     path = SCHEMAS / f"archive-v{version}.json"
     if not path.is_file():
         raise ArchiveInvalid(f"schema_version: no schema for version {version}")
-    out: dict[str, Any] = orjson.loads(path.read_bytes())
+    out: RawJson = orjson.loads(path.read_bytes())
     return out
 
 

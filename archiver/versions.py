@@ -5,9 +5,8 @@ sessions, in OpenCode 2's own shapes); v1 and v2 are brought to v3."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from archiver.metrics import per_turn, totals
+from archiver.shape import RawJson
 
 __all__ = ["opencode_generation", "upgrade"]
 
@@ -22,7 +21,7 @@ def opencode_generation(source: str | None, schema_version: int, version: str | 
     return 2 if schema_version >= 4 or (head.isdigit() and int(head) >= 2) else 1
 
 
-def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
+def upgrade(doc: RawJson) -> RawJson:
     """Bring an older layout to v3 (a v4 document is current as it is). v2 lacks
     ``source.kind`` (always OpenCode), ``claude`` and ``cost_check``; v1 holds one session's
     messages with ``per_turn`` and ``state_history``, no tree fields."""
@@ -36,7 +35,7 @@ def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
     return _v2_to_v3(_v1_to_v2(doc))
 
 
-def _v2_to_v3(doc: dict[str, Any]) -> dict[str, Any]:
+def _v2_to_v3(doc: RawJson) -> RawJson:
     source = doc.get("source")
     return {
         **doc,
@@ -48,13 +47,13 @@ def _v2_to_v3(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+def _v1_to_v2(doc: RawJson) -> RawJson:
     messages = doc.get("messages")
     if not isinstance(messages, list):
         # a Claude CLI result or any other JSON file: no version and no messages
         raise ValueError("not an archive: no schema_version and no message list")
     raw_session = doc.get("session")
-    session: dict[str, Any] = raw_session if isinstance(raw_session, dict) else {}
+    session: RawJson = raw_session if isinstance(raw_session, dict) else {}
     sid = doc.get("session_id") or session.get("id")
     if not sid:
         infos = [m.get("info", {}) for m in messages if isinstance(m, dict)]

@@ -34,6 +34,7 @@ from detectors.baselines import BaselineScore
 from detectors.evaluation import Evaluation, evaluate
 from detectors.findings import Verdict, rank_key
 from detectors.model import ToolCall
+from detectors.score_docs import ComparedReport, EvaluationReport
 from telemetry.queries.finding_text import Locator, describe
 from telemetry.queries.sessions import get_session
 
@@ -276,11 +277,12 @@ def _pools(path: Path, evals: dict[str, Evaluation]) -> dict[str, dict[str, obje
     return {title: pooled(evals, names) for title, names in groups if names}
 
 
-def _eval_doc(ev: Evaluation, title: str, compared: list[BaselineScore] | None) -> dict[str, Any]:
-    doc = {"title": title, **ev.to_dict()}
-    if compared is not None:
-        doc["baselines"] = [b.to_dict() for b in compared]
-    return doc
+def _eval_doc(
+    ev: Evaluation, title: str, compared: list[BaselineScore] | None
+) -> EvaluationReport | ComparedReport:
+    if compared is None:
+        return {"title": title, **ev.to_dict()}
+    return {"title": title, **ev.to_dict(), "baselines": [b.to_dict() for b in compared]}
 
 
 def _stored_session(ctx: typer.Context, session_id: str) -> Converted:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -10,7 +10,7 @@ from sqlmodel import Session
 
 from cli.app import command_group, console, err_console, fail, open_store, print_json, settings_of
 from cli.tables import window
-from telemetry.otel_export.export import TreeExport, TreeExporter
+from telemetry.otel_export.export import TreeExport, TreeExportDoc, TreeExporter
 from telemetry.otel_export.otlp_http import endpoint
 from telemetry.otel_export.sources import select_roots
 
@@ -87,7 +87,7 @@ class _Summary(TypedDict):
     spans: int
     exported: int
     dropped: int
-    results: list[dict[str, Any]]  # each tree's `TreeExport.to_dict()`
+    results: list[TreeExportDoc]
 
 
 def _summary(results: list[TreeExport], service: str) -> _Summary:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from detectors.base import REGISTRY, Registry
 from detectors.findings import Finding, dominant
 from detectors.model import Message, PermissionEvent, StatusSample
 from detectors.probe import Probe
+from detectors.score_docs import DetectorScoreDoc, EvaluationDoc
 from detectors.thresholds import Thresholds
 
 __all__ = [
@@ -100,8 +100,19 @@ class DetectorScore:
     max_delay_messages: float | None = None  # the longest of those lags
     on_time: int = 0  # detected runs called stuck within `ON_TIME_TURNS` turns of the onset
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
+    def to_dict(self) -> DetectorScoreDoc:
+        return DetectorScoreDoc(
+            detector=self.detector,
+            true_positives=self.true_positives,
+            false_positives=self.false_positives,
+            false_negatives=self.false_negatives,
+            precision=self.precision,
+            recall=self.recall,
+            delay_messages=self.delay_messages,
+            delay_fraction=self.delay_fraction,
+            max_delay_messages=self.max_delay_messages,
+            on_time=self.on_time,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +141,7 @@ class Evaluation:
     def named_share(self) -> float | None:
         return self.right_named / self.stuck_detected if self.stuck_detected else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EvaluationDoc:
         return {
             "detectors": [d.to_dict() for d in self.detectors],
             "stuck_runs": self.stuck_runs,

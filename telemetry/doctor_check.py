@@ -3,13 +3,20 @@ ok, the fix."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 __all__ = ["HEALTH_TIMEOUT_S", "Check", "Status"]
 
 Status = Literal["ok", "warn", "fail"]
 HEALTH_TIMEOUT_S = 3.0
+
+
+class CheckDoc(TypedDict):
+    name: str
+    status: Status
+    detail: str
+    fix: str
 
 
 @dataclass(frozen=True)
@@ -19,5 +26,5 @@ class Check:
     detail: str
     fix: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> CheckDoc:
+        return CheckDoc(name=self.name, status=self.status, detail=self.detail, fix=self.fix)

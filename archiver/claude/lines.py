@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 
 from archiver.errors import WalkError
+from archiver.shape import RawJson
 
 __all__ = ["ReadLines", "read_lines", "split_sidechains"]
 
@@ -24,7 +24,7 @@ __all__ = ["ReadLines", "read_lines", "split_sidechains"]
 class ReadLines:
     """The objects of a JSON Lines text, what could not be read, and how many bytes were whole."""
 
-    objects: list[dict[str, Any]] = field(default_factory=list)
+    objects: list[RawJson] = field(default_factory=list)
     errors: list[WalkError] = field(default_factory=list)
     # bytes up to the end of the last complete line: where the next incremental read begins
     consumed: int = 0
@@ -107,14 +107,14 @@ def read_lines(
 
 
 def split_sidechains(
-    lines: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    lines: list[RawJson],
+) -> tuple[list[RawJson], dict[str, list[RawJson]]]:
     """Main lines, and the sidechain lines kept inline in a main file grouped by their chain's
     first uuid: a sidechain is its own session, judged apart from the session that started it
     (its searches and builds are not the main session's). A file of sidechain lines only (an
     agent's own transcript) is all main."""
-    main: list[dict[str, Any]] = []
-    chains: dict[str, list[dict[str, Any]]] = {}
+    main: list[RawJson] = []
+    chains: dict[str, list[RawJson]] = {}
     root_of: dict[str, str] = {}
     inline = any(ln.get("isSidechain") is False for ln in lines)
     for ln in lines:

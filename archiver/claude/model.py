@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from archiver.claude.runs import RunSummary
 from archiver.errors import WalkError
 from archiver.shape import RawJson as JsonObj
 
 __all__ = ["ClaudeSession", "ClaudeTree", "JsonObj", "SubagentFile"]
+
+
+class RunAgentDoc(TypedDict):
+    """One agent of a Workflow run, as its session's archive keeps it."""
+
+    run_id: str
+    key: str | None
+    label: str | None
+    phase: str | None
+    status: str | None  # None until the run's journal tells
+    result: JsonObj | list[object] | str | float | bool | None  # what the agent returned, as JSON
 
 
 @dataclass(frozen=True)
@@ -36,7 +48,7 @@ class ClaudeSession:
     tool_use_id: str | None = None
     path: str | None = None
     # a Workflow run's agent: the run id and what its journal says (label, phase, status, result)
-    workflow: JsonObj | None = None
+    workflow: RunAgentDoc | None = None
 
 
 @dataclass
@@ -56,7 +68,7 @@ class ClaudeTree:
     # read of what the file gains starts, and what it merges into (no text)
     reads: dict[str, tuple[str, int, int, dict[str, list[Any]]]] = field(default_factory=dict)
     # the summary file of each Workflow run (``runs.read_runs``), kept on the root's archive
-    workflow_runs: list[JsonObj] = field(default_factory=list)
+    workflow_runs: list[RunSummary] = field(default_factory=list)
     # file name -> the fingerprint of what ``reads`` consumed of it, taken from the very bytes
     # that were parsed when the file was read whole (``layout.resume_state``)
     fingerprints: dict[str, str] = field(default_factory=dict)

@@ -22,6 +22,8 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
+from archiver.shape import RawJson
+
 __all__ = ["MAX_AMOUNT", "Export", "Observation", "OtlpError", "decode", "read_export"]
 
 _TOKEN_TYPES = {
@@ -71,7 +73,7 @@ class Export:
     message: str = ""
 
 
-def decode(body: bytes, content_type: str, signal: str) -> dict[str, Any]:
+def decode(body: bytes, content_type: str, signal: str) -> RawJson:
     """An OTLP/HTTP body (JSON or protobuf) as OTLP/JSON (camelCase keys)."""
     if "protobuf" in content_type:
         cls = ExportMetricsServiceRequest if signal == "metrics" else ExportLogsServiceRequest
@@ -102,7 +104,7 @@ def _value(v: object) -> Any:
     return None
 
 
-def _attrs(items: object) -> dict[str, Any]:
+def _attrs(items: object) -> RawJson:
     if not isinstance(items, list):
         return {}
     return {

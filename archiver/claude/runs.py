@@ -16,13 +16,35 @@ unexpected types keeps them in ``run`` with the normalised field left null.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import orjson
 
 from archiver.errors import WalkError
+from archiver.shape import RawJson
 
-__all__ = ["RunFile", "read_runs"]
+__all__ = ["RunFile", "RunSummary", "read_runs"]
+
+
+class RunSummary(TypedDict):
+    """One Workflow run as the root's archive keeps it: its normalised fields, and the run's
+    own file under ``run``."""
+
+    run_id: str
+    path: str
+    workflow_name: str | None
+    title: str | None
+    status: str | None
+    started: int | None
+    duration_ms: int | None
+    agent_count: int | None
+    total_tokens: int | None
+    total_tool_calls: int | None
+    default_model: str | None
+    error: str | None
+    summary: str | None
+    run: RawJson
+
 
 _STATUSES = frozenset({"completed", "failed", "killed"})
 
@@ -44,7 +66,7 @@ def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 else None
 
 
-def _started_ms(run: dict[str, Any]) -> int | None:
+def _started_ms(run: RawJson) -> int | None:
     start = _int(run.get("startTime"))
     if start is not None:
         return start
@@ -57,7 +79,7 @@ def _started_ms(run: dict[str, Any]) -> int | None:
         return None
 
 
-def summary(run_id: str, name: str, run: dict[str, Any]) -> dict[str, Any]:
+def summary(run_id: str, name: str, run: RawJson) -> RunSummary:
     """The normalised fields of one run's file, with the object itself under ``run``."""
     status = _str(run.get("status"))
     if status not in _STATUSES:
@@ -82,9 +104,9 @@ def summary(run_id: str, name: str, run: dict[str, Any]) -> dict[str, Any]:
 
 def read_runs(
     files: list[RunFile], session_id: str | None = None
-) -> tuple[list[dict[str, Any]], list[WalkError]]:
+) -> tuple[list[RunSummary], list[WalkError]]:
     """The summary of each run file, in run id order, and what could not be read."""
-    out: list[dict[str, Any]] = []
+    out: list[RunSummary] = []
     errors: list[WalkError] = []
     for f in sorted(files, key=lambda f: f.run_id):
         try:

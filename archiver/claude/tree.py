@@ -19,7 +19,7 @@ import orjson
 
 from archiver.claude.lines import read_lines, split_sidechains
 from archiver.claude.messages import BOOKKEEPING, Built, Prior, build_messages
-from archiver.claude.model import ClaudeSession, ClaudeTree, JsonObj, SubagentFile
+from archiver.claude.model import ClaudeSession, ClaudeTree, JsonObj, RunAgentDoc, SubagentFile
 from archiver.claude.resume import CannotResume, SessionPrior, TreePrior
 from archiver.claude.workflow import JournalFile, attach_runs
 from archiver.errors import WalkError
@@ -185,8 +185,9 @@ def build_tree(
         s.record = _record(sid, r.objects, b.messages, title, sp) | {"agentId": sub.agent_id, "meta": meta}
         if sub.run_id is not None:
             # until its journal says more (or when it says nothing): the run, nothing of the call
-            blank = dict.fromkeys(("key", "label", "phase", "status", "result"))
-            s.workflow = {"run_id": sub.run_id, **blank}
+            s.workflow = RunAgentDoc(
+                run_id=sub.run_id, key=None, label=None, phase=None, status=None, result=None
+            )
         pending.append((s, meta))
     missing = attach_runs(tree, [s for s, _ in pending], journals)
     pending.extend((s, {}) for s in missing)
@@ -208,7 +209,7 @@ def place_subagents(tree: ClaudeTree, pending: list[tuple[ClaudeSession, JsonObj
     by_id = {s.session_id: s for s, _ in pending}
     for s, meta in pending:
         agent_id = str(s.record.get("agentId") or "")
-        run = str((s.workflow or {}).get("run_id") or "")
+        run = s.workflow["run_id"] if s.workflow else ""
         call = meta.get("toolUseId") or by_agent.get(agent_id) or (by_agent.get(run) if run else None)
         if not call and s.agent == "sidechain":
             call = by_prompt.get(s.title or "")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.claude.lines import read_lines
-from archiver.claude.model import ClaudeSession, ClaudeTree, JsonObj
+from archiver.claude.model import ClaudeSession, ClaudeTree, JsonObj, RunAgentDoc
 from archiver.errors import WalkError
 
 __all__ = ["JournalFile", "RunAgent", "WorkflowRun", "attach_runs", "read_journal"]
@@ -55,7 +55,7 @@ class RunAgent:
     status: str = "started"
     result: Any = None
 
-    def to_dict(self, run_id: str) -> dict[str, Any]:
+    def to_dict(self, run_id: str) -> RunAgentDoc:
         return {
             "run_id": run_id,
             "key": self.key,

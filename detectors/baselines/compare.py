@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from detectors.baselines.base import Baseline
 from detectors.evaluation import HEALTHY, Evaluation, LabelledRun, turns_between
+from detectors.score_docs import BaselineScoreDoc
 
 __all__ = ["BaselineScore", "evaluate_baseline", "octel_row"]
 
@@ -36,11 +36,19 @@ class BaselineScore:
     def recall(self) -> float | None:
         return self.flagged / self.stuck_runs if self.stuck_runs else None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__slots__}
-        out["false_alarms"] = list(self.false_alarms)
-        out["recall"] = self.recall
-        return out
+    def to_dict(self) -> BaselineScoreDoc:
+        return BaselineScoreDoc(
+            name=self.name,
+            stuck_runs=self.stuck_runs,
+            flagged=self.flagged,
+            right_pattern=self.right_pattern,
+            healthy_runs=self.healthy_runs,
+            false_alarms=list(self.false_alarms),
+            mean_lag=self.mean_lag,
+            max_lag=self.max_lag,
+            mean_point=self.mean_point,
+            recall=self.recall,
+        )
 
 
 def evaluate_baseline(name: str, runs: Iterable[LabelledRun], make: Callable[[], Baseline]) -> BaselineScore:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -51,6 +51,18 @@ def _fits(spans: list[bytes], start: int, room: int, room_bytes: int) -> tuple[i
     return i, size
 
 
+class TreeExportDoc(TypedDict):
+    """A ``TreeExport`` as ``octel export`` prints it."""
+
+    root_session_id: str
+    trace_id: str
+    spans: int
+    exported: int
+    dropped: int
+    problems: list[str]
+    error: str | None
+
+
 @dataclass
 class TreeExport:
     root_session_id: str
@@ -62,7 +74,7 @@ class TreeExport:
     error: str | None = None
     encoded: list[bytes] = field(default_factory=list, repr=False)  # Span messages, until sent
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TreeExportDoc:
         return {
             "root_session_id": self.root_session_id,
             "trace_id": self.trace_id,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+
+from archiver.shape import RawJson
 
 __all__ = ["CycleRow"]
 
@@ -39,5 +40,5 @@ class CycleRow:
     session_id: str | None
     worker_wallclock_seconds: float | None
     start_synthesised: bool
-    raw: dict[str, Any] | None
+    raw: RawJson | None
     updated_at: datetime

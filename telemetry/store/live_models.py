@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from archiver.shape import RawJson
 from telemetry.store.columns import Usage, json_column, timestamp
 
 __all__ = ["LiveMessage", "LiveSession"]
@@ -83,5 +84,5 @@ class LiveMessage(SQLModel, table=True):
     role: str | None = Field(default=None, max_length=30)
     completed: bool = False
     cut: bool = False
-    body: dict[str, Any] | None = json_column()
+    body: RawJson | None = json_column()
     updated_at: datetime = timestamp()

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
+from archiver.shape import RawJson
 from telemetry.store.columns import BIG, NAMING, Usage, big, json_column, timestamp
 from telemetry.store.session_index import SPEND_READ, TREE_ROOTS, SessionIndex
 
@@ -88,7 +89,7 @@ class Cycle(SQLModel, table=True):
     session_id: str | None = Field(default=None, max_length=200, index=True)
     worker_wallclock_seconds: float | None = None
     start_synthesised: bool = False
-    raw: dict[str, Any] | None = json_column()
+    raw: RawJson | None = json_column()
     updated_at: datetime = timestamp()
 
 
@@ -169,8 +170,8 @@ class AgentRun(SQLModel, table=True):
     output_tokens: int = big()
     cache_read_tokens: int = big()
     cache_creation_tokens: int = big()
-    model_usage: dict[str, Any] | None = json_column()
-    raw: dict[str, Any] | None = json_column()
+    model_usage: RawJson | None = json_column()
+    raw: RawJson | None = json_column()
     created_at: datetime = timestamp()
 
 

@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from archiver.archive import ArchiveResult
 from archiver.cut import cut
+from archiver.errors import WalkErrorDoc
 from archiver.redact import Redactor
 from archiver.walk import TreeSnapshot
 from telemetry.store.aggregates import bump
@@ -61,7 +62,7 @@ def record_lost(
     top: str,
     reason: str,
     origin: str,
-    missing: Sequence[dict[str, Any]],
+    missing: Sequence[WalkErrorDoc],
     redactor: Redactor,
     sessions: int = 0,
     messages: int = 0,

@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import insert
 from sqlmodel import Session, col, select
@@ -25,6 +25,7 @@ from sqlmodel import Session, col, select
 from archiver.bounds import INT64_MAX
 from archiver.claude.otlp import Observation
 from archiver.redact import Redactor
+from archiver.shape import RawJson
 from telemetry.store import aggregates
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, OtlpSeen
@@ -37,14 +38,21 @@ _MAX_SID = 195  # a placeholder is longer than a short secret: `otel:` + id stil
 _CHUNK = 500  # digests asked at once: under every engine's bound-parameter limit
 
 
-def _tally(raw: dict[str, Any], name: str) -> dict[str, Any]:
-    got: dict[str, Any] = raw.setdefault(
-        name, {"cost": 0.0, "tokens": {k: 0.0 for k in _TOKEN_KINDS}, "models": {}}
-    )
+class Tally(TypedDict):
+    """What one source (metrics or requests) told of a run: its cost, its tokens by kind, and
+    both per model, kept in the run's raw JSON."""
+
+    cost: float
+    tokens: dict[str, float]
+    models: dict[str, dict[str, float]]
+
+
+def _tally(raw: RawJson, name: str) -> Tally:
+    got: Tally = raw.setdefault(name, {"cost": 0.0, "tokens": {k: 0.0 for k in _TOKEN_KINDS}, "models": {}})
     return got
 
 
-def _observe(raw: dict[str, Any], o: Observation) -> None:
+def _observe(raw: RawJson, o: Observation) -> None:
     events = raw.setdefault("events", {})
     events[o.kind] = events.get(o.kind, 0) + 1
     source = _tally(raw, "metrics" if o.kind.startswith("metric") else "requests")

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 
@@ -37,6 +37,7 @@ from archiver.claude.archive import is_empty
 from archiver.claude.layout import Found, SessionFiles, find_sessions
 from archiver.claude.prices import price_key
 from archiver.claude.resume import Namer, state_namer
+from archiver.errors import WalkErrorDoc
 from archiver.redact import RedactKeyError, load_key
 
 if TYPE_CHECKING:  # the archive writer is not loaded for an unchanged folder
@@ -72,6 +73,13 @@ _WARN_DAYS = 5
 _PASSWORD = re.compile(r"(//[^:/@]*):[^@/]*@")
 
 
+class WriteProblem(TypedDict):
+    """A document the store could not write, among an import's problems."""
+
+    error_kind: str
+    message: str
+
+
 @dataclass
 class ClaudeImportReport:
     config_dir: str
@@ -88,7 +96,7 @@ class ClaudeImportReport:
     resumed: int = 0
     cost_mismatches: list[str] = field(default_factory=list)
     near_cleanup: list[str] = field(default_factory=list)
-    problems: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[WalkErrorDoc | WriteProblem] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import orjson
 from sqlalchemy.engine import Engine
@@ -29,6 +29,7 @@ from archiver.cut import cut
 from archiver.files import contained, content_hash, document_name, parse_archive, read_plain
 from archiver.record import SessionRecord, record_from_doc
 from archiver.redact import Redactor
+from archiver.shape import RawJson
 from archiver.store import ArchiveStore, FolderStore
 from archiver.validate import check_archive
 from telemetry.archive_store import archive_store
@@ -44,6 +45,15 @@ __all__ = ["ImportReport", "archive_candidates", "import_archives"]
 _BATCH = 200
 
 
+class ImportDoc(TypedDict):
+    files: int
+    new: int
+    updated: int
+    findings_new: int
+    copied: int
+    failed: list[dict[str, str]]
+
+
 @dataclass
 class ImportReport:
     files: int = 0
@@ -53,7 +63,7 @@ class ImportReport:
     roots: dict[str, None] = field(default_factory=dict)  # trees indexed, for trace export
     exports: Exports = field(default_factory=Exports)  # read, linked into trees at the end
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ImportDoc:
         return {
             "files": self.files,
             "new": self.stats.new,
@@ -87,7 +97,7 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _copy_in(
-    doc: dict[str, Any], plain: bytes, store: ArchiveStore, redactor: Redactor, *, gz: bool
+    doc: RawJson, plain: bytes, store: ArchiveStore, redactor: Redactor, *, gz: bool
 ) -> tuple[str, bytes]:
     """Put ``doc`` into the store under the archiver's own name, redacted (its own bytes when
     it is in the newest layout and holds nothing to redact); returns (name, bytes put). A
@@ -102,9 +112,7 @@ def _copy_in(
     return name, data
 
 
-def _put_new(
-    doc: dict[str, Any], store: ArchiveStore, redactor: Redactor, report: ImportReport
-) -> SessionRecord:
+def _put_new(doc: RawJson, store: ArchiveStore, redactor: Redactor, report: ImportReport) -> SessionRecord:
     """Store a document built here (from an export, a log or a capture) and its record."""
     data, _ = serialise(doc, redactor)
     check_archive(orjson.loads(data))

@@ -10,7 +10,7 @@ removed too. With the database store the check is one query (rows without a docu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy.engine import Engine
 from sqlmodel import col, delete, func, select
@@ -32,6 +32,18 @@ from telemetry.store.models import Finding, SessionIndex
 __all__ = ["IndexHealth", "check_index", "repair_index"]
 
 
+class MissingDoc(TypedDict):
+    session_id: str
+    archive_path: str
+
+
+class IndexHealthDoc(TypedDict):
+    rows: int
+    missing: list[MissingDoc]
+    stale_parts: int
+    in_folder: int
+
+
 @dataclass
 class IndexHealth:
     rows: int = 0
@@ -39,7 +51,7 @@ class IndexHealth:
     stale_parts: int = 0
     in_folder: int = 0  # database store: rows whose document is still a file of the folder
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> IndexHealthDoc:
         return {
             "rows": self.rows,
             "missing": [{"session_id": s, "archive_path": p} for s, p in self.missing],

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from sqlalchemy.engine import Engine
@@ -36,6 +36,14 @@ from telemetry.store.models import SessionIndex
 __all__ = ["RepriceReport", "reprice_archives"]
 
 
+class RepriceDoc(TypedDict):
+    trees: int
+    sessions: int
+    repriced: int
+    unpriced_models: list[str]
+    failed: list[dict[str, str]]
+
+
 @dataclass
 class RepriceReport:
     trees: int = 0
@@ -44,7 +52,7 @@ class RepriceReport:
     unpriced_models: set[str] = field(default_factory=set)
     failed: list[dict[str, str]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RepriceDoc:
         return {
             "trees": self.trees,
             "sessions": self.sessions,
