@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import and_, delete, insert, text
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlmodel import Session, col
 
 from archiver.content import ContentPart, content_parts
@@ -43,6 +44,8 @@ __all__ = [
 _T = SearchPart.__table__  # type: ignore[attr-defined]
 _P = SearchPending.__table__  # type: ignore[attr-defined]
 _CHUNK = 500  # session ids per statement: under every engine's parameter limit
+_COLUMNS = ("session_id", "message_index", "part_index", "kind", "tool", "at", "body", "live_message_id")
+_COPY = f"COPY search_part ({', '.join(_COLUMNS)}) FROM STDIN"
 _FTS_ADD = text(
     "INSERT INTO session_search_parts(rowid, body) "
     "SELECT id, body FROM search_part WHERE id BETWEEN :lo AND :hi"
@@ -152,6 +155,9 @@ def _insert(db: Session, rows: Sequence[Mapping[str, Any]]) -> int:
     if not rows:
         return 0
     conn = db.connection()
+    if conn.dialect.name == "postgresql":
+        _copy(conn, rows)
+        return len(rows)
     if conn.dialect.name != "sqlite":
         conn.execute(insert(_T), rows)
         return len(rows)
@@ -162,3 +168,12 @@ def _insert(db: Session, rows: Sequence[Mapping[str, Any]]) -> int:
     else:  # never seen: then each id by itself, so no row's text goes in twice
         conn.execute(_FTS_ADD, [{"lo": i, "hi": i} for i in ids])
     return len(rows)
+
+
+def _copy(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """PostgreSQL: the rows by `COPY`, in the transaction's own connection (about a fifth less
+    than a multi-row insert, most of what is left being the GIN index's trigrams)."""
+    dbapi: Any = conn.connection.dbapi_connection
+    with dbapi.cursor() as cur, cur.copy(_COPY) as copy:
+        for r in rows:
+            copy.write_row(tuple(r.get(c) for c in _COLUMNS))
