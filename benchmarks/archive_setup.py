@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_archiver import make_tree
 from engines import Result, per_engine
 
-from archiver.archive import ArchiveResult, write_documents
+from archiver.archive import ArchiveResult, archive_tree, remove_superseded, write_documents
 from archiver.client import OpenCodeClient
 from archiver.document import build_documents
 from archiver.redact import Redactor
@@ -31,7 +31,7 @@ from telemetry.services.index.indexing import index_records
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 
-__all__ = ["archive_documents", "main", "migrated", "redactor", "tree_documents"]
+__all__ = ["archive_documents", "archive_whole", "main", "migrated", "redactor", "tree_documents"]
 
 Measure = Callable[[Callable[[], str], Path, list[dict[str, Any]], int], Result]
 
@@ -105,4 +105,26 @@ def archive_documents(
         index_records(db, result.records, redactor=redactor, written=result.written)
     problems = store.confirm()
     assert not result.write_errors and not problems, (result.write_errors, problems)
+    return result.written
+
+
+def archive_whole(fake: Any, store: ArchiveStore, engine: Engine, redactor: Redactor) -> list[str]:
+    """Archive the fake server's tree as `octel archive` does, all of it: walk it, build the
+    documents (scored), redact and put them, store them and their index rows in one
+    transaction, read them back, remove what they supersede; the names written."""
+
+    async def walk() -> ArchiveResult:
+        async with httpx.AsyncClient(transport=fake.transport()) as http:
+            client = OpenCodeClient(http, "http://oc.test")
+            return await archive_tree(
+                client, "ses_root", store, redactor, label="bench", keep_superseded=True
+            )
+
+    result = asyncio.run(walk())
+    with session_scope(engine) as db:
+        store.flush(db)
+        index_records(db, result.records, redactor=redactor, written=result.written)
+    problems = store.confirm()
+    assert not result.write_errors and not problems, (result.write_errors, problems)
+    remove_superseded(result)
     return result.written

@@ -8,9 +8,10 @@ run through the app (p50, p95 and `x health`, the p95 ratio against `GET /api/he
 same run), so a run stopped part way has measured every stage it finished.
 
 - SQLite: rows by `executemany` in transactions of 200,000, journal and sync off, the table's
-  indexes and the FTS5 trigger dropped for the load; then the new rows' text is put in the FTS5
-  table in one statement, with a large in-memory hash (`hashsize`) so FTS5 writes few, large
-  segments instead of merging many small ones; the indexes and trigger are made again.
+  indexes dropped for the load; then the new rows' text is put in the FTS5 table in one
+  statement (as octel's own writer does, migration 0026), with a large in-memory hash
+  (`hashsize`) so FTS5 writes few, large segments instead of merging many small ones; the
+  indexes are made again.
 - PostgreSQL: `COPY`, the GIN index dropped for the load and built again after it.
 
     python benchmarks/bench_search_scale.py [--stages 1000000,10000000] [--engines sqlite]
@@ -40,8 +41,6 @@ _SQLITE_INDEXES = {
     "ix_search_part_session": "search_part (session_id, message_index)",
     "ix_search_part_live": "search_part (live_message_id)",
 }
-_TRIGGER_AI = """CREATE TRIGGER session_search_parts_ai AFTER INSERT ON search_part BEGIN
-  INSERT INTO session_search_parts(rowid, body) VALUES (new.id, new.body); END"""
 _INSERT = (
     "INSERT INTO search_part (id, session_id, message_index, part_index, kind, body) "
     "VALUES (?, ?, ?, 0, 'text', ?)"
@@ -64,7 +63,6 @@ def _stage_sqlite(path: str, rows: Iterator[tuple[int, str, int, str]], first: i
     try:
         for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-1000000", "temp_store=MEMORY"):
             c.execute(f"PRAGMA {pragma}")
-        c.execute("DROP TRIGGER IF EXISTS session_search_parts_ai")
         for name in _SQLITE_INDEXES:
             c.execute(f"DROP INDEX IF EXISTS {name}")
         for batch in _chunks(rows):
@@ -81,7 +79,6 @@ def _stage_sqlite(path: str, rows: Iterator[tuple[int, str, int, str]], first: i
         c.execute("DELETE FROM session_search_parts_config WHERE k = 'hashsize'")
         for name, on in _SQLITE_INDEXES.items():
             c.execute(f"CREATE INDEX {name} ON {on}")
-        c.execute(_TRIGGER_AI)
         c.execute("COMMIT")
         c.execute("ANALYZE")
         c.execute("PRAGMA journal_mode=WAL")
