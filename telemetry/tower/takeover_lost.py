@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import col, func, select
 
+from archiver.errors import WalkErrorDoc
 from archiver.redact import Redactor
 from telemetry.store.db import session_scope
 from telemetry.store.live_models import LiveMessage, LiveSession
@@ -78,7 +78,7 @@ def record_unseen(
             q = select(func.count()).select_from(LiveMessage)
             q = q.where(col(LiveMessage.server) == server, col(LiveMessage.session_id).in_(list(sids)))
             kept = int(db.exec(q).one())
-            missing = [
+            missing: list[WalkErrorDoc] = [
                 {
                     "error_kind": "not_found",
                     "what": "tree",
@@ -88,8 +88,17 @@ def record_unseen(
                     "message": f"{_WHY} ({len(sids)} sessions, {kept} live messages)",
                 }
             ]
-            row: dict[str, Any] = {"server": server, "root": root, "top": root, "origin": "none"}
-            record_lost(db, reason="unseen", missing=missing, redactor=redactor, sessions=len(sids), **row)
+            record_lost(
+                db,
+                reason="unseen",
+                missing=missing,
+                redactor=redactor,
+                sessions=len(sids),
+                server=server,
+                root=root,
+                top=root,
+                origin="none",
+            )
             forget_live(db, server, sids)  # not on the live board any more
         log(f"LOST {root} (tree {root}): deleted while nobody followed {server}; nothing archived")
 
