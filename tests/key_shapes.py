@@ -160,6 +160,7 @@ TOO_SHORT: list[tuple[str, str]] = [
     ("sendgrid", _key("SG.", 15) + "." + _key("", 16)),
     ("sendgrid", _key("SG.", 16) + "." + _key("", 15)),
     ("pypi", _key("pypi-AgE", 49)),
+    ("linear", _key("lin_api_", 39)),
     ("grafana", _key("glc_", 31)),
     ("vault", _key("hvs.", 89)),
     ("planetscale", _key("pscale_pw_", 31)),

@@ -75,3 +75,21 @@ def test_every_number_and_prose_form_is_left_alone(text: str, engine: str) -> No
 def test_a_word_then_one_letter_is_not_prose(engine: str) -> None:
     out, counts = Redactor(KEY, engine=engine).redact_obj("password: correcthorse x")
     assert "correcthorse" not in out and counts == {"assignment": 1}
+
+
+# what the checks after a match decide: an `sk-` body holds a digit (a hyphenated package name
+# has none), and an assigned value is six characters or more, counted as characters, not bytes
+CHECKED = [
+    ("pip install sk-learn-and-friends-for-models now", {}),
+    ("pip install sk-learn-and-friends-for-model5 now", {"openai": 1}),
+    ('password: "\u00e9\u00e9\u00e9"', {}),  # six bytes, three characters
+    ('password: "abcd\u00e9"', {}),  # six bytes, five characters
+    ('password: "s3cr3t"', {"assignment": 1}),  # six characters
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("text", "found"), CHECKED)
+def test_the_checks_after_a_match_decide(text: str, found: dict[str, int], engine: str) -> None:
+    _, counts = Redactor(KEY, engine=engine).redact_obj({"k": text})
+    assert counts == found, text
