@@ -106,8 +106,12 @@ def test_a_session_stopped_on_the_person_is_live_and_needs_input(tmp_path: Path,
         cmd += ["--claude-cli", claude_bin(), "--poll-interval", "0.5", "--for", "240"]
         watcher = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=out)
         try:
+            # a question is seen waiting from the transcript alone; the CLI's own word comes with
+            # its next listing of the session (`claude agents`), so wait for that too
             rows = _wait(
-                lambda: [r for r in live() if r["state"] == "waiting_permission"], 120, "a row needing input"
+                lambda: [r for r in live() if r["state"] == "waiting_permission" and r["reason"] == reason],
+                120,
+                f"a row needing input, saying {reason!r}",
             )
             (row,) = rows
             assert row["source"] == "claude_code" and row["server"].startswith("claude-code:")
