@@ -3,7 +3,9 @@ measured in the same run (what the store's commands cannot do without).
 
 Each command line runs as a fresh process REPEATS times after one warm-up; the figure is the
 median CPU time (user + system) of the child, which shared cores disturb less than wall time.
-The target: `octel sessions list --json` within 1.5x of the SQLAlchemy import.
+The target: `octel sessions list --json` within 1.5x of the SQLAlchemy import. The floor
+under it is printed too: the CPU of importing each library the commands are built on (SQLModel,
+pydantic, pydantic-settings, typer), alone, against the same baseline.
 
     python benchmarks/bench_cli_queries.py [--repeats 9] [--json]
 """
@@ -35,6 +37,15 @@ QUERIES = (
     "actions list",
     "detect ses_none",
 )
+# what the store's commands stand on, each imported alone: the floor no lazy import goes under
+FLOOR = (
+    "sqlalchemy.orm",
+    "pydantic",
+    "pydantic_settings",
+    "typer",
+    "sqlmodel",
+    "sqlmodel, typer, pydantic_settings",
+)
 
 
 def _cpu(cmd: list[str], env: dict[str, str], repeats: int) -> float:
@@ -59,22 +70,27 @@ def main() -> None:
         subprocess.run([py, "-m", "cli", "db", "upgrade"], env=env, capture_output=True, check=True)
         base = _cpu([py, "-c", "import sqlalchemy"], env, args.repeats)
         took = {q: _cpu([py, "-m", "cli", *q.split(), "--json"], env, args.repeats) for q in QUERIES}
+        floor = {m: _cpu([py, "-c", f"import {m}"], env, args.repeats) for m in FLOOR}
     rows = [
         {"command": f"octel {q} --json", "cpu_s": round(t, 4), "ratio": round(t / base, 2)}
         for q, t in took.items()
     ]
+    floor_rows = [{"import": m, "cpu_s": round(t, 4), "ratio": round(t / base, 2)} for m, t in floor.items()]
     if args.json:
-        print(
-            json.dumps(
-                {"import_sqlalchemy_cpu_s": round(base, 4), "target_ratio": TARGET_RATIO, "rows": rows},
-                indent=2,
-            )
-        )
+        answer = {
+            "import_sqlalchemy_cpu_s": round(base, 4),
+            "target_ratio": TARGET_RATIO,
+            "rows": rows,
+            "floor": floor_rows,
+        }
+        print(json.dumps(answer, indent=2))
         return
     print(f"python -c 'import sqlalchemy': {base * 1000:.0f} ms CPU")
     print(f"{'command':<40} {'CPU':>8} {'x sqlalchemy':>13}")
     for r in rows:
         print(f"{r['command']:<40} {r['cpu_s'] * 1000:>6.0f}ms {r['ratio']:>12.2f}x")
+    for f in floor_rows:
+        print(f"{'python -c import ' + f['import']:<40} {f['cpu_s'] * 1000:>6.0f}ms {f['ratio']:>12.2f}x")
     print(f"target: octel sessions list --json within {TARGET_RATIO}x")
 
 
