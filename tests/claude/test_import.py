@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -102,7 +103,7 @@ def test_an_unchanged_folder_is_answered_from_the_state_alone(tmp_path: Path) ->
     _import(tmp_path, str(cfg))
     quick = unchanged_report(cfg, data, db, key)
     assert quick is not None and (quick.sessions, quick.unchanged, quick.archived) == (2, 2, 0)
-    assert _import(tmp_path, str(cfg)) == quick.to_dict()
+    assert _import(tmp_path, str(cfg)) == dataclasses.asdict(quick)
     (main,) = (cfg / "projects").glob("*-0/*.jsonl")
     with main.open("ab") as fh:
         fh.write(json.dumps(user(main.stem, "more")).encode() + b"\n")
