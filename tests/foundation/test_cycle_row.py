@@ -4,13 +4,14 @@ engine (`cycle_rows.rows_for`) are frozen: a change is a new row, the old one st
 from __future__ import annotations
 
 import dataclasses
+import typing
 from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy.engine import Engine
 
 from telemetry.services.ingest import cycle_rows
-from telemetry.store.cycle_row import CycleRow
+from telemetry.store.cycle_row import CycleRow, CycleValues
 from telemetry.store.db import session_scope
 from telemetry.store.models import Cycle
 from telemetry.timeutil import as_utc
@@ -31,6 +32,13 @@ def test_a_cycle_row_field_may_be_none_where_its_column_may_be_null() -> None:
     assert {f.name: "None" in str(f.type) for f in dataclasses.fields(CycleRow)} == nullable
 
 
+def test_cycle_values_are_a_rows_columns_but_its_id_of_the_same_types() -> None:
+    row = typing.get_type_hints(CycleRow)
+    del row["id"]  # the table gives it
+    assert typing.get_type_hints(CycleValues) == row
+    assert not CycleValues.__required_keys__  # an insert or an update names only what it sets
+
+
 def test_each_engine_has_one_cycle_rows_chosen_once(engine: Engine) -> None:
     assert cycle_rows.rows_for(engine.dialect.name) is cycle_rows.rows_for(engine.dialect.name)
     assert cycle_rows.rows_for(engine.dialect.name).holds_back == (engine.dialect.name == "postgresql")
@@ -38,7 +46,7 @@ def test_each_engine_has_one_cycle_rows_chosen_once(engine: Engine) -> None:
 
 def test_a_written_row_reads_back_and_a_change_is_a_new_row(engine: Engine) -> None:
     at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    values = {
+    values: CycleValues = {
         "cycle_id": "c1",
         "driver": "d",
         "started_at": at,
