@@ -95,6 +95,21 @@ def test_the_state_of_another_store_is_not_trusted(tmp_path: Path) -> None:
     assert len(_rows(tmp_path)) == 3
 
 
+def test_a_damaged_entry_of_the_state_costs_its_session_a_read_only(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "a_text_answer", "d_subagent_tree")
+    _import(tmp_path, str(cfg))
+    path = tmp_path / "data" / "claude-import-state.json"
+    state = json.loads(path.read_text())
+    first, second = sorted(state["sessions"])
+    state["sessions"][first] = "not an entry"
+    state["sessions"][second] = {**state["sessions"][second], "resume": ["not", "a", "resume"]}
+    path.write_text(json.dumps(state))
+    again = _import(tmp_path, str(cfg))
+    assert (again["archived"], again["unchanged"], again["indexed_new"]) == (1, 1, 0)
+    kept = json.loads(path.read_text())["sessions"]
+    assert set(kept) == {first, second} and isinstance(kept[first], dict)
+
+
 def test_an_unchanged_folder_is_answered_from_the_state_alone(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "a_text_answer", "d_subagent_tree")
     data = tmp_path / "data"
