@@ -129,7 +129,7 @@ def _bar_shown() -> bool:
 
 def _print(report: ClaudeImportReport, folder: Path, as_json: bool) -> None:
     if as_json:
-        print_json(report.to_dict())
+        print_json(report)
         return
     from rich.markup import escape
 

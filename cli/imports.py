@@ -8,7 +8,7 @@ module is imported first creates and registers the group, the other finds it on 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -25,7 +25,12 @@ from cli.app import (
     settings_of,
 )
 from cli.tables import dash
-from telemetry.services.ingest.dispatch_import import DispatchImportError, count_rows, import_dispatch_db
+from telemetry.services.ingest.dispatch_import import (
+    DispatchImportError,
+    DispatchReport,
+    count_rows,
+    import_dispatch_db,
+)
 from telemetry.timeutil import utcnow
 
 __all__ = ["import_app"]
@@ -65,7 +70,7 @@ def import_dispatch(
         raise typer.Exit(1)
 
 
-def _print_dispatch_report(path: Path, report: dict[str, Any]) -> None:
+def _print_dispatch_report(path: Path, report: DispatchReport) -> None:
     table = Table(title=f"imported from {path}", title_justify="left")
     for h in ("table", "driver", "rows", "new", "finished now", "unchanged", "rejected"):
         table.add_column(h, justify="left" if h in ("table", "driver") else "right")

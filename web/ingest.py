@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from archiver.claude.result import ClaudeResultError
-from telemetry.queries.cycles import CycleFields, cycle_dict
+from telemetry.queries.cycles import CycleJson, cycle_dict
 from telemetry.queries.ingest_models import (
     CycleBegun,
     CycleFinished,
@@ -68,16 +68,16 @@ def _retry(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     return {200: {"model": model, "description": "Already stored: a retry changes nothing"}}
 
 
-def _begun(p: ingest.CycleBegin) -> Callable[[Session], tuple[CycleFields, bool]]:
-    def run(db: Session) -> tuple[CycleFields, bool]:
+def _begun(p: ingest.CycleBegin) -> Callable[[Session], tuple[CycleJson, bool]]:
+    def run(db: Session) -> tuple[CycleJson, bool]:
         row, created = ingest.begin_clean(db, p, utcnow())
         return cycle_dict(row), created
 
     return run
 
 
-def _finished(p: ingest.CycleFinish) -> Callable[[Session], tuple[CycleFields, bool]]:
-    def run(db: Session) -> tuple[CycleFields, bool]:
+def _finished(p: ingest.CycleFinish) -> Callable[[Session], tuple[CycleJson, bool]]:
+    def run(db: Session) -> tuple[CycleJson, bool]:
         row, changed = ingest.finish_clean(db, p, utcnow())
         return cycle_dict(row), changed
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from archiver.metrics import TOKEN_KINDS
 from archiver.shape import as_obj
@@ -147,8 +147,19 @@ def _clip(text: str) -> str:
     return text if len(text) <= _CONTENT_LIMIT else text[:_CONTENT_LIMIT] + "…"
 
 
+class _TextPart(TypedDict):
+    type: str
+    content: str
+
+
+class _Message(TypedDict):  # a message of text in `gen_ai.*.messages`, as the conventions write it
+    role: str
+    parts: list[_TextPart]
+    finish_reason: NotRequired[str]
+
+
 def _messages(role: str, text: str, finish: object = None) -> str:
-    msg: dict[str, Any] = {"role": role, "parts": [{"type": "text", "content": _clip(text)}]}
+    msg: _Message = {"role": role, "parts": [{"type": "text", "content": _clip(text)}]}
     if finish:
         msg["finish_reason"] = str(finish)
     return json.dumps([msg], ensure_ascii=False)

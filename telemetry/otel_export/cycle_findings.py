@@ -12,7 +12,7 @@ from typing import Any
 from archiver.shape import as_obj
 from detectors import REGISTRY
 from telemetry.otel_export.fields import Key
-from telemetry.otel_export.spans import SpanEvent
+from telemetry.otel_export.spans import AttrValue, SpanEvent
 from telemetry.otel_export.times import ms_to_ns
 
 __all__ = ["EVALUATION_EVENT", "CycleFacts", "cycle_attributes", "cycle_id_attribute", "finding_event"]
@@ -92,7 +92,7 @@ def finding_event(f: Mapping[str, Any], messages: Sequence[Mapping[str, Any]], f
         )
         where = f", from message {start}"
     explanation = f"{detector} {verdict} (score {score:.2f}): {_summary(detector)}{where}."
-    attrs: dict[str, Any] = {
+    attrs: dict[str, AttrValue] = {
         "gen_ai.evaluation.name": detector,
         "gen_ai.evaluation.score.value": score,
         "gen_ai.evaluation.score.label": verdict,

@@ -11,10 +11,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from sqlmodel import Session, col, select
 
+from archiver.shape import RawJson
 from archiver.store import ArchiveStore
 from telemetry.otel_export.mapping import CycleFacts
 from telemetry.queries.turns import open_archive
@@ -28,7 +28,7 @@ __all__ = ["LoadedTree", "cycle_of", "iter_trees", "load_tree", "select_roots"]
 @dataclass
 class LoadedTree:
     root_session_id: str
-    docs: list[dict[str, Any]] = field(default_factory=list)
+    docs: list[RawJson] = field(default_factory=list)  # archive documents, as read back
     cycle: CycleFacts | None = None
     problems: list[str] = field(default_factory=list)  # archive files gone or unreadable
 

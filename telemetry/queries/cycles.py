@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, text
 from sqlmodel import Session, col, select
 
-from telemetry.queries.fleet_models import CyclePage, DriverSummary
+from telemetry.queries.fleet_models import CyclePage, CycleRecord, DriverSummary
 from telemetry.queries.paging import decode_cursor, encode_cursor
 from telemetry.store.cycle_row import CycleRow
 from telemetry.store.models import Cycle, SessionIndex
 from telemetry.timeutil import as_utc
 
 __all__ = [
-    "CycleFields",
     "CycleFilter",
+    "CycleJson",
     "cycle_dict",
     "cycles_summary",
     "linked_cycle",
@@ -38,60 +40,33 @@ class CycleFilter:
     cycle_id: str | None = None  # this one cycle, by its exact id
 
 
-class CycleFields(TypedDict):
-    """A cycle's public fields as plain JSON: what the ingest routes answer with, encoded as is
-    (no model built on that path), and what a `CycleRecord` of the list is validated from."""
+CycleJson = dict[str, str | int | float | bool | None]
+"""A cycle's public fields as plain JSON, named and in the order `CycleRecord` declares them:
+what the ingest routes answer with, encoded as is (no model built on that path), and what a
+`CycleRecord` of the list is validated from."""
 
-    cycle_id: str
-    driver: str
-    host: str | None
-    pid: int | None
-    started_at: str
-    ended_at: str | None
-    in_flight: bool
-    duration_s: float | None
-    elapsed_s: float | None
-    candidates_count: int | None
-    claims_count: int | None
-    swept_count: int | None
-    processed_count: int | None
-    escalated_count: int | None
-    terminal_state: str | None
-    worker_outcome: str | None
-    error_kind: str | None
-    session_id: str | None
-    worker_wallclock_seconds: float | None
-    start_synthesised: bool
-    session_title: NotRequired[str | None]  # the list's: its session's title
-    orphaned: NotRequired[bool]  # an ingest answer's: false, for a cycle just written
+# `CycleRecord` is the one declaration of a cycle's public fields. Those a stored cycle gives are
+# its columns (`CycleRow`'s), copied as they are, and the times computed from them here; the rest
+# (the list's session title, the fleet's word on an open cycle) are filled in by whoever knows them.
+_TIMES = ("started_at", "ended_at", "in_flight", "duration_s", "elapsed_s")
+_COLUMNS = {f.name for f in dataclasses.fields(CycleRow)}
+_FIELDS = tuple(n for n in CycleRecord.model_fields if n in _TIMES or n in _COLUMNS)
+_COPIED = tuple(n for n in _FIELDS if n not in _TIMES)
+_copied = operator.attrgetter(*_COPIED)
 
 
-def cycle_dict(c: Cycle | CycleRow, now: datetime | None = None) -> CycleFields:
+def cycle_dict(c: Cycle | CycleRow, now: datetime | None = None) -> CycleJson:
     """A cycle's public fields, from its ORM object or its plain row (`CycleRow`)."""
     started = as_utc(c.started_at)
     ended = as_utc(c.ended_at) if c.ended_at else None
-    return CycleFields(
-        cycle_id=c.cycle_id,
-        driver=c.driver,
-        host=c.host,
-        pid=c.pid,
-        started_at=started.isoformat(),
-        ended_at=ended.isoformat() if ended else None,
-        in_flight=ended is None,
-        duration_s=round((ended - started).total_seconds(), 3) if ended else None,
-        elapsed_s=round((now - started).total_seconds(), 3) if now and ended is None else None,
-        candidates_count=c.candidates_count,
-        claims_count=c.claims_count,
-        swept_count=c.swept_count,
-        processed_count=c.processed_count,
-        escalated_count=c.escalated_count,
-        terminal_state=c.terminal_state,
-        worker_outcome=c.worker_outcome,
-        error_kind=c.error_kind,
-        session_id=c.session_id,
-        worker_wallclock_seconds=c.worker_wallclock_seconds,
-        start_synthesised=c.start_synthesised,
-    )
+    out: CycleJson = dict.fromkeys(_FIELDS)  # in the record's order, whatever is set first
+    out.update(zip(_COPIED, _copied(c), strict=True))
+    out["started_at"] = started.isoformat()
+    out["ended_at"] = ended.isoformat() if ended else None
+    out["in_flight"] = ended is None
+    out["duration_s"] = round((ended - started).total_seconds(), 3) if ended else None
+    out["elapsed_s"] = round((now - started).total_seconds(), 3) if now and ended is None else None
+    return out
 
 
 def list_cycles(db: Session, f: CycleFilter, now: datetime) -> CyclePage:
@@ -118,9 +93,9 @@ def list_cycles(db: Session, f: CycleFilter, now: datetime) -> CyclePage:
     rows = rows[: f.limit]
     nxt = encode_cursor(rows[-1].started_at, rows[-1].id or 0) if more and rows else None
     items = [cycle_dict(r, now) for r in rows]
-    titles = session_titles(db, {i["session_id"] for i in items if i["session_id"]})
-    for i in items:
-        i["session_title"] = titles.get(i["session_id"] or "")
+    titles = session_titles(db, {r.session_id for r in rows if r.session_id})
+    for r, i in zip(rows, items, strict=True):
+        i["session_title"] = titles.get(r.session_id or "")
     return CyclePage.model_validate({"items": items, "next_cursor": nxt})
 
 

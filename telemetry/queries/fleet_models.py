@@ -39,6 +39,8 @@ __all__ = [
 DaemonState = Literal["ok", "running_long_worker", "down", "unknown"]
 
 
+# The one declaration of a cycle's public fields (no docstring: it would be the API's description).
+# `cycles.cycle_dict` gives those a stored cycle has: its columns as they are, its times computed.
 class CycleRecord(BaseModel):
     cycle_id: str
     driver: str

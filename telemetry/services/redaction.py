@@ -9,8 +9,8 @@ it in one pass; numbers, times and flags are left as they are.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # an import builds its redactor before it loads the store's m
 __all__ = ["clip_to_columns", "redact_model", "redactor_for"]
 
 M = TypeVar("M", bound=BaseModel)
+V = TypeVar("V")
 
 
 def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redactor:
@@ -32,7 +33,7 @@ def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redact
     return Redactor(load_key(settings.redact_key), values)
 
 
-def clip_to_columns(values: dict[str, Any], table: type[SQLModel]) -> dict[str, Any]:
+def clip_to_columns(values: Mapping[str, V], table: type[SQLModel]) -> dict[str, V]:
     """A placeholder is longer than a short secret: cut text to its column's length, so the
     redacted value still fits where the validated one did."""
     lengths = _lengths(table)
@@ -40,7 +41,7 @@ def clip_to_columns(values: dict[str, Any], table: type[SQLModel]) -> dict[str, 
     for name, v in values.items():
         length = lengths.get(name)
         if length is not None and isinstance(v, str) and len(v) > length:
-            out[name] = cut(v, length)  # never through a placeholder
+            out[name] = cast(V, cut(v, length))  # text for text; never through a placeholder
     return out
 
 

@@ -21,7 +21,7 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import zstandard
 from sqlalchemy import BigInteger, Column, LargeBinary, case, delete, update
@@ -58,6 +58,18 @@ class ArchiveDocument(SQLModel, table=True):
     content_hash: str = Field(max_length=128)  # of the JSON, as the index row has it
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     stored_at: datetime = timestamp()
+
+
+class _DocumentValues(TypedDict):
+    """An `archive_document` row's columns but its id and session, as a flush writes them."""
+
+    name: str
+    codec: str
+    data: bytes
+    size: int
+    stored_size: int
+    content_hash: str
+    stored_at: datetime
 
 
 def encode(plain: bytes) -> tuple[str, bytes]:
@@ -193,7 +205,7 @@ class DatabaseStore:
         held = [self._held.pop(n) for n in wanted]
         for h in held:
             lock_key(db, "session", h.session_id)  # the index row takes the same lock
-            values: dict[str, Any] = {
+            values: _DocumentValues = {
                 "name": h.name,
                 "codec": h.codec,
                 "data": h.blob,

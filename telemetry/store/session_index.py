@@ -10,7 +10,11 @@ from sqlmodel import Field
 
 from telemetry.store.columns import Usage, big, counted, timestamp
 
-__all__ = ["SPEND_READ", "TREE_ROOTS", "SessionIndex"]
+__all__ = ["SPEND_READ", "TREE_ROOTS", "IndexRow", "SessionIndex"]
+
+IndexRow = dict[str, str | int | float | datetime | None]
+"""Columns of a `session_index` row by name, as a statement read them (every column is a
+scalar: text, a number, a flag or a time)."""
 
 # what the Costs page reads of the rows of a partial day, in the order its index keeps them
 SPEND_READ = (

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import func, or_, update
+from sqlalchemy import ScalarSelect, func, or_, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session
 
@@ -52,7 +52,7 @@ def tree_sums(rows: Any) -> tuple[Any, Any, Any]:
     )
 
 
-def recomputed_tree_values() -> dict[str, Any]:
+def recomputed_tree_values() -> dict[str, ScalarSelect[Any]]:
     """Each row's tree sums as correlated subqueries over the rows naming it as their root."""
     tree = _SI.alias("tree")
     sums = tree_sums(tree)

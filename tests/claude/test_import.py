@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -94,6 +95,21 @@ def test_the_state_of_another_store_is_not_trusted(tmp_path: Path) -> None:
     assert len(_rows(tmp_path)) == 3
 
 
+def test_a_damaged_entry_of_the_state_costs_its_session_a_read_only(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "a_text_answer", "d_subagent_tree")
+    _import(tmp_path, str(cfg))
+    path = tmp_path / "data" / "claude-import-state.json"
+    state = json.loads(path.read_text())
+    first, second = sorted(state["sessions"])
+    state["sessions"][first] = "not an entry"
+    state["sessions"][second] = {**state["sessions"][second], "resume": ["not", "a", "resume"]}
+    path.write_text(json.dumps(state))
+    again = _import(tmp_path, str(cfg))
+    assert (again["archived"], again["unchanged"], again["indexed_new"]) == (1, 1, 0)
+    kept = json.loads(path.read_text())["sessions"]
+    assert set(kept) == {first, second} and isinstance(kept[first], dict)
+
+
 def test_an_unchanged_folder_is_answered_from_the_state_alone(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "a_text_answer", "d_subagent_tree")
     data = tmp_path / "data"
@@ -102,7 +118,7 @@ def test_an_unchanged_folder_is_answered_from_the_state_alone(tmp_path: Path) ->
     _import(tmp_path, str(cfg))
     quick = unchanged_report(cfg, data, db, key)
     assert quick is not None and (quick.sessions, quick.unchanged, quick.archived) == (2, 2, 0)
-    assert _import(tmp_path, str(cfg)) == quick.to_dict()
+    assert _import(tmp_path, str(cfg)) == dataclasses.asdict(quick)
     (main,) = (cfg / "projects").glob("*-0/*.jsonl")
     with main.open("ab") as fh:
         fh.write(json.dumps(user(main.stem, "more")).encode() + b"\n")

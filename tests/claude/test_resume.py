@@ -4,6 +4,7 @@ message whose blocks straddle the two reads counted once, nothing counted twice.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def _import(cfg: Path, data: Path) -> dict[str, Any]:
     engine = make_engine(s.db_url)
     try:
         upgrade(engine)
-        return import_claude(cfg, settings=s, engine=engine).to_dict()
+        return dataclasses.asdict(import_claude(cfg, settings=s, engine=engine))
     finally:
         engine.dispose()
 

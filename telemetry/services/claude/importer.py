@@ -43,6 +43,7 @@ from telemetry.services.claude.state import (
     ROWS_SQL,
     STATE_FILE,
     ClaudeImportReport,
+    SessionEntry,
     cleanup_days,
     key_of,
     load_state,
@@ -174,10 +175,10 @@ def import_claude(
             report.indexed_updated += indexed.stats.updated
             replaced = indexed.replaced
         remove_replaced(store, replaced.values())  # the index names the new documents now
-        done: dict[str, Any] = {}
+        done: dict[str, SessionEntry] = {}
         for key, sig, sid, p in batch:
             if report_tree(report, p.result, sid, sig, days, now):
-                done[key] = {"sig": sig, "resume": named_entry(p.resume, name) if p.resume else None}
+                done[key] = SessionEntry(sig=sig, resume=named_entry(p.resume, name) if p.resume else None)
         state.update(done)
         saved[1] = saved[1] or bool(done)
         due = last or time.monotonic() - saved[0] >= _SAVE_EVERY

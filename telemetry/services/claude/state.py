@@ -39,6 +39,7 @@ from archiver.claude.prices import price_key
 from archiver.claude.resume import Namer, state_namer
 from archiver.errors import WalkErrorDoc
 from archiver.redact import RedactKeyError, load_key
+from archiver.shape import RawJson
 
 if TYPE_CHECKING:  # the archive writer is not loaded for an unchanged folder
     from archiver.archive import ArchiveResult
@@ -48,6 +49,7 @@ __all__ = [
     "STATE_FILE",
     "ClaudeImportReport",
     "Plan",
+    "SessionEntry",
     "cleanup_days",
     "key_of",
     "load_state",
@@ -98,8 +100,13 @@ class ClaudeImportReport:
     near_cleanup: list[str] = field(default_factory=list)
     problems: list[WalkErrorDoc | WriteProblem] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+
+class SessionEntry(TypedDict):
+    """What the state file keeps of one session: its files' signature (``signature``) and
+    where a later read resumes (``resume.named_entry``; None: read it whole)."""
+
+    sig: list[list[Any]]
+    resume: RawJson | None
 
 
 def state_names(key_file: Path) -> Namer:
@@ -141,7 +148,7 @@ def store_identity(db_url: str, name: Namer) -> str:
 ROWS_SQL = "SELECT count(*) FROM session_index WHERE source = 'claude_code'"
 
 
-def load_state(path: Path, store: str, rows: int) -> dict[str, Any]:
+def load_state(path: Path, store: str, rows: int) -> dict[str, SessionEntry]:
     """Each session's remembered entry (``sig``, ``resume``), or nothing when the file is
     missing, unreadable, of an older layout, of another store, of other prices, or of more
     index rows than the store now holds (``rows``)."""
@@ -156,10 +163,18 @@ def load_state(path: Path, store: str, rows: int) -> dict[str, Any]:
     saved, sessions = state.get("rows"), state.get("sessions")
     if not isinstance(saved, int) or rows < saved or not isinstance(sessions, dict):
         return {}
-    return sessions
+    # an entry of another shape is left out: its session is read again, as it would be
+    return {k: e for k, v in sessions.items() if (e := _entry(v)) is not None}
 
 
-def save_state(path: Path, store: str, rows: int, sessions: dict[str, Any]) -> None:
+def _entry(v: object) -> SessionEntry | None:
+    if not isinstance(v, dict) or not isinstance(sig := v.get("sig"), list):
+        return None
+    resume = v.get("resume")
+    return SessionEntry(sig=sig, resume=resume if isinstance(resume, dict) else None)
+
+
+def save_state(path: Path, store: str, rows: int, sessions: dict[str, SessionEntry]) -> None:
     from archiver.files import write_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -217,7 +232,7 @@ def resume_of(entry: object) -> Mapping[str, Any] | None:
 def plan(
     report: ClaudeImportReport,
     sessions: Sequence[SessionFiles],
-    state: dict[str, Any],
+    state: Mapping[str, SessionEntry],
     *,
     days: int,
     now: float,
@@ -231,7 +246,7 @@ def plan(
     for files in sessions:
         key, sig = key_of(files, name), signature(files, name)
         entry = state.get(key)
-        if isinstance(entry, dict) and entry.get("sig") == sig:
+        if entry is not None and entry["sig"] == sig:
             report.unchanged += 1
         elif quiet_seconds and any(now - s[2] / 1e9 < quiet_seconds for s in sig):
             report.still_writing += 1

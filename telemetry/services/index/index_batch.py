@@ -118,7 +118,7 @@ def _index_batch(
     for part in _chunks(ids):
         cols = [*(_SI.c[c] for c in SHARE_COLUMNS), _SI.c.archive_path, *(_SI.c[m] for m in _MARKS)]
         for was in rows_for_update(db, select(*cols).where(_SI.c.session_id.in_(part))):
-            old[was["session_id"]] = was
+            old[str(was["session_id"])] = was
         q = select(_F.c.id, _F.c.session_id, _F.c.detector).where(
             _F.c.session_id.in_(part), _F.c.source == _SOURCE
         )

@@ -31,7 +31,7 @@ from sqlmodel import Session
 
 from telemetry.services.ingest.cycle_rows_core import CoreCycleRows
 from telemetry.services.ingest.cycle_rows_pg import PgCycleRows
-from telemetry.store.cycle_row import CycleRow
+from telemetry.store.cycle_row import CycleRow, CycleValues
 from telemetry.store.held import hold
 from telemetry.store.models import Cycle
 
@@ -110,7 +110,7 @@ class _HeldBack:
 
     def __init__(self) -> None:
         self.inserts: dict[str, CycleRow] = {}
-        self.updates: dict[int, dict[str, Any]] = {}
+        self.updates: dict[int, CycleValues] = {}
 
 
 @contextmanager
@@ -166,7 +166,7 @@ def read(db: Session, cycle_id: str) -> CycleRow | None:
     return _rows(conn).read(conn, cycle_id)
 
 
-def insert_new(db: Session, values: dict[str, Any]) -> CycleRow | None:
+def insert_new(db: Session, values: CycleValues) -> CycleRow | None:
     """Insert a cycle unless its id is stored already; the new row, or None when it was (a
     row held back by `deferred` has no id yet)."""
     held: _HeldBack | None = db.info.get(_HELD_BACK)
@@ -188,7 +188,7 @@ def insert_new(db: Session, values: dict[str, Any]) -> CycleRow | None:
     return new
 
 
-def update_row(db: Session, row: CycleRow, changed: dict[str, Any]) -> CycleRow:
+def update_row(db: Session, row: CycleRow, changed: CycleValues) -> CycleRow:
     """Write `changed` columns of a stored row; the row as it is now (a new `CycleRow`)."""
     held: _HeldBack | None = db.info.get(_HELD_BACK)
     now = dataclasses.replace(row, **changed)

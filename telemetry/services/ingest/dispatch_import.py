@@ -16,10 +16,9 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from pydantic import ValidationError
 from sqlalchemy.engine import Engine
@@ -34,6 +33,10 @@ from telemetry.store.models import Cycle
 __all__ = [
     "TABLES",
     "DispatchImportError",
+    "DispatchReport",
+    "DispatchTotals",
+    "Reject",
+    "SourceValue",
     "TableReport",
     "count_rows",
     "import_dispatch_db",
@@ -63,33 +66,55 @@ class DispatchImportError(ValueError):
     """The file is missing, not SQLite, or holds none of the dispatcher tables."""
 
 
-@dataclass
-class TableReport:
+class DispatchTotals(TypedDict):
+    """Rows read, and what became of them."""
+
+    rows: int
+    imported: int  # new cycles
+    finished: int  # stored in flight before, finished now
+    unchanged: int
+    rejected: int
+
+
+class TableReport(DispatchTotals):
+    """One dispatcher table's rows (its keys in the report: table, driver, then the counts)."""
+
     table: str
     driver: str
-    rows: int = 0
-    imported: int = 0  # new cycles
-    finished: int = 0  # stored in flight before, finished now
-    unchanged: int = 0
-    rejected: int = 0
 
 
-@dataclass
-class _Report:
+SourceValue = str | int | float | bytes | None  # a value of a SQLite column
+_Outcome = Literal["imported", "finished", "unchanged"]
+
+
+class Reject(TypedDict):
+    """A row that was not imported, and why."""
+
+    table: str
+    row: SourceValue  # its cycle_id, else its id
+    reason: str
+
+
+class DispatchReport(TypedDict):
+    """What `import_dispatch_db` did (`octel import dispatch --json` prints it)."""
+
     source: str
-    tables: list[TableReport] = field(default_factory=list)
-    rejects: list[dict[str, Any]] = field(default_factory=list)
+    tables: list[TableReport]
+    totals: DispatchTotals
+    rejects: list[Reject]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "tables": [vars(t) for t in self.tables],
-            "totals": {
-                k: sum(getattr(t, k) for t in self.tables)
-                for k in ("rows", "imported", "finished", "unchanged", "rejected")
-            },
-            "rejects": self.rejects,
-        }
+
+def _totals(tables: list[TableReport]) -> DispatchTotals:
+    def total(k: Literal["rows", "imported", "finished", "unchanged", "rejected"]) -> int:
+        return sum(t[k] for t in tables)
+
+    return DispatchTotals(
+        rows=total("rows"),
+        imported=total("imported"),
+        finished=total("finished"),
+        unchanged=total("unchanged"),
+        rejected=total("rejected"),
+    )
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -198,9 +223,10 @@ def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBeg
     counts = {k: _whole(_pick(row, n)) for k, n in _ALIASES.items() if k != "worker_wallclock_seconds"}
     kept = {k: _keepable(v) for k, v in row.items()}
     meta = {"imported_from": table, "row": kept}
-    common: dict[str, Any] = {"cycle_id": cycle_id, "driver": driver, "started_at": started}
     begin = CycleBegin(
-        **common,
+        cycle_id=cycle_id,
+        driver=driver,
+        started_at=started,
         host=_text(row.get("host")),
         pid=_whole(row.get("pid")) or None,
         session_id=_text(row.get("session_id")),
@@ -210,7 +236,9 @@ def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBeg
     if ended is None:
         return begin, None
     finish = CycleFinish(
-        **common,
+        cycle_id=cycle_id,
+        driver=driver,
+        started_at=started,
         ended_at=ended,
         terminal_state=state or "unknown",
         worker_outcome=_text(row.get("worker_outcome")),
@@ -225,7 +253,7 @@ def _payloads(driver: str, table: str, row: Mapping[str, Any]) -> tuple[CycleBeg
 
 def _apply(
     db: Session, begin: CycleBegin, finish: CycleFinish | None, now: datetime, redactor: Redactor
-) -> str:
+) -> _Outcome:
     existing = db.exec(select(Cycle).where(Cycle.cycle_id == begin.cycle_id)).first()
     if existing is None:
         begin_cycle(db, begin, now, redactor=redactor)
@@ -240,7 +268,7 @@ def _apply(
     return "unchanged"
 
 
-def _batches(conn: sqlite3.Connection, table: str) -> Iterator[list[dict[str, Any]]]:
+def _batches(conn: sqlite3.Connection, table: str) -> Iterator[list[dict[str, SourceValue]]]:
     cur = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
     while rows := cur.fetchmany(_BATCH):
         yield [dict(r) for r in rows]
@@ -248,29 +276,32 @@ def _batches(conn: sqlite3.Connection, table: str) -> Iterator[list[dict[str, An
 
 def import_dispatch_db(
     engine: Engine, path: Path, now: datetime, redactor: Redactor, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> DispatchReport:
     """Import every dispatcher table in `path`; one transaction per batch of rows, one savepoint
     per row, so a bad row is reported and skipped and the rest of its batch is stored."""
     conn = _open(path)
-    report = _Report(str(path))
+    tables: list[TableReport] = []
+    rejects: list[Reject] = []
     try:
         for table in _tables(conn):
-            tr = TableReport(table, TABLES[table])
-            report.tables.append(tr)
+            tr = TableReport(
+                table=table, driver=TABLES[table], rows=0, imported=0, finished=0, unchanged=0, rejected=0
+            )
+            tables.append(tr)
             for batch in _batches(conn, table):
                 with session_scope(engine) as db:
                     for row in batch:
-                        tr.rows += 1
+                        tr["rows"] += 1
                         try:
-                            begin, finish = _payloads(tr.driver, table, row)
+                            begin, finish = _payloads(tr["driver"], table, row)
                             with db.begin_nested():
                                 outcome = _apply(db, begin, finish, now, redactor)
                         # ValidationError and ConflictError are ValueErrors; the store's own
                         # refusal (a value PostgreSQL cannot hold) is the row's fault too
                         except (ValueError, OverflowError, TypeError, SQLAlchemyError) as e:
-                            tr.rejected += 1
-                            if len(report.rejects) < _MAX_REJECTS:
-                                report.rejects.append(
+                            tr["rejected"] += 1
+                            if len(rejects) < _MAX_REJECTS:
+                                rejects.append(
                                     {
                                         "table": table,
                                         "row": row.get("cycle_id") or row.get("id"),
@@ -278,12 +309,12 @@ def import_dispatch_db(
                                     }
                                 )
                             continue
-                        setattr(tr, outcome, getattr(tr, outcome) + 1)
+                        tr[outcome] += 1
                 if progress is not None:
                     progress(table, len(batch))
     finally:
         conn.close()
-    return report.as_dict()
+    return DispatchReport(source=str(path), tables=tables, totals=_totals(tables), rejects=rejects)
 
 
 def _why(e: Exception) -> str:

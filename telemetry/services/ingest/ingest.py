@@ -7,7 +7,7 @@ row and changes nothing, so counters in `aggregates` move exactly once per event
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Literal, TypeVar, get_args
 
 from sqlmodel import Session, select
 
@@ -24,7 +24,7 @@ from telemetry.services.ingest.ingest_inputs import (
 from telemetry.services.redaction import clip_to_columns, redact_model
 from telemetry.services.spend.spend_links import cycles_changed
 from telemetry.store import aggregates
-from telemetry.store.cycle_row import CycleRow
+from telemetry.store.cycle_row import CycleRow, CycleValues
 from telemetry.store.locks import lock_key
 from telemetry.store.models import AgentRun, Cycle, Daemon
 from telemetry.timeutil import as_utc
@@ -48,8 +48,11 @@ __all__ = [
 
 C = TypeVar("C", CycleBegin, CycleFinish)
 
-_BEGIN_FIELDS = ("host", "pid", "candidates_count", "claims_count", "swept_count", "session_id")
-_COUNTS = ("candidates_count", "claims_count", "swept_count", "processed_count", "escalated_count")
+_Count = Literal["candidates_count", "claims_count", "swept_count", "processed_count", "escalated_count"]
+_COUNTS: tuple[_Count, ...] = get_args(_Count)
+# what a begin says that a finish may not have: a late begin fills them in
+_Begun = Literal["host", "pid", "candidates_count", "claims_count", "swept_count", "session_id"]
+_BEGIN_FIELDS: tuple[_Begun, ...] = get_args(_Begun)
 
 
 def clean(redactor: Redactor, p: C) -> C:
@@ -76,7 +79,6 @@ def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[CycleRow, bo
     writes anything (what a group commit relies on)."""
     lock_key(db, "cycle", p.cycle_id)
     raw = {"begin": p.model_dump(mode="json", exclude_none=True)}
-    fields = {k: getattr(p, k) for k in _BEGIN_FIELDS}
     new = cycle_rows.insert_new(
         db,
         {
@@ -86,7 +88,12 @@ def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[CycleRow, bo
             "start_synthesised": False,
             "raw": raw,
             "updated_at": now,
-            **fields,
+            "host": p.host,
+            "pid": p.pid,
+            "candidates_count": p.candidates_count,
+            "claims_count": p.claims_count,
+            "swept_count": p.swept_count,
+            "session_id": p.session_id,
         },
     )
     if new is not None:
@@ -100,7 +107,10 @@ def begin_clean(db: Session, p: CycleBegin, now: datetime) -> tuple[CycleRow, bo
     if not row.start_synthesised or "begin" in (row.raw or {}):
         return row, False  # a retried begin
     # a late begin: the finish came first and synthesised the start
-    changed: dict[str, Any] = {k: v for k, v in fields.items() if getattr(row, k) is None}
+    changed = CycleValues()
+    for k in _BEGIN_FIELDS:
+        if getattr(row, k) is None:
+            changed[k] = getattr(p, k)
     start = p.started_at or as_utc(row.started_at)
     if row.ended_at is None or start <= as_utc(row.ended_at):
         changed |= {"started_at": start, "start_synthesised": False}
@@ -134,15 +144,17 @@ def finish_clean(db: Session, p: CycleFinish, now: datetime) -> tuple[CycleRow, 
                 f"ended_at {ended.isoformat()} is before cycle {p.cycle_id!r} started "
                 f"({as_utc(row.started_at).isoformat()})"
             )
-    changed: dict[str, Any] = {
-        "ended_at": ended,
-        "terminal_state": p.terminal_state,
-        "worker_outcome": p.worker_outcome,
-        "error_kind": p.error_kind,
-        "worker_wallclock_seconds": p.worker_wallclock_seconds,
-        **{k: getattr(p, k) for k in _COUNTS if getattr(p, k) is not None},
-        "updated_at": now,
-    }
+    changed = CycleValues(
+        ended_at=ended,
+        terminal_state=p.terminal_state,
+        worker_outcome=p.worker_outcome,
+        error_kind=p.error_kind,
+        worker_wallclock_seconds=p.worker_wallclock_seconds,
+    )
+    for k in _COUNTS:
+        if (n := getattr(p, k)) is not None:
+            changed[k] = n
+    changed["updated_at"] = now
     linked: str | None  # the session the cycle named before ("": the cycle is new)
     if row is None:
         start = p.started_at

@@ -36,6 +36,7 @@ from telemetry.store import pg_direct
 from telemetry.store.held import hold
 from telemetry.store.locks import held_keys
 from telemetry.store.models import SPEND_READ, SessionIndex
+from telemetry.store.session_index import IndexRow
 from telemetry.store.spend import Share, apply, driver_of, share_of
 from telemetry.store.tree_rollup import refresh_trees
 
@@ -91,7 +92,7 @@ def lock_trees(db: Session, session_ids: Iterable[str | None]) -> None:
 _LOCK_TREES = text("SELECT id FROM session_index WHERE session_id = ANY(:ids) ORDER BY id FOR UPDATE")
 
 
-def rows_for_update(db: Session, stmt: Select[Any]) -> list[dict[str, Any]]:
+def rows_for_update(db: Session, stmt: Select[Any]) -> list[IndexRow]:
     """The rows of `stmt` (selecting SHARE_COLUMNS), locked for this transaction, by id."""
     stmt = stmt.order_by(_SI.c.id).with_for_update()
     return [dict(r._mapping) for r in db.connection().execute(stmt)]
@@ -105,7 +106,7 @@ def shares(rows: Iterable[Mapping[str, Any]]) -> list[Share]:
     return [share_of(r) for r in rows]
 
 
-def _relink(db: Session, rows: Sequence[dict[str, Any]]) -> None:
+def _relink(db: Session, rows: Sequence[IndexRow]) -> None:
     added, removed = [], []
     for row in rows:
         driver = driver_of(db, row)
