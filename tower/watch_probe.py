@@ -11,11 +11,12 @@ from archiver.client import OpenCodeClient
 from archiver.document import score_session
 from archiver.errors import FetchError
 from archiver.walk import walk_tree
+from detectors.findings import FindingDict
 
 __all__ = ["AbortFn", "FindingsFn", "History", "Prober"]
 
 History = dict[str, list[dict[str, Any]]]
-FindingsFn = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
+FindingsFn = Callable[[str, list[FindingDict]], Awaitable[None]]
 AbortFn = Callable[[str, str], Awaitable[None]]
 
 

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.client import OpenCodeClient
+from detectors.findings import FindingDict
 from telemetry.archive_store import archive_store
 from telemetry.queries.live import LiveChange, live_change
 from telemetry.services.index.indexing import record_findings
@@ -117,7 +118,7 @@ async def watch_server(
         http=client_http,
     )
 
-    async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
+    async def on_findings(sid: str, findings: list[FindingDict]) -> None:
         with session_scope(engine) as db:
             record_findings(db, sid, findings, redactor=redactor, source="live")
 
