@@ -249,7 +249,7 @@ def detect(
             docs = {name: _eval_doc(ev, titles[name], compared.get(name)) for name, ev in evals.items()}
             pools = _pools(path, evals) if len(sets) > 1 else {}
             answer = next(iter(docs.values())) if len(docs) == 1 else {"sets": docs, "pooled": pools}
-            rows = [{"set": name, **d.to_dict()} for name, ev in evals.items() for d in ev.detectors]
+            rows = [{"set": name, **d} for name, ev in evals.items() for d in ev.detectors]
             emit(output, answer, rows, lambda: print_evaluations(evals, titles, compared, pools))
             return
         if path.is_dir():
