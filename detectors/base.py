@@ -10,7 +10,7 @@ from typing import ClassVar, TypeVar
 from detectors import addons
 from detectors.addons import AddonProblem
 from detectors.digest import Turn
-from detectors.evidence import Evidence
+from detectors.evidence import Evidence, NoEvidence
 from detectors.findings import Finding, Verdict
 from detectors.model import PermissionEvent, StatusSample
 from detectors.thresholds import Threshold, Thresholds, before_first_use, declare, withdraw
@@ -80,7 +80,7 @@ class Episode:
         self.score = 0.0
         self.count = 0.0
         self.start = -1
-        self.evidence: Evidence = {}
+        self.evidence: Evidence = NoEvidence()
         # The last finding built, reused while nothing changed (a live probe asks often).
         self._cached: tuple[str, bool | None, Finding] | None = None
 

@@ -15,6 +15,7 @@ __all__ = [
     "DoomLoopEvidence",
     "Evidence",
     "HangingCallsEvidence",
+    "NoEvidence",
     "OtherEvidence",
     "RetriesEvidence",
     "RetryEvidence",
@@ -23,6 +24,12 @@ __all__ = [
     "UnansweredEvidence",
     "UndoRedoEvidence",
 ]
+
+
+class NoEvidence(TypedDict):
+    """Nothing seen (a healthy finding); an episode's detector may still say it is not running."""
+
+    active: NotRequired[bool]
 
 
 class DoomLoopEvidence(TypedDict):
@@ -117,7 +124,8 @@ class HangingCallsEvidence(TypedDict):
 OtherEvidence = Mapping[str, Any]
 
 Evidence = (
-    DoomLoopEvidence
+    NoEvidence
+    | DoomLoopEvidence
     | UndoRedoEvidence
     | ThrashEvidence
     | RetryEvidence
