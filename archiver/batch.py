@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.archive import ArchiveResult, serialise_held
+from archiver.claude.resume import ResumeState
 from archiver.errors import ArchiveWriteError
 from archiver.files import (
     DEFAULT_MAX_BYTES,
@@ -65,7 +66,7 @@ class Prepared:
     # file name -> the index record of its bytes, parsed and validated when they were made
     checked: dict[str, SessionRecord] = field(default_factory=dict)
     # what the reader keeps to read only what its sources gain next time (no text)
-    resume: dict[str, Any] | None = None
+    resume: ResumeState | None = None
 
 
 def _checked(name: str, data: bytes, held: dict[str, Any] | None = None) -> SessionRecord:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from archiver.errors import FetchError
-from archiver.http import JsonHttp
+from archiver.http import JsonHttp, Query
 from archiver.shape import RawJson as JsonObj
 
 __all__ = [
@@ -79,7 +79,7 @@ class ClassicAdapter:
         path = f"/session/{sid}/message"
         pages: list[list[JsonObj]] = []
         seen_cursors: set[str] = set()
-        params: dict[str, Any] = {"limit": self._page}
+        params: Query = {"limit": self._page}
         for _ in range(self._max_pages):
             reply = await self._http.request("GET", path, params)
             pages.append(_check_messages(need_list(reply.body, path), path))
@@ -142,7 +142,7 @@ class ApiAdapter:
 
     async def _pages(self, path: str) -> list[JsonObj]:
         out: list[JsonObj] = []
-        params: dict[str, Any] = {"limit": self._page}
+        params: Query = {"limit": self._page}
         seen: set[str] = set()
         for _ in range(self._max_pages):
             body = (await self._http.request("GET", path, params)).body

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from archiver.errors import FetchError
-from archiver.http import JsonHttp
+from archiver.http import JsonHttp, Query
 from archiver.shape import RawJson as JsonObj
 
 __all__ = ["Generation", "V2Adapter", "probe"]
@@ -92,9 +92,9 @@ class V2Adapter:
         self._page = max(1, min(page_size, _MAX_PAGE))
         self._max_pages = max_pages
 
-    async def _pages(self, path: str, params: dict[str, Any]) -> list[JsonObj]:
+    async def _pages(self, path: str, params: Query) -> list[JsonObj]:
         out: list[JsonObj] = []
-        query: dict[str, Any] = {**params, "limit": self._page}
+        query: Query = {**params, "limit": self._page}
         seen: set[str] = set()
         for _ in range(self._max_pages):
             body = (await self._http.request("GET", path, query)).body

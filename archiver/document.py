@@ -19,6 +19,7 @@ from archiver.metrics import per_turn, rollup, totals
 from archiver.pricing import opencode_cost_check, price_turns
 from archiver.shape import RawJson as JsonObj
 from archiver.walk import TreeSnapshot
+from detectors.findings import FindingDict
 
 __all__ = [
     "ARCHIVER_VERSION",
@@ -48,7 +49,7 @@ def score_session(
     status_history: Sequence[Mapping[str, Any]] = (),
     permission_events: Sequence[Mapping[str, Any]] = (),
     session_id: str | None = None,
-) -> list[JsonObj]:
+) -> list[FindingDict]:
     """Detector findings for one session's messages, status samples and permission events."""
     stream = convert.from_opencode(list(messages), events=list(permission_events), session_id=session_id)
     status = convert.status_from_opencode(list(status_history))

@@ -23,7 +23,8 @@ carries an ``error_kind`` from ``ERROR_KINDS``:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict
+
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
 
 __all__ = ["ERROR_KINDS", "ArchiveWriteError", "FetchError", "WalkError", "WalkErrorDoc"]
 

@@ -8,8 +8,9 @@ plain ``httpx.Client`` (run in a worker thread so the walk stays concurrent).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 import orjson
@@ -18,7 +19,17 @@ from archiver.cut import cut
 from archiver.errors import FetchError
 from archiver.shape import RawJson
 
-__all__ = ["JsonHttp", "Reply"]
+__all__ = ["JsonHttp", "Query", "Reply"]
+
+Query = Mapping[str, str | int]
+"""A request's query: the server's filters and paging (``limit``, ``cursor``, ``order`` …)."""
+
+
+class _Send(TypedDict, total=False):
+    """What a request sends besides its query: a JSON body, the Basic auth pair."""
+
+    json: Any  # any JSON value the route takes
+    auth: tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -83,9 +94,7 @@ class JsonHttp:
         """The Basic auth pair, for a request made outside this wrapper (the event stream)."""
         return self._auth
 
-    async def _send(
-        self, method: str, url: str, params: dict[str, Any] | None, extra: dict[str, Any]
-    ) -> httpx.Response:
+    async def _send(self, method: str, url: str, params: Query | None, extra: _Send) -> httpx.Response:
         if self._auth is not None:
             extra = {**extra, "auth": self._auth}
         async with self._gate:
@@ -99,8 +108,8 @@ class JsonHttp:
         http: httpx.AsyncClient,
         method: str,
         url: str,
-        params: dict[str, Any] | None,
-        extra: dict[str, Any],
+        params: Query | None,
+        extra: _Send,
     ) -> httpx.Response:
         # httpcore 1.0's pool hands the same idle connection to every request that enters it
         # before the first one has claimed it; the others fail over and rescan the pool (a
@@ -136,7 +145,7 @@ class JsonHttp:
         self,
         method: str,
         path: str,
-        params: dict[str, Any] | None = None,
+        params: Query | None = None,
         *,
         idempotent: bool = True,
         json_body: Any = None,
@@ -145,7 +154,7 @@ class JsonHttp:
         url = self.base_url + path
         attempts = self._retries + 1 if idempotent else 1
         last: FetchError | None = None
-        extra: dict[str, Any] = {} if json_body is None else {"json": json_body}
+        extra: _Send = {} if json_body is None else {"json": json_body}
         for attempt in range(attempts):
             if attempt:
                 await asyncio.sleep(self._backoff * (2 ** (attempt - 1)))

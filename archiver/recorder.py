@@ -16,11 +16,32 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from archiver.shape import as_obj
+from archiver.shape import RawJson, as_obj
 
-__all__ = ["Recorder"]
+__all__ = ["PermissionEntry", "PermissionHistory", "Recorder", "StatusEntry", "StatusHistory"]
+
+
+class StatusEntry(TypedDict):
+    """One status change as an archive's ``status_history`` keeps it (``t`` in seconds)."""
+
+    t: float
+    type: str  # busy, retry or idle
+    attempt: NotRequired[object]  # a retry's, as the server said them
+    message: NotRequired[str]
+    next: NotRequired[object]
+
+
+class PermissionEntry(TypedDict):
+    """One permission ask or reply as an archive's ``permission_events`` keeps it."""
+
+    received: int  # milliseconds
+    event: RawJson  # the server's event, as it came
+
+
+StatusHistory = dict[str, list[StatusEntry]]  # by session
+PermissionHistory = dict[str, list[PermissionEntry]]  # by session
 
 _CHANGES = (
     "message.updated",
@@ -38,8 +59,8 @@ _MAX_DEPTH = 64  # deeper parent chains are taken for a cycle in the links
 class Recorder:
     forget_after: float = 6 * 3600.0  # seconds a quiet archived (or deleted) tree is kept
     parents: dict[str, str | None] = field(default_factory=dict)
-    status: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    permissions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    status: StatusHistory = field(default_factory=dict)
+    permissions: PermissionHistory = field(default_factory=dict)
     state: dict[str, str] = field(default_factory=dict)
     dirty: dict[str, float] = field(default_factory=dict)  # session -> last change time
     busy_since: dict[str, float] = field(default_factory=dict)  # session -> busy start
@@ -139,9 +160,13 @@ class Recorder:
             kind = "busy"
         if kind not in ("busy", "retry", "idle"):
             return
-        entry: dict[str, Any] = {"t": now, "type": kind}
+        entry: StatusEntry = {"t": now, "type": kind}
         if kind == "retry":
-            entry.update(attempt=st.get("attempt"), message=str(st.get("message") or ""), next=st.get("next"))
+            entry["attempt"], entry["message"], entry["next"] = (
+                st.get("attempt"),
+                str(st.get("message") or ""),
+                st.get("next"),
+            )
         hist = self.status.setdefault(sid, [])
         last = hist[-1] if hist else None
         if last is not None and {k: v for k, v in last.items() if k != "t"} == {
@@ -265,7 +290,7 @@ class Recorder:
             table2.pop(root, None)
         self._pending.discard(root)
 
-    def history(self, root: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    def history(self, root: str) -> tuple[StatusHistory, PermissionHistory]:
         """Status history and permission events of every known session of a tree."""
         members = self._members.get(root, ())
         return (

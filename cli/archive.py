@@ -26,6 +26,7 @@ from cli.app import (
 from cli.output import JsonOpt
 from telemetry.archiving import archive_session_tree_async, redactor_for
 from telemetry.services.index.archive_import import archive_candidates, import_archives
+from telemetry.tree_archiving import ArchiveOutcomeDoc
 
 __all__ = ["import_app"]
 
@@ -102,7 +103,7 @@ def archive_cmd(
         raise typer.Exit(1)
 
 
-def _render(d: dict[str, Any]) -> None:
+def _render(d: ArchiveOutcomeDoc) -> None:
     t = Table(title=f"archive of {d['root_session_id']}", show_header=False)
     t.add_row("complete", "yes" if d.get("complete") else "[red]no[/]")
     t.add_row("sessions", str(d.get("sessions", 0)))
@@ -125,8 +126,8 @@ def _render(d: dict[str, Any]) -> None:
             f"{e.get('session_id') or ''} {e.get('message', '')}",
             highlight=False,
         )
-    for e in [*d.get("write_errors", []), *d.get("errors", [])]:
-        err_console.print(f"[red]error:[/] {e}", highlight=False)
+    for msg in [*d.get("write_errors", []), *d.get("errors", [])]:
+        err_console.print(f"[red]error:[/] {msg}", highlight=False)
 
 
 @import_app.command("archives")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 import typer
 from rich.markup import escape
@@ -35,7 +35,7 @@ from detectors.evaluation import Evaluation, evaluate
 from detectors.findings import Verdict, rank_key
 from detectors.model import ToolCall
 from detectors.score_docs import ComparedReport, EvaluationReport
-from telemetry.queries.finding_text import Locator, describe
+from telemetry.queries.finding_text import DescribedFinding, Locator, describe
 from telemetry.queries.sessions import get_session
 
 __all__ = ["CorpusError", "detect", "load_corpus"]
@@ -55,7 +55,7 @@ class Judged(TypedDict, total=False):
     verdict: Verdict | None
     reason: str
     pattern: str | None
-    findings: list[dict[str, Any]]  # each `describe()`d finding
+    findings: list[DescribedFinding]
     sessions: list[Judged]
     tree_verdict: Verdict | None
 
@@ -182,7 +182,7 @@ def _print_one(r: Judged) -> None:
         console.print(table)
 
 
-def _said(f: dict[str, Any]) -> str:
+def _said(f: DescribedFinding) -> str:
     """The sentence without the place the "from" column already gives."""
     return re.sub(r", from (turn \d+ \(message \d+\)|message \d+)\.$", ".", f["sentence"])
 
@@ -249,7 +249,7 @@ def detect(
             docs = {name: _eval_doc(ev, titles[name], compared.get(name)) for name, ev in evals.items()}
             pools = _pools(path, evals) if len(sets) > 1 else {}
             answer = next(iter(docs.values())) if len(docs) == 1 else {"sets": docs, "pooled": pools}
-            rows = [{"set": name, **d.to_dict()} for name, ev in evals.items() for d in ev.detectors]
+            rows = [{"set": name, **d} for name, ev in evals.items() for d in ev.detectors]
             emit(output, answer, rows, lambda: print_evaluations(evals, titles, compared, pools))
             return
         if path.is_dir():

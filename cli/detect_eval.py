@@ -160,16 +160,16 @@ def _print_eval(name: str, ev: Evaluation, title: str = "") -> None:
     table = Table(*heads, padding=(0, 1))
     table.columns.insert(0, Column("detector", no_wrap=True))
     for d in ev.detectors:
-        counts = (str(d.true_positives), str(d.false_positives), str(d.false_negatives))
+        counts = (str(d["true_positives"]), str(d["false_positives"]), str(d["false_negatives"]))
         table.add_row(
-            d.detector,
+            d["detector"],
             *counts,
-            _pct(d.precision),
-            _pct(d.recall),
-            _num(d.delay_messages),
-            _num(d.max_delay_messages),
-            str(d.on_time),
-            _pct(d.delay_fraction),
+            _pct(d["precision"]),
+            _pct(d["recall"]),
+            _num(d["delay_messages"]),
+            _num(d["max_delay_messages"]),
+            str(d["on_time"]),
+            _pct(d["delay_fraction"]),
         )
     console.print(table)
     alarms = f" ({', '.join(ev.false_alarms)})" if ev.false_alarms else ""

@@ -70,8 +70,12 @@ def output_options(fn: _F) -> _F:
     return command  # type: ignore[return-value]
 
 
-def _flat(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
+# one CSV cell: a JSON scalar (a list or an object is written as its JSON text)
+Cell = str | int | float | bool | None
+
+
+def _flat(row: Mapping[str, Any], prefix: str = "") -> dict[str, Cell]:
+    out: dict[str, Cell] = {}
     for k, v in row.items():
         if isinstance(v, Mapping) and v:
             out.update(_flat(v, f"{prefix}{k}."))
@@ -97,8 +101,7 @@ def output_rows(rows: Iterable[Mapping[str, Any]], output: Output) -> None:
 
 def _dump(row: Any) -> Mapping[str, Any]:
     if isinstance(row, BaseModel):
-        dumped: dict[str, Any] = row.model_dump(mode="json", exclude_unset=True)
-        return dumped
+        return row.model_dump(mode="json", exclude_unset=True)
     return dict(row)
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from detectors import addons
 from detectors.addons import AddonProblem
 from detectors.digest import Turn
+from detectors.evidence import Evidence, NoEvidence
 from detectors.findings import Finding, Verdict
 from detectors.model import PermissionEvent, StatusSample
 from detectors.thresholds import Threshold, Thresholds, before_first_use, declare, withdraw
@@ -79,9 +80,9 @@ class Episode:
         self.score = 0.0
         self.count = 0.0
         self.start = -1
-        self.evidence: Mapping[str, Any] = {}
+        self.evidence: Evidence = NoEvidence()
         # The last finding built, reused while nothing changed (a live probe asks often).
-        self._cached: tuple[str, dict[str, Any], Finding] | None = None
+        self._cached: tuple[str, bool | None, Finding] | None = None
 
     def offer(
         self,
@@ -89,21 +90,21 @@ class Episode:
         score: float,
         count: float,
         start: int,
-        evidence: Callable[[], Mapping[str, Any]],
+        evidence: Callable[[], Evidence],
     ) -> None:
         if (score, count) > (self.score, self.count):
             self.verdict, self.score, self.count, self.start = verdict, score, count, start
             self.evidence = evidence()
             self._cached = None
 
-    def finding(self, name: str, **extra: Any) -> Finding:
+    def finding(self, name: str, active: bool | None = None) -> Finding:
+        """The episode as `name`'s finding; `active` (when given) says whether it still runs."""
         c = self._cached
-        if c is not None and c[0] == name and c[1] == extra:
+        if c is not None and c[0] == name and c[1] == active:
             return c[2]
-        ev = dict(self.evidence)
-        ev.update(extra)
+        ev: Evidence = {**self.evidence} if active is None else {**self.evidence, "active": active}
         f = Finding(name, self.verdict, self.score, ev, self.start)
-        self._cached = (name, extra, f)
+        self._cached = (name, active, f)
         return f
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from typing import Any
 
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
 from detectors.digest import Call, Turn, output_shape, undo_of
+from detectors.evidence import DoomLoopEvidence, UndoRedoEvidence
 from detectors.findings import Finding, Verdict, grade
 from detectors.thrash import Thrash
 from detectors.thresholds import Thresholds
@@ -110,7 +110,7 @@ class DoomLoop(Detector):
             v, s = grade(n, th.doom_flip_stuck, th.doom_flip_stuck)
             if (s, n) > (self._best.score, self._best.count):
                 self._best_run = (0, -1)
-            ev = {
+            ev: UndoRedoEvidence = {
                 "signal": "undo_redo",
                 "flips": n,
                 "edit": sig.replace("\x00", " ", 1)[:300],
@@ -207,7 +207,7 @@ class DoomLoop(Detector):
             ev = functools.partial(self._evidence, run, count, p)
             self._best.offer(verdict, score, count, start, ev)
 
-    def _evidence(self, run: _Run, reps: float, period: int) -> dict[str, Any]:
+    def _evidence(self, run: _Run, reps: float, period: int) -> DoomLoopEvidence:
         calls = [c for c, _, _ in self._recent][-period:]
         return {
             "period": period,

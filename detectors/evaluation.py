@@ -30,7 +30,6 @@ from detectors.thresholds import Thresholds
 __all__ = [
     "HEALTHY",
     "ON_TIME_TURNS",
-    "DetectorScore",
     "Evaluation",
     "LabelledRun",
     "RunResult",
@@ -87,37 +86,8 @@ class RunResult:
 
 
 @dataclass(frozen=True, slots=True)
-class DetectorScore:
-    detector: str
-    true_positives: int
-    false_positives: int
-    false_negatives: int
-    precision: float | None
-    recall: float | None
-    # Mean over detected runs: messages seen after the pattern began, and share of the run seen.
-    delay_messages: float | None
-    delay_fraction: float | None
-    max_delay_messages: float | None = None  # the longest of those lags
-    on_time: int = 0  # detected runs called stuck within `ON_TIME_TURNS` turns of the onset
-
-    def to_dict(self) -> DetectorScoreDoc:
-        return DetectorScoreDoc(
-            detector=self.detector,
-            true_positives=self.true_positives,
-            false_positives=self.false_positives,
-            false_negatives=self.false_negatives,
-            precision=self.precision,
-            recall=self.recall,
-            delay_messages=self.delay_messages,
-            delay_fraction=self.delay_fraction,
-            max_delay_messages=self.max_delay_messages,
-            on_time=self.on_time,
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class Evaluation:
-    detectors: tuple[DetectorScore, ...]
+    detectors: tuple[DetectorScoreDoc, ...]  # as they are printed: one definition of a score
     runs: tuple[RunResult, ...]
     stuck_runs: int
     stuck_detected: int
@@ -143,7 +113,7 @@ class Evaluation:
 
     def to_dict(self) -> EvaluationDoc:
         return {
-            "detectors": [d.to_dict() for d in self.detectors],
+            "detectors": [d.copy() for d in self.detectors],
             "stuck_runs": self.stuck_runs,
             "stuck_detected": self.stuck_detected,
             "stuck_recall": self.stuck_recall,
@@ -278,17 +248,17 @@ def evaluate(
                 fractions.append(res.first_stuck[name] / max(1, res.messages))
         detected = sum(1 for r in runs if r.label == name) - fn
         scores.append(
-            DetectorScore(
-                name,
-                tp,
-                fp,
-                fn,
-                _ratio(tp, tp + fp),
-                _ratio(detected, detected + fn),
-                _mean(delays),
-                _mean(fractions),
-                max(delays) if delays else None,
-                on_time,
+            DetectorScoreDoc(
+                detector=name,
+                true_positives=tp,
+                false_positives=fp,
+                false_negatives=fn,
+                precision=_ratio(tp, tp + fp),
+                recall=_ratio(detected, detected + fn),
+                delay_messages=_mean(delays),
+                delay_fraction=_mean(fractions),
+                max_delay_messages=max(delays) if delays else None,
+                on_time=on_time,
             )
         )
     stuck = [r for r in results if r.label != HEALTHY]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args
+
+if TYPE_CHECKING:  # a verdict's name alone loads nothing more
+    from detectors.evidence import Evidence
 
 __all__ = [
     "DOMINANCE",
     "VERDICTS",
     "Finding",
+    "FindingDict",
     "Verdict",
     "dominant",
     "dominant_of",
@@ -24,6 +28,16 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 _RANK: dict[str, int] = {v: i for i, v in enumerate(VERDICTS)}
 
 
+class FindingDict(TypedDict):
+    """A finding as archives, the store and `octel detect --json` keep it."""
+
+    detector: str
+    verdict: Verdict
+    score: float
+    evidence: Evidence
+    start_index: int
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One detector's judgement of a stream.
@@ -35,10 +49,10 @@ class Finding:
     detector: str
     verdict: Verdict
     score: float
-    evidence: Mapping[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=dict)
     start_index: int = -1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FindingDict:
         return {
             "detector": self.detector,
             "verdict": self.verdict,

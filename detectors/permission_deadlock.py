@@ -7,10 +7,9 @@ in the status samples, or once the session went idle without an answer); repeate
 
 from __future__ import annotations
 
-from typing import Any
-
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
 from detectors.digest import Call, Turn
+from detectors.evidence import DenialsEvidence, HangingCallsEvidence, UnansweredEvidence
 from detectors.findings import Finding, Verdict, grade
 from detectors.model import PermissionEvent, StatusSample
 from detectors.thresholds import Thresholds
@@ -80,7 +79,7 @@ class PermissionDeadlock(Detector):
         denials, start, ids = self._peak
         n = denials + len(self._rejects)
         v, s = grade(n, self.th.denial_suspect, self.th.denial_stuck)
-        ev = {
+        ev: DenialsEvidence = {
             "signal": "denials",
             "count": n,
             "part_ids": list(ids),
@@ -118,12 +117,12 @@ class PermissionDeadlock(Detector):
         if self._pending:
             found.append(self._unanswered(idle))
         if self._hanging and idle:
-            ev: dict[str, Any] = {
+            hanging: HangingCallsEvidence = {
                 "signal": "hanging_calls",
                 "part_ids": list(self._hanging),
                 "message_ids": [self._hanging_turn[1]],
             }
-            found.append(Finding(self.name, "stuck", 1.0, ev, self._hanging_turn[0]))
+            found.append(Finding(self.name, "stuck", 1.0, hanging, self._hanging_turn[0]))
         return max(found, key=lambda f: f.score)
 
     def _unanswered(self, idle: bool) -> Finding:
@@ -133,7 +132,7 @@ class PermissionDeadlock(Detector):
         verdict: Verdict = "stuck" if idle or longest >= limit > 0 else "suspect"
         score = 1.0 if verdict == "stuck" else max(0.5, min(0.99, longest / limit if limit else 0))
         asks = [self._asked[r] for r in waits]
-        ev = {
+        ev: UnansweredEvidence = {
             "signal": "unanswered",
             "requests": list(waits)[:EVIDENCE_IDS],
             "permissions": sorted({a.permission for a in asks}),

@@ -10,10 +10,10 @@ run ended on a provider error (the client gave up), or on an empty step with the
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from detectors.base import EVIDENCE_IDS, Detector, Episode, register
 from detectors.digest import Call, Turn
+from detectors.evidence import RetriesEvidence, RetryEvidence, RetrySignal
 from detectors.findings import Finding, grade
 from detectors.model import StatusSample
 from detectors.thresholds import Thresholds
@@ -120,8 +120,8 @@ class RetryCascade(Detector):
         v, s = grade(same.n, th.same_error_suspect, th.same_error_stuck)
         self._best.offer(v, s, same.n, same.start, lambda: self._ev("same_error", same, turn, key))
 
-    def _ev(self, kind: str, c: _Count, turn: Turn, key: str = "") -> dict[str, Any]:
-        ev: dict[str, Any] = {"signal": kind, "count": c.n, "message_ids": list(c.ids)}
+    def _ev(self, kind: RetrySignal, c: _Count, turn: Turn, key: str = "") -> RetryEvidence:
+        ev: RetryEvidence = {"signal": kind, "count": c.n, "message_ids": list(c.ids)}
         if c.parts and c.parts[0]:
             ev["part_ids"] = list(c.parts)
         if key:
@@ -150,7 +150,7 @@ class RetryCascade(Detector):
             if s > f.score or (gave_up and f.verdict != "stuck"):
                 # OpenCode stores no trace of a retry: the step being retried is the empty one
                 index, mid = self._quiet
-                ev = {
+                ev: RetriesEvidence = {
                     "signal": "retries",
                     "attempt": self._attempt,
                     "message": self._retry_msg,

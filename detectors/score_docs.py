@@ -15,16 +15,19 @@ __all__ = [
 
 
 class DetectorScoreDoc(TypedDict):
+    """One detector's score on a set: what `evaluate` computes and the report prints."""
+
     detector: str
     true_positives: int
     false_positives: int
     false_negatives: int
     precision: float | None
     recall: float | None
+    # Mean over detected runs: messages seen after the pattern began, and share of the run seen.
     delay_messages: float | None
     delay_fraction: float | None
-    max_delay_messages: float | None
-    on_time: int
+    max_delay_messages: float | None  # the longest of those lags
+    on_time: int  # detected runs called stuck within `ON_TIME_TURNS` turns of the onset
 
 
 class RunResultDoc(TypedDict):

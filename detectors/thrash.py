@@ -9,10 +9,9 @@ four times and then passed was being fixed, and says nothing once it passes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from detectors.base import EVIDENCE_IDS
 from detectors.digest import Call, Turn, output_shape
+from detectors.evidence import ThrashEvidence
 from detectors.findings import Finding, grade
 
 __all__ = ["Thrash"]
@@ -72,7 +71,7 @@ class Thrash:
         if tries is None:
             return None
         v, s = grade(tries.n, self._stuck - 1, self._stuck)
-        ev: dict[str, Any] = {
+        ev: ThrashEvidence = {
             "signal": "thrash",
             "period": 1,
             "repetitions": tries.n,

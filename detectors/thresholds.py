@@ -51,7 +51,7 @@ def withdraw(name: str) -> None:
     _DECLARED.pop(name, None)
 
 
-def _builtin() -> dict[str, Any]:
+def _builtin() -> dict[str, dataclasses.Field[Any]]:
     return {f.name: f for f in dataclasses.fields(Thresholds) if f.name != "extra"}
 
 
@@ -140,7 +140,7 @@ class Thresholds:
         unknown = sorted(set(values) - set(names) - set(declared))
         if unknown:
             raise ValueError(f"unknown threshold(s): {', '.join(unknown)}")
-        kw: dict[str, Any] = {}
+        kw: dict[str, Any] = {}  # each built-in its own type: int or float, as its default
         extra: list[tuple[str, float]] = []
         for k, v in values.items():
             default = names[k].default if k in names else declared[k].default

@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import httpx
 from sqlalchemy.engine import Engine
@@ -26,6 +26,7 @@ from archiver.archive import ArchiveResult, archive_tree, delete_tree, remove_su
 from archiver.claude.prices import use_price_file
 from archiver.client import OpenCodeClient
 from archiver.credentials import password_for
+from archiver.errors import WalkErrorDoc
 from archiver.walk import TreeSnapshot
 from telemetry.archive_store import archive_store
 from telemetry.services.index.indexing import IndexStats, index_records
@@ -37,7 +38,35 @@ from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 from telemetry.store.models import SessionIndex
 
-__all__ = ["ArchiveOutcome", "archive_session_tree", "archive_session_tree_async"]
+__all__ = ["ArchiveOutcome", "ArchiveOutcomeDoc", "archive_session_tree", "archive_session_tree_async"]
+
+
+class IndexedDoc(TypedDict):
+    new: int
+    updated: int
+    findings_new: int
+
+
+class ArchiveOutcomeDoc(TypedDict):
+    """An ``ArchiveOutcome`` as ``octel archive --json`` prints it: the result's keys
+    (``ArchiveResultDoc``) only when the tree was walked."""
+
+    root_session_id: str
+    ok: bool
+    archived_at: NotRequired[str]
+    complete: NotRequired[bool]
+    sessions: NotRequired[int]
+    messages: NotRequired[int]
+    files: NotRequired[list[str]]
+    kept: NotRequired[list[str]]
+    walk_errors: NotRequired[list[WalkErrorDoc]]
+    write_errors: NotRequired[list[str]]
+    redaction: NotRequired[dict[str, int]]
+    deleted: NotRequired[bool]
+    delete_error: NotRequired[str | None]
+    requests: NotRequired[int]
+    indexed: IndexedDoc
+    errors: list[str]
 
 
 @dataclass
@@ -55,16 +84,21 @@ class ArchiveOutcome:
     def files(self) -> list[Path]:
         return self.result.files if self.result else []
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ArchiveOutcomeDoc:
+        i = self.indexed
+        indexed: IndexedDoc = {"new": i.new, "updated": i.updated, "findings_new": i.findings_new}
+        if self.result is None:
+            return {
+                "root_session_id": self.root_session_id,
+                "ok": self.ok,
+                "indexed": indexed,
+                "errors": self.errors,
+            }
         return {
             "root_session_id": self.root_session_id,
             "ok": self.ok,
-            **(self.result.to_dict() if self.result else {}),
-            "indexed": {
-                "new": self.indexed.new,
-                "updated": self.indexed.updated,
-                "findings_new": self.indexed.findings_new,
-            },
+            **self.result.to_dict(),
+            "indexed": indexed,
             "errors": self.errors,
         }
 

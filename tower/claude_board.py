@@ -20,7 +20,7 @@ import orjson
 
 from archiver.claude.tree import first_prompt
 from archiver.cut import cut
-from detectors.findings import VERDICTS
+from detectors.findings import VERDICTS, FindingDict
 from tower.actions import SessionView
 from tower.claude_source import CLAUDE_SERVER, claude_server, is_claude_server
 from tower.claude_tail import AgentSeen, ClaudeState, ClaudeTail, derive, totals
@@ -34,7 +34,7 @@ _TITLE = 200
 # the detectors read the whole stream so far (0.1 s for 3,000 messages): a session that keeps
 # writing is rescored this often, and at once when its state changes
 RESCORE_S = 5.0
-Score = Callable[[Sequence[Mapping[str, Any]]], list[dict[str, Any]]]
+Score = Callable[[Sequence[Mapping[str, Any]]], list[FindingDict]]
 
 
 def parse_agents(text: str | bytes) -> dict[str, AgentSeen]:

@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 from archiver.convert import message_from_opencode
 from archiver.shape import RawJson, as_obj
 from detectors import Probe
+from detectors.findings import FindingDict
 from detectors.model import PermissionEvent, StatusSample, StatusType
 from detectors.thresholds import Thresholds
 from tower.live import Ask
@@ -45,7 +46,7 @@ class SessionProbe:
         self._fed: set[str] = set()
         self._index = 0
         self._status: StatusType = "idle"
-        self._cache: list[dict[str, Any]] | None = None
+        self._cache: list[FindingDict] | None = None
         self._cache_at = float("-inf")
         self._head_moved = False  # the message in flight changed since the cache was made
 
@@ -85,7 +86,7 @@ class SessionProbe:
         self._cache = None
 
     # -- outputs ----------------------------------------------------------------------------
-    def findings(self, now: float, pending: tuple[str, ...]) -> list[dict[str, Any]]:
+    def findings(self, now: float, pending: tuple[str, ...]) -> list[FindingDict]:
         """Non-healthy findings now, counting the message in flight; recomputed only when
         something arrived or an ask is waiting (its wait grows with the clock), and for a
         message in flight at most every `PEEK_S` seconds."""

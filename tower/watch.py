@@ -30,7 +30,7 @@ import httpx
 from archiver.client import OpenCodeClient
 from archiver.cut import cut
 from archiver.errors import FetchError
-from archiver.recorder import Recorder
+from archiver.recorder import PermissionHistory, Recorder, StatusHistory
 from archiver.walk import TreeSnapshot
 from tower.events_v2 import V2Decoder
 from tower.live_board import LiveBoard, LiveRow
@@ -38,15 +38,15 @@ from tower.live_messages import LiveMessages, MessageBatch
 from tower.mirror import Mirror
 from tower.mirror_fill import fill_mirror
 from tower.reach import Reach, unreachable
-from tower.watch_probe import AbortFn, FindingsFn, History, Prober
+from tower.watch_probe import AbortFn, FindingsFn, Prober
 from tower.watch_stream import EventStream
 
-__all__ = ["History", "WatchConfig", "Watcher"]
+__all__ = ["WatchConfig", "Watcher"]
 
-ArchiveFn = Callable[[str, History, History], Awaitable[Any]]
+ArchiveFn = Callable[[str, StatusHistory, PermissionHistory], Awaitable[Any]]
 LiveFn = Callable[[list[LiveRow]], Awaitable[None]]
 ForgetFn = Callable[[list[str]], Awaitable[None]]
-RescueFn = Callable[[str, TreeSnapshot, History, History], Awaitable[Any]]
+RescueFn = Callable[[str, TreeSnapshot, StatusHistory, PermissionHistory], Awaitable[Any]]
 MessagesFn = Callable[[MessageBatch], Awaitable[None]]
 
 

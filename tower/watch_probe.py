@@ -5,17 +5,17 @@ configured. At most once a probe interval per tree."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from archiver.client import OpenCodeClient
 from archiver.document import score_session
 from archiver.errors import FetchError
+from archiver.recorder import PermissionHistory, StatusHistory
 from archiver.walk import walk_tree
+from detectors.findings import FindingDict
 
-__all__ = ["AbortFn", "FindingsFn", "History", "Prober"]
+__all__ = ["AbortFn", "FindingsFn", "Prober"]
 
-History = dict[str, list[dict[str, Any]]]
-FindingsFn = Callable[[str, list[dict[str, Any]]], Awaitable[None]]
+FindingsFn = Callable[[str, list[FindingDict]], Awaitable[None]]
 AbortFn = Callable[[str, str], Awaitable[None]]
 
 
@@ -23,7 +23,7 @@ class Prober:
     def __init__(
         self,
         client: OpenCodeClient,
-        history: Callable[[str], tuple[History, History]],
+        history: Callable[[str], tuple[StatusHistory, PermissionHistory]],
         *,
         budget: float,
         after_share: float,

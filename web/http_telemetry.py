@@ -12,11 +12,21 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from fastapi import FastAPI
 
-__all__ = ["telemetry_config"]
+if TYPE_CHECKING:  # FastAPI before 0.16x has none
+    from fastapi.telemetry import TelemetryConfig
+
+__all__ = ["FastApiTelemetry", "telemetry_config"]
+
+
+class FastApiTelemetry(TypedDict, total=False):
+    """The keyword `FastAPI(…)` takes for its own telemetry, when it has any."""
+
+    telemetry: TelemetryConfig
+
 
 # the placeholders the OpenTelemetry API hands out until a provider is set
 _DEFERRED = frozenset({"ProxyTracerProvider", "_ProxyMeterProvider", "ProxyLoggerProvider"})
@@ -26,7 +36,7 @@ def _configured(provider: Any) -> bool:
     return type(provider).__name__ not in _DEFERRED
 
 
-def telemetry_config() -> dict[str, Any]:
+def telemetry_config() -> FastApiTelemetry:
     """Keyword arguments for `FastAPI(…)`: `telemetry` switching off each kind of request
     telemetry that has no provider now; nothing for a FastAPI without native telemetry, or
     when FastAPI is to configure the providers itself."""

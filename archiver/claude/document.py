@@ -21,6 +21,7 @@ from archiver.document import ARCHIVER_VERSION, SCHEMA_VERSION
 from archiver.metrics import rollup, totals
 from archiver.redact import Redactor
 from archiver.shape import RawJson as JsonObj
+from detectors.findings import FindingDict
 
 __all__ = ["SOURCE_KIND", "build_claude_documents", "score_claude"]
 
@@ -30,7 +31,7 @@ _TITLE = 200
 
 def score_claude(
     messages: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]] = ()
-) -> list[JsonObj]:
+) -> list[FindingDict]:
     """Detector findings for one Claude session."""
     c = from_claude(messages, results)
     return [f.to_dict() for f in detectors.score(c.messages, status=c.status, permissions=c.permissions)]

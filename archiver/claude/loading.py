@@ -14,6 +14,7 @@ from archiver.claude.layout import SessionFiles, agent_id_of, owner_of, read_met
 from archiver.claude.resume import (
     FINGERPRINT_BYTES,
     Namer,
+    ResumeState,
     fingerprint,
     fingerprint_at,
     resume_entry,
@@ -141,7 +142,7 @@ def _fingerprint(path: Path, offset: int) -> str | None:
     return fingerprint(head, before) if len(before) == offset - start else None
 
 
-def resume_state(tree: ClaudeTree, bases: dict[str, tuple[int, int]] | None = None) -> dict[str, Any] | None:
+def resume_state(tree: ClaudeTree, bases: dict[str, tuple[int, int]] | None = None) -> ResumeState | None:
     """What a later import keeps to read only what this tree's files gain (None when it cannot:
     1.0.x sidechains, a file unreadable or rewritten as JSON Lines)."""
     if any(s.agent == "sidechain" for s in tree.sessions) or not tree.reads or tree.rewritten:

@@ -22,10 +22,11 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 __all__ = [
     "Price",
+    "PriceSource",
     "Usage",
     "cost_of",
     "price_key",
@@ -113,7 +114,15 @@ def price_key() -> str:
     return f"genai-prices {_genai_version()} {own}".strip()
 
 
-def price_source() -> dict[str, Any]:
+class PriceSource(TypedDict):
+    """What prices an archive: genai-prices at a version, and whether a price file was read."""
+
+    source: str
+    version: str
+    price_file: bool
+
+
+def price_source() -> PriceSource:
     """What prices an archive: kept with each Claude Code root as ``cost_check.prices``."""
     return {"source": "genai-prices", "version": _genai_version(), "price_file": bool(user_prices())}
 

@@ -6,11 +6,32 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from archiver.bounds import INT32_MAX, check_json
+from archiver.shape import RawJson
 
-__all__ = ["ClaudeResultError", "parse_claude_result"]
+__all__ = ["ClaudeResultError", "ClaudeRun", "parse_claude_result"]
+
+
+class ClaudeRun(TypedDict):
+    """The columns of an agent run, read from one CLI result."""
+
+    run_key: str
+    session_id: str | None
+    model: str | None
+    subtype: str | None
+    is_error: bool
+    num_turns: int | None
+    duration_ms: int | None
+    duration_api_ms: int | None
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    model_usage: RawJson  # the CLI's own, by model
+    raw: RawJson  # the whole result, as the CLI printed it
 
 
 class ClaudeResultError(ValueError):
@@ -74,7 +95,7 @@ def _last_result_event(text: str) -> Mapping[str, Any]:
     return doc
 
 
-def parse_claude_result(result: Mapping[str, Any] | str) -> dict[str, Any]:
+def parse_claude_result(result: Mapping[str, Any] | str) -> ClaudeRun:
     """The columns of an agent run from one CLI result; raises ClaudeResultError on bad input."""
     doc = _last_result_event(result) if isinstance(result, str) else result
     if doc.get("type", "result") != "result":

@@ -23,7 +23,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from archiver.errors import WalkError
 from archiver.shape import RawJson as JsonObj
@@ -33,6 +33,7 @@ __all__ = [
     "FINGERPRINT_BYTES",
     "CannotResume",
     "Namer",
+    "ResumeState",
     "SessionPrior",
     "TreePrior",
     "fingerprint",
@@ -62,6 +63,14 @@ def state_namer(key: bytes) -> Namer:
         return h.hexdigest()
 
     return name
+
+
+class ResumeState(TypedDict):
+    """What an import keeps to read only what a tree's files gain: per file [session id,
+    offset, lines, fingerprint], per session its counted usage by message id."""
+
+    files: dict[str, list[str | int]]
+    usage: dict[str, dict[str, list[Any]]]  # each answer's usage, as the transcript counted it
 
 
 @dataclass
@@ -111,12 +120,12 @@ def resume_entry(
     reads: Mapping[str, tuple[str, int, int, dict[str, list[Any]]]],
     bases: Mapping[str, tuple[int, int]],
     fingerprints: Mapping[str, str],
-) -> JsonObj:
+) -> ResumeState:
     """The state kept for a tree: per file [session id, offset, lines, fingerprint] (offsets
     and lines counted from the file's start: ``bases`` are where this read began), per
     session its usage by message id."""
-    files: JsonObj = {}
-    usage: JsonObj = {}
+    files: dict[str, list[str | int]] = {}
+    usage: dict[str, dict[str, list[Any]]] = {}
     for name, (sid, consumed, lines, used) in reads.items():
         offset, before = bases.get(name, (0, 0))
         files[name] = [sid, offset + consumed, before + lines, fingerprints.get(name, "")]
@@ -124,7 +133,7 @@ def resume_entry(
     return {"files": files, "usage": usage}
 
 
-def named_entry(entry: Mapping[str, Any], name: Namer) -> JsonObj:
+def named_entry(entry: Mapping[str, Any], name: Namer) -> ResumeState:
     """``entry`` (``resume_entry``) as it is kept: each path, session and message id by its
     ``name``."""
     files = {name(n): [name(str(f[0])), *f[1:]] for n, f in as_obj(entry.get("files")).items()}

@@ -10,11 +10,29 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from detectors import REGISTRY
+from detectors.findings import FindingDict
 
-__all__ = ["Locator", "Place", "describe", "describe_all"]
+__all__ = ["DescribedFinding", "EvidenceLinkDoc", "Locator", "Place", "describe", "describe_all"]
+
+
+class EvidenceLinkDoc(TypedDict):
+    """An id of a finding's evidence, named by turn and tool (``label``: "turn 2 · bash")."""
+
+    id: str
+    kind: Literal["part", "message"]
+    label: str
+
+
+class DescribedFinding(FindingDict):
+    """A finding with its sentence and its evidence named; a stored one keeps its own keys."""
+
+    sentence: str
+    evidence_links: list[EvidenceLinkDoc]
+    source: NotRequired[str]  # a stored finding's: archive or live
+    detected_at: NotRequired[str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +211,14 @@ def _label(ident: str, kind: str, loc: Locator | None) -> str:
     return f"{head} · {p.tool}" if p.tool else head
 
 
-def describe(f: Mapping[str, Any], loc: Locator | None, summary: str | None = None) -> dict[str, Any]:
+# the evidence keys whose ids are linked, parts first (a message a part sits in is not linked again)
+_LINKED: tuple[tuple[Literal["part", "message"], str], ...] = (
+    ("part", "part_ids"),
+    ("message", "message_ids"),
+)
+
+
+def describe(f: Mapping[str, Any], loc: Locator | None, summary: str | None = None) -> DescribedFinding:
     """`f` (a finding as the queries return it) with `sentence` and `evidence_links`
     [{id, kind, label}] added; `label` is "turn 2 · bash" when the archive places the id."""
     ev = f.get("evidence") if isinstance(f.get("evidence"), Mapping) else {}
@@ -205,9 +230,13 @@ def describe(f: Mapping[str, Any], loc: Locator | None, summary: str | None = No
         text = summary or str(f.get("detector"))
     text = " ".join(text.split())  # one line, whatever stored evidence a sentence quotes
     text = text[:1].upper() + text[1:] + _where(f, loc) + "."
-    links: list[dict[str, Any]] = []
+    links: list[EvidenceLinkDoc] = []
     shown: set[int] = set()  # messages a part link already points into
-    for kind, key in (("part", "part_ids"), ("message", "message_ids")):
+    kinds: tuple[tuple[Literal["part", "message"], str], ...] = (
+        ("part", "part_ids"),
+        ("message", "message_ids"),
+    )
+    for kind, key in kinds:
         ids = ev.get(key)
         for ident in ids if isinstance(ids, list) else []:
             if not isinstance(ident, str) or not ident:
@@ -218,12 +247,13 @@ def describe(f: Mapping[str, Any], loc: Locator | None, summary: str | None = No
             if p is not None:
                 shown.add(p.message)
             links.append({"id": ident, "kind": kind, "label": _label(ident, kind, loc)})
-    return {**f, "sentence": text, "evidence_links": links}
+    # `f` is a finding as it was kept (an archive's, the store's, a live row's): its keys as they are
+    return cast("DescribedFinding", {**f, "sentence": text, "evidence_links": links})
 
 
 def describe_all(
     findings: Iterable[Mapping[str, Any]], messages: Iterable[Any] | None
-) -> list[dict[str, Any]]:
+) -> list[DescribedFinding]:
     """Every finding described; `messages` of the archive when it could be read, else None."""
     summaries = {s.name: s.summary for s in REGISTRY.specs()}
     loc = Locator(messages) if messages is not None else None

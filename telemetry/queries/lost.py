@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel
 from sqlmodel import Session, col, func, select
 
+from archiver.errors import WalkErrorDoc
 from telemetry.store.lost_models import LostTree
 
 __all__ = ["LostTreePublic", "LostTrees", "count_lost", "list_lost"]
@@ -22,7 +22,7 @@ class LostTreePublic(BaseModel):
     sessions: int
     messages: int
     archived: bool
-    missing: list[dict[str, Any]]
+    missing: list[WalkErrorDoc]  # what was lost, as the walk said it
     detected_at: datetime
 
 

@@ -18,6 +18,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from archiver.client import OpenCodeClient
+from archiver.recorder import PermissionHistory, StatusHistory
+from detectors.findings import FindingDict
 from telemetry.archive_store import archive_store
 from telemetry.queries.live import LiveChange, live_change
 from telemetry.services.index.indexing import record_findings
@@ -37,7 +39,7 @@ from tower.actions import Rules
 from tower.alert import AlertSink
 from tower.live_board import LiveRow
 from tower.live_messages import MessageBatch
-from tower.watch import History, WatchConfig, Watcher
+from tower.watch import WatchConfig, Watcher
 
 __all__ = ["watch_server", "watch_servers"]
 
@@ -75,7 +77,7 @@ async def watch_server(
     own_http = http is None
     client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
 
-    async def on_archive(root: str, status: History, perms: History) -> bool:
+    async def on_archive(root: str, status: StatusHistory, perms: PermissionHistory) -> bool:
         out = await archive_session_tree_async(
             root,
             settings=settings,
@@ -117,7 +119,7 @@ async def watch_server(
         http=client_http,
     )
 
-    async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
+    async def on_findings(sid: str, findings: list[FindingDict]) -> None:
         with session_scope(engine) as db:
             record_findings(db, sid, findings, redactor=redactor, source="live")
 

@@ -15,6 +15,7 @@ from sqlmodel import select
 
 from archiver.files import read_archive
 from telemetry.archiving import archive_session_tree_async, redactor_for
+from telemetry.queries.lost import list_lost
 from telemetry.settings import Settings
 from telemetry.store.aggregates import read_all
 from telemetry.store.db import session_scope
@@ -101,6 +102,9 @@ def test_a_stream_closed_mid_tree_is_archived_and_said_lost(settings: Settings, 
     assert (row.reason, row.origin, row.archived, row.root_session_id) == ("incomplete", "mirror", True, root)
     assert any("stream closed" in str(x["message"]) for x in row.missing or [])
     assert logs[-1].startswith("LOST")
+    with session_scope(engine, write=False) as db:  # `octel lost` says each loss as it was kept
+        (said,) = list_lost(db).items
+    assert said.model_dump(mode="json")["missing"] == row.missing
 
 
 def test_a_tree_deleted_before_any_event_is_said_lost(settings: Settings, engine: Engine) -> None:

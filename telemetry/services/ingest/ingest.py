@@ -222,7 +222,7 @@ def heartbeat(
 def add_agent_run(db: Session, p: AgentRunIn, now: datetime, *, redactor: Redactor) -> tuple[AgentRun, bool]:
     """Store one Claude CLI run; (row, created). Raises ClaudeResultError on a bad result."""
     p = redact_model(redactor, p, AgentRun)
-    cols = clip_to_columns(parse_claude_result(p.result), AgentRun)  # from the redacted result
+    cols = clip_to_columns(dict(parse_claude_result(p.result)), AgentRun)  # from the redacted result
     lock_key(db, "agent_run", cols["run_key"])
     row = db.exec(select(AgentRun).where(AgentRun.run_key == cols["run_key"])).first()
     if row is not None:
