@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # an import builds its redactor before it loads the store's m
 __all__ = ["clip_to_columns", "redact_model", "redactor_for"]
 
 M = TypeVar("M", bound=BaseModel)
-V = TypeVar("V")
+C = TypeVar("C", bound=Mapping[str, object])  # a row's column values, of whatever type they are
 
 
 def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redactor:
@@ -33,7 +33,7 @@ def redactor_for(settings: Settings, extra_values: Iterable[str] = ()) -> Redact
     return Redactor(load_key(settings.redact_key), values)
 
 
-def clip_to_columns(values: Mapping[str, V], table: type[SQLModel]) -> dict[str, V]:
+def clip_to_columns(values: C, table: type[SQLModel]) -> C:
     """A placeholder is longer than a short secret: cut text to its column's length, so the
     redacted value still fits where the validated one did."""
     lengths = _lengths(table)
@@ -41,8 +41,8 @@ def clip_to_columns(values: Mapping[str, V], table: type[SQLModel]) -> dict[str,
     for name, v in values.items():
         length = lengths.get(name)
         if length is not None and isinstance(v, str) and len(v) > length:
-            out[name] = cast(V, cut(v, length))  # text for text; never through a placeholder
-    return out
+            out[name] = cut(v, length)  # text for text; never through a placeholder
+    return cast(C, out)
 
 
 @functools.cache

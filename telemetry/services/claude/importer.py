@@ -178,7 +178,9 @@ def import_claude(
         done: dict[str, SessionEntry] = {}
         for key, sig, sid, p in batch:
             if report_tree(report, p.result, sid, sig, days, now):
-                done[key] = SessionEntry(sig=sig, resume=named_entry(p.resume, name) if p.resume else None)
+                # kept as the JSON the state file holds (read back, it is checked again)
+                resume = dict(named_entry(p.resume, name)) if p.resume else None
+                done[key] = SessionEntry(sig=sig, resume=resume)
         state.update(done)
         saved[1] = saved[1] or bool(done)
         due = last or time.monotonic() - saved[0] >= _SAVE_EVERY

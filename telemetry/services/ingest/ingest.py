@@ -222,7 +222,7 @@ def heartbeat(
 def add_agent_run(db: Session, p: AgentRunIn, now: datetime, *, redactor: Redactor) -> tuple[AgentRun, bool]:
     """Store one Claude CLI run; (row, created). Raises ClaudeResultError on a bad result."""
     p = redact_model(redactor, p, AgentRun)
-    cols = clip_to_columns(dict(parse_claude_result(p.result)), AgentRun)  # from the redacted result
+    cols = clip_to_columns(parse_claude_result(p.result), AgentRun)  # from the redacted result
     lock_key(db, "agent_run", cols["run_key"])
     row = db.exec(select(AgentRun).where(AgentRun.run_key == cols["run_key"])).first()
     if row is not None:
@@ -236,12 +236,12 @@ def add_agent_run(db: Session, p: AgentRunIn, now: datetime, *, redactor: Redact
         outcome = "error" if row.is_error else "success"
         aggregates.bump(db, "agent_runs_total", {**labels, "outcome": outcome}, 1)
         aggregates.bump(db, "agent_run_cost_usd_total", labels, cols["cost_usd"])
-        for kind, col in (
-            ("input", "input_tokens"),
-            ("output", "output_tokens"),
-            ("cache_read", "cache_read_tokens"),
-            ("cache_write", "cache_creation_tokens"),
+        for kind, n in (
+            ("input", cols["input_tokens"]),
+            ("output", cols["output_tokens"]),
+            ("cache_read", cols["cache_read_tokens"]),
+            ("cache_write", cols["cache_creation_tokens"]),
         ):
-            aggregates.bump(db, "agent_run_tokens_total", {**labels, "kind": kind}, cols[col])
+            aggregates.bump(db, "agent_run_tokens_total", {**labels, "kind": kind}, n)
     db.flush()
     return row, True
