@@ -20,13 +20,7 @@ from telemetry.otel_export.claude_tools import is_claude
 from telemetry.otel_export.fields import Key, KeyGroup
 from telemetry.otel_export.wire import varint
 
-__all__ = [
-    "agent_attributes",
-    "chat_attributes",
-    "message_fields",
-    "session_heads",
-    "tool_attributes",
-]
+__all__ = ["agent_attributes", "chat_attributes", "message_fields", "session_heads", "tool_attributes"]
 
 _KEPT_TAILS = 1024
 _CONTENT_LIMIT = 32_000  # characters per attribute: backends refuse or cut larger values anyway
