@@ -254,6 +254,10 @@ class LiveBoard:
         s.facts.unknown, s.facts.unknown_at = reason, now
         self._changed.add(sid)
 
+    def again(self, sids: Iterable[str]) -> None:
+        """Rows that could not be stored: in the next snapshot again."""
+        self._changed |= {sid for sid in sids if sid in self.sessions}
+
     def drop(self, sids: Iterable[str]) -> None:
         for sid in sids:
             self.sessions.pop(sid, None)

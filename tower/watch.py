@@ -124,6 +124,7 @@ class Watcher(EventStream):
         # a server that is down is said once, retried quietly with backoff, and said back
         self.reach = Reach(client.base_url, cap=self.cfg.backoff_max_seconds)
         self.running = False
+        self.connected = False
         self.v2: V2Decoder | None = None  # set once the server is known to speak OpenCode 2
 
     @property
@@ -154,6 +155,7 @@ class Watcher(EventStream):
         """One polling round: status of every session, and sessions updated since last seen."""
         now = self._clock()
         resync, self._resync = self._resync, False
+        known = len(self.live.sessions)
         try:
             status = await self.client.status()
             self.rec.on_status_poll(status, now)
@@ -187,6 +189,8 @@ class Watcher(EventStream):
                     self.rec.mark_archived(sid, now)
                     self.mirror.archived(sid, now)  # nor to rescue when it is deleted
         self._first_poll = False
+        if len(self.live.sessions) > known:
+            await self._write_board(now)
 
     # -- decisions --------------------------------------------------------------------------
     async def _resolve_parents(self) -> None:
@@ -221,12 +225,7 @@ class Watcher(EventStream):
             return
         if (gen := self.client.generation) is not None:  # every row names what its server runs
             self.live.about(gen.major, gen.version)
-        rows = self.live.snapshot(now)
-        if rows and self._on_live is not None:
-            try:
-                await self._on_live(rows)
-            except Exception as exc:  # the store may be down for a moment: keep watching
-                self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
+        await self._write_board(now)
         if self.messages is not None:
             await self._store_messages(self.messages.take(now))
         held = {r for s in self.live.running(now) if (r := self.rec.root_of(s)) is not None}
@@ -248,6 +247,21 @@ class Watcher(EventStream):
         for root, since in self.rec.busy_roots().items():
             await self.prober.maybe(root, since, now)
         await self._forget(now)
+
+    async def _write_board(self, now: float | None = None) -> None:
+        """The live rows that changed into the store, while following: each step, and at once
+        when the stream or a poll brings a session not seen before, so a watcher killed the
+        next moment leaves its trace for the one that takes over (``telemetry.tower.takeover_lost``)."""
+        if not self.following or self._on_live is None:
+            return
+        rows = self.live.snapshot(self._clock() if now is None else now)
+        if not rows:
+            return
+        try:
+            await self._on_live(rows)
+        except Exception as exc:  # the store may be down for a moment: written at the next step
+            self.live.again(r.session_id for r in rows)
+            self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
 
     async def _forget(self, now: float) -> None:
         """Drop trees archived (or deleted) and quiet for ``forget_after_seconds``."""
