@@ -32,7 +32,12 @@ from telemetry.tower.live import forget_live, store_live_rows
 from telemetry.tower.live_messages import store_live_messages
 from telemetry.tower.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.tower.watching import act_loop, follow, holder_name
-from telemetry.tree_archiving import archive_session_tree_async, opencode_client
+from telemetry.tree_archiving import (
+    ArchiveOutcome,
+    archive_session_tree,
+    archive_session_tree_async,
+    opencode_client,
+)
 from tower.actions import Rules
 from tower.alert import AlertSink
 from tower.live_board import LiveRow
@@ -75,14 +80,22 @@ async def watch_server(
     own_http = http is None
     client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
 
+    async def archive(root: str, **kw: Any) -> ArchiveOutcome:
+        """One archive, in a thread of its own: its work (reading the tree, redacting, writing,
+        reading back, indexing) would stop the event stream for as long, and a watcher killed
+        meanwhile would lose the sessions it had not read yet. A client handed in belongs to the
+        caller's loop: then in this one."""
+        if not own_http:
+            return await archive_session_tree_async(root, http=client_http, **kw)
+        return await asyncio.to_thread(archive_session_tree, root, **kw)
+
     async def on_archive(root: str, status: History, perms: History) -> bool:
-        out = await archive_session_tree_async(
+        out = await archive(
             root,
             settings=settings,
             engine=engine,
             server_url=url,
             label=label,
-            http=client_http,
             status_history=status,
             permission_events=perms,
         )
@@ -106,7 +119,7 @@ async def watch_server(
     redactor = redactor_for(settings)
     on_rescue = functools.partial(
         archive_from_mirror,
-        archive=archive_session_tree_async,
+        archive=archive,
         engine=engine,
         redactor=redactor,
         server=url,
@@ -114,7 +127,6 @@ async def watch_server(
         settings=settings,
         server_url=url,
         label=label,
-        http=client_http,
     )
 
     async def on_findings(sid: str, findings: list[dict[str, Any]]) -> None:
