@@ -135,3 +135,34 @@ def test_no_tree_is_said_lost_when_the_server_could_not_be_listed(engine: Engine
     with session_scope(engine, write=False) as db:
         assert list(db.exec(select(LostTree))) == []
         assert len(list(db.exec(select(LiveSession)))) == 6
+
+
+def test_a_tree_that_changed_after_its_archive_and_was_deleted_meanwhile_is_lost_incomplete(
+    engine: Engine,
+) -> None:
+    now = utcnow()
+    with session_scope(engine) as db:
+        for sid, archived in (("ses_stale", now - timedelta(seconds=30)), ("ses_whole", now)):
+            live = LiveSession(
+                server=SERVER,
+                session_id=sid,
+                root_session_id=sid,
+                state="idle",
+                first_seen_at=now,
+                updated_at=now,
+            )
+            live.last_activity_at = live.state_since = now - timedelta(seconds=1)
+            db.add(live)
+            db.add(
+                SessionIndex(
+                    session_id=sid,
+                    root_session_id=sid,
+                    archived_at=archived,
+                    archive_path="x",
+                    content_hash="h",
+                )
+            )
+    _takeover(engine, _Watcher([]), 2)
+    with session_scope(engine, write=False) as db:
+        lost = [(r.root_session_id, r.reason, r.archived) for r in db.exec(select(LostTree))]
+    assert lost == [("ses_stale", "incomplete", True)]  # its last turns are in no archive
