@@ -116,6 +116,7 @@ class LiveBoard:
         self.active: set[str] = set()  # sessions whose last state is not a quiet one
         self._starting: dict[str, float] = {}  # prompted, not busy yet -> when prompted
         self._behind: set[str] = set()  # findings not counting the newest parts in flight yet
+        self.fresh: list[str] = []  # sessions first heard of, until the watcher journals them
         self.ignored_events = 0
         self.generation: int | None = None
         self.server_version: str | None = None
@@ -132,6 +133,8 @@ class LiveBoard:
         s = self.sessions.get(sid)
         if s is None:
             s = self.sessions[sid] = _Session(first_seen=now)
+            self.fresh.append(sid)
+            self._changed.add(sid)  # a row for every session heard of, whatever the event said
         return s
 
     # -- inputs -----------------------------------------------------------------------------

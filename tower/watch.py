@@ -38,6 +38,7 @@ from tower.live_messages import LiveMessages, MessageBatch
 from tower.mirror import Mirror
 from tower.mirror_fill import fill_mirror
 from tower.reach import Reach, unreachable
+from tower.seen import JOURNAL, Journal
 from tower.watch_probe import AbortFn, FindingsFn, History, Prober
 from tower.watch_stream import EventStream
 
@@ -115,6 +116,7 @@ class Watcher(EventStream):
         # every session's messages as events tell them: a tree deleted before the server
         # could be read is archived from here (on_rescue)
         self.mirror = Mirror(self.cfg.mirror_dir, self.cfg.mirror_budget_bytes)
+        self.journal = Journal(self.cfg.mirror_dir / JOURNAL if self.cfg.mirror_dir else None)
         self._on_rescue = on_rescue
         self.rescues = 0
         # each session's messages so far, for its live page (on_messages stores them)
@@ -250,10 +252,14 @@ class Watcher(EventStream):
 
     async def _write_board(self, now: float | None = None) -> None:
         """The live rows that changed into the store, while following: each step, and at once
-        when the stream or a poll brings a session not seen before, so a watcher killed the
-        next moment leaves its trace for the one that takes over (``telemetry.tower.takeover_lost``)."""
+        when the stream or a poll brings a session not seen before (journaled first,
+        ``tower.seen``), so a watcher killed the next moment leaves its trace for the one that
+        takes over (``telemetry.tower.takeover_lost``)."""
         if not self.following or self._on_live is None:
             return
+        if self.live.fresh:  # first in the journal: the store may make us wait (``tower.seen``)
+            self.journal.add((s, self.rec.root_of(s) or s) for s in self.live.fresh)
+            self.live.fresh.clear()
         rows = self.live.snapshot(self._clock() if now is None else now)
         if not rows:
             return
@@ -262,6 +268,8 @@ class Watcher(EventStream):
         except Exception as exc:  # the store may be down for a moment: written at the next step
             self.live.again(r.session_id for r in rows)
             self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
+            return
+        self.journal.clear()  # the store holds every session it named
 
     async def _forget(self, now: float) -> None:
         """Drop trees archived (or deleted) and quiet for ``forget_after_seconds``."""

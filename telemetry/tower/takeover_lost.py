@@ -29,17 +29,24 @@ _OLDER = (
 )
 _WHY = (
     "deleted on the server after the watcher that followed it died and before the one that "
-    "took over could read it or see any of its events; only the dead watcher's live rows named it"
+    "took over could read it or see any of its events; only the dead watcher's live rows or "
+    "journal named it"
 )
 
 
 def unseen_trees(
-    engine: Engine, server: str, known: Collection[str], began: datetime | None
+    engine: Engine,
+    server: str,
+    known: Collection[str],
+    began: datetime | None,
+    journal: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, list[str]]:
     """The trees (root: its sessions) the live rows of ``server`` name that are not among
     ``known`` (sessions the server lists or this watcher's mirror holds), no archive holds as
     they last moved, no lost row names yet, and that moved since ``began`` (the dead holder's
-    start: a tree quiet since before was not its to archive)."""
+    start: a tree quiet since before was not its to archive). The dead holder's ``journal``
+    (``tower.seen``: root: sessions) names the trees it heard of last, before their rows were
+    written."""
     with session_scope(engine, write=False) as db:
         rows = db.exec(select(LiveSession).where(col(LiveSession.server) == server)).all()
         trees: dict[str, list[LiveSession]] = {}
@@ -53,6 +60,10 @@ def unseen_trees(
             and not any(m.session_id in known for m in members)
             and (since is None or max(_moved(m) for m in members) >= since)
         }
+        for root, sids in (journal or {}).items():
+            if root in known or any(x in known for x in sids) or (root in trees and root not in out):
+                continue
+            out[root] = sorted(set(out.get(root, [])) | set(sids))
         ids = sorted(out)
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
@@ -60,7 +71,7 @@ def unseen_trees(
             done = {
                 r
                 for r, at in db.exec(q.where(col(SessionIndex.session_id).in_(chunk)))
-                if _kept(at, trees[r])
+                if _kept(at, trees.get(r, []))
             }
             q2 = select(LostTree.root_session_id).where(
                 col(LostTree.server) == server, col(LostTree.root_session_id).in_(chunk)

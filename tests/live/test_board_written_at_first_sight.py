@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import orjson
 
 from archiver.client import OpenCodeClient
 from tower.live_board import LiveRow
+from tower.seen import read_journal
 from tower.watch import WatchConfig, Watcher
 
 ROOT, KID = "ses_root1", "ses_kid1"
@@ -42,7 +44,9 @@ class _Stream(httpx.AsyncByteStream):
         await asyncio.Event().wait()  # the stream stays open
 
 
-def _watcher(stream: _Stream, rows: list[LiveRow], *, fail_once: bool = False) -> Watcher:
+def _watcher(
+    stream: _Stream, rows: list[LiveRow], *, fail_once: bool = False, mirror: Path | None = None
+) -> Watcher:
     failed: list[bool] = []
 
     async def on_live(batch: list[LiveRow]) -> None:
@@ -60,7 +64,13 @@ def _watcher(stream: _Stream, rows: list[LiveRow], *, fail_once: bool = False) -
         return httpx.Response(404)
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return Watcher(OpenCodeClient(http, "http://oc"), http, on_archive, config=WatchConfig(), on_live=on_live)
+    return Watcher(
+        OpenCodeClient(http, "http://oc"),
+        http,
+        on_archive,
+        config=WatchConfig(mirror_dir=mirror),
+        on_live=on_live,
+    )
 
 
 async def _feed(w: Watcher, stream: _Stream, chunks: int) -> None:
@@ -104,11 +114,13 @@ def test_a_watcher_standing_by_writes_no_row() -> None:
     assert rows == [] and set(w.live.sessions) == {ROOT, KID}  # watched all the same
 
 
-def test_rows_the_store_refused_are_written_at_the_next_step() -> None:
+def test_rows_the_store_refused_are_journaled_and_written_at_the_next_step(tmp_path: Path) -> None:
     rows: list[LiveRow] = []
     stream = _Stream([_line("session.created", ROOT)], rows)
-    w = _watcher(stream, rows, fail_once=True)
+    w = _watcher(stream, rows, fail_once=True, mirror=tmp_path)
     asyncio.run(_feed(w, stream, 1))
-    assert rows == []
+    assert rows == []  # the store said no (locked): the journal keeps what a takeover needs
+    assert read_journal(tmp_path / "seen.log") == {ROOT: [ROOT]}
     asyncio.run(w._write_board())  # what the next step writes
     assert [r.session_id for r in rows] == [ROOT]
+    assert read_journal(tmp_path / "seen.log") == {}  # the store holds it now
