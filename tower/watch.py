@@ -116,6 +116,9 @@ class Watcher(EventStream):
         # every session's messages as events tell them: a tree deleted before the server
         # could be read is archived from here (on_rescue)
         self.mirror = Mirror(self.cfg.mirror_dir, self.cfg.mirror_budget_bytes)
+        self._board_lock = asyncio.Lock()
+        self._board_task: asyncio.Task[None] | None = None
+        self._heard = 0  # sessions journaled so far
         self.journal = Journal(self.cfg.mirror_dir / JOURNAL if self.cfg.mirror_dir else None)
         self._on_rescue = on_rescue
         self.rescues = 0
@@ -192,7 +195,7 @@ class Watcher(EventStream):
                     self.mirror.archived(sid, now)  # nor to rescue when it is deleted
         self._first_poll = False
         if len(self.live.sessions) > known:
-            await self._write_board(now)
+            self._board_now()
 
     # -- decisions --------------------------------------------------------------------------
     async def _resolve_parents(self) -> None:
@@ -257,19 +260,33 @@ class Watcher(EventStream):
         takes over (``telemetry.tower.takeover_lost``)."""
         if not self.following or self._on_live is None:
             return
-        if self.live.fresh:  # first in the journal: the store may make us wait (``tower.seen``)
+        self._journal()
+        async with self._board_lock:  # one write at a time, each snapshot after the one before
+            while rows := self.live.snapshot(self._clock() if now is None else now):
+                heard = self._heard
+                try:
+                    await self._on_live(rows)
+                except Exception as exc:  # the store may be down for a moment: at the next step
+                    self.live.again(r.session_id for r in rows)
+                    self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
+                    return
+                if self._heard == heard:  # no session first heard of meanwhile
+                    self.journal.clear()  # the store holds every one it named
+                    return
+                now = None
+
+    def _journal(self) -> None:
+        if self.following and self.live.fresh:  # first in the journal: the store may make us wait
             self.journal.add((s, self.rec.root_of(s) or s) for s in self.live.fresh)
+            self._heard += len(self.live.fresh)
             self.live.fresh.clear()
-        rows = self.live.snapshot(self._clock() if now is None else now)
-        if not rows:
-            return
-        try:
-            await self._on_live(rows)
-        except Exception as exc:  # the store may be down for a moment: written at the next step
-            self.live.again(r.session_id for r in rows)
-            self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
-            return
-        self.journal.clear()  # the store holds every session it named
+
+    def _board_now(self) -> None:
+        """Sessions first heard of: in the journal at once, their rows written without holding
+        the stream back (the store may be busy with another writer)."""
+        self._journal()
+        if self.following and (self._board_task is None or self._board_task.done()):
+            self._board_task = asyncio.create_task(self._write_board())
 
     async def _forget(self, now: float) -> None:
         """Drop trees archived (or deleted) and quiet for ``forget_after_seconds``."""
@@ -329,3 +346,6 @@ class Watcher(EventStream):
             events.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await events
+            if self._board_task is not None:  # rows under way: written before the watcher ends
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._board_task

@@ -58,7 +58,7 @@ class EventStream:
     def _answered(self) -> None:
         raise NotImplementedError
 
-    async def _write_board(self) -> None:
+    def _board_now(self) -> None:
         raise NotImplementedError
 
     async def _events(self, stop: asyncio.Event) -> None:
@@ -118,8 +118,8 @@ class EventStream:
                     return True
                 if line.startswith(b"data:"):
                     self._event(line[5:])
-            if len(self.live.sessions) > known:  # a session first heard of: in the store before
-                await self._write_board()  # the next event is read (a tree gone at once is not lost)
+            if len(self.live.sessions) > known:  # a session first heard of: journaled before the
+                self._board_now()  # next event is read, its row written beside it
             self.event_buffer_peak = max(self.event_buffer_peak, lines.peak)
             if lines.oversized > said:
                 self.oversized_events += lines.oversized - said

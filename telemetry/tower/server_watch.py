@@ -24,6 +24,7 @@ from telemetry.services.index.indexing import record_findings
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
+from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import utcnow
 from telemetry.tower.budget_watch import BudgetWatch
@@ -136,18 +137,26 @@ async def watch_server(
     async def on_abort(root: str, detector: str) -> None:
         aborted[root] = detector
 
-    async def on_live(rows: list[LiveRow]) -> None:
+    def store_rows(rows: list[LiveRow]) -> list[LiveSession]:
         with session_scope(engine) as db:
-            stored = store_live_rows(db, rows, redactor=redactor)
+            return store_live_rows(db, rows, redactor=redactor).rows
+
+    def store_messages(batch: MessageBatch) -> None:
+        with session_scope(engine) as db:
+            store_live_messages(db, server, batch, redactor=redactor)
+
+    # the store's writes wait in a thread, not on the loop: SQLite lets one writer at a time
+    # (an archive's transaction may hold it for a second) and the event stream reads on
+    async def on_live(rows: list[LiveRow]) -> None:
+        stored = await asyncio.to_thread(store_rows, rows)
         if on_change is not None:
             now = utcnow()
-            for r, x in zip(rows, stored.rows, strict=True):
+            for r, x in zip(rows, stored, strict=True):
                 if r.state != r.previous_state:
                     on_change(live_change(x, r.previous_state, now))
 
     async def on_messages(batch: MessageBatch) -> None:
-        with session_scope(engine) as db:
-            store_live_messages(db, server, batch, redactor=redactor)
+        await asyncio.to_thread(store_messages, batch)
 
     async def on_forget(session_ids: list[str]) -> None:
         with session_scope(engine) as db:

@@ -146,16 +146,10 @@ def test_a_tree_that_changed_after_its_archive_and_was_deleted_meanwhile_is_lost
     engine: Engine,
 ) -> None:
     now = utcnow()
+    common: dict[str, Any] = {"server": SERVER, "state": "idle", "first_seen_at": now, "updated_at": now}
     with session_scope(engine) as db:
         for sid, archived in (("ses_stale", now - timedelta(seconds=30)), ("ses_whole", now)):
-            live = LiveSession(
-                server=SERVER,
-                session_id=sid,
-                root_session_id=sid,
-                state="idle",
-                first_seen_at=now,
-                updated_at=now,
-            )
+            live = LiveSession(session_id=sid, root_session_id=sid, **common)
             live.last_activity_at = live.state_since = now - timedelta(seconds=1)
             db.add(live)
             db.add(
