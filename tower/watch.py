@@ -39,6 +39,7 @@ from tower.mirror import Mirror
 from tower.mirror_fill import fill_mirror
 from tower.reach import Reach, unreachable
 from tower.seen import JOURNAL, Journal
+from tower.watch_board import BoardWrites
 from tower.watch_probe import AbortFn, FindingsFn, History, Prober
 from tower.watch_stream import EventStream
 
@@ -69,7 +70,7 @@ class WatchConfig:
     backoff_max_seconds: float = 30.0  # retries of a server that is down, at most this far apart
 
 
-class Watcher(EventStream):
+class Watcher(BoardWrites, EventStream):  # BoardWrites first: it writes what EventStream asks for
     def __init__(
         self,
         client: OpenCodeClient,
@@ -252,41 +253,6 @@ class Watcher(EventStream):
         for root, since in self.rec.busy_roots().items():
             await self.prober.maybe(root, since, now)
         await self._forget(now)
-
-    async def _write_board(self, now: float | None = None) -> None:
-        """The live rows that changed into the store, while following: each step, and at once
-        when the stream or a poll brings a session not seen before (journaled first,
-        ``tower.seen``), so a watcher killed the next moment leaves its trace for the one that
-        takes over (``telemetry.tower.takeover_lost``)."""
-        if not self.following or self._on_live is None:
-            return
-        self._journal()
-        async with self._board_lock:  # one write at a time, each snapshot after the one before
-            while rows := self.live.snapshot(self._clock() if now is None else now):
-                heard = self._heard
-                try:
-                    await self._on_live(rows)
-                except Exception as exc:  # the store may be down for a moment: at the next step
-                    self.live.again(r.session_id for r in rows)
-                    self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
-                    return
-                if self._heard == heard:  # no session first heard of meanwhile
-                    self.journal.clear()  # the store holds every one it named
-                    return
-                now = None
-
-    def _journal(self) -> None:
-        if self.following and self.live.fresh:  # first in the journal: the store may make us wait
-            self.journal.add((s, self.rec.root_of(s) or s) for s in self.live.fresh)
-            self._heard += len(self.live.fresh)
-            self.live.fresh.clear()
-
-    def _board_now(self) -> None:
-        """Sessions first heard of: in the journal at once, their rows written without holding
-        the stream back (the store may be busy with another writer)."""
-        self._journal()
-        if self.following and (self._board_task is None or self._board_task.done()):
-            self._board_task = asyncio.create_task(self._write_board())
 
     async def _forget(self, now: float) -> None:
         """Drop trees archived (or deleted) and quiet for ``forget_after_seconds``."""
