@@ -116,6 +116,7 @@ class LiveBoard:
         self.active: set[str] = set()  # sessions whose last state is not a quiet one
         self._starting: dict[str, float] = {}  # prompted, not busy yet -> when prompted
         self._behind: set[str] = set()  # findings not counting the newest parts in flight yet
+        self.fresh: list[str] = []  # sessions first heard of, until the watcher journals them
         self.ignored_events = 0
         self.generation: int | None = None
         self.server_version: str | None = None
@@ -132,6 +133,8 @@ class LiveBoard:
         s = self.sessions.get(sid)
         if s is None:
             s = self.sessions[sid] = _Session(first_seen=now)
+            self.fresh.append(sid)
+            self._changed.add(sid)  # a row for every session heard of, whatever the event said
         return s
 
     # -- inputs -----------------------------------------------------------------------------
@@ -253,6 +256,10 @@ class LiveBoard:
     def _lose(self, sid: str, s: _Session, reason: str, now: float) -> None:
         s.facts.unknown, s.facts.unknown_at = reason, now
         self._changed.add(sid)
+
+    def again(self, sids: Iterable[str]) -> None:
+        """Rows that could not be stored: in the next snapshot again."""
+        self._changed |= {sid for sid in sids if sid in self.sessions}
 
     def drop(self, sids: Iterable[str]) -> None:
         for sid in sids:

@@ -38,6 +38,8 @@ from tower.live_messages import LiveMessages, MessageBatch
 from tower.mirror import Mirror
 from tower.mirror_fill import fill_mirror
 from tower.reach import Reach, unreachable
+from tower.seen import JOURNAL, Journal
+from tower.watch_board import BoardWrites
 from tower.watch_probe import AbortFn, FindingsFn, Prober
 from tower.watch_stream import EventStream
 
@@ -68,7 +70,7 @@ class WatchConfig:
     backoff_max_seconds: float = 30.0  # retries of a server that is down, at most this far apart
 
 
-class Watcher(EventStream):
+class Watcher(BoardWrites, EventStream):  # BoardWrites first: it writes what EventStream asks for
     def __init__(
         self,
         client: OpenCodeClient,
@@ -115,6 +117,10 @@ class Watcher(EventStream):
         # every session's messages as events tell them: a tree deleted before the server
         # could be read is archived from here (on_rescue)
         self.mirror = Mirror(self.cfg.mirror_dir, self.cfg.mirror_budget_bytes)
+        self._board_lock = asyncio.Lock()
+        self._board_task: asyncio.Task[None] | None = None
+        self._heard = 0  # sessions journaled so far
+        self.journal = Journal(self.cfg.mirror_dir / JOURNAL if self.cfg.mirror_dir else None)
         self._on_rescue = on_rescue
         self.rescues = 0
         # each session's messages so far, for its live page (on_messages stores them)
@@ -124,6 +130,7 @@ class Watcher(EventStream):
         # a server that is down is said once, retried quietly with backoff, and said back
         self.reach = Reach(client.base_url, cap=self.cfg.backoff_max_seconds)
         self.running = False
+        self.connected = False
         self.v2: V2Decoder | None = None  # set once the server is known to speak OpenCode 2
 
     @property
@@ -154,6 +161,7 @@ class Watcher(EventStream):
         """One polling round: status of every session, and sessions updated since last seen."""
         now = self._clock()
         resync, self._resync = self._resync, False
+        known = len(self.live.sessions)
         try:
             status = await self.client.status()
             self.rec.on_status_poll(status, now)
@@ -187,6 +195,8 @@ class Watcher(EventStream):
                     self.rec.mark_archived(sid, now)
                     self.mirror.archived(sid, now)  # nor to rescue when it is deleted
         self._first_poll = False
+        if len(self.live.sessions) > known:
+            self._board_now()
 
     # -- decisions --------------------------------------------------------------------------
     async def _resolve_parents(self) -> None:
@@ -221,12 +231,7 @@ class Watcher(EventStream):
             return
         if (gen := self.client.generation) is not None:  # every row names what its server runs
             self.live.about(gen.major, gen.version)
-        rows = self.live.snapshot(now)
-        if rows and self._on_live is not None:
-            try:
-                await self._on_live(rows)
-            except Exception as exc:  # the store may be down for a moment: keep watching
-                self._log(f"live rows not stored: {type(exc).__name__}: {exc}")
+        await self._write_board(now)
         if self.messages is not None:
             await self._store_messages(self.messages.take(now))
         held = {r for s in self.live.running(now) if (r := self.rec.root_of(s)) is not None}
@@ -307,3 +312,6 @@ class Watcher(EventStream):
             events.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await events
+            if self._board_task is not None:  # rows under way: written before the watcher ends
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._board_task

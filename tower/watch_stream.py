@@ -42,6 +42,8 @@ class EventStream:
     bad_events: int
     oversized_events: int
     event_buffer_peak: int
+    connected: bool  # the stream answered once
+    following: bool
     _resync: bool
     reach: Reach
     _log: Callable[[str], None]
@@ -54,6 +56,9 @@ class EventStream:
         raise NotImplementedError
 
     def _answered(self) -> None:
+        raise NotImplementedError
+
+    def _board_now(self) -> None:
         raise NotImplementedError
 
     async def _events(self, stop: asyncio.Event) -> None:
@@ -75,6 +80,10 @@ class EventStream:
                         raise FetchError("unsupported", f"{path} answered {resp.status_code}")
                     self.mode = "events"
                     self._answered()
+                    if not self.connected:  # said once: from here on no event of it is missed
+                        self.connected = True
+                        standing = "" if self.following else " (standing by)"
+                        self._log(f"reading the events of {self.client.base_url}{standing}")
                     self._resync = True  # catch up on what happened while not connected
                     if await self._read_events(resp, stop):
                         return
@@ -103,11 +112,14 @@ class EventStream:
         ``max_event_bytes`` is skipped as it comes (said, counted), never held whole."""
         lines, said = LineReader(self.cfg.max_event_bytes), 0
         async for chunk in resp.aiter_bytes():  # as they come (a chunk size would hold events back)
+            known = len(self.live.sessions)
             for line in lines.feed(chunk):
                 if stop.is_set():
                     return True
                 if line.startswith(b"data:"):
                     self._event(line[5:])
+            if len(self.live.sessions) > known:  # a session first heard of: journaled before the
+                self._board_now()  # next event is read, its row written beside it
             self.event_buffer_peak = max(self.event_buffer_peak, lines.peak)
             if lines.oversized > said:
                 self.oversized_events += lines.oversized - said

@@ -17,9 +17,9 @@ from telemetry.store.columns import json_column, timestamp
 
 __all__ = ["LOST_REASONS", "LostTree"]
 
-# incomplete: archived from the mirror, which lacked something (said in `missing`);
-# not_written: the archive could not be written or indexed; unseen: deleted before any of its
-# events reached the watcher, so there was nothing to archive.
+# incomplete: archived from the mirror, which lacked something, or before its last turns (said
+# in `missing`); not_written: the archive could not be written or indexed; unseen: deleted
+# before any of its events reached the watcher, so there was nothing to archive.
 LOST_REASONS = ("incomplete", "not_written", "unseen")
 
 

@@ -26,6 +26,7 @@ from telemetry.services.index.indexing import record_findings
 from telemetry.services.redaction import redactor_for
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
+from telemetry.store.live_models import LiveSession
 from telemetry.store.models import SessionIndex
 from telemetry.timeutil import utcnow
 from telemetry.tower.budget_watch import BudgetWatch
@@ -34,7 +35,12 @@ from telemetry.tower.live import forget_live, store_live_rows
 from telemetry.tower.live_messages import store_live_messages
 from telemetry.tower.lost import archive_from_mirror, root_gone, with_mirror
 from telemetry.tower.watching import act_loop, follow, holder_name
-from telemetry.tree_archiving import archive_session_tree_async, opencode_client
+from telemetry.tree_archiving import (
+    ArchiveOutcome,
+    archive_session_tree,
+    archive_session_tree_async,
+    opencode_client,
+)
 from tower.actions import Rules
 from tower.alert import AlertSink
 from tower.live_board import LiveRow
@@ -77,14 +83,22 @@ async def watch_server(
     own_http = http is None
     client_http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
 
+    async def archive(root: str, **kw: Any) -> ArchiveOutcome:
+        """One archive, in a thread of its own: its work (reading the tree, redacting, writing,
+        reading back, indexing) would stop the event stream for as long, and a watcher killed
+        meanwhile would lose the sessions it had not read yet. A client handed in belongs to the
+        caller's loop: then in this one."""
+        if not own_http:
+            return await archive_session_tree_async(root, http=client_http, **kw)
+        return await asyncio.to_thread(archive_session_tree, root, **kw)
+
     async def on_archive(root: str, status: StatusHistory, perms: PermissionHistory) -> bool:
-        out = await archive_session_tree_async(
+        out = await archive(
             root,
             settings=settings,
             engine=engine,
             server_url=url,
             label=label,
-            http=client_http,
             status_history=status,
             permission_events=perms,
         )
@@ -108,7 +122,7 @@ async def watch_server(
     redactor = redactor_for(settings)
     on_rescue = functools.partial(
         archive_from_mirror,
-        archive=archive_session_tree_async,
+        archive=archive,
         engine=engine,
         redactor=redactor,
         server=url,
@@ -116,7 +130,6 @@ async def watch_server(
         settings=settings,
         server_url=url,
         label=label,
-        http=client_http,
     )
 
     async def on_findings(sid: str, findings: list[FindingDict]) -> None:
@@ -126,18 +139,26 @@ async def watch_server(
     async def on_abort(root: str, detector: str) -> None:
         aborted[root] = detector
 
-    async def on_live(rows: list[LiveRow]) -> None:
+    def store_rows(rows: list[LiveRow]) -> list[LiveSession]:
         with session_scope(engine) as db:
-            stored = store_live_rows(db, rows, redactor=redactor)
+            return store_live_rows(db, rows, redactor=redactor).rows
+
+    def store_messages(batch: MessageBatch) -> None:
+        with session_scope(engine) as db:
+            store_live_messages(db, server, batch, redactor=redactor)
+
+    # the store's writes wait in a thread, not on the loop: SQLite lets one writer at a time
+    # (an archive's transaction may hold it for a second) and the event stream reads on
+    async def on_live(rows: list[LiveRow]) -> None:
+        stored = await asyncio.to_thread(store_rows, rows)
         if on_change is not None:
             now = utcnow()
-            for r, x in zip(rows, stored.rows, strict=True):
+            for r, x in zip(rows, stored, strict=True):
                 if r.state != r.previous_state:
                     on_change(live_change(x, r.previous_state, now))
 
     async def on_messages(batch: MessageBatch) -> None:
-        with session_scope(engine) as db:
-            store_live_messages(db, server, batch, redactor=redactor)
+        await asyncio.to_thread(store_messages, batch)
 
     async def on_forget(session_ids: list[str]) -> None:
         with session_scope(engine) as db:

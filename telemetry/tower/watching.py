@@ -40,6 +40,7 @@ from telemetry.tower.acting import pause as _pause
 from telemetry.tower.lease import Claim, claim_lease, release_lease, renew_lease
 from telemetry.tower.takeover_lost import record_unseen, unseen_trees
 from tower.actions import Rules, parse_on_stuck
+from tower.seen import dead_journal, read_journal
 from tower.watch import WatchConfig, Watcher
 
 __all__ = ["act_loop", "follow", "holder_name", "rules_from"]  # act_loop: telemetry.tower.acting
@@ -131,8 +132,10 @@ async def _unseen(
     known = {s.get("id") for s in listed} | set(m.parents) | set(m.live) | m.spilled
     known |= set(watcher.rec.parents)
     server = watcher.client.base_url
+    journal = read_journal(path) if (path := dead_journal(watcher.cfg.mirror_dir, claim.taken_from)) else {}
     try:
-        trees = unseen_trees(engine, server, {k for k in known if isinstance(k, str)}, claim.previous_start)
+        named = {k for k in known if isinstance(k, str)}
+        trees = unseen_trees(engine, server, named, claim.previous_start, journal)
     except SQLAlchemyError as exc:
         log(f"takeover: live rows not read ({type(exc).__name__}); trees deleted meanwhile not checked")
         return

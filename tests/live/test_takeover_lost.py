@@ -6,7 +6,9 @@ holds, one archived, and one quiet since before the dead holder began are left a
 from __future__ import annotations
 
 import asyncio
+import socket
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -23,6 +25,8 @@ from telemetry.timeutil import utcnow
 from telemetry.tower.lease import Claim
 from telemetry.tower.watching import _seed_takeover, _unseen
 from tower.mirror import Mirror
+from tower.seen import Journal
+from tower.watch import WatchConfig
 
 SERVER = "http://127.0.0.1:4096"
 
@@ -43,8 +47,9 @@ class _Client:
 
 
 class _Watcher:
-    def __init__(self, listed: list[str]) -> None:
+    def __init__(self, listed: list[str], mirror_dir: Path | None = None) -> None:
         self.client = _Client(listed)
+        self.cfg = WatchConfig(mirror_dir=mirror_dir)
         self.mirror = Mirror()
         self.rec = Recorder()
         self._resync = False
@@ -83,10 +88,10 @@ def _seed(engine: Engine, began_minutes_ago: float, *, only_gone: bool = False) 
         )
 
 
-def _takeover(engine: Engine, watcher: _Watcher, began_minutes_ago: float) -> list[str]:
+def _takeover(engine: Engine, watcher: _Watcher, began_minutes_ago: float, dead: str = "a") -> list[str]:
     said: list[str] = []
     began = utcnow() - timedelta(minutes=began_minutes_ago)
-    claim = Claim(held=True, holder="b", taken_from="a", previous_start=began)
+    claim = Claim(held=True, holder="b", taken_from=dead, previous_start=began)
 
     async def takeover() -> None:
         w: Any = watcher
@@ -135,3 +140,53 @@ def test_no_tree_is_said_lost_when_the_server_could_not_be_listed(engine: Engine
     with session_scope(engine, write=False) as db:
         assert list(db.exec(select(LostTree))) == []
         assert len(list(db.exec(select(LiveSession)))) == 6
+
+
+def test_a_tree_that_changed_after_its_archive_and_was_deleted_meanwhile_is_lost_incomplete(
+    engine: Engine,
+) -> None:
+    now = utcnow()
+    common: dict[str, Any] = {"server": SERVER, "state": "idle", "first_seen_at": now, "updated_at": now}
+    with session_scope(engine) as db:
+        for sid, archived in (("ses_stale", now - timedelta(seconds=30)), ("ses_whole", now)):
+            live = LiveSession(session_id=sid, root_session_id=sid, **common)
+            live.last_activity_at = live.state_since = now - timedelta(seconds=1)
+            db.add(live)
+            db.add(
+                SessionIndex(
+                    session_id=sid,
+                    root_session_id=sid,
+                    archived_at=archived,
+                    archive_path="x",
+                    content_hash="h",
+                )
+            )
+    _takeover(engine, _Watcher([]), 2)
+    with session_scope(engine, write=False) as db:
+        lost = [(r.root_session_id, r.reason, r.archived) for r in db.exec(select(LostTree))]
+    assert lost == [("ses_stale", "incomplete", True)]  # its last turns are in no archive
+
+
+def test_a_tree_only_the_dead_watchers_journal_names_is_lost_unseen(engine: Engine, tmp_path: Path) -> None:
+    # the dead one heard of the tree and was killed before the store let it write the row
+    dead = Journal(tmp_path / "mirror" / "4242" / "seen.log")
+    dead.add([("ses_new", "ses_new"), ("ses_new_kid", "ses_new"), ("ses_here", "ses_here")])
+    _takeover(
+        engine,
+        _Watcher(["ses_here"], tmp_path / "mirror" / "99"),
+        2,
+        dead=f"{socket.gethostname()}:4242:ab12cd",
+    )
+    with session_scope(engine, write=False) as db:
+        lost = [(r.root_session_id, r.reason, r.sessions) for r in db.exec(select(LostTree))]
+    assert lost == [("ses_new", "unseen", 2)]
+    # a journal the store caught up with names nothing more
+    dead.clear()
+    assert (tmp_path / "mirror" / "4242" / "seen.log").read_bytes() == b""
+
+
+def test_a_dead_watcher_on_another_host_has_no_journal_here(engine: Engine, tmp_path: Path) -> None:
+    Journal(tmp_path / "mirror" / "4242" / "seen.log").add([("ses_new", "ses_new")])
+    _takeover(engine, _Watcher([], tmp_path / "mirror" / "99"), 2, dead="elsewhere:4242:ab12cd")
+    with session_scope(engine, write=False) as db:
+        assert list(db.exec(select(LostTree))) == []
