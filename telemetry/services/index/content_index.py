@@ -3,13 +3,15 @@
 Each writer of `session_index` (one tree, a batch, an import, a repair) calls `enqueue` with
 the sessions it indexed, in its own transaction: one upsert into `search_pending`, and the
 catch-up indexer (`search_catchup`) writes their parts later with `put_parts`: the session's
-parts are deleted and its new ones written, so archiving a session again never doubles a hit
-and a crash leaves the old parts or the new. The parts come from the redacted archive document
+parts that changed are deleted and its new ones written (those unchanged stay, their text not
+indexed again), so archiving a session again never doubles a hit and a crash leaves the old
+parts or the new. The parts come from the redacted archive document
 (`archiver.content`). `remove_parts` and `unqueue` go with the index rows when sessions are
 pruned.
 
-Cheap by construction: a few statements per batch of sessions (a delete by session id, which
-the session index of `search_part` answers, and one multi-row insert). Every new row goes in
+Cheap by construction: a few statements per batch of sessions (a read of its stored parts by
+session id, which the session index of `search_part` answers, a delete of those that changed by
+id, and one multi-row insert of the new). Every new row goes in
 through `_insert`, which on SQLite also puts the new ids' text into the FTS5 table in one
 statement (migration 0026); a delete trigger takes a row's text out, and PostgreSQL's GIN
 index keeps itself.
@@ -22,14 +24,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, text
+from sqlalchemy import and_, delete, insert, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlmodel import Session, col
 
 from archiver.content import ContentPart, content_parts
 from telemetry.store.search_models import SearchPart, SearchPending
-from telemetry.timeutil import utcnow
+from telemetry.timeutil import as_utc, utcnow
 
 __all__ = [
     "enqueue",
@@ -45,6 +47,8 @@ _T = SearchPart.__table__  # type: ignore[attr-defined]
 _P = SearchPending.__table__  # type: ignore[attr-defined]
 _CHUNK = 500  # session ids per statement: under every engine's parameter limit
 _COLUMNS = ("session_id", "message_index", "part_index", "kind", "tool", "at", "body", "live_message_id")
+# what a part says, but for its time: a stored part equal in all of these is kept as it is
+_SAME = ("session_id", "message_index", "part_index", "kind", "tool", "body")
 _COPY = f"COPY search_part ({', '.join(_COLUMNS)}) FROM STDIN"
 _FTS_ADD = text(
     "INSERT INTO session_search_parts(rowid, body) "
@@ -87,13 +91,40 @@ def remove_parts(db: Session, session_ids: Iterable[str], *, live_too: bool = Tr
 
 def put_parts(db: Session, parts: Mapping[str, Sequence[ContentPart]]) -> int:
     """Replace the archived parts of each session named with those given; returns the rows
-    written. Its live messages' parts are the watcher's (`put_live_parts`): they go when the
-    watcher clears them, so the two writers never delete the same rows (which could deadlock)."""
+    written. A stored part the same as the new one at its place (turn, part) is kept as it is
+    (a session archived again mostly repeats itself: its text is not indexed again); every
+    other stored part of those sessions goes. Its live messages' parts are the watcher's
+    (`put_live_parts`): they go when the watcher clears them, so the two writers never delete
+    the same rows (which could deadlock)."""
     if not parts:
         return 0
-    remove_parts(db, parts, live_too=False)
     rows = [row for sid, mine in parts.items() for row in part_rows(sid, mine)]
-    return _insert(db, rows)
+    stored, twice = _stored(db, sorted(parts))
+    new = [r for r in rows if stored.pop(_key(r), None) is None]
+    gone = sorted([*stored.values(), *twice])
+    for i in range(0, len(gone), _CHUNK):
+        db.exec(delete(SearchPart).where(col(SearchPart.id).in_(gone[i : i + _CHUNK])))
+    return _insert(db, new)
+
+
+def _key(row: Mapping[Any, Any]) -> tuple[object, ...]:
+    at = row["at"]
+    return (*(row[c] for c in _SAME), as_utc(at) if at is not None else None)
+
+
+def _stored(db: Session, session_ids: Sequence[str]) -> tuple[dict[tuple[object, ...], int], list[int]]:
+    """The archived parts stored for these sessions: what each says -> its id; and the ids of
+    any that say the same as another (never written so, but then they go)."""
+    out: dict[tuple[object, ...], int] = {}
+    twice: list[int] = []
+    cols = [_T.c.id, *(_T.c[c] for c in _SAME), _T.c.at]
+    for i in range(0, len(session_ids), _CHUNK):
+        mine = _T.c.session_id.in_(session_ids[i : i + _CHUNK])
+        for r in db.connection().execute(select(*cols).where(mine, _T.c.live_message_id.is_(None))):
+            if (was := out.setdefault(_key(r._mapping), int(r.id))) != r.id:
+                twice.append(was)
+                out[_key(r._mapping)] = int(r.id)
+    return out, twice
 
 
 def enqueue(db: Session, session_ids: Iterable[str], *, redacted: Collection[str] = ()) -> None:
