@@ -20,9 +20,9 @@ index keeps itself.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from sqlalchemy import and_, delete, insert, select, text
 from sqlalchemy.dialects import postgresql, sqlite
@@ -34,6 +34,7 @@ from telemetry.store.search_models import SearchPart, SearchPending
 from telemetry.timeutil import as_utc, utcnow
 
 __all__ = [
+    "PartRow",
     "enqueue",
     "part_rows",
     "put_live_parts",
@@ -50,6 +51,8 @@ _COLUMNS = ("session_id", "message_index", "part_index", "kind", "tool", "at", "
 # what a part says, but for its time: a stored part equal in all of these is kept as it is
 _SAME = ("session_id", "message_index", "part_index", "kind", "tool", "body")
 _COPY = f"COPY search_part ({', '.join(_COLUMNS)}) FROM STDIN"
+_INSERT = f"INSERT INTO search_part ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+_MAX_ID = text("SELECT max(id) FROM search_part")
 _FTS_ADD = text(
     "INSERT INTO session_search_parts(rowid, body) "
     "SELECT id, body FROM search_part WHERE id BETWEEN :lo AND :hi"
@@ -65,18 +68,31 @@ def _at(ms: float | None) -> datetime | None:
         return None
 
 
-def part_rows(session_id: str, parts: Iterable[ContentPart]) -> list[dict[str, Any]]:
+class PartRow(TypedDict):
+    """A `search_part` row to write (its id is the database's)."""
+
+    session_id: str
+    message_index: int
+    part_index: int
+    kind: str
+    tool: str | None
+    at: datetime | None
+    body: str
+    live_message_id: NotRequired[int]  # read from this live message, not an archive
+
+
+def part_rows(session_id: str, parts: Iterable[ContentPart]) -> list[PartRow]:
     """The `search_part` rows of one session's parts."""
     return [
-        {
-            "session_id": session_id,
-            "message_index": p.message_index,
-            "part_index": p.part_index,
-            "kind": p.kind,
-            "tool": (p.tool or "")[:200] or None,
-            "at": _at(p.created_ms),
-            "body": p.body,
-        }
+        PartRow(
+            session_id=session_id,
+            message_index=p.message_index,
+            part_index=p.part_index,
+            kind=p.kind,
+            tool=(p.tool or "")[:200] or None,
+            at=_at(p.created_ms),
+            body=p.body,
+        )
         for p in parts
     ]
 
@@ -169,20 +185,18 @@ def put_live_parts(db: Session, messages: Sequence[tuple[int, str, int, Mapping[
     body redacted as stored (info and parts, as an archive's message); the rows written. A
     part's turn is the message's position, as the live session's page numbers it."""
     remove_live_parts(db, [m[0] for m in messages])
-    rows: list[dict[str, Any]] = []
+    rows: list[PartRow] = []
     for live_id, sid, position, body in messages:
         parts = content_parts({"messages": [body]})
-        mine = [dataclasses.replace(p, message_index=position) for p in parts]
-        rows += [{**r, "live_message_id": live_id} for r in part_rows(sid, mine)]
+        mine = part_rows(sid, [dataclasses.replace(p, message_index=position) for p in parts])
+        rows += [PartRow(**r, live_message_id=live_id) for r in mine]
     return _insert(db, rows)
 
 
-def _insert(db: Session, rows: Sequence[Mapping[str, Any]]) -> int:
+def _insert(db: Session, rows: Sequence[PartRow]) -> int:
     """Write these `search_part` rows and, on SQLite, their text into the FTS5 table: the one
     writer of both (migration 0026 took the per-row insert trigger off; one set-based insert
-    of the new ids' text costs a third of it). The ids the insert returns are consecutive,
-    as SQLite gives each new row the largest id plus one and no other writer can write
-    between them. The rows written."""
+    of the new ids' text costs a third of it). The rows written."""
     if not rows:
         return 0
     conn = db.connection()
@@ -192,19 +206,37 @@ def _insert(db: Session, rows: Sequence[Mapping[str, Any]]) -> int:
     if conn.dialect.name != "sqlite":
         conn.execute(insert(_T), rows)
         return len(rows)
-    ids = [int(i) for i in conn.execute(insert(_T).returning(_T.c.id), rows).scalars()]
-    lo, hi = min(ids), max(ids)
-    if hi - lo + 1 == len(ids):
-        conn.execute(_FTS_ADD, {"lo": lo, "hi": hi})
-    else:  # never seen: then each id by itself, so no row's text goes in twice
-        conn.execute(_FTS_ADD, [{"lo": i, "hi": i} for i in ids])
+    # the driver's own executemany: a third of SQLAlchemy's insert of the same rows with
+    # RETURNING (the time as SQLAlchemy would store it: `at`'s own bind processor)
+    at = _T.c.at.type.bind_processor(conn.dialect)
+    dbapi: Any = conn.connection.dbapi_connection
+    dbapi.executemany(_INSERT, [_values(r, at) for r in rows])
+    # the new ids are the largest: SQLite gives each new row the largest id plus one, and the
+    # insert took the write lock, held to the commit, so no other writer's row came between
+    hi = int(conn.execute(_MAX_ID).scalar_one())
+    conn.execute(_FTS_ADD, {"lo": hi - len(rows) + 1, "hi": hi})
     return len(rows)
 
 
-def _copy(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+def _values(r: PartRow, at: Callable[[Any], Any] | None = None) -> tuple[object, ...]:
+    """The row's values in `_COLUMNS` order, its time through `at` when given."""
+    when = at(r["at"]) if at is not None else r["at"]
+    return (
+        r["session_id"],
+        r["message_index"],
+        r["part_index"],
+        r["kind"],
+        r["tool"],
+        when,
+        r["body"],
+        r.get("live_message_id"),
+    )
+
+
+def _copy(conn: Connection, rows: Sequence[PartRow]) -> None:
     """PostgreSQL: the rows by `COPY`, in the transaction's own connection (about a fifth less
     than a multi-row insert, most of what is left being the GIN index's trigrams)."""
     dbapi: Any = conn.connection.dbapi_connection
     with dbapi.cursor() as cur, cur.copy(_COPY) as copy:
         for r in rows:
-            copy.write_row(tuple(r.get(c) for c in _COLUMNS))
+            copy.write_row(_values(r))
