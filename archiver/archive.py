@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 
-from archiver import just_written
 from archiver.document import build_documents
 from archiver.errors import ArchiveWriteError, WalkErrorDoc
 from archiver.files import (
@@ -251,10 +250,8 @@ def write_documents(
         result.superseded += [n for n in older if n != name]
         result.written.append(name)
         # the parts from the bytes written: `doc` itself is not redacted
-        written, digest = orjson.loads(data), content_hash(data)
-        record = record_from_doc(written, name, digest)
+        record = record_from_doc(orjson.loads(data), name, content_hash(data))
         result.records.append(redact_record(record, redactor))
-        just_written.keep(name, digest, written, len(data))  # for this process's search catch-up
     if result.written and isinstance(store, FolderStore):
         try:
             store.sync()

@@ -26,16 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy import and_, exists, or_
-from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col, select
 
-from archiver import just_written
 from archiver.content import ContentPart, content_parts
 from archiver.redact import Redactor
 from archiver.store import ArchiveStore
-from archiver.versions import upgrade
 from telemetry.archive_store import archive_store
 from telemetry.queries.content_search import pending
 from telemetry.queries.turns import open_archive
@@ -59,8 +56,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 BATCH = 200  # sessions per transaction of the catch-up
-# a queued session: (id, tick, its document's path and content hash, written redacted by octel)
-_Queued = tuple[str, int, str | None, str | None, bool]
 _P = SearchPending.__table__  # type: ignore[attr-defined]
 
 
@@ -88,14 +83,10 @@ def enqueue_unindexed(engine: Engine) -> int:
 
 
 def _read(
-    store: ArchiveStore, redactor: Redactor, row: _Queued, report: CatchupReport
+    store: ArchiveStore, redactor: Redactor, path: str | None, sid: str, redacted: bool, report: CatchupReport
 ) -> tuple[ContentPart, ...]:
-    sid, _, path, digest, redacted = row
     if path is None:  # the session is gone from the index: nothing to index
         return ()
-    held = just_written.take(path, digest) if redacted else None
-    if held is not None:  # written (redacted) by this process a moment ago: not read back
-        return content_parts(upgrade(held))
     doc, why = open_archive(store, path)
     if doc is None:
         report.errors.append(f"{sid}: {why}")
@@ -106,15 +97,15 @@ def _read(
     return content_parts(red)
 
 
-def _batch(engine: Engine, n: int) -> list[_Queued]:
-    """The oldest `n` queued: (session, tick, its document's path and hash, written redacted),
-    read in one statement, so the flag is the one queued with the path the index row names."""
+def _batch(engine: Engine, n: int) -> list[tuple[str, int, str | None, bool]]:
+    """The oldest `n` queued: (session, tick, its document's path, written redacted), read
+    in one statement, so the flag is the one queued with the path the index row names."""
     with session_scope(engine, write=False) as db:
-        q, si = _P.c, SessionIndex.__table__.c  # type: ignore[attr-defined]
-        stmt = sa_select(q.session_id, q.tick, si.archive_path, si.content_hash, q.redacted)
-        stmt = stmt.select_from(_P.outerjoin(SessionIndex.__table__, si.session_id == q.session_id))  # type: ignore[attr-defined]
-        stmt = stmt.order_by(q.queued_at, q.session_id).limit(n)
-        return [(str(s), int(t), p, h, bool(r)) for s, t, p, h, r in db.connection().execute(stmt)]
+        q = SearchPending
+        stmt = select(q.session_id, q.tick, SessionIndex.archive_path, q.redacted)
+        stmt = stmt.outerjoin(SessionIndex, col(SessionIndex.session_id) == col(q.session_id))
+        stmt = stmt.order_by(col(q.queued_at), col(q.session_id)).limit(n)
+        return [(str(s), int(t), p, bool(r)) for s, t, p, r in db.exec(stmt).all()]
 
 
 def _write(engine: Engine, read: dict[str, tuple[int, tuple[ContentPart, ...]]]) -> tuple[int, int]:
@@ -151,7 +142,7 @@ def catch_up(
     `stopping()` says so between batches."""
     report = CatchupReport()
     while not stopping() and (rows := _batch(engine, batch)):
-        read = {row[0]: (row[1], _read(store, redactor, row, report)) for row in rows}
+        read = {sid: (tick, _read(store, redactor, path, sid, red, report)) for sid, tick, path, red in rows}
         sessions, parts = _write(engine, read)
         report.sessions += sessions
         report.parts += parts
