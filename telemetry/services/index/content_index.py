@@ -116,7 +116,7 @@ def put_parts(db: Session, parts: Mapping[str, Sequence[ContentPart]]) -> int:
         return 0
     rows = [row for sid, mine in parts.items() for row in part_rows(sid, mine)]
     stored, twice = _stored(db, sorted(parts))
-    new = [r for r in rows if stored.pop(_key(r), None) is None]
+    new = [r for r in rows if stored.pop(_key(r), None) is None] if stored else rows
     gone = sorted([*stored.values(), *twice])
     for i in range(0, len(gone), _CHUNK):
         db.exec(delete(SearchPart).where(col(SearchPart.id).in_(gone[i : i + _CHUNK])))
