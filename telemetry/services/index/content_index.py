@@ -82,17 +82,18 @@ class PartRow(TypedDict):
 
 
 def part_rows(session_id: str, parts: Iterable[ContentPart]) -> list[PartRow]:
-    """The `search_part` rows of one session's parts."""
+    """The `search_part` rows of one session's parts (dict displays: a third of the time of
+    calling `PartRow`)."""
     return [
-        PartRow(
-            session_id=session_id,
-            message_index=p.message_index,
-            part_index=p.part_index,
-            kind=p.kind,
-            tool=(p.tool or "")[:200] or None,
-            at=_at(p.created_ms),
-            body=p.body,
-        )
+        {
+            "session_id": session_id,
+            "message_index": p.message_index,
+            "part_index": p.part_index,
+            "kind": p.kind,
+            "tool": (p.tool or "")[:200] or None,
+            "at": _at(p.created_ms),
+            "body": p.body,
+        }
         for p in parts
     ]
 
@@ -189,7 +190,7 @@ def put_live_parts(db: Session, messages: Sequence[tuple[int, str, int, Mapping[
     for live_id, sid, position, body in messages:
         parts = content_parts({"messages": [body]})
         mine = part_rows(sid, [dataclasses.replace(p, message_index=position) for p in parts])
-        rows += [PartRow(**r, live_message_id=live_id) for r in mine]
+        rows += [{**r, "live_message_id": live_id} for r in mine]
     return _insert(db, rows)
 
 
