@@ -57,12 +57,9 @@ def _intact(engine: Engine) -> None:
     its own options built afresh from the rows holds them."""
     if engine.dialect.name != "sqlite":
         return
+    detail = ", detail=none" if _detail(engine) == "none" else ""
     with engine.begin() as c:
         c.execute(text(_CHECK))
-        made = c.execute(
-            text("SELECT sql FROM sqlite_master WHERE name = 'session_search_parts'")
-        ).scalar_one()
-        detail = ", detail=none" if "detail=none" in made else ""
         c.execute(text(f"CREATE VIRTUAL TABLE temp.fresh USING fts5(body, tokenize='trigram'{detail})"))
         c.execute(text("INSERT INTO temp.fresh(rowid, body) SELECT id, body FROM main.search_part"))
         for name, db, table in (("kept", "main", "session_search_parts"), ("made", "temp", "fresh")):
