@@ -14,7 +14,9 @@ and the index's size, on SQLite and a real PostgreSQL in one run.
    once into an empty content index (the catch-up's work, which `octel serve` / `octel watch`
    do later in the background; what archiving costs with `search_catchup_seconds` 0), and the
    same again over the parts of the last run (a tree archived again: its parts replaced).
-   Ratios of the medians to "no index" at the same stage.
+   Ratios of the medians to "no index" at the same stage, of the time taken and (`cpu_`) of the
+   CPU spent by this process and the PostgreSQL server's processes, which other work on a
+   shared host disturbs far less than the time.
 2. Searching: `--parts` parts of about 30 words (`--sessions-of` parts a session), bulk-loaded
    (SQLite: rows, then the FTS5 table rebuilt once; PostgreSQL: COPY, then the GIN index built
    once), then through the app (Starlette's TestClient, HTTP and JSON included) the first page
@@ -32,12 +34,13 @@ Targets (at 10,000,000 parts): rare and common word p95 < 150 ms, phrase < 300 m
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -204,6 +207,36 @@ _WAYS = ("none", "queued", "caught_up", "again")
 _CLEAR = ("DELETE FROM search_part", "DELETE FROM search_pending")
 
 
+def _cpu_clock(engine: Any) -> Callable[[], float]:
+    """CPU seconds spent so far by this process and, on PostgreSQL, by every process of the
+    server (its postmaster's children, those gone included): on a host shared with other
+    work, the cost of a way measured apart from the time others took the cores."""
+    if engine.dialect.name != "postgresql":
+        return time.process_time
+    with engine.connect() as c:
+        backend = int(c.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    postmaster = _stat(backend)[1]
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def server() -> float:
+        total = sum(_stat(postmaster)[4:6])  # cutime, cstime: children that ended
+        for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
+            with suppress(OSError, ValueError, IndexError):
+                st = _stat(pid)
+                if st[1] == postmaster:
+                    total += st[2] + st[3]
+        return total / tick
+
+    return lambda: time.process_time() + server()
+
+
+def _stat(pid: int) -> tuple[int, ...]:
+    """(pid, ppid, utime, stime, cutime, cstime) of a process, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (pid, int(fields[1]), *(int(fields[i]) for i in (11, 12, 13, 14)))
+
+
 def _archiving(new_url: Callable[[], str], work: Path, rounds: int) -> dict[str, float]:
     fake = make_tree(40, 100)
     docs = tree_documents(40, 100)
@@ -213,7 +246,9 @@ def _archiving(new_url: Callable[[], str], work: Path, rounds: int) -> dict[str,
         "write": lambda store, engine: archive_documents(docs, store, engine, red),
     }
     times: dict[tuple[str, str], list[float]] = {(stage, way): [] for stage in stages for way in _WAYS}
+    cpu: dict[tuple[str, str], list[float]] = {k: [] for k in times}
     with migrated(new_url()) as engine:
+        clock = _cpu_clock(engine)
         for r in range(rounds):
             for (stage, way), samples in times.items():
                 store = FolderStore(work / f"a{r}{stage}{way}")
@@ -227,19 +262,21 @@ def _archiving(new_url: Callable[[], str], work: Path, rounds: int) -> dict[str,
                     else nullcontext()
                 )
                 with off:
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), clock()
                     stages[stage](store, engine)
                     if way in ("caught_up", "again"):
                         catch_up(engine, store, red)
                     samples.append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
+                    cpu[stage, way].append(clock() - c0)
     out: dict[str, float] = {}
-    for stage in stages:
-        base = med[stage, "none"]
-        out[f"{stage}_none_ms"] = round(base * 1e3, 1)
-        for way in _WAYS[1:]:
-            out[f"{stage}_{way}_ms"] = round(med[stage, way] * 1e3, 1)
-            out[f"{stage}_{way}_x"] = round(med[stage, way] / base, 3)
+    for kind, measured in (("", times), ("cpu_", cpu)):
+        med = {k: statistics.median(v) for k, v in measured.items()}
+        for stage in stages:
+            base = med[stage, "none"]
+            out[f"{kind}{stage}_none_ms"] = round(base * 1e3, 1)
+            for way in _WAYS[1:]:
+                out[f"{kind}{stage}_{way}_ms"] = round(med[stage, way] * 1e3, 1)
+                out[f"{kind}{stage}_{way}_x"] = round(med[stage, way] / base, 3)
     return out
 
 

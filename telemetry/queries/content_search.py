@@ -82,13 +82,15 @@ def matches(term: Term) -> ColumnElement[bool]:
 
 def _fts_query(terms: Sequence[Term]) -> str | None:
     """FTS5 candidates of every term of three characters or more: the rarest-looking runs of
-    each, all required; None when no term is long enough for the trigram index."""
+    each, all required; None when no term is long enough for the trigram index. Only single
+    runs: the table keeps no positions (migration 0027), and FTS5 folds each run's case as it
+    folded the text's, so a text whose lowering moves characters gives its first and last."""
     parts: list[str] = []
     for t in terms:
         if len(t.text) < 3:
             continue
-        runs = rare_runs(t.text)
-        pieces = [t.text[i : i + 3] for i in runs] if runs else [t.text]
+        runs = rare_runs(t.text) or sorted({0, len(t.text) - 3})
+        pieces = [t.text[i : i + 3] for i in runs]
         parts += ['"' + p.replace('"', '""') + '"' for p in pieces]
     return " AND ".join(parts) if parts else None
 

@@ -3,7 +3,8 @@
 Written with the session's index row, replaced whole when the session is archived again,
 removed with it. The text index over `body` is engine-specific and made by migration 0019 (on
 SQLite an FTS5 trigram table, `session_search_parts`, whose text the one writer of new rows puts
-in (`content_index._insert`, migration 0026) and a trigger takes out; on PostgreSQL a pg_trgm
+in (`content_index._insert`, migration 0026) and a trigger takes out, keeping which rows hold
+each run but not where (`detail=none`, migration 0027); on PostgreSQL a pg_trgm
 GIN index of `lower(body)`), so it has no model here.
 
 `SearchPending` (migration 0023) names the sessions archived since the catch-up indexer last

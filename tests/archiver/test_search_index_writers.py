@@ -4,7 +4,8 @@ and going, `octel db reindex` and pruning; after each, FTS5's own `integrity-che
 every row of `search_part` and compares it with the index) passes, and search finds what was
 written. A row written behind the writers' back fails the check (so it can fail). Migration 0026
 takes the per-row insert trigger off a store with data in it, which stays searchable, and puts
-it back on the way down."""
+it back on the way down; 0027 rebuilds the FTS5 table without places, and back, every part
+still found."""
 
 from __future__ import annotations
 
@@ -52,12 +53,14 @@ _ROW = text(
 def _intact(engine: Engine) -> None:
     """SQLite: the FTS5 table is whole (its `integrity-check`, which on an external content
     table checks the index alone) and holds exactly the text of `search_part`: every run of
-    three characters at every place, as an index built afresh from the rows holds them."""
+    three characters on every row (and at every place, where it keeps places), as an index of
+    its own options built afresh from the rows holds them."""
     if engine.dialect.name != "sqlite":
         return
+    detail = ", detail=none" if _detail(engine) == "none" else ""
     with engine.begin() as c:
         c.execute(text(_CHECK))
-        c.execute(text("CREATE VIRTUAL TABLE temp.fresh USING fts5(body, tokenize='trigram')"))
+        c.execute(text(f"CREATE VIRTUAL TABLE temp.fresh USING fts5(body, tokenize='trigram'{detail})"))
         c.execute(text("INSERT INTO temp.fresh(rowid, body) SELECT id, body FROM main.search_part"))
         for name, db, table in (("kept", "main", "session_search_parts"), ("made", "temp", "fresh")):
             c.execute(text(f"CREATE VIRTUAL TABLE temp.{name} USING fts5vocab({db}, {table}, 'instance')"))
@@ -176,6 +179,44 @@ def _to(engine: Engine, revision: str, *, down: bool = False) -> None:
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.downgrade(cfg, revision)
+
+
+_WORDS = ("then git push --force", "push, then force", "git push --force-with-lease")
+
+
+def _detail(engine: Engine) -> str:
+    with engine.connect() as c:
+        made = c.execute(
+            text("SELECT sql FROM sqlite_master WHERE name = 'session_search_parts'")
+        ).scalar_one()
+    return "none" if "detail=none" in made else "full"
+
+
+def test_0027_rebuilds_the_text_index_without_places_and_back(sqlite_url: str) -> None:
+    engine = make_engine(sqlite_url)
+    try:
+        _to(engine, "0026")
+        with session_scope(engine) as db:  # parts written as 0026 did, into a table with places
+            put_parts(
+                db, {f"ses_{i}": (ContentPart(0, 0, "text", None, None, w),) for i, w in enumerate(_WORDS)}
+            )
+        assert _detail(engine) == "full"
+        _to(engine, "head")
+        assert _detail(engine) == "none"
+        _intact(engine)
+        assert [s for s, *_ in _found(engine, '"push --force"')] == ["ses_2", "ses_0"]
+        with session_scope(engine) as db:  # the one writer, on the rebuilt table
+            put_parts(
+                db, {"ses_0": (), "ses_3": (ContentPart(0, 0, "text", None, None, "git push --force"),)}
+            )
+        _intact(engine)
+        assert [s for s, *_ in _found(engine, '"push --force"')] == ["ses_3", "ses_2"]
+        _to(engine, "0026", down=True)
+        assert _detail(engine) == "full"
+        _intact(engine)
+        assert [s for s, *_ in _found(engine, '"push --force"')] == ["ses_3", "ses_2"]
+    finally:
+        engine.dispose()
 
 
 def test_0026_upgrades_a_store_with_parts_and_downgrades(store_url: str) -> None:

@@ -112,6 +112,10 @@ def _write(engine: Engine, read: dict[str, tuple[int, tuple[ContentPart, ...]]])
     """Take the sessions read off the queue at the tick read and write their parts, in one
     transaction; (sessions written, parts written)."""
     with session_scope(engine) as db:
+        if engine.dialect.name == "postgresql":
+            # the commit need not wait for its WAL on disk: a crash that loses it loses the queue
+            # rows' delete too, so the sessions are still queued and indexed again
+            db.connection().exec_driver_sql("SET LOCAL synchronous_commit = off")
         # the queue's rows locked in id order first, as writers take them (`enqueue`): a
         # delete locks them in whatever order it finds them, and deadlocked against a writer
         ids = sorted(read)
