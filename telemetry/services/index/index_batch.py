@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import bindparam, delete, insert, select, update
@@ -25,6 +24,7 @@ from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from archiver.versions import opencode_generation
 from telemetry.services.index.content_index import enqueue
+from telemetry.services.index.index_values import CountedValues, FindingValues, IndexValues, UsageMarks
 from telemetry.services.index.indexing import IndexStats, _bump_usage, _fields, written_redacted
 from telemetry.services.spend.spend_links import (
     SHARE_COLUMNS,
@@ -38,6 +38,7 @@ from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
 from telemetry.store.locks import lock_key
 from telemetry.store.models import CountedFinding, Finding, SessionIndex
+from telemetry.store.session_index import IndexRow
 from telemetry.store.spend import apply, drivers_of
 from telemetry.store.tree_rollup import refresh_trees
 from telemetry.timeutil import utcnow
@@ -63,13 +64,35 @@ def _chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
         yield ids[i : i + _CHUNK]
 
 
-def _finding_values(f: Mapping[str, Any]) -> dict[str, Any]:
+def _finding_values(f: Mapping[str, Any]) -> FindingValues:
     ev = f.get("evidence")
     return {
         "verdict": str(f.get("verdict") or "healthy"),
         "score": float(f.get("score") or 0.0),
         "start_index": int(f.get("start_index") or 0),
         "evidence": dict(ev) if isinstance(ev, Mapping) else None,
+    }
+
+
+def _marks_read(row: IndexRow) -> UsageMarks:
+    """The high-water marks of a row read back (`counted_*`: numbers, never null)."""
+
+    def count(name: str) -> int:
+        value = row[name]
+        if not isinstance(value, int):
+            raise TypeError(f"session_index.{name} holds {value!r}")
+        return value
+
+    cost = row["counted_cost_usd"]
+    if not isinstance(cost, int | float):
+        raise TypeError(f"session_index.counted_cost_usd holds {cost!r}")
+    return {
+        "counted_tokens_input": count("counted_tokens_input"),
+        "counted_tokens_output": count("counted_tokens_output"),
+        "counted_tokens_reasoning": count("counted_tokens_reasoning"),
+        "counted_tokens_cache_read": count("counted_tokens_cache_read"),
+        "counted_tokens_cache_write": count("counted_tokens_cache_write"),
+        "counted_cost_usd": float(cost),
     }
 
 
@@ -112,7 +135,7 @@ def _index_batch(
     roots_now = [root for part in _chunks(ids) for root in roots_of(db, part)]
     lock_links(db, [*roots_now, *(v for r in recs for v in (r.session_id, r.root_session_id, r.label))])
     lock_trees(db, [*roots_now, *(v for r in recs for v in (r.session_id, r.root_session_id))])
-    old: dict[str, dict[str, Any]] = {}
+    old: dict[str, IndexRow] = {}
     findings: dict[str, dict[str, int]] = {}
     counted: set[tuple[str, str, str]] = set()
     for part in _chunks(ids):
@@ -128,11 +151,11 @@ def _index_batch(
             _CF.c.session_id.in_(part), _CF.c.source == _SOURCE
         )
         counted |= {(r.session_id, r.detector, r.verdict) for r in conn.execute(q)}
-    rows: dict[str, dict[str, Any]] = {}
+    # the marks each session's counters stand at: its row's, then its last record's
+    high = {sid: _marks_read(was) for sid, was in old.items()}
+    rows: dict[str, IndexValues] = {}
     for r in recs:
-        before = rows.get(r.session_id) or old.get(r.session_id)
-        high = SimpleNamespace(**{m: before[m] for m in _MARKS}) if before else None
-        marks = _bump_usage(db, r, high)  # type: ignore[arg-type]
+        high[r.session_id] = marks = _bump_usage(db, r, high.get(r.session_id))
         if r.session_id not in old and r.session_id not in rows:
             bump(db, "sessions_archived_total", {"agent": r.agent or "", "source": source_label(r.source)}, 1)
             if (gen := opencode_generation(r.source, r.schema_version, r.opencode_version)) is not None:
@@ -140,17 +163,18 @@ def _index_batch(
             out.stats.new += 1
         else:
             out.stats.updated += 1
-        rows[r.session_id] = {**_fields(r, None), **marks}
+        rows[r.session_id] = _fields(r, None, marks)
     for sid, values in rows.items():
         prev = old.get(sid)
         if prev is not None and prev["archive_path"] != values["archive_path"]:
-            out.replaced[sid] = prev["archive_path"]
+            out.replaced[sid] = str(prev["archive_path"])
     named = [{**v, "cycle_id": old[s]["cycle_id"] if s in old else None} for s, v in rows.items()]
     for values, driver in zip(rows.values(), drivers_of(db, named), strict=True):
         values["driver"] = driver
     _write_rows(conn, rows, old)
+    ids_before = [str(o[c]) for o in old.values() for c in ("session_id", "root_session_id")]
     refresh_trees(
-        db, [v for r in (*rows.values(), *old.values()) for v in (r["session_id"], r["root_session_id"])]
+        db, [*(v for r in rows.values() for v in (r["session_id"], r["root_session_id"])), *ids_before]
     )
     # the summary after the index rows, in the order every writer takes them: a writer holding
     # a `spend_day` row while it waited for an index row deadlocked against a cycle's relink
@@ -166,7 +190,7 @@ def _redact_findings(r: SessionRecord, redactor: Redactor) -> SessionRecord:
     return dataclasses.replace(r, findings=tuple(red))
 
 
-def _write_rows(conn: Any, rows: dict[str, dict[str, Any]], old: Mapping[str, object]) -> None:
+def _write_rows(conn: Any, rows: Mapping[str, IndexValues], old: Mapping[str, object]) -> None:
     new = [v for sid, v in rows.items() if sid not in old]
     changed = [{**v, "b_sid": sid} for sid, v in rows.items() if sid in old]
     if new:
@@ -188,14 +212,15 @@ def _write_findings(
     goes away is deleted, one that comes back is new again; each new (session, detector,
     verdict) is counted once), then write the end state in a few statements."""
     now = utcnow()
-    # session -> detector -> (its values, the id of its stored row or None for a new row)
-    state: dict[str, dict[str, tuple[dict[str, Any], int | None]]] = {}
-    gone: list[dict[str, Any]] = []
-    counts: list[dict[str, Any]] = []
+    # session -> detector -> (its values, None while no record of the batch has named a
+    # stored row; the id of its stored row, None for a new row)
+    state: dict[str, dict[str, tuple[FindingValues | None, int | None]]] = {}
+    gone: list[dict[str, int]] = []
+    counts: list[CountedValues] = []
     new = 0
     for r in recs:
         sid = r.session_id
-        mine = state.setdefault(sid, {d: ({}, i) for d, i in existing.get(sid, {}).items()})
+        mine = state.setdefault(sid, {d: (None, i) for d, i in existing.get(sid, {}).items()})
         seen: set[str] = set()
         for f in r.findings:
             detector = str(f.get("detector") or "")
@@ -219,9 +244,14 @@ def _write_findings(
         {**v, "session_id": sid, "detector": d, "source": _SOURCE, "detected_at": now}
         for sid, mine in state.items()
         for d, (v, i) in mine.items()
-        if i is None
+        if i is None and v is not None
     ]
-    updates = [{**v, "b_id": i} for mine in state.values() for v, i in mine.values() if i is not None and v]
+    updates = [
+        {**v, "b_id": i}
+        for mine in state.values()
+        for v, i in mine.values()
+        if i is not None and v is not None
+    ]
     if gone:
         conn.execute(delete(_F).where(_F.c.id == bindparam("b_id")), gone)
     if inserts:

@@ -17,11 +17,11 @@ from typing import Any
 from sqlmodel import Session, col, delete, select
 
 from archiver.archive import redact_record
-from archiver.metrics import TOKEN_KINDS
 from archiver.record import SessionRecord, source_label
 from archiver.redact import Redactor
 from archiver.versions import opencode_generation
 from telemetry.services.index.content_index import enqueue
+from telemetry.services.index.index_values import NO_MARKS, IndexValues, UsageMarks
 from telemetry.services.spend.spend_links import SHARE_COLUMNS, lock_links, lock_trees, roots_of
 from telemetry.store import pg_direct
 from telemetry.store.aggregates import bump, coalesced
@@ -59,8 +59,8 @@ def _parse_iso(text: str) -> datetime:
     return dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
-def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _fields(r: SessionRecord, cycle_id: str | None, marks: UsageMarks) -> IndexValues:
+    out: IndexValues = {
         "session_id": r.session_id,
         "root_session_id": r.root_session_id,
         "parent_session_id": r.parent_session_id,
@@ -99,6 +99,12 @@ def _fields(r: SessionRecord, cycle_id: str | None) -> dict[str, Any]:
         "reported_cost_usd": r.reported_cost_usd,
         "cost_mismatch": r.cost_mismatch,
         "unpriced_models": r.unpriced_models,
+        "counted_tokens_input": marks["counted_tokens_input"],
+        "counted_tokens_output": marks["counted_tokens_output"],
+        "counted_tokens_reasoning": marks["counted_tokens_reasoning"],
+        "counted_tokens_cache_read": marks["counted_tokens_cache_read"],
+        "counted_tokens_cache_write": marks["counted_tokens_cache_write"],
+        "counted_cost_usd": marks["counted_cost_usd"],
     }
     if cycle_id is not None:
         out["cycle_id"] = cycle_id
@@ -111,23 +117,47 @@ def _bump_generation(db: Session, source: str | None, schema_version: int, versi
         bump(db, "opencode_sessions_archived_total", {"generation": str(gen)}, 1)
 
 
-def _bump_usage(db: Session, r: SessionRecord, old: SessionIndex | None) -> dict[str, Any]:
+def _bump_usage(db: Session, r: SessionRecord, old: UsageMarks | None) -> UsageMarks:
     """Bump the usage counters by what this record adds above the highest value ever counted
-    for the session (a lower reading, then a higher one again, never counts twice); returns
-    the new high-water marks."""
+    for the session (`old`, the marks of its row; a lower reading, then a higher one again,
+    never counts twice); returns the new high-water marks."""
     labels = {"agent": r.agent or "", "model": r.model or "", "source": source_label(r.source)}
-    marks: dict[str, Any] = {}
-    for kind in TOKEN_KINDS:
-        new_v = getattr(r, f"tokens_{kind}")
-        counted = getattr(old, f"counted_tokens_{kind}") if old is not None else 0
+
+    def tokens(kind: str, new_v: int, counted: int) -> int:
         if new_v > counted:
             bump(db, "session_tokens_total", {**labels, "kind": kind}, new_v - counted)
-        marks[f"counted_tokens_{kind}"] = max(new_v, counted)
-    counted_cost = old.counted_cost_usd if old is not None else 0.0
+        return max(new_v, counted)
+
+    was = old if old is not None else NO_MARKS
+    counted_cost = was["counted_cost_usd"]
+    # the kinds in `TOKEN_KINDS` order, as the counters were always bumped
+    marks: UsageMarks = {
+        "counted_tokens_input": tokens("input", r.tokens_input, was["counted_tokens_input"]),
+        "counted_tokens_output": tokens("output", r.tokens_output, was["counted_tokens_output"]),
+        "counted_tokens_reasoning": tokens("reasoning", r.tokens_reasoning, was["counted_tokens_reasoning"]),
+        "counted_tokens_cache_read": tokens(
+            "cache_read", r.tokens_cache_read, was["counted_tokens_cache_read"]
+        ),
+        "counted_tokens_cache_write": tokens(
+            "cache_write", r.tokens_cache_write, was["counted_tokens_cache_write"]
+        ),
+        "counted_cost_usd": max(r.cost_usd, counted_cost),
+    }
     if r.cost_usd > counted_cost:
         bump(db, "session_cost_usd_total", labels, r.cost_usd - counted_cost)
-    marks["counted_cost_usd"] = max(r.cost_usd, counted_cost)
     return marks
+
+
+def marks_of(row: SessionIndex) -> UsageMarks:
+    """The high-water marks a stored row holds."""
+    return {
+        "counted_tokens_input": row.counted_tokens_input,
+        "counted_tokens_output": row.counted_tokens_output,
+        "counted_tokens_reasoning": row.counted_tokens_reasoning,
+        "counted_tokens_cache_read": row.counted_tokens_cache_read,
+        "counted_tokens_cache_write": row.counted_tokens_cache_write,
+        "counted_cost_usd": row.counted_cost_usd,
+    }
 
 
 def record_findings(
@@ -244,7 +274,7 @@ def _index_records(
     with coalesced(db):
         for r in recs:
             old = rows.get(r.session_id)
-            values = {**_fields(r, cycle_id), **_bump_usage(db, r, old)}
+            values = _fields(r, cycle_id, _bump_usage(db, r, marks_of(old) if old is not None else None))
             if old is not None:
                 removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
                 trees.add(old.root_session_id)
