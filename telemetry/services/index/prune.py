@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from sqlalchemy import case, delete, func, or_
 from sqlalchemy.engine import Engine
@@ -31,7 +31,7 @@ from telemetry.store.db import session_scope
 from telemetry.store.models import AgentRun, Cycle, Finding, OtlpSeen, SessionIndex
 from telemetry.vocabulary import LIKE_PATTERNS
 
-__all__ = ["PrunePlan", "plan_prune", "prune"]
+__all__ = ["PrunePlan", "PruneReport", "plan_prune", "prune"]
 
 _BATCH = 500
 _FAILED_STATES = LIKE_PATTERNS  # telemetry/vocabulary.py: the one list of failure words
@@ -48,6 +48,26 @@ class PrunePlan:
     cycles: list[int] = field(default_factory=list)
     runs: list[int] = field(default_factory=list)
     kept: dict[str, int] = field(default_factory=dict)
+
+
+class PruneReport(TypedDict):
+    """What `prune` removed, or would (`dry_run`): `octel prune --json` prints it as it is."""
+
+    cutoff: str
+    dry_run: bool
+    keep_failures: bool
+    trees: int
+    sessions: int
+    findings: int
+    archive_files: int
+    archive_bytes: int
+    archive_files_missing: int
+    archive_files_outside: int
+    cycles: int
+    agent_runs: int
+    kept: dict[str, int]
+    errors: list[str]
+    sample_sessions: NotRequired[list[str]]  # a dry run's first 20
 
 
 def _session_kept() -> ColumnElement[bool]:
@@ -154,7 +174,7 @@ def prune(
     keep_failures: bool = True,
     dry_run: bool = False,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> PruneReport:
     """Remove what `plan_prune` lists (unless `dry_run`) and report it; counters stay as they are."""
     store = as_store(archives)
     with session_scope(engine, write=False) as db:
@@ -164,7 +184,7 @@ def prune(
             stmt = select(func.count()).where(col(Finding.session_id).in_(chunk))
             findings += db.exec(stmt).one()
     files, size, missing, outside = _files(plan, store)
-    report: dict[str, Any] = {
+    report: PruneReport = {
         "cutoff": cutoff.isoformat(),
         "dry_run": dry_run,
         "keep_failures": keep_failures,
