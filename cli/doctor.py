@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import httpx
 import typer
@@ -11,6 +11,13 @@ from rich.markup import escape
 from cli.app import app, console, fail, open_store, print_json, settings_of
 from telemetry.doctor import run_checks
 from telemetry.store.db import make_engine
+
+if TYPE_CHECKING:  # the repair's modules load only when `--repair` runs
+    from telemetry.services.index.archive_repair import RepairDoc
+
+    class Repaired(RepairDoc):
+        spend: dict[str, int]  # `rebuild_spend`: what it set again
+
 
 __all__ = ["doctor"]
 
@@ -58,7 +65,7 @@ def doctor(
         raise typer.Exit(1)
 
 
-def _repair(settings: Any) -> dict[str, Any]:
+def _repair(settings: Any) -> Repaired:
     from telemetry.archiving import redactor_for
     from telemetry.services.index.archive_repair import repair_index
     from telemetry.services.spend.spend_repair import rebuild_spend
@@ -71,5 +78,5 @@ def _repair(settings: Any) -> dict[str, Any]:
     with open_store(settings) as engine:
         out = repair_index(engine, settings, redactor)
         with session_scope(engine) as db:
-            out["spend"] = rebuild_spend(db)
-        return out
+            spend = rebuild_spend(db)
+        return {**out, "spend": spend}

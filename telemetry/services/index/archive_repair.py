@@ -10,7 +10,7 @@ removed too. With the database store the check is one query (rows without a docu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from sqlalchemy.engine import Engine
 from sqlmodel import col, delete, func, select
@@ -29,7 +29,7 @@ from telemetry.store.archive_docs import ArchiveDocument, DatabaseStore
 from telemetry.store.db import session_scope
 from telemetry.store.models import Finding, SessionIndex
 
-__all__ = ["IndexHealth", "check_index", "repair_index"]
+__all__ = ["IndexHealth", "RepairDoc", "check_index", "repair_index"]
 
 
 class MissingDoc(TypedDict):
@@ -95,7 +95,16 @@ def _newest_valid(store: ArchiveStore, session_id: str) -> SessionRecord | None:
     return None
 
 
-def repair_index(engine: Engine, settings: Settings, redactor: Redactor) -> dict[str, Any]:
+class RepairDoc(TypedDict):
+    """What `repair_index` did: the sessions whose row now names another document, those whose
+    row went, and how many temporary files of dead writers it removed."""
+
+    repointed: list[str]
+    removed: list[str]
+    stale_parts_removed: int
+
+
+def repair_index(engine: Engine, settings: Settings, redactor: Redactor) -> RepairDoc:
     """Point each row with a missing document at the session's newest valid one, or remove
     it; remove the temporary files of dead writers. Returns what was done."""
     store = archive_store(settings, engine)
