@@ -148,7 +148,7 @@ def _bump_usage(db: Session, r: SessionRecord, old: UsageMarks | None) -> UsageM
     return marks
 
 
-def marks_of(row: SessionIndex) -> UsageMarks:
+def _marks_of(row: SessionIndex) -> UsageMarks:
     """The high-water marks a stored row holds."""
     return {
         "counted_tokens_input": row.counted_tokens_input,
@@ -274,7 +274,7 @@ def _index_records(
     with coalesced(db):
         for r in recs:
             old = rows.get(r.session_id)
-            values = _fields(r, cycle_id, _bump_usage(db, r, marks_of(old) if old is not None else None))
+            values = _fields(r, cycle_id, _bump_usage(db, r, _marks_of(old) if old is not None else None))
             if old is not None:
                 removed.append(share_of({c: getattr(old, c) for c in SHARE_COLUMNS}))
                 trees.add(old.root_session_id)
