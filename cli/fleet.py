@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,14 @@ from telemetry.queries.costs import COST_WINDOW, GROUP_KEYS
 from telemetry.queries.costs_answer import costs_answer, groupings
 from telemetry.queries.cycle_fleet import cycles_page, summary_answer
 from telemetry.queries.cycles import CycleFilter
-from telemetry.queries.fleet_models import CostsAnswer, CyclePage, CycleRecord, CyclesSummary, TopSpend
+from telemetry.queries.fleet_models import (
+    CostRow,
+    CostsAnswer,
+    CyclePage,
+    CycleRecord,
+    CyclesSummary,
+    TopSpend,
+)
 from telemetry.queries.paging import CursorError
 from telemetry.timeutil import utcnow
 
@@ -212,20 +219,20 @@ def costs(
         fail("--since must be earlier than now", 2)
     with read_store(ctx) as db:
         answer = costs_answer(db, keys, t0, t1, top=top, stack=stack.value, now=now)
-    out = answer.model_dump(mode="json", exclude_unset=True)
-    emit(output, answer, _cost_rows(out), lambda: _costs_tables(answer, top))
+    emit(output, answer, _cost_rows(answer), lambda: _costs_tables(answer, top))
     if not repriced:
         raise typer.Exit(1)
 
 
-def _cost_rows(out: dict[str, Any]) -> list[dict[str, Any]]:
+def _cost_rows(answer: CostsAnswer) -> list[CostRow]:
     """`--jsonl` and `--csv`: per grouping, per key, its rows by source (the key named as the
-    grouping, as `source`, `agent`, … and the figures)."""
+    grouping, as `source`, `agent`, … and the figures). A source row holds no group key, so
+    setting the grouping's field puts it second, after `source`, as the JSON it dumps to."""
     return [
-        {"source": s["source"], key: row["key"], **{k: v for k, v in s.items() if k != "source"}}
-        for key, rows in out["breakdowns"].items()
+        s.model_copy(update={key: row.key})
+        for key, rows in answer.breakdowns.items()
         for row in rows
-        for s in row["sources"]
+        for s in row.sources or []
     ]
 
 

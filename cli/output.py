@@ -99,17 +99,25 @@ def output_rows(rows: Iterable[Mapping[str, Any]], output: Output) -> None:
     writer.writerows(flat)
 
 
-def _dump(row: Any) -> Mapping[str, Any]:
+def _dump(row: Any, exclude: frozenset[str]) -> Mapping[str, Any]:
     if isinstance(row, BaseModel):
-        return row.model_dump(mode="json", exclude_unset=True)
+        return row.model_dump(mode="json", exclude_unset=True, exclude=set(exclude))
     return dict(row)
 
 
-def emit(output: Output, answer: Any, rows: Iterable[Any], table: Callable[[], None]) -> None:
-    """Print `answer` as the chosen output: `table()` draws it, JSON dumps it, rows go row by row."""
+def emit(
+    output: Output,
+    answer: Any,
+    rows: Iterable[Any],
+    table: Callable[[], None],
+    *,
+    exclude: frozenset[str] = frozenset(),
+) -> None:
+    """Print `answer` as the chosen output: `table()` draws it, JSON dumps it, rows go row by row
+    (a model row without the fields in `exclude`)."""
     if output is Output.table:
         table()
     elif output is Output.json:
         print_json(answer)
     else:
-        output_rows((_dump(r) for r in rows), output)
+        output_rows((_dump(r, exclude) for r in rows), output)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -150,10 +150,10 @@ def sessions_show(ctx: typer.Context, session_id: str, output: Output = Output.t
     emit(output, got, got.per_turn or [], draw)
 
 
-def _nodes(node: TreeNode) -> list[dict[str, Any]]:
-    """The tree as rows, depth first, without the nesting (for `--jsonl` and `--csv`)."""
-    row = node.model_dump(mode="json", exclude={"children"})
-    return [row, *(r for c in node.children for r in _nodes(c))]
+def _nodes(node: TreeNode) -> list[TreeNode]:
+    """The tree's sessions depth first, for `--jsonl` and `--csv` (printed without `children`:
+    each is a row of its own)."""
+    return [node, *(n for c in node.children for n in _nodes(c))]
 
 
 @sessions_app.command("tree")
@@ -170,4 +170,5 @@ def sessions_tree(ctx: typer.Context, session_id: str, output: Output = Output.t
             return
     if tree is None:
         fail(f"no archived session {session_id!r} (nor a live one)")
-    emit(output, tree, _nodes(tree), lambda: console.print(tree_view(tree)))
+    rows = _nodes(tree)
+    emit(output, tree, rows, lambda: console.print(tree_view(tree)), exclude=frozenset({"children"}))

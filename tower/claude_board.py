@@ -83,7 +83,7 @@ class _Seen:
     shown: tuple[str, float] | None = None  # state and since, as last reported
     scored_at: int = -1  # messages count the findings were scored on
     scored_time: float = float("-inf")
-    findings: tuple[Mapping[str, Any], ...] = ()
+    findings: tuple[FindingDict, ...] = ()
     kept_from: int = 0  # the oldest message position kept in the store
     state: ClaudeState | None = None
     info: _Shown = field(default_factory=lambda: _Shown())

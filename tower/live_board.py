@@ -14,7 +14,7 @@ from typing import Any, Literal, TypedDict
 
 from archiver.pricing import message_cost
 from archiver.shape import as_obj
-from detectors.findings import VERDICTS
+from detectors.findings import VERDICTS, FindingDict
 from detectors.model import StatusType
 from tower.live import Facts, LiveState, apply, derive, set_status
 from tower.live_probe import SessionProbe
@@ -54,7 +54,7 @@ class LiveRow:
     tokens: Mapping[str, int]
     cost_usd: float
     verdict: str
-    findings: tuple[Mapping[str, Any], ...]
+    findings: tuple[FindingDict, ...]
     seen_at: float
     generation: int | None = None  # the OpenCode the server runs: 1 or 2 (None until probed)
     server_version: str | None = None

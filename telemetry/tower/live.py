@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sqlmodel import Session, col, delete, select
 
 from archiver.redact import Redactor
-from detectors.findings import dominant_of
+from detectors.findings import FindingDict, dominant_of
 from telemetry.services.index.indexing import record_findings
 from telemetry.store.live_models import LiveSession
 from telemetry.store.models import Cycle
@@ -37,8 +37,9 @@ def _cycles(db: Session, ids: set[str]) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _worst(findings: Sequence[dict[str, Any]]) -> str | None:
-    # the one stable rank the archive names its pattern by: equal scores never flip it
+def _worst(findings: Sequence[FindingDict]) -> str | None:
+    # a row's findings, redacted (strings only change); the one stable rank the archive names
+    # its pattern by: equal scores never flip it
     named = dominant_of(findings)
     return str(named.get("detector")) if named is not None else None
 

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -30,6 +30,7 @@ from sqlmodel import col, select
 
 from archiver.errors import FetchError
 from archiver.redact import Redactor
+from archiver.shape import RawJson
 from detectors import REGISTRY
 from telemetry.settings import Settings
 from telemetry.store.db import session_scope
@@ -76,33 +77,52 @@ def holder_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+class Listed(NamedTuple):
+    """What a takeover reads of a session the server lists."""
+
+    id: str
+    parent: str | None  # parentID: a child's parent
+    updated: float | None  # time.updated, ms since the epoch
+
+
+def _listed(sessions: Sequence[RawJson]) -> list[Listed]:
+    """The listed sessions that have an id; a field of another type reads as absent."""
+    out: list[Listed] = []
+    for s in sessions:
+        sid, parent, t = s.get("id"), s.get("parentID"), s.get("time")
+        u = t.get("updated") if isinstance(t, dict) else None
+        if isinstance(sid, str):
+            up = parent if isinstance(parent, str) else None
+            out.append(Listed(sid, up, u if isinstance(u, int | float) else None))
+    return out
+
+
 async def _seed_takeover(
     watcher: Watcher, engine: Engine, claim: Claim, now: float, log: Log, *, existing: bool = False
-) -> list[dict[str, Any]] | None:
+) -> list[Listed] | None:
     """A takeover: a tree whose every session the store holds as the server has it now counts
     as archived; so does a tree no archive holds that was quiet since before the previous
     watcher began (it was there before, not ours to archive), unless ``existing`` (the user
     asked for trees already there). Any other tree is archived once quiet: it changed after
     its archive, or finished while nobody followed the server, even when this watcher, standing
     by, had counted it as already there. Returns the server's sessions (None: not listed)."""
-    got: list[dict[str, Any]] | None = None
+    got: list[Listed] | None = None
     try:
-        listed = got = await watcher.client.list_sessions()
+        listed = got = _listed(await watcher.client.list_sessions())
     except FetchError as exc:
         log(f"takeover: sessions not listed ({exc}); archiving every tree that changes")
         listed = []
     mirrored = _mirrored_deleted(watcher)
-    parent: dict[str, object] = {s["id"]: s.get("parentID") for s in listed if isinstance(s.get("id"), str)}
+    parent = {s.id: s.parent for s in listed}
     stored = _stored_updates(engine, sorted(set(parent) | set(mirrored)))
     began = claim.previous_start.timestamp() * 1000 if claim.previous_start else float("-inf")
     latest: dict[str, float] = {}
     changed: set[str] = set()
-    for s in listed:
-        sid, updated = s.get("id"), (s.get("time") or {}).get("updated")
-        if not isinstance(sid, str) or not isinstance(updated, int | float):
+    for sid, _, updated in listed:
+        if updated is None:
             continue
         root, hops = sid, 0
-        while isinstance(up := parent.get(root), str) and hops < 100:
+        while (up := parent.get(root)) is not None and hops < 100:
             root, hops = up, hops + 1
         latest[root] = max(latest.get(root, updated), updated)
         have = stored.get(sid)
@@ -124,12 +144,12 @@ async def _seed_takeover(
 
 
 async def _unseen(
-    watcher: Watcher, engine: Engine, claim: Claim, listed: list[dict[str, Any]], redactor: Redactor, log: Log
+    watcher: Watcher, engine: Engine, claim: Claim, listed: list[Listed], redactor: Redactor, log: Log
 ) -> None:
     """Record lost each tree only the dead holder's live rows name, once the server says 404
     (``telemetry.tower.takeover_lost``)."""
     m = watcher.mirror
-    known = {s.get("id") for s in listed} | set(m.parents) | set(m.live) | m.spilled
+    known = {s.id for s in listed} | set(m.parents) | set(m.live) | m.spilled
     known |= set(watcher.rec.parents)
     server = watcher.client.base_url
     journal = read_journal(path) if (path := dead_journal(watcher.cfg.mirror_dir, claim.taken_from)) else {}
