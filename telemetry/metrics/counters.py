@@ -70,7 +70,8 @@ AGGREGATE_METRICS: tuple[Metric, ...] = (
         "octel_trees_lost_total",
         "counter",
         "Session trees octel could not archive in full, by reason (incomplete: archived from the "
-        "watcher's mirror with something missing; not_written; unseen: deleted before any event).",
+        "watcher's mirror with something missing, or before its last turns; not_written; unseen: "
+        "deleted before any event).",
         ("reason",),
         "aggregate",
         fill=("reason", ("incomplete", "not_written", "unseen")),
