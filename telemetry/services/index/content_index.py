@@ -138,9 +138,10 @@ def _stored(db: Session, session_ids: Sequence[str]) -> tuple[dict[tuple[object,
     for i in range(0, len(session_ids), _CHUNK):
         mine = _T.c.session_id.in_(session_ids[i : i + _CHUNK])
         for r in db.connection().execute(select(*cols).where(mine, _T.c.live_message_id.is_(None))):
-            if (was := out.setdefault(_key(r._mapping), int(r.id))) != r.id:
+            key = _key(r._mapping)
+            if (was := out.setdefault(key, int(r.id))) != r.id:
                 twice.append(was)
-                out[_key(r._mapping)] = int(r.id)
+                out[key] = int(r.id)
     return out, twice
 
 
