@@ -15,6 +15,7 @@ from sqlmodel import Field, SQLModel
 
 from archiver.shape import RawJson
 from telemetry.store.columns import BIG, NAMING, Usage, big, json_column, timestamp
+from telemetry.store.search_models import SearchPart  # noqa: F401  (its table, for its partial index)
 from telemetry.store.session_index import SPEND_READ, TREE_ROOTS, SessionIndex
 
 __all__ = [
@@ -47,6 +48,15 @@ Index(
     _TREE_COST.archived_at,
     postgresql_where=text(TREE_ROOTS),
     sqlite_where=text(TREE_ROOTS),
+)
+# The parts read from live messages alone (0028): with the archived parts' nulls in it, nearly
+# every row, SQLite read the whole index for a session's archived parts (`IS NULL`).
+_PART = SQLModel.metadata.tables["search_part"].c
+Index(
+    "ix_search_part_live",
+    _PART.live_message_id,
+    postgresql_where=text("live_message_id IS NOT NULL"),
+    sqlite_where=text("live_message_id IS NOT NULL"),
 )
 
 

@@ -28,7 +28,7 @@ class SearchPart(SQLModel, table=True):
     __tablename__ = "search_part"
     __table_args__ = (
         Index("ix_search_part_session", "session_id", "message_index"),
-        Index("ix_search_part_live", "live_message_id"),
+        # and `ix_search_part_live`, a partial index: declared in `telemetry.store.models`
     )
 
     id: int | None = Field(default=None, sa_type=BIG, primary_key=True)
