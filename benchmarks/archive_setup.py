@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -31,7 +32,15 @@ from telemetry.services.index.indexing import index_records
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.migrate import upgrade
 
-__all__ = ["archive_documents", "archive_whole", "main", "migrated", "redactor", "tree_documents"]
+__all__ = [
+    "archive_documents",
+    "archive_whole",
+    "main",
+    "migrated",
+    "own_garbage",
+    "redactor",
+    "tree_documents",
+]
 
 Measure = Callable[[Callable[[], str], Path, list[dict[str, Any]], int], Result]
 
@@ -65,13 +74,14 @@ def main(
     return per_engine(args.engines, prefix, run, said, as_json=args.json)
 
 
-def tree_documents(sessions: int, messages: int) -> list[dict[str, Any]]:
-    """The archive documents of a generated tree, walked from a fake OpenCode server."""
-    fake = make_tree(sessions, messages)
+def tree_documents(sessions: int, messages: int, tag: str = "") -> list[dict[str, Any]]:
+    """The archive documents of a generated tree (`make_tree`), walked from a fake OpenCode
+    server."""
+    fake = make_tree(sessions, messages, tag)
 
     async def walk() -> Any:
         async with httpx.AsyncClient(transport=fake.transport()) as http:
-            return await walk_tree(OpenCodeClient(http, "http://oc.test"), "ses_root")
+            return await walk_tree(OpenCodeClient(http, "http://oc.test"), f"ses_{tag}root")
 
     snap = asyncio.run(walk())
     return build_documents(snap, archived_at="2026-11-30T12:00:00.000Z", label="bench", score=False)
@@ -80,6 +90,21 @@ def tree_documents(sessions: int, messages: int) -> list[dict[str, Any]]:
 def redactor() -> Redactor:
     """A redactor with one configured secret, as a deployment has."""
     return Redactor(b"k" * 32, ["a-configured-secret-value"])
+
+
+@contextmanager
+def own_garbage() -> Iterator[None]:
+    """Within, a measured step pays for the garbage it makes and for no other: what was left
+    before is collected on entry and what is alive is frozen, so no collection within walks the
+    benchmark's own heap (which a step that allocates much, parsing documents, would otherwise
+    pay for at each full collection: a third of a catch-up's time, at random); the caller
+    collects its step's garbage inside its timing, with `gc.collect()`."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextmanager
@@ -108,17 +133,17 @@ def archive_documents(
     return result.written
 
 
-def archive_whole(fake: Any, store: ArchiveStore, engine: Engine, redactor: Redactor) -> list[str]:
-    """Archive the fake server's tree as `octel archive` does, all of it: walk it, build the
-    documents (scored), redact and put them, store them and their index rows in one
+def archive_whole(
+    fake: Any, store: ArchiveStore, engine: Engine, redactor: Redactor, root: str = "ses_root"
+) -> list[str]:
+    """Archive the fake server's tree from `root` as `octel archive` does, all of it: walk it,
+    build the documents (scored), redact and put them, store them and their index rows in one
     transaction, read them back, remove what they supersede; the names written."""
 
     async def walk() -> ArchiveResult:
         async with httpx.AsyncClient(transport=fake.transport()) as http:
             client = OpenCodeClient(http, "http://oc.test")
-            return await archive_tree(
-                client, "ses_root", store, redactor, label="bench", keep_superseded=True
-            )
+            return await archive_tree(client, root, store, redactor, label="bench", keep_superseded=True)
 
     result = asyncio.run(walk())
     with session_scope(engine) as db:

@@ -76,14 +76,15 @@ def _message(sid: str, n: int) -> dict[str, Any]:
     return {"info": info, "parts": parts}
 
 
-def make_tree(sessions: int, messages: int) -> FakeOpenCode:
-    """A root with children over three levels (a wide tree, as dispatchers make)."""
+def make_tree(sessions: int, messages: int, tag: str = "") -> FakeOpenCode:
+    """A root (`ses_<tag>root`) with children over three levels (a wide tree, as dispatchers
+    make); `tag` makes its session ids its own."""
     fake = FakeOpenCode()
-    ids = ["ses_root"]
-    fake.add(session("ses_root", cost=1.0, tokens=10), 0)
+    ids = [f"ses_{tag}root"]
+    fake.add(session(ids[0], cost=1.0, tokens=10), 0)
     for i in range(1, sessions):
         parent = ids[(i - 1) // 7]  # up to 7 children per session
-        sid = f"ses_{i:04d}"
+        sid = f"ses_{tag}{i:04d}"
         fake.add(
             session(sid, parent, title=f"job {i} (@general subagent)", agent="general", cost=0.1, tokens=10),
             0,

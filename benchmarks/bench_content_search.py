@@ -11,9 +11,12 @@ and the index's size, on SQLite and a real PostgreSQL in one run.
    the baseline a cost the same in absolute terms reads as about twice the ratio. The ways:
    with no index at all (the queue switched off: the baseline), with the search queue (what
    archiving does: the writer queues the sessions, `search_pending`), queued then caught up at
-   once into an empty content index (the catch-up's work, which `octel serve` / `octel watch`
-   do later in the background; what archiving costs with `search_catchup_seconds` 0), and the
-   same again over the parts of the last run (a tree archived again: its parts replaced).
+   once (the catch-up's work, which `octel serve` / `octel watch` do later in the background;
+   what archiving costs with `search_catchup_seconds` 0), and the same tree again over its own
+   parts (a tree archived again: its parts replaced). Each way archives a tree of its own
+   into the store the earlier ways grew, as a store grows (an index emptied between ways left
+   FTS5 its deleted rows to merge away in the next way's write), and pays for the garbage it
+   leaves and no other (`own_garbage`).
    Ratios of the medians to "no index" at the same stage, of the time taken and (`cpu_`) of the
    CPU spent by this process and the PostgreSQL server's processes, which other work on a
    shared host disturbs far less than the time.
@@ -34,13 +37,13 @@ Targets (at 10,000,000 parts): rare and common word p95 < 150 ms, phrase < 300 m
 from __future__ import annotations
 
 import argparse
-import os
+import gc
 import random
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext, suppress
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -49,9 +52,9 @@ from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from archive_setup import archive_documents, archive_whole, migrated, redactor, tree_documents
+from archive_setup import archive_documents, archive_whole, migrated, own_garbage, redactor, tree_documents
 from bench_archiver import make_tree
-from engines import Result, per_engine
+from engines import Result, cpu_clock, per_engine
 from fastapi.testclient import TestClient
 
 from archiver.store import FolderStore
@@ -204,68 +207,45 @@ def _searches(url: str, data: Path, n: int) -> dict[str, Any]:
 
 
 _WAYS = ("none", "queued", "caught_up", "again")
-_CLEAR = ("DELETE FROM search_part", "DELETE FROM search_pending")
-
-
-def _cpu_clock(engine: Any) -> Callable[[], float]:
-    """CPU seconds spent so far by this process and, on PostgreSQL, by every process of the
-    server (its postmaster's children, those gone included): on a host shared with other
-    work, the cost of a way measured apart from the time others took the cores."""
-    if engine.dialect.name != "postgresql":
-        return time.process_time
-    with engine.connect() as c:
-        backend = int(c.execute(text("SELECT pg_backend_pid()")).scalar_one())
-    postmaster = _stat(backend)[1]
-    tick = os.sysconf("SC_CLK_TCK")
-
-    def server() -> float:
-        total = sum(_stat(postmaster)[4:6])  # cutime, cstime: children that ended
-        for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
-            with suppress(OSError, ValueError, IndexError):
-                st = _stat(pid)
-                if st[1] == postmaster:
-                    total += st[2] + st[3]
-        return total / tick
-
-    return lambda: time.process_time() + server()
-
-
-def _stat(pid: int) -> tuple[int, ...]:
-    """(pid, ppid, utime, stime, cutime, cstime) of a process, from /proc."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (pid, int(fields[1]), *(int(fields[i]) for i in (11, 12, 13, 14)))
 
 
 def _archiving(new_url: Callable[[], str], work: Path, rounds: int) -> dict[str, float]:
-    fake = make_tree(40, 100)
-    docs = tree_documents(40, 100)
     red = redactor()
-    stages: dict[str, Callable[[FolderStore, Any], object]] = {
-        "whole": lambda store, engine: archive_whole(fake, store, engine, red),
-        "write": lambda store, engine: archive_documents(docs, store, engine, red),
-    }
+
+    def whole(tag: str) -> Callable[[FolderStore, Any], object]:
+        fake = make_tree(40, 100, tag)
+        return lambda store, engine: archive_whole(fake, store, engine, red, f"ses_{tag}root")
+
+    def write(tag: str) -> Callable[[FolderStore, Any], object]:
+        docs = tree_documents(40, 100, tag)
+        return lambda store, engine: archive_documents(docs, store, engine, red)
+
+    stages = {"whole": whole, "write": write}  # each makes its tree untimed, then archives it
     times: dict[tuple[str, str], list[float]] = {(stage, way): [] for stage in stages for way in _WAYS}
     cpu: dict[tuple[str, str], list[float]] = {k: [] for k in times}
     with migrated(new_url()) as engine:
-        clock = _cpu_clock(engine)
+        clock = cpu_clock(engine)
         for r in range(rounds):
             for (stage, way), samples in times.items():
+                # a tree of its own each way (the "again" way: the one just caught up), added to
+                # the index the earlier ways grew, as a store grows: never an index emptied,
+                # whose deleted rows FTS5 would merge away in the next way's write
+                tag = f"{r}{stage}{way if way != 'again' else 'caught_up'}_"
                 store = FolderStore(work / f"a{r}{stage}{way}")
-                if way != "again":  # every other way indexes the tree's parts into an empty index
-                    with engine.begin() as c:
-                        for sql in _CLEAR:
-                            c.execute(text(sql))
+                with engine.begin() as c:
+                    c.execute(text("DELETE FROM search_pending"))
+                run = stages[stage](tag)
                 off = (
                     mock.patch("telemetry.services.index.indexing.enqueue")
                     if way == "none"
                     else nullcontext()
                 )
-                with off:
+                with off, own_garbage():
                     t0, c0 = time.perf_counter(), clock()
-                    stages[stage](store, engine)
+                    run(store, engine)
                     if way in ("caught_up", "again"):
                         catch_up(engine, store, red)
+                    gc.collect()  # the garbage the way left, in its time
                     samples.append(time.perf_counter() - t0)
                     cpu[stage, way].append(clock() - c0)
     out: dict[str, float] = {}

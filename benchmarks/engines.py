@@ -5,18 +5,21 @@ a result as each comes, or all of them as JSON at the end."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import pgserver
+from sqlalchemy import text
 
-__all__ = ["fresh_databases", "per_engine"]
+__all__ = ["cpu_clock", "fresh_databases", "per_engine"]
 
 Result = dict[str, Any]
 
@@ -58,3 +61,33 @@ def per_engine(
     if as_json:
         print(json.dumps(results, indent=2))
     return 0
+
+
+def cpu_clock(engine: Any) -> Callable[[], float]:
+    """CPU seconds spent so far by this process and, on PostgreSQL, by every process of the
+    server (its postmaster's children, those gone included): on a host shared with other
+    work, the cost of a way measured apart from the time others took the cores."""
+    if engine.dialect.name != "postgresql":
+        return time.process_time
+    with engine.connect() as c:
+        backend = int(c.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    postmaster = _stat(backend)[1]
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def server() -> float:
+        total = sum(_stat(postmaster)[4:6])  # cutime, cstime: children that ended
+        for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
+            with suppress(OSError, ValueError, IndexError):
+                st = _stat(pid)
+                if st[1] == postmaster:
+                    total += st[2] + st[3]
+        return total / tick
+
+    return lambda: time.process_time() + server()
+
+
+def _stat(pid: int) -> tuple[int, ...]:
+    """(pid, ppid, utime, stime, cutime, cstime) of a process, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (pid, int(fields[1]), *(int(fields[i]) for i in (11, 12, 13, 14)))
