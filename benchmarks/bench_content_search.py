@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from archive_setup import archive_documents, archive_whole, migrated, own_garbage, redactor, tree_documents
 from bench_archiver import make_tree
-from engines import Result, cpu_clock, per_engine
+from engines import Result, cpu_clock, per_engine, settle
 from fastapi.testclient import TestClient
 
 from archiver.store import FolderStore
@@ -245,7 +245,8 @@ def _archiving(new_url: Callable[[], str], work: Path, rounds: int) -> dict[str,
                     run(store, engine)
                     if way in ("caught_up", "again"):
                         catch_up(engine, store, red)
-                    gc.collect()  # the garbage the way left, in its time
+                    settle(engine)  # its GIN entries' work, in its time
+                    gc.collect()  # and the garbage it left
                     samples.append(time.perf_counter() - t0)
                     cpu[stage, way].append(clock() - c0)
     out: dict[str, float] = {}

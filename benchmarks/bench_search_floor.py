@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from archive_setup import archive_whole, migrated, own_garbage, redactor
 from bench_archiver import make_tree
-from engines import Result, cpu_clock, per_engine
+from engines import Result, cpu_clock, per_engine, settle
 
 from archiver.content import content_parts
 from archiver.store import FolderStore
@@ -88,11 +88,13 @@ def _at(ms: float | None) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000.0, UTC) if ms is not None else None
 
 
-def _cpu(clock: Callable[[], float], fn: Callable[[], object]) -> float:
-    """The CPU `fn` spends, the collection of the garbage it leaves included (`own_garbage`)."""
+def _cpu(engine: Engine, clock: Callable[[], float], fn: Callable[[], object]) -> float:
+    """The CPU `fn` spends, the collection of the garbage it leaves (`own_garbage`) and its
+    GIN entries' work (`settle`) included."""
     with own_garbage():
         c0 = clock()
         fn()
+        settle(engine)
         gc.collect()
         return clock() - c0
 
@@ -145,15 +147,16 @@ def _round(engine: Engine, clock: Callable[[], float], work: Path, tag: str) -> 
     grows round by round, as a store's does."""
     fake, red, store = make_tree(40, 100, tag), redactor(), FolderStore(work)
     got: dict[str, float] = {}
+    root = f"ses_{tag}root"
     with mock.patch("telemetry.services.index.indexing.enqueue"):
-        got["archive"] = _cpu(clock, lambda: archive_whole(fake, store, engine, red, f"ses_{tag}root"))
+        got["archive"] = _cpu(engine, clock, lambda: archive_whole(fake, store, engine, red, root))
     with session_scope(engine) as db:
         mine = col(SessionIndex.session_id).startswith(f"ses_{tag}")
         paths = list(db.exec(select(SessionIndex.session_id, SessionIndex.archive_path).where(mine)).all())
         ids = [sid for sid, _ in paths]
         enqueue(db, ids, redacted=ids)  # as archiving queues them (written redacted by octel)
     docs: list[Any] = []
-    got["read"] = _cpu(clock, lambda: docs.extend(open_archive(store, p)[0] for _, p in paths))
+    got["read"] = _cpu(engine, clock, lambda: docs.extend(open_archive(store, p)[0] for _, p in paths))
     rows: list[Row] = []
 
     def extract() -> None:
@@ -163,15 +166,15 @@ def _round(engine: Engine, clock: Callable[[], float], work: Path, tag: str) -> 
                 for p in content_parts(doc)
             )
 
-    got["extract"] = _cpu(clock, extract)
+    got["extract"] = _cpu(engine, clock, extract)
     raw = engine.raw_connection()
     try:
         made = _pg_write if engine.dialect.name == "postgresql" else _sqlite_write
         for name, index in TEXT_INDEXES.items():
-            got[name] = _cpu(clock, made(raw.driver_connection, rows, index))
+            got[name] = _cpu(engine, clock, made(raw.driver_connection, rows, index))
     finally:
         raw.close()
-    got["octel"] = _cpu(clock, lambda: catch_up(engine, store, red))
+    got["octel"] = _cpu(engine, clock, lambda: catch_up(engine, store, red))
     with engine.connect() as c:
         n = c.execute(text("SELECT count(*) FROM search_part WHERE session_id LIKE :t"), {"t": f"ses_{tag}%"})
         assert n.scalar_one() == len(rows)
