@@ -16,13 +16,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from alembic import command
 from archiver_fakes import FakeOpenCode, message, tree
 from live_seed import store_waiting_tree
 from sqlalchemy import delete, func, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
 from sqlmodel import select
+from store_revisions import to_revision
 from typer.testing import CliRunner
 
 from archiver.content import ContentPart
@@ -171,16 +171,6 @@ def test_a_row_written_behind_the_writers_back_fails_the_check(sqlite_url: str) 
         engine.dispose()
 
 
-def _to(engine: Engine, revision: str, *, down: bool = False) -> None:
-    if not down:
-        migrate.upgrade(engine, revision)
-        return
-    cfg = migrate.alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, revision)
-
-
 _WORDS = ("then git push --force", "push, then force", "git push --force-with-lease")
 
 
@@ -195,13 +185,13 @@ def _detail(engine: Engine) -> str:
 def test_0027_rebuilds_the_text_index_without_places_and_back(sqlite_url: str) -> None:
     engine = make_engine(sqlite_url)
     try:
-        _to(engine, "0026")
+        to_revision(engine, "0026")
         with session_scope(engine) as db:  # parts written as 0026 did, into a table with places
             put_parts(
                 db, {f"ses_{i}": (ContentPart(0, 0, "text", None, None, w),) for i, w in enumerate(_WORDS)}
             )
         assert _detail(engine) == "full"
-        _to(engine, "head")
+        to_revision(engine, "head")
         assert _detail(engine) == "none"
         _intact(engine)
         assert [s for s, *_ in _found(engine, '"push --force"')] == ["ses_2", "ses_0"]
@@ -211,7 +201,7 @@ def test_0027_rebuilds_the_text_index_without_places_and_back(sqlite_url: str) -
             )
         _intact(engine)
         assert [s for s, *_ in _found(engine, '"push --force"')] == ["ses_3", "ses_2"]
-        _to(engine, "0026", down=True)
+        to_revision(engine, "0026", down=True)
         assert _detail(engine) == "full"
         _intact(engine)
         assert [s for s, *_ in _found(engine, '"push --force"')] == ["ses_3", "ses_2"]
@@ -222,11 +212,11 @@ def test_0027_rebuilds_the_text_index_without_places_and_back(sqlite_url: str) -
 def test_0026_upgrades_a_store_with_parts_and_downgrades(store_url: str) -> None:
     engine = make_engine(store_url)
     try:
-        _to(engine, "0025")
+        to_revision(engine, "0025")
         with engine.begin() as c:  # parts written as 0025 did: its trigger indexed each row
             for i, words in enumerate(("alpha ECONNRESET", "beta EPIPE", "gamma ECONNRESET")):
                 c.execute(_ROW, {"s": f"ses_{i}", "i": i, "b": words})
-        _to(engine, "head")
+        to_revision(engine, "head")
         _intact(engine)
         assert [s for s, *_ in _found(engine, "ECONNRESET")] == ["ses_2", "ses_0"]
         with session_scope(engine) as db:  # the one writer, on the upgraded store
@@ -235,7 +225,7 @@ def test_0026_upgrades_a_store_with_parts_and_downgrades(store_url: str) -> None
             )
         _intact(engine)
         assert [s for s, *_ in _found(engine, "ECONNRESET")] == ["ses_3", "ses_2"]
-        _to(engine, "0025", down=True)
+        to_revision(engine, "0025", down=True)
         with engine.begin() as c:  # the trigger is back: a row written directly is indexed
             c.execute(_ROW, {"s": "ses_4", "i": 0, "b": "epsilon ECONNRESET"})
         _intact(engine)

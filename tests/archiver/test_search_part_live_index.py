@@ -10,26 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from alembic import command
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import select
+from store_revisions import to_revision
 
 from archiver.content import ContentPart
 from telemetry.services.index.content_index import put_live_parts, put_parts, remove_live_parts
 from telemetry.store import migrate
 from telemetry.store.db import make_engine, session_scope
 from telemetry.store.search_models import SearchPart
-
-
-def _to(engine: Engine, revision: str, *, down: bool = False) -> None:
-    if not down:
-        migrate.upgrade(engine, revision)
-        return
-    cfg = migrate.alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, revision)
 
 
 def _partial(engine: Engine) -> bool:
@@ -59,7 +49,7 @@ def _archived(sid: str, *bodies: str) -> dict[str, tuple[ContentPart, ...]]:
 def test_0028_keeps_every_part_and_the_live_ones_found_by_id(store_url: str) -> None:
     engine = make_engine(store_url)
     try:
-        _to(engine, "0027")
+        to_revision(engine, "0027")
         with session_scope(engine) as db:
             put_parts(db, _archived("ses_a", "archived alpha", "archived beta"))
             put_live_parts(
@@ -67,7 +57,7 @@ def test_0028_keeps_every_part_and_the_live_ones_found_by_id(store_url: str) -> 
             )
         before = _parts(engine)
         assert not _partial(engine)
-        _to(engine, "head")
+        to_revision(engine, "head")
         assert _partial(engine)
         assert _parts(engine) == before
         with session_scope(engine) as db:  # the watcher clears its live message: that part alone goes
@@ -84,7 +74,7 @@ def test_0028_keeps_every_part_and_the_live_ones_found_by_id(store_url: str) -> 
             ("ses_b", "live delta", 8),
         ]
         assert _parts(engine) == after
-        _to(engine, "0027", down=True)
+        to_revision(engine, "0027", down=True)
         assert not _partial(engine)
         assert _parts(engine) == after
     finally:
