@@ -42,8 +42,9 @@ def _live(live_id: int, sid: str, turn: int, words: str) -> tuple[int, str, int,
     return (live_id, sid, turn, {"info": {}, "parts": [{"type": "text", "text": words}]})
 
 
-def _archived(sid: str, *bodies: str) -> dict[str, tuple[ContentPart, ...]]:
-    return {sid: tuple(ContentPart(0, i, "text", None, None, b) for i, b in enumerate(bodies))}
+def _texts(*bodies: str) -> tuple[ContentPart, ...]:
+    """An archived session's parts: one text part each, in one turn."""
+    return tuple(ContentPart(0, i, "text", None, None, b) for i, b in enumerate(bodies))
 
 
 def test_0028_keeps_every_part_and_the_live_ones_found_by_id(store_url: str) -> None:
@@ -51,10 +52,8 @@ def test_0028_keeps_every_part_and_the_live_ones_found_by_id(store_url: str) -> 
     try:
         to_revision(engine, "0027")
         with session_scope(engine) as db:
-            put_parts(db, _archived("ses_a", "archived alpha", "archived beta"))
-            put_live_parts(
-                db, [(7, "ses_b", 0, {"info": {}, "parts": [{"type": "text", "text": "live gamma"}]})]
-            )
+            put_parts(db, {"ses_a": _texts("archived alpha", "archived beta")})
+            put_live_parts(db, [_live(7, "ses_b", 0, "live gamma")])
         before = _parts(engine)
         assert not _partial(engine)
         to_revision(engine, "head")
@@ -64,10 +63,8 @@ def test_0028_keeps_every_part_and_the_live_ones_found_by_id(store_url: str) -> 
             remove_live_parts(db, [7])
         assert _parts(engine) == [("ses_a", "archived alpha", None), ("ses_a", "archived beta", None)]
         with session_scope(engine) as db:
-            put_live_parts(
-                db, [(8, "ses_b", 1, {"info": {}, "parts": [{"type": "text", "text": "live delta"}]})]
-            )
-            put_parts(db, _archived("ses_a", "archived alpha", "archived epsilon"))
+            put_live_parts(db, [_live(8, "ses_b", 1, "live delta")])
+            put_parts(db, {"ses_a": _texts("archived alpha", "archived epsilon")})
         after = [
             ("ses_a", "archived alpha", None),
             ("ses_a", "archived epsilon", None),
@@ -92,10 +89,10 @@ def test_a_sessions_archived_parts_are_read_by_its_own_rows(sqlite_url: str) -> 
 
     try:
         with session_scope(engine) as db:
-            put_parts(db, {f"ses_{i}": _archived(f"ses_{i}", f"text {i}")[f"ses_{i}"] for i in range(50)})
+            put_parts(db, {f"ses_{i}": _texts(f"text {i}") for i in range(50)})
         event.listen(engine, "before_cursor_execute", catch)
         with session_scope(engine) as db:  # a batch archived again: their stored parts read first
-            put_parts(db, {f"ses_{i}": _archived(f"ses_{i}", "more")[f"ses_{i}"] for i in range(10)})
+            put_parts(db, {f"ses_{i}": _texts("more") for i in range(10)})
         event.remove(engine, "before_cursor_execute", catch)
         assert len(seen) == 1
         statement, params = seen[0]
