@@ -230,11 +230,11 @@ def _archiving(new_url: Callable[[], str], work: Path, rounds: int) -> dict[str,
                 # a tree of its own each way (the "again" way: the one just caught up), added to
                 # the index the earlier ways grew, as a store grows: never an index emptied,
                 # whose deleted rows FTS5 would merge away in the next way's write
-                tag = f"{r}{stage}{way if way != 'again' else 'caught_up'}_"
                 store = FolderStore(work / f"a{r}{stage}{way}")
                 with engine.begin() as c:
                     c.execute(text("DELETE FROM search_pending"))
-                run = stages[stage](tag)
+                if way != "again":  # which archives the tree the way before it caught up
+                    run = stages[stage](f"{r}{stage}{way}_")
                 off = (
                     mock.patch("telemetry.services.index.indexing.enqueue")
                     if way == "none"
